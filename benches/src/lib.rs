@@ -1,0 +1,1 @@
+//! Criterion benchmarks of lemma-eval; see `benches/`.

@@ -1,0 +1,687 @@
+//! The per-goal accumulator: items in, measures out, the ranking never kept.
+//!
+//! State is a handful of counters (`n`, `s`, the running AP sum, DCG, the first relevant rank, the
+//! judged non-relevant count for Bpref) plus one record per cutoff slot and one per recall level.
+//! An unjudged item costs `n += 1`. A judged item is an *event*: it records the cutoffs the ranking
+//! passed since the previous event, then updates the running sums. Cutoffs after the last event are
+//! recorded once, at [`GoalAccumulator::finish`]. So a goal costs O(n) trivial steps plus
+//! O(judged · levels + cutoffs) real work, and O(cutoffs + levels) memory whatever `n` is.
+
+use crate::measure::{ApNorm, Measure, RecallNorm};
+use crate::plan::{LevelRule, Plan, Slot, Ties};
+use std::sync::Arc;
+
+/// What the caller knows of one ranked item: its relevance grade if the item is judged.
+///
+/// `Label::UNJUDGED` is an item absent from the actual set (non-relevant, not judged). A judged item
+/// is relevant when its grade is at least the plan's relevance level; any grade `> 0` is an nDCG
+/// gain; a judged item with `0 <= grade < level` is a judged non-relevant for Bpref; a negative
+/// grade (trec_eval's "in the pool but unjudged") is non-relevant and not counted by Bpref.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[repr(transparent)]
+pub struct Label(i32);
+
+impl Label {
+    /// An item the actual set does not mention.
+    pub const UNJUDGED: Label = Label(i32::MIN);
+
+    /// A judged item with `grade` (`i32::MIN` is reserved and clamps to `i32::MIN + 1`).
+    #[inline]
+    pub const fn judged(grade: i32) -> Label {
+        if grade == i32::MIN {
+            Label(i32::MIN + 1)
+        } else {
+            Label(grade)
+        }
+    }
+
+    /// The grade, if judged.
+    #[inline]
+    pub const fn grade(self) -> Option<i32> {
+        if self.0 == i32::MIN {
+            None
+        } else {
+            Some(self.0)
+        }
+    }
+}
+
+/// The actual set of one goal, as the accumulator needs it.
+#[derive(Copy, Clone, Debug)]
+pub struct Truth<'a> {
+    judged: Judged<'a>,
+    /// Size of the universe, when known (full-library rankings): enables `AUC`.
+    pub universe: Option<u64>,
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Judged<'a> {
+    /// `relevant` items of grade 1, `nonrelevant` of grade 0.
+    Binary { relevant: u64, nonrelevant: u64 },
+    /// Every judged grade of the goal, sorted descending.
+    Graded(&'a [i32]),
+}
+
+impl<'a> Truth<'a> {
+    /// `relevant` lemmas of grade 1 and `judged_nonrelevant` of grade 0 (Bpref's denominator).
+    pub fn binary(relevant: u64, judged_nonrelevant: u64) -> Truth<'static> {
+        Truth {
+            judged: Judged::Binary {
+                relevant,
+                nonrelevant: judged_nonrelevant,
+            },
+            universe: None,
+        }
+    }
+
+    /// Every judged grade of the goal (relevant or not), **sorted in descending order**. Returns
+    /// `None` if the slice is not sorted that way.
+    pub fn graded(grades_desc: &'a [i32]) -> Option<Truth<'a>> {
+        if grades_desc.windows(2).any(|w| w[0] < w[1]) {
+            return None;
+        }
+        Some(Truth {
+            judged: Judged::Graded(grades_desc),
+            universe: None,
+        })
+    }
+
+    /// The same truth with a known universe size.
+    pub fn with_universe(mut self, universe: u64) -> Self {
+        self.universe = Some(universe);
+        self
+    }
+
+    /// `(R, judged non-relevant)` at relevance level `level`.
+    pub fn counts(&self, level: i32) -> (u64, u64) {
+        match self.judged {
+            Judged::Binary {
+                relevant,
+                nonrelevant,
+            } => {
+                if level <= 0 {
+                    (relevant + nonrelevant, 0)
+                } else if level == 1 {
+                    (relevant, nonrelevant)
+                } else {
+                    (0, relevant + nonrelevant)
+                }
+            }
+            Judged::Graded(g) => {
+                // Sorted descending: relevant first, then judged non-relevant (0 <= grade < level);
+                // negative grades are "judged unjudged" (trec_eval's -2) and count as neither.
+                let r = g.partition_point(|&x| x >= level) as u64;
+                let judged = g.partition_point(|&x| x >= 0.min(level)) as u64;
+                (r, judged - r)
+            }
+        }
+    }
+}
+
+/// Per-cutoff record: the state when the ranking passed the cutoff.
+#[derive(Copy, Clone, Debug, Default)]
+struct CutRec {
+    s: u64,
+    ap: f64,
+    dcg: f64,
+}
+
+/// Streams one goal at a time. Reuse one accumulator for many goals: [`begin`](Self::begin) resets
+/// it without allocating.
+#[derive(Clone, Debug)]
+pub struct GoalAccumulator {
+    plan: Arc<Plan>,
+    level: i32,
+    // The goal's truth.
+    num_rel: u64,
+    num_nonrel: u64,
+    universe: Option<u64>,
+    ideal_at_cut: Vec<f64>,
+    ideal_full: f64,
+    // Running state.
+    n: u64,
+    s: u64,
+    ap: f64,
+    dcg: f64,
+    first_rel: u64,
+    nonrel_seen: u64,
+    bpref: f64,
+    above_sum: u64,
+    rprec_s: Option<u64>,
+    next_cut: usize,
+    cut_rec: Vec<CutRec>,
+    need: Vec<u64>,
+    depth: Vec<u64>,
+    imax: Vec<f64>,
+    thr_n: Vec<u64>,
+    thr_s: Vec<u64>,
+    // Tie groups.
+    group_score: f64,
+    group_rel: u64,
+    ap_group: f64,
+    last_score: f64,
+    values: Vec<Option<f64>>,
+    started: bool,
+}
+
+/// Why a goal could not be accumulated.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GoalError {
+    /// Ranks must be strictly increasing and within `1..=n`.
+    BadRank { rank: u64, n: u64, previous: u64 },
+    /// The plan needs scores (thresholds or tie groups), which a ranks-only goal lacks.
+    NeedsScores,
+    /// Scores must be finite.
+    NonFiniteScore,
+    /// `AUC` needs a universe at least as large as the ranking and the actual set.
+    UniverseTooSmall { universe: u64, needed: u64 },
+}
+
+impl std::fmt::Display for GoalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GoalError::BadRank { rank, n, previous } => write!(
+                f,
+                "relevant rank {rank} is not in 1..={n} or not after the previous rank {previous}"
+            ),
+            GoalError::NeedsScores => write!(
+                f,
+                "the measure set needs scores (a score threshold or --ties group)"
+            ),
+            GoalError::NonFiniteScore => write!(f, "a score is NaN or infinite"),
+            GoalError::UniverseTooSmall { universe, needed } => {
+                write!(f, "AUC: universe size {universe} is smaller than the {needed} lemmas ranked or judged")
+            }
+        }
+    }
+}
+
+impl std::error::Error for GoalError {}
+
+/// The measures of one goal, in the plan's order. `None` marks an undefined value
+/// (`Depth(recall=r)` not reached; summary-only measures).
+#[derive(Copy, Clone, Debug)]
+pub struct GoalValues<'a> {
+    measures: &'a [Measure],
+    values: &'a [Option<f64>],
+}
+
+impl<'a> GoalValues<'a> {
+    /// The measures.
+    pub fn measures(&self) -> &'a [Measure] {
+        self.measures
+    }
+    /// The values, parallel to [`measures`](Self::measures).
+    pub fn values(&self) -> &'a [Option<f64>] {
+        self.values
+    }
+    /// The value of `m`, if the plan has it and it is defined.
+    pub fn get(&self, m: &Measure) -> Option<f64> {
+        self.measures
+            .iter()
+            .position(|x| x == m)
+            .and_then(|i| self.values[i])
+    }
+    /// `(measure, value)` pairs.
+    pub fn iter(&self) -> impl Iterator<Item = (&'a Measure, Option<f64>)> + 'a {
+        self.measures.iter().zip(self.values.iter().copied())
+    }
+}
+
+impl GoalAccumulator {
+    /// An accumulator for `plan`.
+    pub fn new(plan: Arc<Plan>) -> Self {
+        let nc = plan.cutoffs.len();
+        let nl = plan.levels.len();
+        let nt = plan.thresholds.len();
+        let nm = plan.measures.len();
+        GoalAccumulator {
+            level: plan.config.relevance_level,
+            plan,
+            num_rel: 0,
+            num_nonrel: 0,
+            universe: None,
+            ideal_at_cut: vec![0.0; nc],
+            ideal_full: 0.0,
+            n: 0,
+            s: 0,
+            ap: 0.0,
+            dcg: 0.0,
+            first_rel: 0,
+            nonrel_seen: 0,
+            bpref: 0.0,
+            above_sum: 0,
+            rprec_s: None,
+            next_cut: 0,
+            cut_rec: vec![CutRec::default(); nc],
+            need: vec![0; nl],
+            depth: vec![0; nl],
+            imax: vec![0.0; nl],
+            thr_n: vec![0; nt],
+            thr_s: vec![0; nt],
+            group_score: f64::NAN,
+            group_rel: 0,
+            ap_group: 0.0,
+            last_score: f64::INFINITY,
+            values: vec![None; nm],
+            started: false,
+        }
+    }
+
+    /// The plan.
+    pub fn plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+
+    /// Starts a goal with actual set `truth`. Cost: O(cutoffs + levels + positive grades).
+    pub fn begin(&mut self, truth: &Truth<'_>) {
+        let (r, nonrel) = truth.counts(self.level);
+        self.num_rel = r;
+        self.num_nonrel = nonrel;
+        self.universe = truth.universe;
+        self.n = 0;
+        self.s = 0;
+        self.ap = 0.0;
+        self.dcg = 0.0;
+        self.first_rel = 0;
+        self.nonrel_seen = 0;
+        self.bpref = 0.0;
+        self.above_sum = 0;
+        self.rprec_s = None;
+        self.next_cut = 0;
+        let interp = self.plan.config.interpolation;
+        for (i, &(lv, rule)) in self.plan.levels.iter().enumerate() {
+            self.need[i] = match rule {
+                LevelRule::Textbook => crate::plan::Interpolation::Textbook.need(lv, r),
+                LevelRule::Interpolated => interp.need(lv, r),
+            };
+            self.depth[i] = 0;
+            self.imax[i] = 0.0;
+        }
+        self.thr_n.iter_mut().for_each(|x| *x = 0);
+        self.thr_s.iter_mut().for_each(|x| *x = 0);
+        self.group_score = f64::NAN;
+        self.group_rel = 0;
+        self.ap_group = 0.0;
+        self.last_score = f64::INFINITY;
+        if self.plan.needs_ndcg {
+            self.compute_ideal(truth);
+        }
+        self.started = true;
+    }
+
+    /// Ideal DCG at each cutoff and for the whole list: positive grades in descending order,
+    /// discounted by `log2(rank + 1)`, summed in rank order (trec_eval's `ndcg`).
+    fn compute_ideal(&mut self, truth: &Truth<'_>) {
+        let cutoffs = &self.plan.cutoffs;
+        let mut c = 0;
+        let mut idcg = 0.0;
+        let record = |rank: u64, idcg: f64, c: &mut usize, at: &mut [f64]| {
+            while *c < cutoffs.len() && cutoffs[*c] < rank {
+                at[*c] = idcg;
+                *c += 1;
+            }
+        };
+        let mut rank = 0u64;
+        match truth.judged {
+            Judged::Binary { relevant, .. } => {
+                for _ in 0..relevant {
+                    rank += 1;
+                    record(rank, idcg, &mut c, &mut self.ideal_at_cut);
+                    idcg += 1.0 / ((rank + 1) as f64).log2();
+                }
+            }
+            Judged::Graded(g) => {
+                for &grade in g.iter().take_while(|&&x| x > 0) {
+                    rank += 1;
+                    record(rank, idcg, &mut c, &mut self.ideal_at_cut);
+                    idcg += grade as f64 / ((rank + 1) as f64).log2();
+                }
+            }
+        }
+        for slot in &mut self.ideal_at_cut[c..] {
+            *slot = idcg;
+        }
+        self.ideal_full = idcg;
+    }
+
+    /// Pushes the next item of the ranking.
+    #[inline(always)]
+    pub fn push(&mut self, label: Label) {
+        debug_assert!(self.started, "push before begin");
+        self.n += 1;
+        if let Some(g) = label.grade() {
+            self.event(self.n, g);
+        }
+    }
+
+    /// Pushes `count` unjudged items (the common case of a full-library ranking). O(1).
+    #[inline]
+    pub fn push_unjudged(&mut self, count: u64) {
+        self.n += count;
+    }
+
+    /// Pushes a run of items. Unjudged stretches are skipped without per-item work.
+    pub fn push_labels(&mut self, labels: &[Label]) {
+        let mut rest = labels;
+        loop {
+            // Find the next judged item; the unjudged prefix only advances n.
+            match rest.iter().position(|l| *l != Label::UNJUDGED) {
+                Some(i) => {
+                    self.n += i as u64 + 1;
+                    let g = rest[i].0;
+                    self.event(self.n, g);
+                    rest = &rest[i + 1..];
+                }
+                None => {
+                    self.n += rest.len() as u64;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Pushes the next item with its score: needed for score thresholds and tie groups. Items must
+    /// arrive in non-increasing score order for tie groups; thresholds accept any order.
+    pub fn push_scored(&mut self, label: Label, score: f64) -> Result<(), GoalError> {
+        if !score.is_finite() {
+            return Err(GoalError::NonFiniteScore);
+        }
+        let relevant = label.grade().is_some_and(|g| g >= self.level);
+        if self.plan.config.ties == Ties::Group {
+            if score != self.group_score {
+                self.close_group();
+                self.group_score = score;
+            }
+            if relevant {
+                self.group_rel += 1;
+            }
+        }
+        for (i, &t) in self.plan.thresholds.iter().enumerate() {
+            if score >= t {
+                self.thr_n[i] += 1;
+                self.thr_s[i] += relevant as u64;
+            }
+        }
+        self.last_score = score;
+        self.push(label);
+        Ok(())
+    }
+
+    /// Closes the current tie group at rank `n`: each of its relevant items gets `s(n)/n`.
+    fn close_group(&mut self) {
+        if self.group_rel > 0 {
+            self.ap_group += self.group_rel as f64 * (self.s as f64 / self.n as f64);
+        }
+        self.group_rel = 0;
+    }
+
+    /// A judged item at `rank`.
+    #[inline]
+    fn event(&mut self, rank: u64, grade: i32) {
+        let cutoffs = &self.plan.cutoffs;
+        while self.next_cut < cutoffs.len() && cutoffs[self.next_cut] < rank {
+            self.cut_rec[self.next_cut] = CutRec {
+                s: self.s,
+                ap: self.ap,
+                dcg: self.dcg,
+            };
+            self.next_cut += 1;
+        }
+        if grade > 0 {
+            self.dcg += grade as f64 / ((rank + 1) as f64).log2();
+        }
+        if grade >= self.level {
+            self.relevant(rank);
+        } else if grade >= 0 {
+            self.nonrel_seen += 1;
+        }
+    }
+
+    /// A relevant item at `rank`.
+    fn relevant(&mut self, rank: u64) {
+        let r = self.num_rel;
+        if self.rprec_s.is_none() && rank > r {
+            self.rprec_s = Some(self.s);
+        }
+        self.s += 1;
+        let s = self.s;
+        let p = s as f64 / rank as f64;
+        self.ap += p;
+        if self.first_rel == 0 {
+            self.first_rel = rank;
+        }
+        // Bpref (trec_eval): judged non-relevant above, capped at R, over min(R, judged non-rel).
+        if self.nonrel_seen > 0 && self.num_nonrel > 0 {
+            let denom = r.min(self.num_nonrel) as f64;
+            self.bpref += 1.0 - self.nonrel_seen.min(r) as f64 / denom;
+        } else {
+            self.bpref += 1.0;
+        }
+        self.above_sum += rank - s;
+        for i in 0..self.need.len() {
+            if s >= self.need[i] {
+                if self.depth[i] == 0 {
+                    self.depth[i] = rank;
+                }
+                if p > self.imax[i] {
+                    self.imax[i] = p;
+                }
+            }
+        }
+    }
+
+    /// Accumulates a goal given only the ranks (1-based, strictly increasing) and grades of its
+    /// judged items and the ranking length `n`: the dense-matrix path. Equals streaming the
+    /// ranking with every other item unjudged.
+    pub fn evaluate_ranks(
+        &mut self,
+        truth: &Truth<'_>,
+        n: u64,
+        judged: impl IntoIterator<Item = (u64, i32)>,
+    ) -> Result<GoalValues<'_>, GoalError> {
+        if self.plan.needs_scores {
+            return Err(GoalError::NeedsScores);
+        }
+        self.begin(truth);
+        let mut prev = 0u64;
+        for (rank, grade) in judged {
+            if rank <= prev || rank > n {
+                self.started = false;
+                return Err(GoalError::BadRank {
+                    rank,
+                    n,
+                    previous: prev,
+                });
+            }
+            prev = rank;
+            self.n = rank;
+            self.event(rank, grade);
+        }
+        self.n = n;
+        self.finish()
+    }
+
+    /// Ends the goal and computes every measure of the plan.
+    pub fn finish(&mut self) -> Result<GoalValues<'_>, GoalError> {
+        debug_assert!(self.started, "finish before begin");
+        self.started = false;
+        if self.plan.config.ties == Ties::Group {
+            self.close_group();
+        }
+        let fin = CutRec {
+            s: self.s,
+            ap: self.ap,
+            dcg: self.dcg,
+        };
+        for rec in &mut self.cut_rec[self.next_cut..] {
+            *rec = fin;
+        }
+        let auc_needed = self.plan.measures.contains(&Measure::AUC);
+        if auc_needed {
+            if let Some(u) = self.universe {
+                let needed = self.n + (self.num_rel - self.s);
+                if u < needed {
+                    return Err(GoalError::UniverseTooSmall {
+                        universe: u,
+                        needed,
+                    });
+                }
+            }
+        }
+        let n = self.n;
+        let r = self.num_rel;
+        let rf = r as f64;
+        let div = |a: f64, b: f64| if b == 0.0 { 0.0 } else { a / b };
+        let f_beta = |beta2: f64, s: u64, k: u64| -> f64 {
+            if s == 0 || r == 0 {
+                return 0.0;
+            }
+            let p = s as f64 / k as f64;
+            let rc = s as f64 / rf;
+            (1.0 + beta2) * p * rc / (beta2 * p + rc)
+        };
+        let plan = &*self.plan;
+        for (i, m) in plan.measures.iter().enumerate() {
+            let cut = |slot: &Slot| match *slot {
+                Slot::Cut(c) => (plan.cutoffs[c], self.cut_rec[c]),
+                _ => (n, fin),
+            };
+            let (k, rec) = cut(&plan.slots[i]);
+            let v = match *m {
+                Measure::P { .. } => Some(rec.s as f64 / k as f64),
+                Measure::R {
+                    norm: RecallNorm::Rel,
+                    ..
+                } => Some(div(rec.s as f64, rf)),
+                Measure::R {
+                    norm: RecallNorm::Min,
+                    ..
+                } => Some(div(rec.s as f64, k.min(r) as f64)),
+                Measure::AP {
+                    norm: ApNorm::Rel,
+                    cutoff,
+                } => {
+                    if cutoff.is_none() && plan.config.ties == Ties::Group {
+                        Some(div(self.ap_group, rf))
+                    } else {
+                        Some(div(rec.ap, rf))
+                    }
+                }
+                Measure::AP {
+                    norm: ApNorm::Min, ..
+                } => Some(div(rec.ap, k.min(r) as f64)),
+                Measure::AP {
+                    norm: ApNorm::Hits, ..
+                } => Some(div(rec.ap, rec.s as f64)),
+                Measure::Rprec => {
+                    let s_r = self.rprec_s.unwrap_or(self.s);
+                    Some(div(s_r as f64, rf))
+                }
+                Measure::Depth { .. } | Measure::PAtRecall { .. } => {
+                    let Slot::Level(l) = plan.slots[i] else {
+                        unreachable!()
+                    };
+                    let need = self.need[l];
+                    let depth = if r == 0 || n == 0 {
+                        None
+                    } else if need == 0 {
+                        Some(1)
+                    } else if self.depth[l] > 0 {
+                        Some(self.depth[l])
+                    } else {
+                        None
+                    };
+                    if matches!(m, Measure::Depth { .. }) {
+                        depth.map(|d| d as f64)
+                    } else {
+                        Some(match depth {
+                            None => 0.0,
+                            Some(_) if need == 0 => {
+                                // p(1) = s(1)
+                                let c1 = plan.cutoffs.binary_search(&1).expect("cutoff 1 planned");
+                                self.cut_rec[c1].s as f64
+                            }
+                            Some(d) => need as f64 / d as f64,
+                        })
+                    }
+                }
+                Measure::IPrec { .. } => {
+                    let Slot::Level(l) = plan.slots[i] else {
+                        unreachable!()
+                    };
+                    Some(if r == 0 { 0.0 } else { self.imax[l] })
+                }
+                Measure::AP11 => {
+                    let Slot::Levels11(l) = plan.slots[i] else {
+                        unreachable!()
+                    };
+                    Some(if r == 0 {
+                        0.0
+                    } else {
+                        self.imax[l..l + 11].iter().sum::<f64>() / 11.0
+                    })
+                }
+                Measure::RR { cutoff } => Some(match (self.first_rel, cutoff) {
+                    (0, _) => 0.0,
+                    (f, Some(c)) if f > c as u64 => 0.0,
+                    (f, _) => 1.0 / f as f64,
+                }),
+                Measure::Success { .. } => Some(if rec.s >= 1 { 1.0 } else { 0.0 }),
+                Measure::F { beta2, .. } => Some(f_beta(beta2, rec.s, k)),
+                Measure::E { beta2, .. } => Some(1.0 - f_beta(beta2, rec.s, k)),
+                Measure::SetP { threshold: None } => Some(div(self.s as f64, n as f64)),
+                Measure::SetR { threshold: None } => Some(div(self.s as f64, rf)),
+                Measure::SetF {
+                    beta2,
+                    threshold: None,
+                } => Some(f_beta(beta2, self.s, n)),
+                Measure::SetP { threshold: Some(_) }
+                | Measure::SetR { threshold: Some(_) }
+                | Measure::SetF {
+                    threshold: Some(_), ..
+                } => {
+                    let Slot::Threshold(t) = plan.slots[i] else {
+                        unreachable!()
+                    };
+                    let (nt, st) = (self.thr_n[t], self.thr_s[t]);
+                    Some(match *m {
+                        Measure::SetP { .. } => div(st as f64, nt as f64),
+                        Measure::SetR { .. } => div(st as f64, rf),
+                        Measure::SetF { beta2, .. } => f_beta(beta2, st, nt),
+                        _ => unreachable!(),
+                    })
+                }
+                Measure::NDCG { cutoff } => Some(match (cutoff, &plan.slots[i]) {
+                    (Some(_), Slot::Cut(c)) => div(rec.dcg, self.ideal_at_cut[*c]),
+                    _ => div(self.dcg, self.ideal_full),
+                }),
+                Measure::Bpref => Some(div(self.bpref, rf)),
+                Measure::AUC => self.universe.map(|u| {
+                    let nonrel_total = u - r;
+                    if r == 0 || nonrel_total == 0 {
+                        return 0.0;
+                    }
+                    // Each retrieved relevant item beats every non-relevant below it; unretrieved
+                    // relevant items tie with the unretrieved non-relevant ones (1/2 each).
+                    let retrieved_pairs = self.s * nonrel_total - self.above_sum;
+                    let unret_rel = r - self.s;
+                    let unret_nonrel = u - n - unret_rel;
+                    let num =
+                        retrieved_pairs as f64 + 0.5 * (unret_rel as f64 * unret_nonrel as f64);
+                    num / (rf * nonrel_total as f64)
+                }),
+                Measure::NumRet => Some(n as f64),
+                Measure::NumRel => Some(rf),
+                Measure::NumRelRet => Some(self.s as f64),
+                Measure::NumQ => Some(1.0),
+                Measure::GMAP => Some(div(self.ap, rf)),
+            };
+            self.values[i] = v;
+        }
+        Ok(GoalValues {
+            measures: &self.plan.measures,
+            values: &self.values,
+        })
+    }
+}

@@ -1,0 +1,261 @@
+//! A [`Plan`]: a measure list compiled once into the crossings the accumulator must watch.
+//!
+//! Every cutoff of every measure becomes one slot in a sorted array (`P@10`, `R@10` and `AP@10`
+//! share the slot for 10); every recall level becomes a level slot; every score threshold a
+//! threshold slot. Per goal, the accumulator records its state when the ranking crosses a slot, so
+//! the cost of a measure set is paid at relevant items and at crossings, not at every item.
+
+use crate::measure::{Level, Measure};
+
+/// How many relevant items a recall level `r` requires, for interpolated precision (METRICS.md §8).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Interpolation {
+    /// `ceil(r * R - 1e-9)`: the textbook `r(k) >= r` (METRICS.md §1). The default.
+    #[default]
+    Textbook,
+    /// trec_eval 10.0: `lround(r * R)`.
+    Trec10,
+    /// trec_eval 9.0.8 (pytrec_eval, ir_measures): `(long)(r * R + 0.9)`.
+    Trec9,
+}
+
+impl Interpolation {
+    /// The number of relevant items level `r` requires, for `R` relevant.
+    pub fn need(self, r: f64, num_rel: u64) -> u64 {
+        let x = r * num_rel as f64;
+        match self {
+            Interpolation::Textbook => (x - 1e-9).ceil().max(0.0) as u64,
+            Interpolation::Trec10 => x.round() as u64,
+            Interpolation::Trec9 => (x + 0.9) as u64,
+        }
+    }
+}
+
+/// How items with equal scores are credited (METRICS.md §2).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum Ties {
+    /// The arrival order is the ranking (file order, or trec order after [`crate::TrecOrder`]).
+    #[default]
+    Given,
+    /// scikit-learn's convention: equal scores form one threshold, and every relevant item of a tie
+    /// group gets the precision at the group's end. Applies to `AP` (without cutoff); every other
+    /// measure uses the arrival order. Requires [`crate::GoalAccumulator::push_scored`].
+    Group,
+}
+
+/// Options that change numbers.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// An item is relevant when its grade is `>= relevance_level` (default 1). `nDCG` ignores it,
+    /// as trec_eval's `ndcg` does: every positive grade is a gain.
+    pub relevance_level: i32,
+    /// The relevant count a recall level needs for `IPrec@r` and `AP11`.
+    pub interpolation: Interpolation,
+    /// The tie policy.
+    pub ties: Ties,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            relevance_level: 1,
+            interpolation: Interpolation::Textbook,
+            ties: Ties::Given,
+        }
+    }
+}
+
+/// Which requirement a level slot uses.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum LevelRule {
+    /// `c(r)` of METRICS.md §1 (Depth, P(recall=r)).
+    Textbook,
+    /// The configured [`Interpolation`] (IPrec, AP11).
+    Interpolated,
+}
+
+/// Where a measure reads its inputs from.
+#[derive(Copy, Clone, Debug)]
+pub(crate) enum Slot {
+    None,
+    Cut(usize),
+    Level(usize),
+    /// AP11: eleven level slots starting here.
+    Levels11(usize),
+    Threshold(usize),
+}
+
+/// A compiled measure set. Build it once; share it (it is `Sync`) between accumulators.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub(crate) measures: Vec<Measure>,
+    pub(crate) config: Config,
+    /// Sorted, distinct cutoffs.
+    pub(crate) cutoffs: Vec<u64>,
+    /// Level slots: (r, rule), distinct.
+    pub(crate) levels: Vec<(f64, LevelRule)>,
+    pub(crate) thresholds: Vec<f64>,
+    pub(crate) slots: Vec<Slot>,
+    pub(crate) needs_scores: bool,
+    pub(crate) needs_ndcg: bool,
+}
+
+impl Plan {
+    /// Compiles `measures` (duplicates removed, order kept) under `config`.
+    pub fn new(measures: &[Measure], config: Config) -> Plan {
+        let mut ms: Vec<Measure> = Vec::with_capacity(measures.len());
+        for m in measures {
+            if !ms.contains(m) {
+                ms.push(*m);
+            }
+        }
+        let mut cutoffs: Vec<u64> = Vec::new();
+        let mut levels: Vec<(f64, LevelRule)> = Vec::new();
+        let mut thresholds: Vec<f64> = Vec::new();
+        let add_level = |levels: &mut Vec<(f64, LevelRule)>, r: f64, rule: LevelRule| -> usize {
+            match levels.iter().position(|&(x, ru)| x == r && ru == rule) {
+                Some(i) => i,
+                None => {
+                    levels.push((r, rule));
+                    levels.len() - 1
+                }
+            }
+        };
+        // First pass: collect cutoffs (sorted later) and levels / thresholds (indices are final).
+        let mut level_slots: Vec<Option<usize>> = vec![None; ms.len()];
+        let mut threshold_slots: Vec<Option<usize>> = vec![None; ms.len()];
+        for (i, m) in ms.iter().enumerate() {
+            if let Some(k) = cutoff_of(m) {
+                cutoffs.push(k as u64);
+            }
+            match *m {
+                Measure::Depth { recall: Level(r) } | Measure::PAtRecall { recall: Level(r) } => {
+                    if r == 0.0 {
+                        // c(0) = 0 is reached at k = 1; P(recall=0) = p(1) needs s(1).
+                        cutoffs.push(1);
+                    }
+                    level_slots[i] = Some(add_level(&mut levels, r, LevelRule::Textbook));
+                }
+                Measure::IPrec { recall: Level(r) } => {
+                    level_slots[i] = Some(add_level(&mut levels, r, LevelRule::Interpolated));
+                }
+                Measure::AP11 => {
+                    // Eleven consecutive slots, so that AP11 can read them as a run.
+                    let first = levels.len();
+                    for j in 0..=10 {
+                        levels.push((j as f64 / 10.0, LevelRule::Interpolated));
+                    }
+                    level_slots[i] = Some(first);
+                }
+                Measure::SetP { threshold: Some(t) }
+                | Measure::SetR { threshold: Some(t) }
+                | Measure::SetF {
+                    threshold: Some(t), ..
+                } => {
+                    let idx = match thresholds.iter().position(|&x| x == t) {
+                        Some(j) => j,
+                        None => {
+                            thresholds.push(t);
+                            thresholds.len() - 1
+                        }
+                    };
+                    threshold_slots[i] = Some(idx);
+                }
+                _ => {}
+            }
+        }
+        cutoffs.sort_unstable();
+        cutoffs.dedup();
+        let slots = ms
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                if let Some(k) = cutoff_of(m) {
+                    Slot::Cut(
+                        cutoffs
+                            .binary_search(&(k as u64))
+                            .expect("cutoff collected"),
+                    )
+                } else if let Some(t) = threshold_slots[i] {
+                    Slot::Threshold(t)
+                } else if let Some(l) = level_slots[i] {
+                    if matches!(m, Measure::AP11) {
+                        Slot::Levels11(l)
+                    } else {
+                        Slot::Level(l)
+                    }
+                } else {
+                    Slot::None
+                }
+            })
+            .collect();
+        let needs_scores = ms.iter().any(Measure::needs_scores) || config.ties == Ties::Group;
+        let needs_ndcg = ms.iter().any(|m| matches!(m, Measure::NDCG { .. }));
+        Plan {
+            measures: ms,
+            config,
+            cutoffs,
+            levels,
+            thresholds,
+            slots,
+            needs_scores,
+            needs_ndcg,
+        }
+    }
+
+    /// The measures, in the order values are reported.
+    pub fn measures(&self) -> &[Measure] {
+        &self.measures
+    }
+
+    /// The options the plan was built with.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Whether items must be pushed with scores ([`crate::GoalAccumulator::push_scored`]): score
+    /// thresholds or tie groups.
+    pub fn needs_scores(&self) -> bool {
+        self.needs_scores
+    }
+}
+
+/// The rank cutoff a measure reads, if any.
+fn cutoff_of(m: &Measure) -> Option<u32> {
+    match *m {
+        Measure::P { k } | Measure::R { k, .. } | Measure::Success { k } => Some(k),
+        Measure::AP { cutoff, .. }
+        | Measure::RR { cutoff }
+        | Measure::F { cutoff, .. }
+        | Measure::E { cutoff, .. }
+        | Measure::NDCG { cutoff } => cutoff,
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interpolation_rules_differ_where_metrics_md_says() {
+        // 0.7 * 10 = 7.000000000000001 in f64: the tolerance keeps it at 7.
+        assert_eq!(Interpolation::Textbook.need(0.7, 10), 7);
+        assert_eq!(Interpolation::Textbook.need(0.1, 3), 1);
+        assert_eq!(Interpolation::Textbook.need(0.0, 3), 0);
+        assert_eq!(Interpolation::Trec10.need(0.1, 3), 0); // lround(0.3)
+        assert_eq!(Interpolation::Trec10.need(0.5, 3), 2); // lround(1.5) rounds away from zero
+        assert_eq!(Interpolation::Trec9.need(0.1, 3), 1); // (long)(0.3 + 0.9)
+        assert_eq!(Interpolation::Trec9.need(0.4, 3), 2); // (long)(1.2 + 0.9)
+        assert_eq!(Interpolation::Textbook.need(0.4, 3), 2); // ceil(1.2)
+        assert_eq!(Interpolation::Trec9.need(1.0, 3), 3);
+    }
+
+    #[test]
+    fn cutoffs_are_shared_and_sorted() {
+        let ms = Measure::parse_all(["P@10", "R@10", "AP@100", "P@1", "nDCG@10", "RR"]).unwrap();
+        let plan = Plan::new(&ms, Config::default());
+        assert_eq!(plan.cutoffs, vec![1, 10, 100]);
+        assert!(!plan.needs_scores());
+    }
+}

@@ -1,0 +1,223 @@
+//! Aggregation over goals (METRICS.md §4): a [`Summary`] that merges exactly.
+//!
+//! Means are exact sums ([`ExactSum`]) divided by the number of evaluated goals; counts are integer
+//! sums; `Depth(recall=r)` keeps its per-goal values (8 bytes a goal) for the median. Two summaries
+//! of disjoint goal sets merge into the summary of their union, identical to the last bit whatever
+//! the order of goals or shards.
+
+use crate::exact::ExactSum;
+use crate::goal::GoalValues;
+use crate::measure::{Aggregation, Measure};
+use crate::plan::Plan;
+
+/// Floor applied to AP before the logarithm of `GM_AP` (trec_eval's `MIN_GEO_MEAN`).
+pub const GM_AP_FLOOR: f64 = 1e-5;
+
+/// Why a goal was not evaluated, or was evaluated as empty (METRICS.md §4).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum GoalFate {
+    /// Predictions but no actual set: skipped (trec_eval ignores it too).
+    SkippedNoActual,
+    /// Actual set with no lemma at or above the relevance level (`R = 0`): skipped by default.
+    SkippedNoRelevant,
+    /// Actual set but no predictions, skipped under `--missing skip`.
+    SkippedNoPredictions,
+    /// Actual set but no predictions, evaluated as an empty ranking (default).
+    EvaluatedEmpty,
+}
+
+/// How many goals met each fate. Merges by addition.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GoalCounts {
+    /// Goals whose values entered the summary.
+    pub evaluated: u64,
+    /// See [`GoalFate::SkippedNoActual`].
+    pub skipped_no_actual: u64,
+    /// See [`GoalFate::SkippedNoRelevant`].
+    pub skipped_no_relevant: u64,
+    /// See [`GoalFate::SkippedNoPredictions`].
+    pub skipped_no_predictions: u64,
+    /// See [`GoalFate::EvaluatedEmpty`] (also counted in `evaluated`).
+    pub evaluated_empty: u64,
+}
+
+/// One aggregate figure.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Aggregate {
+    /// Arithmetic mean over evaluated goals (0 when none).
+    Mean(f64),
+    /// Sum over goals.
+    Sum(f64),
+    /// `Depth(recall=r)`: over the goals that reach `r`.
+    Depth {
+        /// Mean depth over goals that reach the level.
+        mean: Option<f64>,
+        /// Median depth over goals that reach the level (mean of the middle two for an even count).
+        median: Option<f64>,
+        /// Fraction of evaluated goals that reach the level.
+        coverage: f64,
+        /// Number of goals that reach the level.
+        reached: u64,
+    },
+    /// Geometric mean (GM_AP).
+    GeoMean(f64),
+}
+
+impl Aggregate {
+    /// The headline number: the mean, sum, geometric mean, or for Depth the mean depth.
+    pub fn headline(&self) -> Option<f64> {
+        match *self {
+            Aggregate::Mean(v) | Aggregate::Sum(v) | Aggregate::GeoMean(v) => Some(v),
+            Aggregate::Depth { mean, .. } => mean,
+        }
+    }
+}
+
+/// Partial aggregates of a set of goals. See the module documentation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    measures: Vec<Measure>,
+    sums: Vec<ExactSum>,
+    reached: Vec<u64>,
+    kept: Vec<Vec<u64>>,
+    counts: GoalCounts,
+}
+
+/// Two summaries of different measure sets cannot merge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MergeError;
+
+impl std::fmt::Display for MergeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "summaries of different measure sets cannot be merged")
+    }
+}
+
+impl std::error::Error for MergeError {}
+
+impl Summary {
+    /// An empty summary for `plan`'s measures.
+    pub fn new(plan: &Plan) -> Self {
+        let m = plan.measures().len();
+        Summary {
+            measures: plan.measures().to_vec(),
+            sums: vec![ExactSum::new(); m],
+            reached: vec![0; m],
+            kept: vec![Vec::new(); m],
+            counts: GoalCounts::default(),
+        }
+    }
+
+    /// Adds one evaluated goal's values.
+    pub fn add(&mut self, values: &GoalValues<'_>) {
+        debug_assert_eq!(values.measures(), &self.measures[..]);
+        self.counts.evaluated += 1;
+        for (i, (m, v)) in values.iter().enumerate() {
+            let Some(v) = v else { continue };
+            match m.aggregation() {
+                Aggregation::Mean | Aggregation::Sum => self.sums[i].add(v),
+                Aggregation::GeoMean => self.sums[i].add(v.max(GM_AP_FLOOR).ln()),
+                Aggregation::Depth => {
+                    self.sums[i].add(v);
+                    self.reached[i] += 1;
+                    self.kept[i].push(v as u64);
+                }
+            }
+        }
+    }
+
+    /// Adds an evaluated goal that had no predictions (counts it as [`GoalFate::EvaluatedEmpty`]).
+    pub fn add_empty(&mut self, values: &GoalValues<'_>) {
+        self.add(values);
+        self.counts.evaluated_empty += 1;
+    }
+
+    /// Counts a goal that was not evaluated.
+    pub fn skip(&mut self, fate: GoalFate) {
+        match fate {
+            GoalFate::SkippedNoActual => self.counts.skipped_no_actual += 1,
+            GoalFate::SkippedNoRelevant => self.counts.skipped_no_relevant += 1,
+            GoalFate::SkippedNoPredictions => self.counts.skipped_no_predictions += 1,
+            GoalFate::EvaluatedEmpty => self.counts.evaluated_empty += 1,
+        }
+    }
+
+    /// Merges `other` (goals disjoint from this summary's) into `self`.
+    pub fn merge(&mut self, other: &Summary) -> Result<(), MergeError> {
+        if self.measures != other.measures {
+            return Err(MergeError);
+        }
+        for i in 0..self.measures.len() {
+            self.sums[i].merge(&other.sums[i]);
+            self.reached[i] += other.reached[i];
+            self.kept[i].extend_from_slice(&other.kept[i]);
+        }
+        let (a, b) = (&mut self.counts, &other.counts);
+        a.evaluated += b.evaluated;
+        a.skipped_no_actual += b.skipped_no_actual;
+        a.skipped_no_relevant += b.skipped_no_relevant;
+        a.skipped_no_predictions += b.skipped_no_predictions;
+        a.evaluated_empty += b.evaluated_empty;
+        Ok(())
+    }
+
+    /// The measures.
+    pub fn measures(&self) -> &[Measure] {
+        &self.measures
+    }
+
+    /// Goal counts by fate.
+    pub fn counts(&self) -> GoalCounts {
+        self.counts
+    }
+
+    /// The aggregate of measure `i`.
+    pub fn aggregate(&self, i: usize) -> Aggregate {
+        let goals = self.counts.evaluated;
+        let mean = |sum: f64| if goals == 0 { 0.0 } else { sum / goals as f64 };
+        let m = &self.measures[i];
+        match m.aggregation() {
+            Aggregation::Sum if *m == Measure::NumQ => Aggregate::Sum(goals as f64),
+            Aggregation::Sum => Aggregate::Sum(self.sums[i].value()),
+            Aggregation::Mean => Aggregate::Mean(mean(self.sums[i].value())),
+            Aggregation::GeoMean => Aggregate::GeoMean(if goals == 0 {
+                0.0
+            } else {
+                mean(self.sums[i].value()).exp()
+            }),
+            Aggregation::Depth => {
+                let reached = self.reached[i];
+                let (mean_d, median) = if reached == 0 {
+                    (None, None)
+                } else {
+                    let mut v = self.kept[i].clone();
+                    v.sort_unstable();
+                    let mid = v.len() / 2;
+                    let median = if v.len() % 2 == 1 {
+                        v[mid] as f64
+                    } else {
+                        (v[mid - 1] as f64 + v[mid] as f64) / 2.0
+                    };
+                    (Some(self.sums[i].value() / reached as f64), Some(median))
+                };
+                Aggregate::Depth {
+                    mean: mean_d,
+                    median,
+                    coverage: if goals == 0 {
+                        0.0
+                    } else {
+                        reached as f64 / goals as f64
+                    },
+                    reached,
+                }
+            }
+        }
+    }
+
+    /// Every `(measure, aggregate)`, in plan order.
+    pub fn aggregates(&self) -> Vec<(Measure, Aggregate)> {
+        (0..self.measures.len())
+            .map(|i| (self.measures[i], self.aggregate(i)))
+            .collect()
+    }
+}

@@ -1,0 +1,1 @@
+//! # lemma-ingest (placeholder until issue 3)
