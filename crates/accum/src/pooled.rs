@@ -94,7 +94,7 @@ impl PooledCurve {
     /// The curve from the highest bin down.
     pub fn points(&self) -> Vec<CurvePoint> {
         let mut keys: Vec<_> = self.bins.iter().map(|(&k, &c)| (k, c)).collect();
-        keys.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        keys.sort_unstable_by_key(|k| std::cmp::Reverse(k.0));
         let (mut tp, mut pp) = (0u64, 0u64);
         keys.into_iter()
             .map(|(k, (p, r))| {

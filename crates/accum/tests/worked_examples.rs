@@ -462,7 +462,7 @@ fn summary_means_sums_depth_and_gm_ap() {
             reached: 2
         }
     );
-    let gm = ((ap[0] as f64).ln() + 1f64.ln() + 1e-5f64.ln()) / 3.0;
+    let gm = (ap[0].ln() + 1f64.ln() + 1e-5f64.ln()) / 3.0;
     assert!(close(agg[3].1.headline().unwrap(), gm.exp()));
     assert_eq!(agg[4].1, Aggregate::Sum(3.0));
     assert_eq!(sum.counts().evaluated, 3);
