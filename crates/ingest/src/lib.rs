@@ -1,1 +1,24 @@
-//! # lemma-ingest (placeholder until issue 3)
+//! # lemma-ingest: lemma-eval's inputs, read in bounded memory
+//!
+//! This crate knows file formats and nothing of measures. It opens inputs (plain, gzip, zstd,
+//! stdin), sniffs TREC or JSONL, reads actual sets into roaring bitmaps of interned lemma ids
+//! ([`ActualSets`]), parses run lines and JSONL prediction records without allocating per TREC
+//! line, and cuts prediction files into batches of whole goals ([`BatchReader`]) so that workers
+//! can evaluate goals in parallel while memory stays at the batch size plus the largest goal.
+//! Every error names the file, the line, the byte offset and what was expected ([`InputError`]).
+//!
+//! Costs: a TREC run line is split in one pass over its bytes; its lemma is hashed once
+//! ([`Interner::hash`]) and looked up in the interner (only names of actual sets are interned), then
+//! in the goal's bitmap when the interner knows it.
+
+mod error;
+mod fields;
+mod input;
+mod run;
+mod truth;
+
+pub use error::{ErrorKind, InputError};
+pub use fields::{is_space, parse_grade, parse_score, show, split_fields};
+pub use input::{first_field, open, Batch, BatchReader, Compression, Format, GoalKey, Input};
+pub use run::{parse_prediction_line, parse_run_line, Prediction, RunLine};
+pub use truth::{ActualSets, GoalTruth, Interner};

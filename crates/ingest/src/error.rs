@@ -1,0 +1,80 @@
+//! Errors that say which file, which line and what was expected.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What kind of input error (decides the exit code of the command line).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The file could not be opened or read.
+    Io,
+    /// A line does not have the expected shape.
+    Syntax,
+    /// A lemma repeats within a goal's ranking (`--duplicates error`, trec_eval mode).
+    Duplicate,
+    /// A goal's lines are not contiguous (`eval` without `--regroup`).
+    GoalNotContiguous,
+    /// The input is empty.
+    Empty,
+}
+
+/// An input error: file, line (1-based, physical), byte offset of the line, and message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputError {
+    /// What kind.
+    pub kind: ErrorKind,
+    /// The file (`-` for stdin).
+    pub path: PathBuf,
+    /// 1-based line number, when the error is about a line.
+    pub line: Option<u64>,
+    /// Byte offset of the start of that line in the (decompressed) input.
+    pub byte: Option<u64>,
+    /// What was wrong and what was expected.
+    pub message: String,
+}
+
+impl InputError {
+    /// An error about a whole file.
+    pub fn file(kind: ErrorKind, path: &Path, message: impl Into<String>) -> Self {
+        InputError {
+            kind,
+            path: path.to_path_buf(),
+            line: None,
+            byte: None,
+            message: message.into(),
+        }
+    }
+
+    /// An error about one line.
+    pub fn at(
+        kind: ErrorKind,
+        path: &Path,
+        line: u64,
+        byte: u64,
+        message: impl Into<String>,
+    ) -> Self {
+        InputError {
+            kind,
+            path: path.to_path_buf(),
+            line: Some(line),
+            byte: Some(byte),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        write!(f, ": {}", self.message)?;
+        if let Some(b) = self.byte {
+            write!(f, " (byte {b})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for InputError {}

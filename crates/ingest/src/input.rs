@@ -1,0 +1,354 @@
+//! Opening inputs (plain, gzip, zstd, stdin), sniffing their format, and cutting them into batches
+//! of whole goals.
+//!
+//! A [`BatchReader`] reads large blocks and cuts each one at a goal boundary: the lines of the last
+//! goal in a block are carried into the next block, so every goal lies whole inside one batch and
+//! can be evaluated (and, if its lines are out of order, re-read and sorted) by one worker. Memory
+//! is the batch size plus the largest single goal, never the file.
+
+use crate::error::{ErrorKind, InputError};
+use crate::fields::is_space;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+/// The text format of an input, sniffed from its first non-blank byte.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Whitespace-separated TREC lines (qrels or run).
+    Trec,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+/// The compression of an input, sniffed from its magic bytes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Compression {
+    /// Plain text.
+    None,
+    /// gzip (`1f 8b`), possibly multi-member.
+    Gzip,
+    /// zstd (`28 b5 2f fd`).
+    Zstd,
+}
+
+/// An opened, decompressed input.
+pub struct Input {
+    /// The path as given (`-` for stdin).
+    pub path: PathBuf,
+    /// The decompressed bytes.
+    pub reader: Box<dyn BufRead + Send>,
+    /// Size on disk, when it is a regular file (for progress).
+    pub size_on_disk: Option<u64>,
+    /// Compression found.
+    pub compression: Compression,
+    /// Format sniffed from the content.
+    pub format: Format,
+}
+
+const READ_BUF: usize = 1 << 20;
+
+/// Opens `path` (`-` is stdin), decompresses by magic bytes and sniffs the format. An empty input
+/// is an error.
+pub fn open(path: &Path) -> Result<Input, InputError> {
+    let io_err =
+        |e: std::io::Error| InputError::file(ErrorKind::Io, path, format!("cannot read: {e}"));
+    let (raw, size): (Box<dyn Read + Send>, Option<u64>) = if path == Path::new("-") {
+        (Box::new(std::io::stdin()), None)
+    } else {
+        let f = File::open(path)
+            .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot open: {e}")))?;
+        let meta = f.metadata().map_err(io_err)?;
+        if meta.is_dir() {
+            return Err(InputError::file(
+                ErrorKind::Io,
+                path,
+                "is a directory, expected a file",
+            ));
+        }
+        (Box::new(f), Some(meta.len()))
+    };
+    let mut raw = BufReader::with_capacity(READ_BUF, raw);
+    let head = raw.fill_buf().map_err(io_err)?;
+    let compression = if head.starts_with(&[0x1f, 0x8b]) {
+        Compression::Gzip
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Compression::Zstd
+    } else {
+        Compression::None
+    };
+    let mut reader: Box<dyn BufRead + Send> = match compression {
+        Compression::None => Box::new(raw),
+        Compression::Gzip => Box::new(BufReader::with_capacity(
+            READ_BUF,
+            flate2::bufread::MultiGzDecoder::new(raw),
+        )),
+        Compression::Zstd => Box::new(BufReader::with_capacity(
+            READ_BUF,
+            zstd::stream::read::Decoder::with_buffer(raw).map_err(io_err)?,
+        )),
+    };
+    // Sniff: the first non-blank byte. Read ahead until one appears or the input ends.
+    let format = loop {
+        let buf = reader.fill_buf().map_err(io_err)?;
+        if buf.is_empty() {
+            return Err(InputError::file(
+                ErrorKind::Empty,
+                path,
+                "is empty, expected at least one line",
+            ));
+        }
+        match buf.iter().position(|&b| !is_space(b) && b != b'\n') {
+            Some(i) => {
+                break if buf[i] == b'{' {
+                    Format::Jsonl
+                } else {
+                    Format::Trec
+                }
+            }
+            None => {
+                let n = buf.len();
+                reader.consume(n);
+            }
+        }
+    };
+    Ok(Input {
+        path: path.to_path_buf(),
+        reader,
+        size_on_disk: size,
+        compression,
+        format,
+    })
+}
+
+/// How lines are grouped into goals when cutting batches.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum GoalKey {
+    /// The first whitespace-separated field (TREC).
+    FirstField,
+    /// Every line is a goal of its own (JSONL).
+    Line,
+}
+
+/// A block of whole goals.
+#[derive(Debug, Default)]
+pub struct Batch {
+    /// 0-based sequence number.
+    pub index: u64,
+    /// Complete lines, ending with `\n`.
+    pub data: Vec<u8>,
+    /// Byte offset of `data[0]` in the decompressed input.
+    pub first_byte: u64,
+    /// When the lines were regrouped (`--regroup`), the original 1-based line number of each line.
+    pub line_map: Option<std::sync::Arc<Vec<u64>>>,
+    /// Index of the first line of `data` in `line_map`.
+    pub line_map_start: usize,
+}
+
+/// Cuts an input into batches of whole goals. See the module documentation.
+pub struct BatchReader {
+    input: Box<dyn BufRead + Send>,
+    path: PathBuf,
+    key: GoalKey,
+    carry: Vec<u8>,
+    target: usize,
+    base_target: usize,
+    next_byte: u64,
+    index: u64,
+    eof: bool,
+    bytes_read: u64,
+}
+
+/// The goal key of a TREC line (its first field), or `None` for blank and comment lines.
+#[inline]
+pub fn first_field(line: &[u8]) -> Option<&[u8]> {
+    let start = line.iter().position(|&b| !is_space(b))?;
+    if line[start] == b'#' {
+        return None;
+    }
+    let end = line[start..]
+        .iter()
+        .position(|&b| is_space(b))
+        .map_or(line.len(), |e| start + e);
+    Some(&line[start..end])
+}
+
+impl BatchReader {
+    /// Batches of about `target` bytes (grown as needed to hold the largest goal).
+    pub fn new(input: Input, key: GoalKey, target: usize) -> Self {
+        BatchReader {
+            input: input.reader,
+            path: input.path,
+            key,
+            carry: Vec::new(),
+            target,
+            base_target: target,
+            next_byte: 0,
+            index: 0,
+            eof: false,
+            bytes_read: 0,
+        }
+    }
+
+    /// Decompressed bytes read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// The next batch, reusing `buf`'s allocation. `Ok(None)` at the end.
+    pub fn next_batch(&mut self, mut buf: Vec<u8>) -> Result<Option<Batch>, InputError> {
+        buf.clear();
+        buf.extend_from_slice(&self.carry);
+        self.carry.clear();
+        loop {
+            while buf.len() < self.target && !self.eof {
+                let chunk = self.input.fill_buf().map_err(|e| {
+                    InputError::file(ErrorKind::Io, &self.path, format!("cannot read: {e}"))
+                })?;
+                if chunk.is_empty() {
+                    self.eof = true;
+                    break;
+                }
+                let take = chunk.len().min(self.target - buf.len()).max(1);
+                buf.extend_from_slice(&chunk[..take]);
+                self.input.consume(take);
+                self.bytes_read += take as u64;
+            }
+            if self.eof {
+                if buf.is_empty() {
+                    return Ok(None);
+                }
+                if buf.last() != Some(&b'\n') {
+                    buf.push(b'\n');
+                }
+                return Ok(Some(self.emit(buf)));
+            }
+            let Some(cut) = self.cut(&buf) else {
+                // The whole block is one goal (or one line): read more.
+                self.target = self.target.saturating_mul(2);
+                continue;
+            };
+            self.carry.extend_from_slice(&buf[cut..]);
+            buf.truncate(cut);
+            self.target = self.base_target;
+            return Ok(Some(self.emit(buf)));
+        }
+    }
+
+    fn emit(&mut self, data: Vec<u8>) -> Batch {
+        let b = Batch {
+            index: self.index,
+            first_byte: self.next_byte,
+            data,
+            line_map: None,
+            line_map_start: 0,
+        };
+        self.index += 1;
+        self.next_byte += b.data.len() as u64;
+        b
+    }
+
+    /// Where to cut `buf`: after a newline, and for TREC before the lines of the last goal.
+    fn cut(&self, buf: &[u8]) -> Option<usize> {
+        let last_nl = memchr::memrchr(b'\n', buf)?;
+        match self.key {
+            GoalKey::Line => Some(last_nl + 1),
+            GoalKey::FirstField => {
+                // Walk back over the lines of the trailing goal (blank and comment lines go with it).
+                let mut end = last_nl; // exclusive end of the current line (its '\n')
+                let mut goal: Option<&[u8]> = None;
+                loop {
+                    let start = memchr::memrchr(b'\n', &buf[..end]).map_or(0, |p| p + 1);
+                    match (first_field(&buf[start..end]), goal) {
+                        (Some(g), None) => goal = Some(g),
+                        (Some(g), Some(cur)) if g != cur => return Some(end + 1),
+                        _ => {}
+                    }
+                    if start == 0 {
+                        return None;
+                    }
+                    end = start - 1;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn input_of(bytes: &[u8]) -> Input {
+        Input {
+            path: "t".into(),
+            reader: Box::new(std::io::Cursor::new(bytes.to_vec())),
+            size_on_disk: None,
+            compression: Compression::None,
+            format: Format::Trec,
+        }
+    }
+
+    fn batches(text: &str, target: usize) -> Vec<String> {
+        let mut r = BatchReader::new(input_of(text.as_bytes()), GoalKey::FirstField, target);
+        let mut out = Vec::new();
+        while let Some(b) = r.next_batch(Vec::new()).unwrap() {
+            out.push(String::from_utf8(b.data).unwrap());
+        }
+        out
+    }
+
+    #[test]
+    fn batches_hold_whole_goals() {
+        let text =
+            "a Q0 x 1 1 t\na Q0 y 2 0 t\nb Q0 x 1 1 t\nb Q0 y 2 0 t\nb Q0 z 3 0 t\nc Q0 x 1 1 t";
+        for target in [1, 5, 13, 26, 40, 1000] {
+            let bs = batches(text, target);
+            assert_eq!(bs.concat(), format!("{text}\n"), "target {target}");
+            for b in &bs {
+                // No goal is split across batches.
+                let goals: Vec<&str> = b.lines().map(|l| l.split(' ').next().unwrap()).collect();
+                for other in &bs {
+                    if !std::ptr::eq(b, other) {
+                        assert!(other
+                            .lines()
+                            .all(|l| !goals.contains(&l.split(' ').next().unwrap())));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn sniffs_compression_and_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = dir.path().join("p.trec");
+        std::fs::write(&plain, "\n\nq Q0 a 1 1 t\n").unwrap();
+        let i = open(&plain).unwrap();
+        assert_eq!((i.compression, i.format), (Compression::None, Format::Trec));
+        let gz = dir.path().join("p.gz");
+        let mut e =
+            flate2::write::GzEncoder::new(File::create(&gz).unwrap(), flate2::Compression::fast());
+        e.write_all(b"{\"goal_id\": \"g\"}\n").unwrap();
+        e.finish().unwrap();
+        let mut i = open(&gz).unwrap();
+        assert_eq!(
+            (i.compression, i.format),
+            (Compression::Gzip, Format::Jsonl)
+        );
+        let mut s = String::new();
+        i.reader.read_to_string(&mut s).unwrap();
+        assert_eq!(s, "{\"goal_id\": \"g\"}\n");
+        let zst = dir.path().join("p.zst");
+        std::fs::write(&zst, zstd::encode_all(&b"q 0 a 1\n"[..], 1).unwrap()).unwrap();
+        let i = open(&zst).unwrap();
+        assert_eq!((i.compression, i.format), (Compression::Zstd, Format::Trec));
+        let empty = dir.path().join("e");
+        std::fs::write(&empty, "\n  \n").unwrap();
+        assert_eq!(open(&empty).err().unwrap().kind, ErrorKind::Empty);
+        assert_eq!(
+            open(&dir.path().join("missing")).err().unwrap().kind,
+            ErrorKind::Io
+        );
+    }
+}

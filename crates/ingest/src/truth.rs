@@ -1,0 +1,462 @@
+//! Actual sets in memory: interned lemma ids in roaring bitmaps, grades where they are not binary.
+//!
+//! Only lemmas named by some actual set are interned; a predicted lemma the interner has never seen
+//! is unjudged (non-relevant) for every goal and is never stored. Lookups hash a name once
+//! ([`Interner::hash`]) so that the caller can reuse the hash (for duplicate detection, say).
+
+use crate::error::{ErrorKind, InputError};
+use crate::fields::{parse_grade, show, split_fields};
+use crate::input::{Format, Input};
+use hashbrown::{DefaultHashBuilder, HashTable};
+use roaring::RoaringBitmap;
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::io::BufRead;
+use std::path::Path;
+
+/// Names to dense `u32` ids. Names live in one arena; the table holds ids.
+#[derive(Clone, Debug, Default)]
+pub struct Interner {
+    table: HashTable<u32>,
+    arena: Vec<u8>,
+    ends: Vec<usize>,
+    hasher: DefaultHashBuilder,
+}
+
+impl Interner {
+    /// An empty interner.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The hash this interner uses for `name` (reusable with [`Interner::get_hashed`]).
+    #[inline]
+    pub fn hash(&self, name: &[u8]) -> u64 {
+        self.hasher.hash_one(name)
+    }
+
+    /// The hasher, for callers that keep their own tables keyed the same way.
+    pub fn hasher(&self) -> &DefaultHashBuilder {
+        &self.hasher
+    }
+
+    /// The id of `name`, if interned.
+    #[inline]
+    pub fn get(&self, name: &[u8]) -> Option<u32> {
+        self.get_hashed(self.hash(name), name)
+    }
+
+    /// The id of `name` whose hash is `hash`.
+    #[inline]
+    pub fn get_hashed(&self, hash: u64, name: &[u8]) -> Option<u32> {
+        self.table.find(hash, |&id| self.name(id) == name).copied()
+    }
+
+    /// Interns `name`, returning its id (existing or new).
+    pub fn intern(&mut self, name: &[u8]) -> u32 {
+        let hash = self.hash(name);
+        if let Some(id) = self.get_hashed(hash, name) {
+            return id;
+        }
+        let id = self.ends.len() as u32;
+        self.arena.extend_from_slice(name);
+        self.ends.push(self.arena.len());
+        let (arena, ends, hasher) = (&self.arena, &self.ends, &self.hasher);
+        self.table.insert_unique(hash, id, |&i| {
+            let start = if i == 0 { 0 } else { ends[i as usize - 1] };
+            hasher.hash_one(&arena[start..ends[i as usize]])
+        });
+        id
+    }
+
+    /// The name of `id`.
+    #[inline]
+    pub fn name(&self, id: u32) -> &[u8] {
+        let i = id as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.arena[start..self.ends[i]]
+    }
+
+    /// Number of names.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether empty.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
+/// The actual set of one goal.
+#[derive(Clone, Debug, Default)]
+pub struct GoalTruth {
+    /// Every judged lemma of the goal (any grade).
+    pub judged: RoaringBitmap,
+    /// `(lemma id, grade)` sorted by id, present only when some grade is not 1.
+    pub grades: Option<Box<[(u32, i32)]>>,
+    /// Every judged grade, sorted descending (what the accumulator's `Truth::graded` takes).
+    pub grades_desc: Box<[i32]>,
+}
+
+impl GoalTruth {
+    /// The grade of lemma `id` in this goal, if judged.
+    #[inline]
+    pub fn grade(&self, id: u32) -> Option<i32> {
+        if !self.judged.contains(id) {
+            return None;
+        }
+        match &self.grades {
+            None => Some(1),
+            Some(g) => g
+                .binary_search_by_key(&id, |&(l, _)| l)
+                .ok()
+                .map(|i| g[i].1),
+        }
+    }
+}
+
+/// All actual sets: the lemma interner, the goal interner and one [`GoalTruth`] per goal.
+#[derive(Clone, Debug, Default)]
+pub struct ActualSets {
+    /// Lemma names of all actual sets.
+    pub lemmas: Interner,
+    /// Goal ids.
+    pub goals: Interner,
+    /// Per goal id.
+    pub truths: Vec<GoalTruth>,
+    /// Judgment rows with grade > 0 (trec_eval's `-c` summary `num_rel`).
+    pub positive_rows: u64,
+    /// Judgment rows read.
+    pub rows: u64,
+}
+
+#[derive(Deserialize)]
+struct ActualLine<'a> {
+    #[serde(borrow)]
+    goal_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    premises: Option<PremiseSet<'a>>,
+    #[serde(borrow)]
+    all_pos_premises: Option<Vec<PremiseRef<'a>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PremiseSet<'a> {
+    #[serde(borrow)]
+    List(Vec<PremiseRef<'a>>),
+    #[serde(borrow)]
+    Graded(HashMap<Cow<'a, str>, i64>),
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PremiseRef<'a> {
+    #[serde(borrow)]
+    Name(Cow<'a, str>),
+    Object {
+        #[serde(borrow)]
+        full_name: Cow<'a, str>,
+    },
+}
+
+impl<'a> PremiseRef<'a> {
+    fn name(&self) -> &str {
+        match self {
+            PremiseRef::Name(n) => n,
+            PremiseRef::Object { full_name } => full_name,
+        }
+    }
+}
+
+impl ActualSets {
+    /// Reads qrels (`goal iter lemma grade`, exactly 4 fields) or JSONL actual sets, by format.
+    /// A lemma judged twice for one goal is an error naming both lines.
+    pub fn read(input: Input) -> Result<ActualSets, InputError> {
+        let path = input.path.clone();
+        let format = input.format;
+        let mut reader = input.reader;
+        let mut sets = ActualSets::default();
+        // Per goal: (lemma, grade, line) until finalised.
+        let mut pending: Vec<Vec<(u32, i32, u64)>> = Vec::new();
+        let mut line = Vec::with_capacity(256);
+        let (mut line_no, mut byte) = (0u64, 0u64);
+        loop {
+            line.clear();
+            let n = reader
+                .read_until(b'\n', &mut line)
+                .map_err(|e| InputError::file(ErrorKind::Io, &path, format!("cannot read: {e}")))?;
+            if n == 0 {
+                break;
+            }
+            line_no += 1;
+            let here = byte;
+            byte += n as u64;
+            let text = match std::str::from_utf8(&line) {
+                Ok(t) => t.trim_end_matches(['\n', '\r']),
+                Err(e) => {
+                    return Err(InputError::at(
+                        ErrorKind::Syntax,
+                        &path,
+                        line_no,
+                        here,
+                        format!("invalid UTF-8 at column {}", e.valid_up_to() + 1),
+                    ))
+                }
+            };
+            let trimmed = text.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let err = |m: String| InputError::at(ErrorKind::Syntax, &path, line_no, here, m);
+            let add = |sets: &mut ActualSets,
+                       pending: &mut Vec<Vec<(u32, i32, u64)>>,
+                       goal: &[u8],
+                       lemma: &[u8],
+                       grade: i32| {
+                let g = sets.goals.intern(goal) as usize;
+                if g == pending.len() {
+                    pending.push(Vec::new());
+                }
+                let l = sets.lemmas.intern(lemma);
+                pending[g].push((l, grade, line_no));
+                sets.rows += 1;
+                sets.positive_rows += (grade > 0) as u64;
+            };
+            match format {
+                Format::Trec => {
+                    let mut f = [&b""[..]; 4];
+                    let count = split_fields(text.as_bytes(), &mut f);
+                    if count != 4 {
+                        let found = if count > 4 {
+                            "more".to_string()
+                        } else {
+                            count.to_string()
+                        };
+                        return Err(err(format!(
+                            "expected 4 fields (goal iter lemma grade), found {found}"
+                        )));
+                    }
+                    let grade = parse_grade(f[3]).ok_or_else(|| {
+                        err(format!("expected an integer grade, found `{}`", show(f[3])))
+                    })?;
+                    add(&mut sets, &mut pending, f[0], f[2], grade);
+                }
+                Format::Jsonl => {
+                    let rec: ActualLine = serde_json::from_str(text).map_err(|e| {
+                        err(format!(
+                            "expected a JSON object with goal_id and premises (a list of names, or name → grade) \
+                             or all_pos_premises: {e}"
+                        ))
+                    })?;
+                    let goal = rec
+                        .goal_id
+                        .ok_or_else(|| err("expected a `goal_id` field".into()))?;
+                    let g = sets.goals.intern(goal.as_bytes()) as usize;
+                    if g < pending.len() {
+                        return Err(err(format!(
+                            "goal `{goal}` has a second line of actual premises"
+                        )));
+                    }
+                    pending.push(Vec::new());
+                    let mut any = false;
+                    match rec.premises {
+                        Some(PremiseSet::List(v)) => {
+                            any = true;
+                            for p in v {
+                                add(
+                                    &mut sets,
+                                    &mut pending,
+                                    goal.as_bytes(),
+                                    p.name().as_bytes(),
+                                    1,
+                                );
+                            }
+                        }
+                        Some(PremiseSet::Graded(m)) => {
+                            any = true;
+                            let mut v: Vec<_> = m.into_iter().collect();
+                            v.sort();
+                            for (name, grade) in v {
+                                let grade = i32::try_from(grade)
+                                    .ok()
+                                    .filter(|&g| g != i32::MIN)
+                                    .ok_or_else(|| {
+                                        err(format!("grade {grade} of `{name}` is out of range"))
+                                    })?;
+                                add(
+                                    &mut sets,
+                                    &mut pending,
+                                    goal.as_bytes(),
+                                    name.as_bytes(),
+                                    grade,
+                                );
+                            }
+                        }
+                        None => {}
+                    }
+                    if let Some(v) = rec.all_pos_premises {
+                        any = true;
+                        for p in v {
+                            add(
+                                &mut sets,
+                                &mut pending,
+                                goal.as_bytes(),
+                                p.name().as_bytes(),
+                                1,
+                            );
+                        }
+                    }
+                    if !any {
+                        return Err(err("expected `premises` or `all_pos_premises`".into()));
+                    }
+                }
+            }
+        }
+        if sets.goals.is_empty() {
+            return Err(InputError::file(
+                ErrorKind::Empty,
+                &path,
+                "has no judgments, expected at least one line",
+            ));
+        }
+        sets.truths.reserve(pending.len());
+        for (g, mut entries) in pending.into_iter().enumerate() {
+            entries.sort_unstable_by_key(|&(l, _, line)| (l, line));
+            if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+                let (goal, lemma) = (
+                    show(sets.goals.name(g as u32)),
+                    show(sets.lemmas.name(w[0].0)),
+                );
+                return Err(InputError {
+                    kind: ErrorKind::Duplicate,
+                    path: path.clone(),
+                    line: Some(w[1].2),
+                    byte: None,
+                    message: format!(
+                        "lemma `{lemma}` is judged twice for goal `{goal}` (first at line {})",
+                        w[0].2
+                    ),
+                });
+            }
+            let judged: RoaringBitmap = entries.iter().map(|e| e.0).collect();
+            let binary = entries.iter().all(|e| e.1 == 1);
+            let mut grades_desc: Vec<i32> = entries.iter().map(|e| e.1).collect();
+            grades_desc.sort_unstable_by(|a, b| b.cmp(a));
+            sets.truths.push(GoalTruth {
+                judged,
+                grades: (!binary).then(|| entries.iter().map(|e| (e.0, e.1)).collect()),
+                grades_desc: grades_desc.into(),
+            });
+        }
+        Ok(sets)
+    }
+
+    /// Reads actual sets from a file (`-` for stdin).
+    pub fn read_path(path: &Path) -> Result<ActualSets, InputError> {
+        Self::read(crate::input::open(path)?)
+    }
+
+    /// The truth of goal `name`, with its id.
+    #[inline]
+    pub fn goal(&self, name: &[u8]) -> Option<(u32, &GoalTruth)> {
+        self.goals.get(name).map(|g| (g, &self.truths[g as usize]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str, format: Format) -> Result<ActualSets, InputError> {
+        ActualSets::read(Input {
+            path: "actual".into(),
+            reader: Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+            size_on_disk: None,
+            compression: crate::input::Compression::None,
+            format,
+        })
+    }
+
+    #[test]
+    fn qrels_with_grades() {
+        let s = read(
+            "g1 0 a 1\ng1 0 b 0\n# comment\ng2 0 a 2\ng2 0 c 1\n\n",
+            Format::Trec,
+        )
+        .unwrap();
+        assert_eq!(s.goals.len(), 2);
+        assert_eq!(s.lemmas.len(), 3);
+        let (_, g1) = s.goal(b"g1").unwrap();
+        let a = s.lemmas.get(b"a").unwrap();
+        let b = s.lemmas.get(b"b").unwrap();
+        let c = s.lemmas.get(b"c").unwrap();
+        assert_eq!(
+            (g1.grade(a), g1.grade(b), g1.grade(c)),
+            (Some(1), Some(0), None)
+        );
+        assert_eq!(&*g1.grades_desc, &[1, 0]);
+        let (_, g2) = s.goal(b"g2").unwrap();
+        assert_eq!((g2.grade(a), g2.grade(c)), (Some(2), Some(1)));
+        assert_eq!(s.positive_rows, 3);
+        assert!(s.goal(b"g3").is_none());
+    }
+
+    #[test]
+    fn jsonl_shapes() {
+        let text = r#"{"goal_id": "g1", "premises": ["A", "B"]}
+{"goal_id": "g2", "premises": {"A": 2, "C": 0}}
+{"goal_id": "g3", "all_pos_premises": ["A", {"full_name": "D", "code": "x"}], "other": 1}
+"#;
+        let s = read(text, Format::Jsonl).unwrap();
+        let id = |n: &str| s.lemmas.get(n.as_bytes()).unwrap();
+        let (_, g1) = s.goal(b"g1").unwrap();
+        assert_eq!((g1.grade(id("A")), g1.grade(id("B"))), (Some(1), Some(1)));
+        assert!(g1.grades.is_none());
+        let (_, g2) = s.goal(b"g2").unwrap();
+        assert_eq!((g2.grade(id("A")), g2.grade(id("C"))), (Some(2), Some(0)));
+        let (_, g3) = s.goal(b"g3").unwrap();
+        assert_eq!((g3.grade(id("A")), g3.grade(id("D"))), (Some(1), Some(1)));
+    }
+
+    #[test]
+    fn errors_name_file_and_line() {
+        let e = read("g 0 a 1\ng 0 b\n", Format::Trec).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "actual:2: expected 4 fields (goal iter lemma grade), found 3 (byte 8)"
+        );
+        let e = read("g 0 a x\n", Format::Trec).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("expected an integer grade, found `x`"),
+            "{e}"
+        );
+        let e = read("g 0 a 1\nh 0 a 1\ng 0 a 0\n", Format::Trec).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Duplicate);
+        assert_eq!(e.line, Some(3));
+        assert!(e.message.contains("first at line 1"), "{e}");
+        let e = read("{\"goal_id\": \"g\"}\n", Format::Jsonl).unwrap_err();
+        assert!(e.to_string().contains("expected `premises`"), "{e}");
+        let e = read("{\"goal_id\": \"g\", \"premises\": [1]}\n", Format::Jsonl).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("actual:1: expected a JSON object"),
+            "{e}"
+        );
+        let e = read("g 0 a 1\ng 0 \u{0}\u{fffd} 1\n", Format::Trec).unwrap();
+        assert_eq!(e.rows, 2);
+        let e = ActualSets::read(Input {
+            path: "actual".into(),
+            reader: Box::new(std::io::Cursor::new(b"g 0 \xff 1\n".to_vec())),
+            size_on_disk: None,
+            compression: crate::input::Compression::None,
+            format: Format::Trec,
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("invalid UTF-8"), "{e}");
+    }
+}
