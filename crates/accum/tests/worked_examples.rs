@@ -124,8 +124,8 @@ fn seed_f_e_ndcg_bpref_setf() {
         3,
         &SEED,
     );
-    assert!(close(v[0], 0.75));
-    assert!(close(v[1], 0.25));
+    assert_eq!(v[0], 0.75);
+    assert_eq!(v[1], 0.25);
     let dcg = 1.0 / 3f64.log2() + 1.0 / 5f64.log2() + 1.0 / 6f64.log2();
     let idcg = 1.0 + 1.0 / 3f64.log2() + 0.5;
     assert!(close(v[2], dcg / idcg));

@@ -1,1 +1,510 @@
-fn main() {}
+//! `lemma-eval`: evaluate ranked premise predictions against the lemmas actually used.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use lemma_accum::{Interpolation, Measure};
+use lemma_eval::engine::{
+    self, DuplicateMode, EvalError, EvalOptions, GoalRow, MissingMode, OrderMode, TieMode,
+    ZeroRelMode,
+};
+use lemma_eval::output::{report_text, OutFormat, Writer};
+use lemma_eval::trec;
+use lemma_ingest::{ActualSets, ErrorKind};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// The default measures for premise selection.
+const DEFAULT_MEASURES: [&str; 11] = [
+    "R@1",
+    "R@10",
+    "R@100",
+    "P@1",
+    "P@10",
+    "RR",
+    "AP",
+    "AP@100",
+    "nDCG@10",
+    "Rprec",
+    "Depth(recall=1.0)",
+];
+
+#[derive(Parser)]
+#[command(
+    name = "lemma-eval",
+    version,
+    about = "Score ranked premise predictions against the truth, streamed, in bounded memory"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Evaluate predictions (TREC run or JSONL) against actual sets (TREC qrels or JSONL).
+    Eval(EvalArgs),
+    /// trec_eval's flags and byte-identical output.
+    #[command(name = "trec_eval")]
+    TrecEval(TrecArgs),
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum Order {
+    Score,
+    File,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum TiesArg {
+    Trec,
+    Group,
+    File,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum Dups {
+    First,
+    Error,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum Missing {
+    Zero,
+    Skip,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum Interp {
+    Textbook,
+    Trec10,
+    Trec9,
+}
+
+#[derive(Args)]
+struct Common {
+    /// Write the output here (atomically: nothing partial is left on error).
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// No report or progress on stderr.
+    #[arg(long)]
+    quiet: bool,
+    /// Log what happens (-v, -vv).
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+#[derive(Args)]
+struct EvalArgs {
+    /// Actual sets: TREC qrels (`goal iter lemma grade`) or JSONL; plain, .gz, .zst, or - for stdin.
+    actual: PathBuf,
+    /// Predictions: TREC run (`goal Q0 lemma rank score tag`) or JSONL; plain, .gz, .zst, or -.
+    predicted: PathBuf,
+    /// A measure (repeatable): METRICS.md names (`AP@100`, `Depth(recall=1.0)`) or trec_eval's (`P.5,10`).
+    #[arg(short = 'm', long = "measure")]
+    measures: Vec<String>,
+    /// Print one row per goal before the summary.
+    #[arg(long)]
+    per_goal: bool,
+    #[arg(long, value_enum, default_value = "table")]
+    format: OutFormat,
+    /// Goals with an actual set but no predictions: evaluated as empty (zero) or skipped.
+    #[arg(long, value_enum, default_value = "zero")]
+    missing: Missing,
+    /// A lemma is relevant when its grade is at least this.
+    #[arg(
+        long = "relevance-level",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
+    relevance_level: i32,
+    /// Evaluate only the first N lemmas of each goal, after ordering.
+    #[arg(long)]
+    depth: Option<u64>,
+    /// Ranking order (default: score for TREC runs, file for JSONL).
+    #[arg(long, value_enum)]
+    order: Option<Order>,
+    /// Equal scores: trec (name descending), group (scikit-learn tie groups for AP), file.
+    #[arg(long, value_enum, default_value = "trec")]
+    ties: TiesArg,
+    /// A lemma repeated in one goal: keep the first, or stop with an error.
+    #[arg(long, value_enum, default_value = "first")]
+    duplicates: Dups,
+    /// Accept goals whose lines are not contiguous, by buffering the whole predictions file.
+    #[arg(long)]
+    regroup: bool,
+    /// Relevant count needed at a recall level for IPrec/AP11.
+    #[arg(long, value_enum, default_value = "textbook")]
+    interpolation: Interp,
+    /// Evaluate goals with no relevant lemma (R = 0) as all zeros instead of skipping them.
+    #[arg(long)]
+    keep_zero_relevant: bool,
+    /// Size of the lemma universe (enables AUC).
+    #[arg(long)]
+    universe: Option<u64>,
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum TrecVersion {
+    #[value(name = "9")]
+    V9,
+    #[value(name = "10")]
+    V10,
+}
+
+#[derive(Args)]
+struct TrecArgs {
+    /// Print per-goal values too.
+    #[arg(short = 'q')]
+    per_query: bool,
+    /// Average over every qrels goal (missing ones count 0).
+    #[arg(short = 'c')]
+    complete: bool,
+    /// No summary.
+    #[arg(short = 'n')]
+    no_summary: bool,
+    /// trec_eval measure (repeatable): P.5,10 map ndcg_cut.10 official ...
+    #[arg(short = 'm')]
+    measures: Vec<String>,
+    /// Evaluate only the first N lemmas of each goal.
+    #[arg(short = 'M')]
+    max_docs: Option<u64>,
+    /// Relevance level.
+    #[arg(short = 'l', default_value_t = 1, allow_negative_numbers = true)]
+    level: i32,
+    /// trec_eval version to reproduce.
+    #[arg(long = "trec-version", value_enum, default_value = "10")]
+    version: TrecVersion,
+    /// Print lemma-eval's report on stderr (trec_eval prints none).
+    #[arg(long)]
+    report: bool,
+    qrels: PathBuf,
+    run: PathBuf,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// An error and its exit code.
+struct Fail(u8, String);
+
+impl From<EvalError> for Fail {
+    fn from(e: EvalError) -> Self {
+        Fail(2, e.to_string())
+    }
+}
+
+/// trec_eval's exit codes: 4 for a duplicate lemma ("Can't calculate measure"), 2 otherwise.
+fn trec_fail(e: EvalError) -> Fail {
+    let code = match &e {
+        EvalError::Input(ie) if ie.kind == ErrorKind::Duplicate => 4,
+        _ => 2,
+    };
+    Fail(code, e.to_string())
+}
+
+impl From<lemma_ingest::InputError> for Fail {
+    fn from(e: lemma_ingest::InputError) -> Self {
+        Fail(2, e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let verbose = match &cli.cmd {
+        Cmd::Eval(a) => a.common.verbose,
+        Cmd::TrecEval(a) => a.common.verbose,
+    };
+    if verbose > 0 {
+        let level = if verbose > 1 { "debug" } else { "info" };
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(tracing_subscriber::EnvFilter::new(level))
+            .init();
+    }
+    let r = match cli.cmd {
+        Cmd::Eval(a) => run_eval(a),
+        Cmd::TrecEval(a) => run_trec(a),
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Fail(code, msg)) => {
+            let _ = writeln!(std::io::stderr(), "lemma-eval: error: {msg}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+/// Stdout, or a temporary file renamed over the target on success.
+enum Out {
+    Stdout(std::io::BufWriter<std::io::Stdout>),
+    File(std::io::BufWriter<tempfile::NamedTempFile>, PathBuf),
+}
+
+impl Out {
+    fn new(path: Option<&Path>) -> Result<Out, Fail> {
+        match path {
+            None => Ok(Out::Stdout(std::io::BufWriter::with_capacity(
+                1 << 16,
+                std::io::stdout(),
+            ))),
+            Some(p) => {
+                let dir = p
+                    .parent()
+                    .filter(|d| !d.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                let tmp = tempfile::Builder::new()
+                    .prefix(".lemma-eval-")
+                    .tempfile_in(dir)
+                    .map_err(|e| {
+                        Fail(
+                            2,
+                            format!("{}: cannot create the output file: {e}", p.display()),
+                        )
+                    })?;
+                Ok(Out::File(
+                    std::io::BufWriter::with_capacity(1 << 16, tmp),
+                    p.to_path_buf(),
+                ))
+            }
+        }
+    }
+
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Out::Stdout(w) => w,
+            Out::File(w, _) => w,
+        }
+    }
+
+    fn commit(self) -> Result<(), Fail> {
+        match self {
+            Out::Stdout(mut w) => w
+                .flush()
+                .map_err(|e| Fail(2, format!("cannot write to stdout: {e}"))),
+            Out::File(w, p) => {
+                let tmp = w.into_inner().map_err(|e| {
+                    Fail(2, format!("{}: cannot write: {}", p.display(), e.error()))
+                })?;
+                tmp.persist(&p)
+                    .map_err(|e| Fail(2, format!("{}: cannot write: {}", p.display(), e.error)))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+fn progress_bar(quiet: bool, size: Option<u64>) -> Option<indicatif::ProgressBar> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let size = size.filter(|&s| s >= 64 << 20)?;
+    let pb = indicatif::ProgressBar::new(size);
+    pb.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    Some(pb)
+}
+
+fn run_eval(a: EvalArgs) -> Result<(), Fail> {
+    let names: Vec<&str> = if a.measures.is_empty() {
+        DEFAULT_MEASURES.to_vec()
+    } else {
+        a.measures.iter().map(|s| s.as_str()).collect()
+    };
+    let measures = Measure::parse_all(names).map_err(|e| Fail(2, e.to_string()))?;
+    if measures.contains(&Measure::AUC) && a.universe.is_none() {
+        return Err(Fail(
+            2,
+            "AUC needs the universe size: pass --universe N".into(),
+        ));
+    }
+    let opts = EvalOptions {
+        measures,
+        relevance_level: a.relevance_level,
+        interpolation: match a.interpolation {
+            Interp::Textbook => Interpolation::Textbook,
+            Interp::Trec10 => Interpolation::Trec10,
+            Interp::Trec9 => Interpolation::Trec9,
+        },
+        order: a.order.map(|o| match o {
+            Order::Score => OrderMode::Score,
+            Order::File => OrderMode::File,
+        }),
+        ties: match a.ties {
+            TiesArg::Trec => TieMode::Trec,
+            TiesArg::Group => TieMode::Group,
+            TiesArg::File => TieMode::File,
+        },
+        duplicates: match a.duplicates {
+            Dups::First => DuplicateMode::First,
+            Dups::Error => DuplicateMode::Error,
+        },
+        depth: a.depth,
+        missing: match a.missing {
+            Missing::Zero => MissingMode::Zero,
+            Missing::Skip => MissingMode::Skip,
+        },
+        zero_rel: if a.keep_zero_relevant {
+            ZeroRelMode::Evaluate
+        } else {
+            ZeroRelMode::Skip
+        },
+        regroup: a.regroup,
+        threads: a
+            .common
+            .threads
+            .unwrap_or_else(|| EvalOptions::default().threads)
+            .max(1),
+        universe: a.universe,
+        ..EvalOptions::default()
+    };
+    if a.actual == Path::new("-") && a.predicted == Path::new("-") {
+        return Err(Fail(
+            2,
+            "only one of ACTUAL and PREDICTED can be - (stdin)".into(),
+        ));
+    }
+    let actual = ActualSets::read_path(&a.actual)?;
+    tracing::info!(
+        goals = actual.goals.len(),
+        lemmas = actual.lemmas.len(),
+        "actual sets read"
+    );
+    let input = lemma_ingest::open(&a.predicted)?;
+    let pb = progress_bar(a.common.quiet, input.size_on_disk);
+    let mut out = Out::new(a.common.output.as_deref())?;
+    let plan = engine::plan_for(&opts);
+    let (summary, report) = {
+        let mut w = Writer::new(out.writer(), a.format, plan.measures());
+        w.begin(a.per_goal)
+            .map_err(|e| Fail(2, format!("cannot write output: {e}")))?;
+        let mut sink = |row: GoalRow| w.row(&row);
+        let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
+        let (summary, report) = engine::evaluate(
+            &actual,
+            input,
+            &opts,
+            if a.per_goal { Some(&mut sink) } else { None },
+            progress.as_ref().map(|p| p as &(dyn Fn(u64) + Sync)),
+        )?;
+        w.finish(&summary, a.per_goal)
+            .map_err(|e| Fail(2, format!("cannot write output: {e}")))?;
+        (summary, report)
+    };
+    if let Some(pb) = pb {
+        pb.finish_and_clear();
+    }
+    out.commit()?;
+    if !a.common.quiet {
+        eprint!("{}", report_text(&report, &summary.counts()));
+    }
+    Ok(())
+}
+
+fn run_trec(a: TrecArgs) -> Result<(), Fail> {
+    let tm = trec::resolve(&a.measures).map_err(|e| Fail(e.code as u8, e.message))?;
+    let measures: Vec<Measure> = tm.iter().filter_map(|m| m.measure).collect();
+    let v10 = matches!(a.version, TrecVersion::V10);
+    let mut opts = EvalOptions {
+        measures,
+        relevance_level: a.level,
+        interpolation: if v10 {
+            Interpolation::Trec10
+        } else {
+            Interpolation::Trec9
+        },
+        order: Some(OrderMode::Score),
+        ties: TieMode::Trec,
+        duplicates: DuplicateMode::Error,
+        depth: a.max_docs,
+        missing: if a.complete {
+            MissingMode::Zero
+        } else {
+            MissingMode::Skip
+        },
+        zero_rel: ZeroRelMode::Evaluate,
+        regroup: a.run == Path::new("-"),
+        f32_scores: !v10,
+        threads: a
+            .common
+            .threads
+            .unwrap_or_else(|| EvalOptions::default().threads)
+            .max(1),
+        ..EvalOptions::default()
+    };
+    if a.qrels == Path::new("-") && a.run == Path::new("-") {
+        return Err(Fail(2, "only one of QRELS and RUN can be - (stdin)".into()));
+    }
+    let actual = ActualSets::read_path(&a.qrels)?;
+    let mut rows: Vec<GoalRow> = Vec::new();
+    let quiet = a.common.quiet || !a.report;
+    // trec_eval accepts goals in any order: stream, and regroup in memory only if a goal reappears.
+    let (summary, report) = loop {
+        rows.clear();
+        let input = lemma_ingest::open(&a.run)?;
+        let mut sink = |row: GoalRow| {
+            rows.push(row);
+            Ok(())
+        };
+        match engine::evaluate(
+            &actual,
+            input,
+            &opts,
+            if a.per_query { Some(&mut sink) } else { None },
+            None,
+        ) {
+            Err(EvalError::Input(e)) if e.kind == ErrorKind::GoalNotContiguous && !opts.regroup => {
+                tracing::info!("goals are not contiguous: regrouping the run in memory");
+                opts.regroup = true;
+            }
+            r => break r.map_err(trec_fail)?,
+        }
+    };
+    if summary.counts().evaluated == 0 {
+        return Err(Fail(
+            7,
+            "no goals with both predictions and relevance judgments".into(),
+        ));
+    }
+    let mut text = String::new();
+    if a.per_query {
+        // Goals in byte order of their ids; measures in trec_eval's table order.
+        rows.sort_by(|x, y| x.goal.cmp(&y.goal));
+        let plan_measures = engine::plan_for(&opts).measures().to_vec();
+        for row in &rows {
+            if row.empty && !v10 {
+                continue;
+            }
+            let goal = String::from_utf8_lossy(&row.goal);
+            for m in tm.iter().filter(|m| m.per_goal) {
+                let measure = m.measure.expect("per-goal measures are computed");
+                let i = plan_measures
+                    .iter()
+                    .position(|x| *x == measure)
+                    .expect("in plan");
+                trec::line(&mut text, m, &goal, row.values[i].unwrap_or(0.0));
+            }
+        }
+    }
+    if !a.no_summary {
+        let runid = String::from_utf8_lossy(&report.runid).into_owned();
+        let num_rel = a.complete.then_some(actual.positive_rows);
+        trec::summary_block(&mut text, &tm, &summary, &runid, num_rel);
+    }
+    let mut out = Out::new(a.common.output.as_deref())?;
+    out.writer()
+        .write_all(text.as_bytes())
+        .map_err(|e| Fail(2, format!("cannot write output: {e}")))?;
+    out.commit()?;
+    if !quiet {
+        eprint!("{}", report_text(&report, &summary.counts()));
+    }
+    Ok(())
+}

@@ -1,0 +1,1117 @@
+//! The evaluation pipeline: batches of whole goals from the ingest crate, evaluated by worker
+//! threads with the accumulator, merged in file order.
+//!
+//! ```text
+//!  reader thread ──batches (bounded)──▶ workers (N) ──results──▶ collector (caller's thread)
+//!       ▲                                                             │
+//!       └──────────── recycled buffers ◀──────────────────────────────┘
+//! ```
+//!
+//! The reader cuts the input at goal boundaries; a worker streams each goal's lines through the
+//! order check (trec order: score descending, name descending; only tie runs are buffered), the
+//! depth cut, duplicate removal and the accumulator. A goal whose lines are out of order is re-read
+//! from its first line and sorted (memory: that goal). The collector takes results in batch order,
+//! checks that no goal reappears, numbers lines, and hands per-goal rows to the caller in file
+//! order. Summaries merge exactly, so the figures do not depend on the number of threads.
+
+use hashbrown::{HashMap, HashTable};
+use lemma_accum::{
+    trec_cmp, Config, GoalAccumulator, GoalError, GoalFate, Interpolation, Label, Measure, Plan,
+    Summary, Ties, TrecOrder, Truth,
+};
+use lemma_ingest::{
+    parse_prediction_line, parse_run_line, show, ActualSets, Batch, BatchReader, ErrorKind, Format,
+    GoalKey, GoalTruth, Input, InputError,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How a goal's lemmas are ordered (METRICS.md §2).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OrderMode {
+    /// Score descending (TREC runs' default).
+    Score,
+    /// As the lemmas arrive (JSONL's default).
+    File,
+}
+
+/// How equal scores are ranked under [`OrderMode::Score`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TieMode {
+    /// trec_eval: lemma name descending (bytes).
+    Trec,
+    /// scikit-learn tie groups for AP (order inside a group does not matter).
+    Group,
+    /// Equal scores keep their file order.
+    File,
+}
+
+/// What to do with a lemma repeated in one goal's ranking.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DuplicateMode {
+    /// The first occurrence counts; later ones are dropped before ranks are assigned.
+    First,
+    /// Stop with an error naming goal, lemma and lines.
+    Error,
+}
+
+/// Goals with an actual set but no predictions.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MissingMode {
+    /// Evaluated as an empty ranking (every measure 0).
+    Zero,
+    /// Not evaluated (counted in the report).
+    Skip,
+}
+
+/// Goals whose actual set has nothing at or above the relevance level (`R = 0`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ZeroRelMode {
+    /// Skipped and counted (default).
+    Skip,
+    /// Evaluated, every measure 0 (trec_eval).
+    Evaluate,
+}
+
+/// Everything that decides the numbers.
+#[derive(Clone, Debug)]
+pub struct EvalOptions {
+    /// Measures, in output order.
+    pub measures: Vec<Measure>,
+    /// Relevant means grade `>=` this.
+    pub relevance_level: i32,
+    /// Relevant count needed per recall level for IPrec/AP11.
+    pub interpolation: Interpolation,
+    /// Ranking order; `None` picks the format's default (TREC: score, JSONL: file).
+    pub order: Option<OrderMode>,
+    /// Ties under score order.
+    pub ties: TieMode,
+    /// Repeated lemmas.
+    pub duplicates: DuplicateMode,
+    /// Evaluate only the first `depth` lemmas of each goal, after ordering.
+    pub depth: Option<u64>,
+    /// Goals without predictions.
+    pub missing: MissingMode,
+    /// Goals with `R = 0`.
+    pub zero_rel: ZeroRelMode,
+    /// Buffer the whole predictions file and group its lines by goal (goals need not be contiguous).
+    pub regroup: bool,
+    /// Round scores to f32 before ordering (trec_eval 9.0.8).
+    pub f32_scores: bool,
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// Target batch size in bytes.
+    pub batch_bytes: usize,
+    /// Universe size for AUC.
+    pub universe: Option<u64>,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions {
+            measures: Vec::new(),
+            relevance_level: 1,
+            interpolation: Interpolation::Textbook,
+            order: None,
+            ties: TieMode::Trec,
+            duplicates: DuplicateMode::First,
+            depth: None,
+            missing: MissingMode::Zero,
+            zero_rel: ZeroRelMode::Skip,
+            regroup: false,
+            f32_scores: false,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            batch_bytes: 4 << 20,
+            universe: None,
+        }
+    }
+}
+
+/// One goal's values, handed to the caller in file order (then goals without predictions).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GoalRow {
+    /// Goal id.
+    pub goal: Vec<u8>,
+    /// Values parallel to the plan's measures.
+    pub values: Vec<Option<f64>>,
+    /// Whether the goal had no predictions (evaluated as empty).
+    pub empty: bool,
+}
+
+/// What happened, for the report on stderr.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Predictions file.
+    pub path: PathBuf,
+    /// Lines read (all of them: blank and comment lines too).
+    pub lines: u64,
+    /// Decompressed bytes read.
+    pub bytes: u64,
+    /// Lemmas read in goals that were evaluated.
+    pub items: u64,
+    /// Repeated lemmas dropped (`--duplicates first`).
+    pub duplicates_dropped: u64,
+    /// Lemmas beyond `--depth`.
+    pub beyond_depth: u64,
+    /// Goals whose lines were out of score order and were sorted.
+    pub goals_reordered: u64,
+    /// Goal runs seen in the predictions.
+    pub goals_in_predictions: u64,
+    /// Whether the input was regrouped in memory.
+    pub regrouped: bool,
+    /// The tag of the last run line in the file (trec_eval's `runid`).
+    pub runid: Vec<u8>,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Worker threads used.
+    pub threads: usize,
+}
+
+/// Why an evaluation stopped.
+#[derive(Debug)]
+pub enum EvalError {
+    /// Bad input (file, line, what was expected).
+    Input(InputError),
+    /// A goal could not be evaluated.
+    Goal { goal: String, error: GoalError },
+    /// The caller's row sink failed.
+    Sink(std::io::Error),
+}
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvalError::Input(e) => write!(f, "{e}"),
+            EvalError::Goal { goal, error } => write!(f, "goal `{goal}`: {error}"),
+            EvalError::Sink(e) => write!(f, "cannot write output: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+impl From<InputError> for EvalError {
+    fn from(e: InputError) -> Self {
+        EvalError::Input(e)
+    }
+}
+
+/// The compiled plan for `opts` (the measures and the options that change numbers).
+pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
+    Arc::new(Plan::new(
+        &opts.measures,
+        Config {
+            relevance_level: opts.relevance_level,
+            interpolation: opts.interpolation,
+            ties: if opts.ties == TieMode::Group {
+                Ties::Group
+            } else {
+                Ties::Given
+            },
+        },
+    ))
+}
+
+/// A goal as the worker reports it, for the collector's contiguity check.
+#[derive(Debug)]
+enum GoalRef {
+    Known(u32),
+    Unknown(Vec<u8>),
+}
+
+#[derive(Debug, Default)]
+struct BatchResult {
+    index: u64,
+    lines: u64,
+    goals: Vec<(GoalRef, u64)>,
+    rows: Vec<GoalRow>,
+    error: Option<EvalError>,
+    stats: Stats,
+    buffer: Vec<u8>,
+    last_tag: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct Stats {
+    items: u64,
+    duplicates_dropped: u64,
+    beyond_depth: u64,
+    goals_reordered: u64,
+}
+
+/// One ranked item on its way to the accumulator: where its name is in the batch, its hash, label.
+#[derive(Copy, Clone, Debug)]
+struct Item {
+    score: f64,
+    start: usize,
+    end: usize,
+    hash: u64,
+    label: Label,
+    line: u64,
+}
+
+/// The part of a worker after ordering: depth cut, duplicates, accumulator.
+struct Sink {
+    acc: GoalAccumulator,
+    dedup: HashTable<(u64, usize, usize, u64)>,
+    emitted: u64,
+    depth: u64,
+    dup_mode: DuplicateMode,
+    scored: bool,
+    stats: Stats,
+}
+
+impl Sink {
+    /// Feeds one ordered item. `data` holds the names.
+    #[inline]
+    fn emit(&mut self, data: &[u8], it: Item) -> Result<(), Box<Dup>> {
+        if self.emitted >= self.depth {
+            self.stats.beyond_depth += 1;
+            return Ok(());
+        }
+        self.emitted += 1;
+        let name = &data[it.start..it.end];
+        let mut dup_line = None;
+        self.dedup
+            .entry(
+                it.hash,
+                |&(h, s, e, _)| h == it.hash && &data[s..e] == name,
+                |&(h, ..)| h,
+            )
+            .and_modify(|&mut (_, _, _, l)| dup_line = Some(l))
+            .or_insert((it.hash, it.start, it.end, it.line));
+        if let Some(first) = dup_line {
+            if self.dup_mode == DuplicateMode::Error {
+                return Err(Box::new(Dup {
+                    first,
+                    second: it.line,
+                    start: it.start,
+                    end: it.end,
+                }));
+            }
+            self.stats.duplicates_dropped += 1;
+            return Ok(());
+        }
+        self.stats.items += 1;
+        if self.scored {
+            // Scores are finite (checked by the parser).
+            let _ = self.acc.push_scored(it.label, it.score);
+        } else {
+            self.acc.push(it.label);
+        }
+        Ok(())
+    }
+}
+
+/// A repeated lemma under `--duplicates error`.
+#[derive(Debug)]
+struct Dup {
+    first: u64,
+    second: u64,
+    start: usize,
+    end: usize,
+}
+
+/// The goal whose lines a TREC batch is reading.
+struct OpenGoal<'a> {
+    /// Where the goal id is in the batch.
+    name: (usize, usize),
+    /// Its first line (batch-local) and that line's offset, to re-read it if it is out of order.
+    first_line: u64,
+    first_pos: usize,
+    state: GoalState<'a>,
+    /// Being re-read to be sorted whole.
+    reread: bool,
+}
+
+/// Per-goal state while its lines stream by.
+enum GoalState<'a> {
+    /// Evaluated: truth known.
+    Eval { truth: &'a GoalTruth },
+    /// Lines validated but not evaluated.
+    Skip,
+}
+
+struct Worker<'a> {
+    actual: &'a ActualSets,
+    opts: &'a EvalOptions,
+    order: OrderMode,
+    order_buf: TrecOrder<Item>,
+    items: Vec<Item>,
+    sink: Sink,
+    summary: Summary,
+    want_rows: bool,
+    /// Sink statistics when the current goal began (restored if the goal is re-read).
+    goal_stats: Stats,
+}
+
+impl<'a> Worker<'a> {
+    fn new(
+        actual: &'a ActualSets,
+        opts: &'a EvalOptions,
+        plan: &Arc<Plan>,
+        order: OrderMode,
+        want_rows: bool,
+    ) -> Self {
+        Worker {
+            actual,
+            opts,
+            order,
+            order_buf: TrecOrder::new(),
+            items: Vec::new(),
+            sink: Sink {
+                acc: GoalAccumulator::new(plan.clone()),
+                dedup: HashTable::new(),
+                emitted: 0,
+                depth: opts.depth.unwrap_or(u64::MAX),
+                dup_mode: opts.duplicates,
+                scored: plan.needs_scores(),
+                stats: Stats::default(),
+            },
+            summary: Summary::new(plan),
+            want_rows,
+            goal_stats: Stats::default(),
+        }
+    }
+
+    /// Starts a goal: decides whether it is evaluated, and records it for the collector.
+    fn begin_goal(&mut self, goal: &[u8], line: u64, res: &mut BatchResult) -> GoalState<'a> {
+        self.order_buf.reset();
+        self.items.clear();
+        self.sink.dedup.clear();
+        self.sink.emitted = 0;
+        self.goal_stats = self.sink.stats;
+        match self.actual.goal(goal) {
+            None => {
+                res.goals.push((GoalRef::Unknown(goal.to_vec()), line));
+                self.summary.skip(GoalFate::SkippedNoActual);
+                GoalState::Skip
+            }
+            Some((gid, truth)) => {
+                res.goals.push((GoalRef::Known(gid), line));
+                let t = self.truth(truth);
+                if t.counts(self.opts.relevance_level).0 == 0
+                    && self.opts.zero_rel == ZeroRelMode::Skip
+                {
+                    self.summary.skip(GoalFate::SkippedNoRelevant);
+                    return GoalState::Skip;
+                }
+                self.sink.acc.begin(&t);
+                GoalState::Eval { truth }
+            }
+        }
+    }
+
+    fn truth<'t>(&self, truth: &'t GoalTruth) -> Truth<'t> {
+        let t = Truth::graded(&truth.grades_desc).expect("grades are stored sorted");
+        match self.opts.universe {
+            Some(u) => t.with_universe(u),
+            None => t,
+        }
+    }
+
+    #[inline]
+    fn label(&self, truth: &GoalTruth, hash: u64, name: &[u8]) -> Label {
+        match self.actual.lemmas.get_hashed(hash, name) {
+            None => Label::UNJUDGED,
+            Some(id) => truth.grade(id).map_or(Label::UNJUDGED, Label::judged),
+        }
+    }
+
+    /// Ends a goal: flushes ordering, finishes the accumulator, adds to the summary.
+    fn end_goal(
+        &mut self,
+        goal: &[u8],
+        data: &[u8],
+        reorder: bool,
+        res: &mut BatchResult,
+    ) -> Result<(), EvalError> {
+        if reorder {
+            // Sort the whole goal (stable: file order breaks what the tie rule leaves equal).
+            let ties = self.opts.ties;
+            self.items.sort_by(|a, b| {
+                if ties == TieMode::Trec {
+                    trec_cmp(
+                        a.score,
+                        &data[a.start..a.end],
+                        b.score,
+                        &data[b.start..b.end],
+                    )
+                } else {
+                    b.score
+                        .partial_cmp(&a.score)
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                }
+            });
+            for it in std::mem::take(&mut self.items) {
+                self.sink
+                    .emit(data, it)
+                    .map_err(|d| dup_error(goal, data, &d))?;
+            }
+        } else if self.order == OrderMode::Score {
+            let sink = &mut self.sink;
+            let mut err = None;
+            self.order_buf.finish(|_, _, it| {
+                if err.is_none() {
+                    err = sink.emit(data, it).err();
+                }
+            });
+            if let Some(d) = err {
+                return Err(dup_error(goal, data, &d));
+            }
+        }
+        let values = self.sink.acc.finish().map_err(|error| EvalError::Goal {
+            goal: show(goal),
+            error,
+        })?;
+        self.summary.add(&values);
+        if self.want_rows {
+            res.rows.push(GoalRow {
+                goal: goal.to_vec(),
+                values: values.values().to_vec(),
+                empty: false,
+            });
+        }
+        Ok(())
+    }
+
+    /// Evaluates one batch of TREC run lines.
+    fn trec_batch(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
+        let data = &batch.data[..];
+        let path = Path::new("");
+        check_utf8(data)?;
+        let ties_by_name = self.opts.ties == TieMode::Trec;
+        let (mut pos, mut line_no) = (0usize, 0u64);
+        let mut cur: Option<OpenGoal<'a>> = None;
+        let mut last_tag: Option<(usize, usize)> = None;
+        while pos < data.len() {
+            let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |e| pos + e);
+            let line = &data[pos..end];
+            line_no += 1;
+            let rl = match parse_run_line(line) {
+                Err(msg) => {
+                    return Err(
+                        InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg).into(),
+                    )
+                }
+                Ok(None) => {
+                    pos = end + 1;
+                    continue;
+                }
+                Ok(Some(rl)) => rl,
+            };
+            let tag_start = rl.tag.as_ptr() as usize - data.as_ptr() as usize;
+            last_tag = Some((tag_start, tag_start + rl.tag.len()));
+            let goal_start = rl.goal.as_ptr() as usize - data.as_ptr() as usize;
+            let same = cur
+                .as_ref()
+                .is_some_and(|c| &data[c.name.0..c.name.1] == rl.goal);
+            if !same {
+                if let Some(OpenGoal {
+                    name: (gs, ge),
+                    state: GoalState::Eval { .. },
+                    reread,
+                    ..
+                }) = cur.take()
+                {
+                    self.end_goal(&data[gs..ge], data, reread, res)?;
+                }
+                let state = self.begin_goal(rl.goal, line_no, res);
+                cur = Some(OpenGoal {
+                    name: (goal_start, goal_start + rl.goal.len()),
+                    first_line: line_no,
+                    first_pos: pos,
+                    state,
+                    reread: false,
+                });
+            }
+            let c = cur.as_mut().expect("a goal is open");
+            let GoalState::Eval { truth } = c.state else {
+                pos = end + 1;
+                continue;
+            };
+            let score = if self.opts.f32_scores {
+                rl.score as f32 as f64
+            } else {
+                rl.score
+            };
+            let start = rl.lemma.as_ptr() as usize - data.as_ptr() as usize;
+            let hash = self.actual.lemmas.hash(rl.lemma);
+            let label = self.label(truth, hash, rl.lemma);
+            let it = Item {
+                score,
+                start,
+                end: start + rl.lemma.len(),
+                hash,
+                label,
+                line: line_no,
+            };
+            let goal_name = &data[c.name.0..c.name.1];
+            if c.reread {
+                // Re-reading an out-of-order goal: collect, sort at its end.
+                self.items.push(it);
+            } else if self.order == OrderMode::File {
+                self.sink
+                    .emit(data, it)
+                    .map_err(|d| dup_error(goal_name, data, &d))?;
+            } else {
+                let sink = &mut self.sink;
+                let mut err = None;
+                let pushed = if ties_by_name {
+                    self.order_buf.push(score, rl.lemma, it, |_, _, it| {
+                        if err.is_none() {
+                            err = sink.emit(data, it).err();
+                        }
+                    })
+                } else {
+                    // Ties keep file order: the name plays no part in the order.
+                    self.order_buf.push(score, b"", it, |_, _, it| {
+                        if err.is_none() {
+                            err = sink.emit(data, it).err();
+                        }
+                    })
+                };
+                if let Some(d) = err {
+                    return Err(dup_error(goal_name, data, &d));
+                }
+                if pushed.is_err() {
+                    // Out of order: restart this goal from its first line and sort it whole.
+                    res.stats.goals_reordered += 1;
+                    self.sink.stats = self.goal_stats;
+                    self.order_buf.reset();
+                    self.sink.dedup.clear();
+                    self.sink.emitted = 0;
+                    self.sink.acc.begin(&self.truth(truth));
+                    self.items.clear();
+                    c.reread = true;
+                    pos = c.first_pos;
+                    line_no = c.first_line - 1;
+                    continue;
+                }
+            }
+            pos = end + 1;
+        }
+        if let Some(OpenGoal {
+            name: (gs, ge),
+            state: GoalState::Eval { .. },
+            reread,
+            ..
+        }) = cur.take()
+        {
+            self.end_goal(&data[gs..ge], data, reread, res)?;
+        }
+        res.lines = line_no;
+        res.last_tag = last_tag.map(|(s, e)| data[s..e].to_vec());
+        Ok(())
+    }
+
+    /// Evaluates one batch of JSONL prediction records (one goal a line).
+    fn jsonl_batch(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
+        let data = &batch.data[..];
+        let path = Path::new("");
+        check_utf8(data)?;
+        let text = std::str::from_utf8(data).expect("checked");
+        let (mut pos, mut line_no) = (0usize, 0u64);
+        for line in text.split_inclusive('\n') {
+            line_no += 1;
+            let here = pos;
+            pos += line.len();
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            let err = |m: String| {
+                EvalError::Input(InputError::at(
+                    ErrorKind::Syntax,
+                    path,
+                    line_no,
+                    here as u64,
+                    m,
+                ))
+            };
+            let p = parse_prediction_line(l).map_err(err)?;
+            let goal = p.goal.as_bytes();
+            let state = self.begin_goal(goal, line_no, res);
+            let GoalState::Eval { truth } = state else {
+                continue;
+            };
+            let order = self.opts.order.unwrap_or(OrderMode::File);
+            if order == OrderMode::Score && p.scores.is_none() {
+                return Err(err(
+                    "--order score needs `scores` in every prediction record".into(),
+                ));
+            }
+            let mut items: Vec<(f64, &str, Label, usize)> = p
+                .lemmas
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let score = p.scores.as_ref().map_or(0.0, |s| s[i]);
+                    let score = if self.opts.f32_scores {
+                        score as f32 as f64
+                    } else {
+                        score
+                    };
+                    let hash = self.actual.lemmas.hash(name.as_bytes());
+                    (
+                        score,
+                        name.as_ref(),
+                        self.label(truth, hash, name.as_bytes()),
+                        i,
+                    )
+                })
+                .collect();
+            if order == OrderMode::Score {
+                let ties = self.opts.ties;
+                items.sort_by(|a, b| {
+                    if ties == TieMode::Trec {
+                        trec_cmp(a.0, a.1.as_bytes(), b.0, b.1.as_bytes())
+                    } else {
+                        b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal)
+                    }
+                });
+            }
+            let mut seen: hashbrown::HashSet<&str> = hashbrown::HashSet::with_capacity(items.len());
+            let mut emitted = 0u64;
+            for (score, name, label, _) in items {
+                if emitted >= self.sink.depth {
+                    res.stats.beyond_depth += 1;
+                    continue;
+                }
+                emitted += 1;
+                if !seen.insert(name) {
+                    if self.opts.duplicates == DuplicateMode::Error {
+                        return Err(EvalError::Input(InputError {
+                            kind: ErrorKind::Duplicate,
+                            path: PathBuf::new(),
+                            line: Some(line_no),
+                            byte: Some(here as u64),
+                            message: format!(
+                                "lemma `{}` appears twice in goal `{}`",
+                                show(name.as_bytes()),
+                                show(goal)
+                            ),
+                        }));
+                    }
+                    res.stats.duplicates_dropped += 1;
+                    continue;
+                }
+                res.stats.items += 1;
+                if self.sink.scored {
+                    let _ = self.sink.acc.push_scored(label, score);
+                } else {
+                    self.sink.acc.push(label);
+                }
+            }
+            let values = self.sink.acc.finish().map_err(|error| EvalError::Goal {
+                goal: show(goal),
+                error,
+            })?;
+            self.summary.add(&values);
+            if self.want_rows {
+                res.rows.push(GoalRow {
+                    goal: goal.to_vec(),
+                    values: values.values().to_vec(),
+                    empty: false,
+                });
+            }
+        }
+        res.lines = line_no;
+        Ok(())
+    }
+}
+
+fn dup_error(goal: &[u8], data: &[u8], d: &Dup) -> EvalError {
+    EvalError::Input(InputError {
+        kind: ErrorKind::Duplicate,
+        path: PathBuf::new(),
+        line: Some(d.second),
+        byte: None,
+        message: format!(
+            "lemma `{}` appears twice in goal `{}` (first at line {{{}}})",
+            show(&data[d.start..d.end]),
+            show(goal),
+            d.first
+        ),
+    })
+}
+
+/// Checks a batch is UTF-8; the error names the line.
+fn check_utf8(data: &[u8]) -> Result<(), InputError> {
+    if let Err(e) = std::str::from_utf8(data) {
+        let off = e.valid_up_to();
+        let line_start = memchr::memrchr(b'\n', &data[..off]).map_or(0, |p| p + 1);
+        let line = memchr::memchr_iter(b'\n', &data[..off]).count() as u64 + 1;
+        return Err(InputError::at(
+            ErrorKind::Syntax,
+            Path::new(""),
+            line,
+            line_start as u64,
+            format!(
+                "invalid UTF-8 at column {}, expected UTF-8 text",
+                off - line_start + 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A predictions file with its lines grouped by goal.
+struct Regrouped {
+    bytes: Vec<u8>,
+    /// The original line number of each line of `bytes`.
+    line_map: Vec<u64>,
+    /// The tag of the file's last run line.
+    last_tag: Option<Vec<u8>>,
+}
+
+/// Reads all of `input` and groups its lines by goal (first appearance order), keeping each goal's
+/// lines in file order.
+fn regroup(input: Input, key: GoalKey) -> Result<Regrouped, InputError> {
+    let path = input.path.clone();
+    let mut reader = input.reader;
+    let mut all = Vec::new();
+    std::io::Read::read_to_end(&mut reader, &mut all)
+        .map_err(|e| InputError::file(ErrorKind::Io, &path, format!("cannot read: {e}")))?;
+    if all.last().is_some_and(|&b| b != b'\n') {
+        all.push(b'\n');
+    }
+    // (goal index, line start, line end, line number) for every line with a goal.
+    let mut goal_ids: HashMap<&[u8], u32> = HashMap::new();
+    let mut lines: Vec<(u32, usize, usize, u64)> = Vec::new();
+    let (mut pos, mut no) = (0usize, 0u64);
+    while pos < all.len() {
+        let end = memchr::memchr(b'\n', &all[pos..]).map_or(all.len(), |e| pos + e);
+        no += 1;
+        let g = match key {
+            GoalKey::FirstField => lemma_ingest::first_field(&all[pos..end]),
+            GoalKey::Line => Some(&all[pos..end]),
+        };
+        if let Some(g) = g {
+            let n = goal_ids.len() as u32;
+            let id = *goal_ids.entry(g).or_insert(n);
+            lines.push((id, pos, end, no));
+        }
+        pos = end + 1;
+    }
+    let last_tag = lines.last().and_then(|&(_, s, e, _)| {
+        parse_run_line(&all[s..e])
+            .ok()
+            .flatten()
+            .map(|l| l.tag.to_vec())
+    });
+    lines.sort_by_key(|&(g, _, _, n)| (g, n));
+    let mut out = Vec::with_capacity(all.len());
+    let mut map = Vec::with_capacity(lines.len());
+    for &(_, s, e, n) in &lines {
+        out.extend_from_slice(&all[s..e]);
+        out.push(b'\n');
+        map.push(n);
+    }
+    Ok(Regrouped {
+        bytes: out,
+        line_map: map,
+        last_tag,
+    })
+}
+
+/// Evaluates `input` (predictions) against `actual`. Per-goal rows, when `rows` is given, arrive
+/// in file order, followed by goals that had no predictions (in actual-set order). `progress`
+/// receives the decompressed bytes read so far.
+pub fn evaluate(
+    actual: &ActualSets,
+    input: Input,
+    opts: &EvalOptions,
+    mut rows: Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>>,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<(Summary, Report), EvalError> {
+    let started = Instant::now();
+    let plan = plan_for(opts);
+    let path = input.path.clone();
+    let format = input.format;
+    let key = if format == Format::Trec {
+        GoalKey::FirstField
+    } else {
+        GoalKey::Line
+    };
+    let order = opts.order.unwrap_or(if format == Format::Trec {
+        OrderMode::Score
+    } else {
+        OrderMode::File
+    });
+    let mut report = Report {
+        path: path.clone(),
+        threads: opts.threads.max(1),
+        ..Report::default()
+    };
+    let (mut reader, line_map) = if opts.regroup && format == Format::Trec {
+        let Regrouped {
+            bytes,
+            line_map: map,
+            last_tag,
+        } = regroup(input, key)?;
+        report.regrouped = true;
+        report.runid = last_tag.unwrap_or_default();
+        let inner = Input {
+            path: path.clone(),
+            reader: Box::new(std::io::Cursor::new(bytes)),
+            size_on_disk: None,
+            compression: lemma_ingest::Compression::None,
+            format,
+        };
+        (BatchReader::new(inner, key, opts.batch_bytes), Some(map))
+    } else {
+        (BatchReader::new(input, key, opts.batch_bytes), None)
+    };
+    let threads = opts.threads.max(1);
+    let want_rows = rows.is_some();
+    let stop = AtomicBool::new(false);
+    let (batch_tx, batch_rx) = sync_channel::<Batch>(threads * 2);
+    // Shared by the workers only: when they all stop, the reader's sends fail and it stops too.
+    let batch_rx = Arc::new(Mutex::new(batch_rx));
+    let (res_tx, res_rx) = sync_channel::<BatchResult>(threads * 2);
+    let (recycle_tx, recycle_rx) = sync_channel::<Vec<u8>>(threads * 4 + 4);
+
+    let outcome = std::thread::scope(|scope| -> Result<(Summary, Report), EvalError> {
+        // Reader.
+        let reader_handle = {
+            let stop = &stop;
+            scope.spawn(move || -> Result<u64, InputError> {
+                loop {
+                    if stop.load(AtomicOrdering::Relaxed) {
+                        return Ok(reader.bytes_read());
+                    }
+                    let buf = recycle_rx.try_recv().unwrap_or_default();
+                    match reader.next_batch(buf)? {
+                        None => return Ok(reader.bytes_read()),
+                        Some(b) => {
+                            if let Some(p) = progress {
+                                p(reader.bytes_read());
+                            }
+                            if batch_tx.send(b).is_err() {
+                                return Ok(reader.bytes_read());
+                            }
+                        }
+                    }
+                }
+            })
+        };
+        // Workers.
+        let mut workers = Vec::new();
+        for _ in 0..threads {
+            let batch_rx = Arc::clone(&batch_rx);
+            let res_tx: SyncSender<BatchResult> = res_tx.clone();
+            let plan = &plan;
+            let stop = &stop;
+            workers.push(scope.spawn(move || -> Summary {
+                let mut w = Worker::new(actual, opts, plan, order, want_rows);
+                loop {
+                    let next = batch_rx.lock().expect("batch queue").recv();
+                    let Ok(batch) = next else { break };
+                    if stop.load(AtomicOrdering::Relaxed) {
+                        break;
+                    }
+                    let mut res = BatchResult {
+                        index: batch.index,
+                        ..BatchResult::default()
+                    };
+                    let r = match format {
+                        Format::Trec => w.trec_batch(&batch, &mut res),
+                        Format::Jsonl => w.jsonl_batch(&batch, &mut res),
+                    };
+                    if let Err(e) = r {
+                        res.error = Some(e);
+                    }
+                    res.stats.items += std::mem::take(&mut w.sink.stats.items);
+                    res.stats.duplicates_dropped +=
+                        std::mem::take(&mut w.sink.stats.duplicates_dropped);
+                    res.stats.beyond_depth += std::mem::take(&mut w.sink.stats.beyond_depth);
+                    res.buffer = batch.data;
+                    if res_tx.send(res).is_err() {
+                        break;
+                    }
+                }
+                w.summary
+            }));
+        }
+        drop(res_tx);
+        drop(batch_rx);
+        let collected = collect(
+            actual,
+            &plan,
+            opts,
+            &path,
+            res_rx,
+            &recycle_tx,
+            line_map.as_deref(),
+            &mut rows,
+            &mut report,
+        );
+        if collected.is_err() {
+            stop.store(true, AtomicOrdering::Relaxed);
+        }
+        drop(recycle_tx);
+        let mut summary = Summary::new(&plan);
+        for w in workers {
+            let s = w.join().expect("worker panicked");
+            summary.merge(&s).expect("same plan");
+        }
+        let read = reader_handle.join().expect("reader panicked");
+        let extra = collected?;
+        report.bytes = read?;
+        summary.merge(&extra).expect("same plan");
+        Ok((summary, std::mem::take(&mut report)))
+    });
+    let (summary, mut report) = outcome?;
+    report.elapsed = started.elapsed();
+    Ok((summary, report))
+}
+
+/// The collector: results in batch order, contiguity, line numbers, rows; then goals without
+/// predictions. Returns the summary of those goals.
+#[allow(clippy::too_many_arguments)]
+fn collect(
+    actual: &ActualSets,
+    plan: &Arc<Plan>,
+    opts: &EvalOptions,
+    path: &Path,
+    res_rx: Receiver<BatchResult>,
+    recycle: &SyncSender<Vec<u8>>,
+    line_map: Option<&[u64]>,
+    rows: &mut Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>>,
+    report: &mut Report,
+) -> Result<Summary, EvalError> {
+    let mut first_line = vec![0u64; actual.goals.len()];
+    let mut unknown_first: HashMap<Vec<u8>, u64> = HashMap::new();
+    let mut pending: BTreeMap<u64, BatchResult> = BTreeMap::new();
+    let mut next = 0u64;
+    let mut lines_before = 0u64;
+    let original = |global: u64| {
+        line_map.map_or(global, |m| {
+            m.get(global as usize - 1).copied().unwrap_or(global)
+        })
+    };
+    let fix = |e: EvalError, lines_before: u64| -> EvalError {
+        match e {
+            EvalError::Input(mut ie) => {
+                ie.path = path.to_path_buf();
+                ie.line = ie.line.map(|l| original(l + lines_before));
+                if line_map.is_some() {
+                    ie.byte = None;
+                }
+                // Lines named inside the message are batch-local: `{N}`.
+                if let Some(i) = ie.message.find("line {") {
+                    let rest = &ie.message[i + 6..];
+                    if let Some(j) = rest.find('}') {
+                        if let Ok(n) = rest[..j].parse::<u64>() {
+                            let fixed = original(n + lines_before);
+                            ie.message =
+                                format!("{}line {}{}", &ie.message[..i], fixed, &rest[j + 1..]);
+                        }
+                    }
+                }
+                EvalError::Input(ie)
+            }
+            other => other,
+        }
+    };
+    for res in res_rx.iter() {
+        pending.insert(res.index, res);
+        while let Some(mut res) = pending.remove(&next) {
+            next += 1;
+            if let Some(e) = res.error.take() {
+                return Err(fix(e, lines_before));
+            }
+            for (g, local) in res.goals.drain(..) {
+                let line = lines_before + local;
+                let earlier = match &g {
+                    GoalRef::Known(id) => {
+                        let slot = &mut first_line[*id as usize];
+                        let e = *slot;
+                        if e == 0 {
+                            *slot = line;
+                        }
+                        e
+                    }
+                    GoalRef::Unknown(name) => *unknown_first.entry(name.clone()).or_insert(line),
+                };
+                if earlier != 0 && earlier != line {
+                    let name = match &g {
+                        GoalRef::Known(id) => show(actual.goals.name(*id)),
+                        GoalRef::Unknown(n) => show(n),
+                    };
+                    return Err(EvalError::Input(InputError {
+                        kind: ErrorKind::GoalNotContiguous,
+                        path: path.to_path_buf(),
+                        line: Some(original(line)),
+                        byte: None,
+                        message: format!(
+                            "goal `{name}` appears again; its lines began at line {} and were interrupted by other \
+                             goals. A goal's lines must be contiguous: sort the file by goal, or pass --regroup \
+                             (which buffers the whole file in memory)",
+                            original(earlier)
+                        ),
+                    }));
+                }
+                report.goals_in_predictions += 1;
+            }
+            lines_before += res.lines;
+            report.items += res.stats.items;
+            report.duplicates_dropped += res.stats.duplicates_dropped;
+            report.beyond_depth += res.stats.beyond_depth;
+            report.goals_reordered += res.stats.goals_reordered;
+            if let (Some(tag), None) = (res.last_tag.take(), line_map) {
+                report.runid = tag;
+            }
+            if let Some(sink) = rows.as_mut() {
+                for row in res.rows.drain(..) {
+                    sink(row).map_err(EvalError::Sink)?;
+                }
+            }
+            let _ = recycle.try_send(std::mem::take(&mut res.buffer));
+        }
+    }
+    report.lines = lines_before;
+    // Goals with an actual set and no predictions.
+    let mut summary = Summary::new(plan);
+    let mut acc = GoalAccumulator::new(plan.clone());
+    for (gid, &seen) in first_line.iter().enumerate() {
+        if seen != 0 {
+            continue;
+        }
+        let truth = &actual.truths[gid];
+        let t = Truth::graded(&truth.grades_desc).expect("sorted");
+        let t = match opts.universe {
+            Some(u) => t.with_universe(u),
+            None => t,
+        };
+        if t.counts(opts.relevance_level).0 == 0 && opts.zero_rel == ZeroRelMode::Skip {
+            summary.skip(GoalFate::SkippedNoRelevant);
+            continue;
+        }
+        if opts.missing == MissingMode::Skip {
+            summary.skip(GoalFate::SkippedNoPredictions);
+            continue;
+        }
+        acc.begin(&t);
+        let goal = actual.goals.name(gid as u32);
+        let values = acc.finish().map_err(|error| EvalError::Goal {
+            goal: show(goal),
+            error,
+        })?;
+        summary.add_empty(&values);
+        if let Some(sink) = rows.as_mut() {
+            sink(GoalRow {
+                goal: goal.to_vec(),
+                values: values.values().to_vec(),
+                empty: true,
+            })
+            .map_err(EvalError::Sink)?;
+        }
+    }
+    Ok(summary)
+}

@@ -1,0 +1,267 @@
+//! Output of `lemma-eval eval`: `table` for people, `tsv` and `json` for programs, `trec` for
+//! trec_eval-shaped lines. Per-goal rows are written as they arrive (file order); the summary last.
+
+use crate::engine::{GoalRow, Report};
+use lemma_accum::{Aggregate, GoalCounts, Measure, Summary};
+use std::io::{self, Write};
+
+/// Output formats of `eval`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutFormat {
+    /// Aligned columns for people.
+    Table,
+    /// `goal<TAB>measure<TAB>value`, full precision, goal `all` for the aggregate.
+    Tsv,
+    /// One JSON object.
+    Json,
+    /// trec_eval's line format (`name<TAB>goal<TAB>value` with 4 decimals).
+    Trec,
+}
+
+/// Writes per-goal rows and the summary in one format.
+pub struct Writer<'w> {
+    out: &'w mut dyn Write,
+    format: OutFormat,
+    measures: Vec<Measure>,
+    rows_written: u64,
+}
+
+/// Full precision, shortest round-trip form; `NA` when undefined.
+fn full(v: Option<f64>) -> String {
+    match v {
+        Some(v) => format!("{v}"),
+        None => "NA".into(),
+    }
+}
+
+fn json_num(v: Option<f64>) -> serde_json::Value {
+    match v {
+        Some(v) => serde_json::Number::from_f64(v)
+            .map_or(serde_json::Value::Null, serde_json::Value::Number),
+        None => serde_json::Value::Null,
+    }
+}
+
+fn trec_or_canonical(m: &Measure) -> String {
+    m.trec_name().unwrap_or_else(|| m.to_string())
+}
+
+impl<'w> Writer<'w> {
+    /// A writer for `measures` (the plan's order).
+    pub fn new(out: &'w mut dyn Write, format: OutFormat, measures: &[Measure]) -> Self {
+        Writer {
+            out,
+            format,
+            measures: measures.to_vec(),
+            rows_written: 0,
+        }
+    }
+
+    /// Writes whatever precedes the rows.
+    pub fn begin(&mut self, per_goal: bool) -> io::Result<()> {
+        match self.format {
+            OutFormat::Json if per_goal => write!(self.out, "{{\"per_goal\":["),
+            OutFormat::Json => write!(self.out, "{{"),
+            OutFormat::Table if per_goal => {
+                write!(self.out, "{:<24}", "goal")?;
+                for m in self.measures.iter().filter(|m| m.per_goal()) {
+                    write!(self.out, " {:>12}", m.to_string())?;
+                }
+                writeln!(self.out)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes one goal's row.
+    pub fn row(&mut self, row: &GoalRow) -> io::Result<()> {
+        let goal = String::from_utf8_lossy(&row.goal);
+        let pairs = self
+            .measures
+            .iter()
+            .zip(&row.values)
+            .filter(|(m, _)| m.per_goal());
+        match self.format {
+            OutFormat::Tsv => {
+                for (m, v) in pairs {
+                    writeln!(self.out, "{goal}\t{m}\t{}", full(*v))?;
+                }
+            }
+            OutFormat::Trec => {
+                for (m, v) in pairs {
+                    if let Some(v) = v {
+                        writeln!(self.out, "{:<22}\t{}\t{:.4}", trec_or_canonical(m), goal, v)?;
+                    }
+                }
+            }
+            OutFormat::Table => {
+                write!(self.out, "{goal:<24}")?;
+                for (_, v) in pairs {
+                    match v {
+                        Some(v) => write!(self.out, " {v:>12.4}")?,
+                        None => write!(self.out, " {:>12}", "-")?,
+                    }
+                }
+                writeln!(self.out)?;
+            }
+            OutFormat::Json => {
+                let values: serde_json::Map<String, serde_json::Value> =
+                    pairs.map(|(m, v)| (m.to_string(), json_num(*v))).collect();
+                let obj = serde_json::json!({ "goal": goal, "empty": row.empty, "values": values });
+                if self.rows_written > 0 {
+                    write!(self.out, ",")?;
+                }
+                write!(self.out, "{obj}")?;
+            }
+        }
+        self.rows_written += 1;
+        Ok(())
+    }
+
+    /// Writes the summary and closes the document.
+    pub fn finish(&mut self, summary: &Summary, per_goal: bool) -> io::Result<()> {
+        let aggs = summary.aggregates();
+        match self.format {
+            OutFormat::Tsv => {
+                for (m, a) in &aggs {
+                    match *a {
+                        Aggregate::Depth {
+                            mean,
+                            median,
+                            coverage,
+                            ..
+                        } => {
+                            writeln!(self.out, "all\t{m}\t{}", full(mean))?;
+                            writeln!(self.out, "all\t{m}:median\t{}", full(median))?;
+                            writeln!(self.out, "all\t{m}:coverage\t{}", full(Some(coverage)))?;
+                        }
+                        _ => writeln!(self.out, "all\t{m}\t{}", full(a.headline()))?,
+                    }
+                }
+            }
+            OutFormat::Trec => {
+                for (m, a) in &aggs {
+                    if let Some(v) = a.headline() {
+                        if matches!(
+                            m,
+                            Measure::NumRet | Measure::NumRel | Measure::NumRelRet | Measure::NumQ
+                        ) {
+                            writeln!(self.out, "{:<22}\tall\t{}", trec_or_canonical(m), v as i64)?;
+                        } else {
+                            writeln!(self.out, "{:<22}\tall\t{:.4}", trec_or_canonical(m), v)?;
+                        }
+                    }
+                }
+            }
+            OutFormat::Table => {
+                if per_goal {
+                    writeln!(self.out)?;
+                }
+                let c = summary.counts();
+                writeln!(
+                    self.out,
+                    "{:<24} {:>12}",
+                    "measure",
+                    format!("mean of {}", c.evaluated)
+                )?;
+                for (m, a) in &aggs {
+                    match *a {
+                        Aggregate::Depth {
+                            mean,
+                            median,
+                            coverage,
+                            reached,
+                        } => writeln!(
+                            self.out,
+                            "{:<24} {:>12}  median {}, reached by {reached} of {} goals ({:.1}%)",
+                            m.to_string(),
+                            mean.map_or("-".into(), |v| format!("{v:.2}")),
+                            median.map_or("-".into(), |v| format!("{v}")),
+                            c.evaluated,
+                            coverage * 100.0
+                        )?,
+                        Aggregate::Sum(v) => {
+                            writeln!(self.out, "{:<24} {:>12}", m.to_string(), v as i64)?
+                        }
+                        _ => writeln!(
+                            self.out,
+                            "{:<24} {:>12.4}",
+                            m.to_string(),
+                            a.headline().unwrap_or(0.0)
+                        )?,
+                    }
+                }
+            }
+            OutFormat::Json => {
+                let mut s = serde_json::Map::new();
+                for (m, a) in &aggs {
+                    let v = match *a {
+                        Aggregate::Depth {
+                            mean,
+                            median,
+                            coverage,
+                            reached,
+                        } => serde_json::json!({
+                            "mean": json_num(mean), "median": json_num(median),
+                            "coverage": json_num(Some(coverage)), "reached": reached
+                        }),
+                        _ => json_num(a.headline()),
+                    };
+                    s.insert(m.to_string(), v);
+                }
+                let c = summary.counts();
+                let goals = counts_json(&c);
+                if per_goal {
+                    write!(self.out, "],")?;
+                }
+                writeln!(
+                    self.out,
+                    "\"summary\":{},\"goals\":{}}}",
+                    serde_json::Value::Object(s),
+                    goals
+                )?;
+            }
+        }
+        self.out.flush()
+    }
+}
+
+fn counts_json(c: &GoalCounts) -> serde_json::Value {
+    serde_json::json!({
+        "evaluated": c.evaluated,
+        "evaluated_empty": c.evaluated_empty,
+        "skipped_no_actual_set": c.skipped_no_actual,
+        "skipped_no_relevant": c.skipped_no_relevant,
+        "skipped_no_predictions": c.skipped_no_predictions,
+    })
+}
+
+/// The short report for stderr.
+pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
+    let secs = report.elapsed.as_secs_f64().max(1e-9);
+    let mut s = format!(
+        "lemma-eval: {} goals evaluated ({} with no predictions, evaluated as empty); skipped: {} with no actual set, \
+         {} with no relevant lemma (R = 0), {} with no predictions\n",
+        counts.evaluated,
+        counts.evaluated_empty,
+        counts.skipped_no_actual,
+        counts.skipped_no_relevant,
+        counts.skipped_no_predictions,
+    );
+    s += &format!(
+        "lemma-eval: {} lines, {:.1} MB of {} in {:.3} s ({:.2} M lines/s, {:.0} MB/s, {} threads); {} duplicates \
+         dropped, {} lemmas beyond --depth, {} goals re-sorted{}\n",
+        report.lines,
+        report.bytes as f64 / 1e6,
+        report.path.display(),
+        secs,
+        report.lines as f64 / secs / 1e6,
+        report.bytes as f64 / secs / 1e6,
+        report.threads,
+        report.duplicates_dropped,
+        report.beyond_depth,
+        report.goals_reordered,
+        if report.regrouped { "; the file was regrouped in memory (--regroup)" } else { "" },
+    );
+    s
+}

@@ -1,0 +1,530 @@
+//! Runs the `lemma-eval` binary on every fixture in `fixtures/` and compares its output with the
+//! expected files (values derived by hand from METRICS.md; see fixtures/README.md).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fixture(p: &str) -> String {
+    root()
+        .join("fixtures")
+        .join(p)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn run_stdin(args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout_ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}; stderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn expected(p: &str) -> String {
+    std::fs::read_to_string(fixture(p)).unwrap()
+}
+
+fn eval_tsv(actual: &str, predicted: &str, extra: &[&str]) -> String {
+    let (a, p) = (fixture(actual), fixture(predicted));
+    let mut args = vec!["eval", &a, &p, "--format", "tsv", "--per-goal", "--quiet"];
+    args.extend_from_slice(extra);
+    stdout_ok(&run(&args))
+}
+
+const SEED_MEASURES: &[&str] = &[
+    "-m",
+    "P@2",
+    "-m",
+    "R@4",
+    "-m",
+    "AP",
+    "-m",
+    "AP@2",
+    "-m",
+    "AP(norm=min)@2",
+    "-m",
+    "AP(norm=hits)@2",
+    "-m",
+    "AP@4",
+    "-m",
+    "Rprec",
+    "-m",
+    "Depth(recall=0.3)",
+    "-m",
+    "Depth(recall=0.5)",
+    "-m",
+    "Depth(recall=1.0)",
+    "-m",
+    "P(recall=1.0)",
+    "-m",
+    "RR",
+    "-m",
+    "AP11",
+    "-m",
+    "F(beta=1)@5",
+    "-m",
+    "E(beta=1)@5",
+    "-m",
+    "nDCG",
+    "-m",
+    "Bpref",
+    "-m",
+    "SetF(beta=1)",
+];
+
+#[test]
+fn seed_trec_and_jsonl_give_metrics_section_7() {
+    let want = expected("seed/expected-eval.tsv");
+    assert_eq!(
+        eval_tsv("seed/qrels.txt", "seed/run.txt", SEED_MEASURES),
+        want
+    );
+    assert_eq!(
+        eval_tsv("seed/actual.jsonl", "seed/predictions.jsonl", SEED_MEASURES),
+        want
+    );
+    // Mixed formats: JSONL truth with a TREC run.
+    assert_eq!(
+        eval_tsv("seed/actual.jsonl", "seed/run.txt", SEED_MEASURES),
+        want
+    );
+}
+
+#[test]
+fn seed_trec_eval_output_is_trec_eval_s() {
+    let out = stdout_ok(&run(&[
+        "trec_eval",
+        "-q",
+        &fixture("seed/qrels.txt"),
+        &fixture("seed/run.txt"),
+    ]));
+    assert_eq!(out, expected("seed/expected-trec_eval-q.txt"));
+    // -n drops the summary; without -q only the summary remains.
+    let want = expected("seed/expected-trec_eval-q.txt");
+    let (per_goal, summary) = want.split_at(want.find("runid").unwrap());
+    let out = stdout_ok(&run(&[
+        "trec_eval",
+        "-q",
+        "-n",
+        &fixture("seed/qrels.txt"),
+        &fixture("seed/run.txt"),
+    ]));
+    assert_eq!(out, per_goal);
+    let out = stdout_ok(&run(&[
+        "trec_eval",
+        &fixture("seed/qrels.txt"),
+        &fixture("seed/run.txt"),
+    ]));
+    assert_eq!(out, summary);
+}
+
+#[test]
+fn pooled_seed_003_trec_and_jsonl() {
+    let m = [
+        "-m",
+        "AP",
+        "-m",
+        "SetP(threshold=0.5)",
+        "-m",
+        "SetR(threshold=0.5)",
+        "-m",
+        "SetF(beta=1,threshold=0.5)",
+    ];
+    let want = expected("pooled/expected-eval.tsv");
+    // B's lines are out of score order: the goal is re-read and sorted.
+    assert_eq!(eval_tsv("pooled/qrels.txt", "pooled/run.txt", &m), want);
+    let mut mj = m.to_vec();
+    mj.extend(["--order", "score"]);
+    assert_eq!(
+        eval_tsv("pooled/qrels.txt", "pooled/predictions.jsonl", &mj),
+        want
+    );
+    assert_eq!(
+        eval_tsv("pooled/qrels-relevant-only.txt", "pooled/run.txt", &m),
+        want
+    );
+    // In file order, B's AP is that of the unsorted lines: relevant at ranks 1, 2, 5, 6.
+    let file = eval_tsv(
+        "pooled/qrels.txt",
+        "pooled/run.txt",
+        &["-m", "AP", "--order", "file"],
+    );
+    let b: f64 = file
+        .lines()
+        .find(|l| l.starts_with("B\t"))
+        .unwrap()
+        .rsplit('\t')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((b - (1.0 + 1.0 + 3.0 / 5.0 + 4.0 / 6.0) / 4.0).abs() < 1e-15);
+}
+
+#[test]
+fn ties_break_by_name_bytes_and_orders_are_selectable() {
+    let m = [
+        "-m", "AP", "-m", "P@1", "-m", "RR", "-m", "Rprec", "-m", "nDCG",
+    ];
+    assert_eq!(
+        eval_tsv("ties/qrels.txt", "ties/run.txt", &m),
+        expected("ties/expected-trec-order.tsv")
+    );
+    let m4 = [
+        "-m", "AP", "-m", "P@1", "-m", "RR", "-m", "Rprec", "--order", "file",
+    ];
+    assert_eq!(
+        eval_tsv("ties/qrels.txt", "ties/run.txt", &m4),
+        expected("ties/expected-file-order.tsv")
+    );
+    // Tie groups: {b, 9, 10} is one threshold holding 2 relevant at its end (rank 4): AP = 2 * (2/4) / 2.
+    let g = eval_tsv(
+        "ties/qrels.txt",
+        "ties/run.txt",
+        &["-m", "AP", "--ties", "group"],
+    );
+    assert_eq!(g, "t1\tAP\t0.5\nall\tAP\t0.5\n");
+}
+
+#[test]
+fn graded_and_judged_nonrelevant() {
+    let m = [
+        "-m", "AP", "-m", "Bpref", "-m", "nDCG", "-m", "nDCG@2", "-m", "NumRel",
+    ];
+    assert_eq!(
+        eval_tsv("graded/qrels.txt", "graded/run.txt", &m),
+        expected("graded/expected-level1.tsv")
+    );
+    let mut m2 = m.to_vec();
+    m2.extend(["--relevance-level", "2"]);
+    assert_eq!(
+        eval_tsv("graded/qrels.txt", "graded/run.txt", &m2),
+        expected("graded/expected-level2.tsv")
+    );
+}
+
+#[test]
+fn missing_goals_on_either_side_and_zero_relevant() {
+    let m = ["-m", "AP", "-m", "NumRet"];
+    assert_eq!(
+        eval_tsv("missing/qrels.txt", "missing/run.txt", &m),
+        expected("missing/expected-zero.tsv")
+    );
+    let mut ms = m.to_vec();
+    ms.extend(["--missing", "skip"]);
+    assert_eq!(
+        eval_tsv("missing/qrels.txt", "missing/run.txt", &ms),
+        expected("missing/expected-skip.tsv")
+    );
+    let o = run(&[
+        "eval",
+        &fixture("missing/qrels.txt"),
+        &fixture("missing/run.txt"),
+        "--format",
+        "json",
+        "-m",
+        "AP",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["goals"]["evaluated"], 2);
+    assert_eq!(v["goals"]["evaluated_empty"], 1);
+    assert_eq!(v["goals"]["skipped_no_actual_set"], 1);
+    assert_eq!(v["goals"]["skipped_no_relevant"], 1);
+    assert_eq!(v["summary"]["AP"], 0.5);
+    let report = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        report.contains("2 goals evaluated (1 with no predictions"),
+        "{report}"
+    );
+    assert!(
+        report.contains("1 with no actual set, 1 with no relevant lemma"),
+        "{report}"
+    );
+    let tm = [
+        "-m",
+        "num_q",
+        "-m",
+        "num_ret",
+        "-m",
+        "num_rel",
+        "-m",
+        "num_rel_ret",
+        "-m",
+        "map",
+    ];
+    let (q, r) = (fixture("missing/qrels.txt"), fixture("missing/run.txt"));
+    for (flags, file) in [
+        (vec!["-q"], "missing/expected-trec_eval-q.txt"),
+        (vec!["-q", "-c"], "missing/expected-trec_eval-q-c.txt"),
+        (
+            vec!["-q", "-c", "--trec-version", "9"],
+            "missing/expected-trec_eval-q-c-v9.txt",
+        ),
+    ] {
+        let mut args = vec!["trec_eval"];
+        args.extend(flags);
+        args.extend(tm);
+        args.extend([q.as_str(), r.as_str()]);
+        assert_eq!(stdout_ok(&run(&args)), expected(file), "{file}");
+    }
+}
+
+#[test]
+fn interrupted_goals_need_regroup_in_eval_but_not_in_trec_eval() {
+    let (q, r) = (fixture("split/qrels.txt"), fixture("split/run.txt"));
+    let o = run(&["eval", &q, &r, "-m", "AP"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("run.txt:3: goal `s1` appears again; its lines began at line 1"),
+        "{err}"
+    );
+    assert!(err.contains("--regroup"), "{err}");
+    assert!(o.stdout.is_empty() || !String::from_utf8_lossy(&o.stdout).contains("all"));
+    assert_eq!(
+        eval_tsv(
+            "split/qrels.txt",
+            "split/run.txt",
+            &["-m", "AP", "--regroup"]
+        ),
+        expected("split/expected-regroup.tsv")
+    );
+    let out = stdout_ok(&run(&["trec_eval", "-m", "map", &q, &r]));
+    assert_eq!(out, "map                   \tall\t0.7500\n");
+}
+
+#[test]
+fn compressed_and_stdin_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_txt = std::fs::read(fixture("seed/run.txt")).unwrap();
+    let gz = dir.path().join("run.gz");
+    let mut e = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::default(),
+    );
+    e.write_all(&run_txt).unwrap();
+    e.finish().unwrap();
+    let zst = dir.path().join("run.zst");
+    std::fs::write(&zst, zstd::encode_all(&run_txt[..], 3).unwrap()).unwrap();
+    let want = expected("seed/expected-eval.tsv");
+    for p in [&gz, &zst] {
+        let out = stdout_ok(&run(&[
+            &[
+                "eval",
+                &fixture("seed/qrels.txt"),
+                p.to_str().unwrap(),
+                "--format",
+                "tsv",
+                "--per-goal",
+                "--quiet",
+            ][..],
+            SEED_MEASURES,
+        ]
+        .concat()));
+        assert_eq!(out, want, "{}", p.display());
+    }
+    let out = stdout_ok(&run_stdin(
+        &[
+            &[
+                "eval",
+                &fixture("seed/qrels.txt"),
+                "-",
+                "--format",
+                "tsv",
+                "--per-goal",
+                "--quiet",
+            ][..],
+            SEED_MEASURES,
+        ]
+        .concat(),
+        &run_txt,
+    ));
+    assert_eq!(out, want);
+    let out = stdout_ok(&run_stdin(
+        &["trec_eval", "-q", &fixture("seed/qrels.txt"), "-"],
+        &run_txt,
+    ));
+    assert_eq!(out, expected("seed/expected-trec_eval-q.txt"));
+}
+
+/// Bad input: exit 2 (4 for a duplicate in trec_eval mode), a message naming file and line, no panic,
+/// and with -o nothing left behind.
+#[test]
+fn bad_inputs_fail_clearly() {
+    let q = fixture("seed/qrels.txt");
+    let cases: &[(&str, &str)] = &[
+        (
+            "bad/run-4-fields.txt",
+            "run-4-fields.txt:2: expected 6 fields (goal Q0 lemma rank score tag), found 4",
+        ),
+        (
+            "bad/run-nan.txt",
+            "run-nan.txt:2: expected a finite number as the score (field 5), found `nan`",
+        ),
+        (
+            "bad/run-inf.txt",
+            "run-inf.txt:2: expected a finite number as the score (field 5), found `inf`",
+        ),
+        (
+            "bad/run-bad-utf8.txt",
+            "run-bad-utf8.txt:2: invalid UTF-8 at column 7",
+        ),
+        ("bad/empty.txt", "empty.txt: is empty"),
+        ("bad/does-not-exist.txt", "does-not-exist.txt: cannot open"),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("out.tsv");
+    for (file, msg) in cases {
+        let o = run(&["eval", &q, &fixture(file), "-o", out_file.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(msg), "{file}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(!out_file.exists(), "{file}: partial output left behind");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "temporary file left behind"
+        );
+    }
+    let o = run(&[
+        "eval",
+        &fixture("bad/qrels-3-fields.txt"),
+        &fixture("seed/run.txt"),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("qrels-3-fields.txt:1: expected 4 fields (goal iter lemma grade), found 3"));
+    // Duplicates: dropped by default (and counted), an error on request, fatal (exit 4) in trec_eval mode.
+    let dup = fixture("bad/run-duplicate.txt");
+    let qd = dir.path().join("q.txt");
+    std::fs::write(&qd, "g1 0 a 1\n").unwrap();
+    let o = run(&[
+        "eval",
+        qd.to_str().unwrap(),
+        &dup,
+        "-m",
+        "NumRet",
+        "--format",
+        "tsv",
+    ]);
+    assert_eq!(stdout_ok(&o), "all\tNumRet\t2\n");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("1 duplicates dropped"));
+    let o = run(&["eval", qd.to_str().unwrap(), &dup, "--duplicates", "error"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("run-duplicate.txt:3: lemma `a` appears twice in goal `g1` (first at line 1)"),
+        "{err}"
+    );
+    let o = run(&["trec_eval", qd.to_str().unwrap(), &dup]);
+    assert_eq!(o.status.code(), Some(4));
+    // Unknown measures are named.
+    let o = run(&["eval", &q, &fixture("seed/run.txt"), "-m", "Foo@3"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("measure `Foo@3`: unknown measure"));
+    let o = run(&["trec_eval", "-m", "infAP", &q, &fixture("seed/run.txt")]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`infAP` is not supported"));
+}
+
+#[test]
+fn output_file_is_written_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("res.tsv");
+    let o = run(&[
+        &[
+            "eval",
+            &fixture("seed/qrels.txt"),
+            &fixture("seed/run.txt"),
+            "--format",
+            "tsv",
+            "--per-goal",
+            "--quiet",
+            "-o",
+        ][..],
+        &[out.to_str().unwrap()],
+        SEED_MEASURES,
+    ]
+    .concat());
+    assert!(o.status.success());
+    assert!(o.stdout.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        expected("seed/expected-eval.tsv")
+    );
+}
+
+#[test]
+fn threads_and_batch_sizes_do_not_change_output() {
+    // Many small goals, with a tiny batch size via many threads: same bytes as one thread.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut qrels, mut runf) = (String::new(), String::new());
+    for g in 0..300 {
+        for l in 0..(g % 7) {
+            qrels += &format!("g{g} 0 L{} {}\n", (g * 13 + l * 7) % 50, 1 + l % 2);
+        }
+        for r in 0..(g % 23) {
+            runf += &format!(
+                "g{g} Q0 L{} {r} {} t\n",
+                (g * 5 + r * 3) % 50,
+                1.0 / (1 + r / 2) as f64
+            );
+        }
+    }
+    qrels += "lonely 0 L1 1\n";
+    let (qp, rp) = (dir.path().join("q"), dir.path().join("r"));
+    std::fs::write(&qp, qrels).unwrap();
+    std::fs::write(&rp, runf).unwrap();
+    let args = |t: &str| {
+        run(&[
+            "eval",
+            qp.to_str().unwrap(),
+            rp.to_str().unwrap(),
+            "--per-goal",
+            "--format",
+            "tsv",
+            "--quiet",
+            "--threads",
+            t,
+            "-m",
+            "AP",
+            "-m",
+            "nDCG@5",
+            "-m",
+            "Depth(recall=0.5)",
+            "-m",
+            "P@3",
+        ])
+    };
+    let one = stdout_ok(&args("1"));
+    assert_eq!(one, stdout_ok(&args("2")));
+    assert_eq!(one, stdout_ok(&args("7")));
+    assert!(one.lines().count() > 1000);
+}
