@@ -20,8 +20,8 @@ use lemma_accum::{
     Summary, Ties, TrecOrder, Truth,
 };
 use lemma_ingest::{
-    parse_prediction_line, parse_run_line, show, ActualSets, Batch, BatchReader, ErrorKind, Format,
-    GoalKey, GoalTruth, Input, InputError,
+    parse_prediction_line, parse_run_at, parse_run_line, same_bytes, show, ActualSets, Batch,
+    BatchData, BatchReader, ErrorKind, Format, GoalKey, GoalTruth, Input, InputError,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -231,7 +231,7 @@ struct BatchResult {
     rows: Vec<GoalRow>,
     error: Option<EvalError>,
     stats: Stats,
-    buffer: Vec<u8>,
+    buffer: BatchData,
     last_tag: Option<Vec<u8>>,
 }
 
@@ -345,6 +345,9 @@ struct Worker<'a> {
     sink: Sink,
     summary: Summary,
     want_rows: bool,
+    /// The current goal's judged lemmas: (name hash, lemma id, grade). A few entries that stay in
+    /// L1 cache: the per-line relevance lookup never touches the (large) interner.
+    judged: HashTable<(u64, u32, i32)>,
     /// Sink statistics when the current goal began (restored if the goal is re-read).
     goal_stats: Stats,
 }
@@ -374,6 +377,7 @@ impl<'a> Worker<'a> {
             },
             summary: Summary::new(plan),
             want_rows,
+            judged: HashTable::new(),
             goal_stats: Stats::default(),
         }
     }
@@ -401,6 +405,16 @@ impl<'a> Worker<'a> {
                     return GoalState::Skip;
                 }
                 self.sink.acc.begin(&t);
+                self.judged.clear();
+                let lemmas = &self.actual.lemmas;
+                for id in truth.judged.iter() {
+                    let grade = truth.grade(id).expect("judged");
+                    self.judged.insert_unique(
+                        lemmas.hash_of(id),
+                        (lemmas.hash_of(id), id, grade),
+                        |e| e.0,
+                    );
+                }
                 GoalState::Eval { truth }
             }
         }
@@ -414,12 +428,13 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// The label of a lemma of the current goal.
     #[inline]
-    fn label(&self, truth: &GoalTruth, hash: u64, name: &[u8]) -> Label {
-        match self.actual.lemmas.get_hashed(hash, name) {
-            None => Label::UNJUDGED,
-            Some(id) => truth.grade(id).map_or(Label::UNJUDGED, Label::judged),
-        }
+    fn label(&self, hash: u64, name: &[u8]) -> Label {
+        let lemmas = &self.actual.lemmas;
+        self.judged
+            .find(hash, |e| e.0 == hash && same_bytes(lemmas.name(e.1), name))
+            .map_or(Label::UNJUDGED, |e| Label::judged(e.2))
     }
 
     /// Ends a goal: flushes ordering, finishes the accumulator, adds to the summary.
@@ -483,16 +498,15 @@ impl<'a> Worker<'a> {
     fn trec_batch(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
         let data = &batch.data[..];
         let path = Path::new("");
-        check_utf8(data)?;
+        // UTF-8 is checked line by line by the parser (free for ASCII lines).
         let ties_by_name = self.opts.ties == TieMode::Trec;
         let (mut pos, mut line_no) = (0usize, 0u64);
         let mut cur: Option<OpenGoal<'a>> = None;
         let mut last_tag: Option<(usize, usize)> = None;
         while pos < data.len() {
-            let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |e| pos + e);
-            let line = &data[pos..end];
+            let (parsed, end) = parse_run_at(data, pos);
             line_no += 1;
-            let rl = match parse_run_line(line) {
+            let rl = match parsed {
                 Err(msg) => {
                     return Err(
                         InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg).into(),
@@ -541,7 +555,7 @@ impl<'a> Worker<'a> {
             };
             let start = rl.lemma.as_ptr() as usize - data.as_ptr() as usize;
             let hash = self.actual.lemmas.hash(rl.lemma);
-            let label = self.label(truth, hash, rl.lemma);
+            let label = self.label(hash, rl.lemma);
             let it = Item {
                 score,
                 start,
@@ -636,7 +650,7 @@ impl<'a> Worker<'a> {
             let p = parse_prediction_line(l).map_err(err)?;
             let goal = p.goal.as_bytes();
             let state = self.begin_goal(goal, line_no, res);
-            let GoalState::Eval { truth } = state else {
+            let GoalState::Eval { .. } = state else {
                 continue;
             };
             let order = self.opts.order.unwrap_or(OrderMode::File);
@@ -657,12 +671,7 @@ impl<'a> Worker<'a> {
                         score
                     };
                     let hash = self.actual.lemmas.hash(name.as_bytes());
-                    (
-                        score,
-                        name.as_ref(),
-                        self.label(truth, hash, name.as_bytes()),
-                        i,
-                    )
+                    (score, name.as_ref(), self.label(hash, name.as_bytes()), i)
                 })
                 .collect();
             if order == OrderMode::Score {
@@ -862,6 +871,7 @@ pub fn evaluate(
             size_on_disk: None,
             compression: lemma_ingest::Compression::None,
             format,
+            map: None,
         };
         (BatchReader::new(inner, key, opts.batch_bytes), Some(map))
     } else {
@@ -1072,7 +1082,9 @@ fn collect(
                     sink(row).map_err(EvalError::Sink)?;
                 }
             }
-            let _ = recycle.try_send(std::mem::take(&mut res.buffer));
+            if let Some(buf) = std::mem::take(&mut res.buffer).release() {
+                let _ = recycle.try_send(buf);
+            }
         }
     }
     report.lines = lines_before;

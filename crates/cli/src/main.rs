@@ -46,6 +46,50 @@ enum Cmd {
     /// trec_eval's flags and byte-identical output.
     #[command(name = "trec_eval")]
     TrecEval(TrecArgs),
+    /// Generate a deterministic premise-selection-like workload (TREC qrels and run).
+    Gen(GenArgs),
+}
+
+#[derive(Args)]
+struct GenArgs {
+    /// Goals.
+    #[arg(long, default_value_t = 1000)]
+    goals: u64,
+    /// Lemmas in the universe.
+    #[arg(long, default_value_t = 200_000)]
+    universe: u64,
+    /// Lemmas ranked per goal.
+    #[arg(long, default_value_t = 100)]
+    depth: u64,
+    /// Rank the whole universe for every goal (overrides --depth).
+    #[arg(long)]
+    full: bool,
+    /// Share of goals with no actual premise.
+    #[arg(long, default_value_t = 0.0)]
+    empty_share: f64,
+    /// Mean of the geometric part of the relevant count (relevant = 1 + geometric).
+    #[arg(long, default_value_t = 7.0)]
+    relevant_mean: f64,
+    /// Largest relevant count.
+    #[arg(long, default_value_t = 40)]
+    relevant_max: u64,
+    /// Share of ranked items tied with the previous one.
+    #[arg(long, default_value_t = 0.03)]
+    ties: f64,
+    /// Share of relevant lemmas left out of the ranking.
+    #[arg(long, default_value_t = 0.1)]
+    unretrieved_share: f64,
+    /// Grades 1..=3 and judged non-relevant lemmas.
+    #[arg(long)]
+    graded: bool,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where to write the qrels.
+    #[arg(long)]
+    qrels: PathBuf,
+    /// Where to write the run.
+    #[arg(long)]
+    run: PathBuf,
 }
 
 #[derive(Copy, Clone, ValueEnum)]
@@ -91,6 +135,9 @@ struct Common {
     /// No report or progress on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Read plain files with read() instead of memory-mapping them.
+    #[arg(long)]
+    no_mmap: bool,
     /// Log what happens (-v, -vv).
     #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     verbose: u8,
@@ -217,6 +264,7 @@ fn main() -> ExitCode {
     let verbose = match &cli.cmd {
         Cmd::Eval(a) => a.common.verbose,
         Cmd::TrecEval(a) => a.common.verbose,
+        Cmd::Gen(_) => 0,
     };
     if verbose > 0 {
         let level = if verbose > 1 { "debug" } else { "info" };
@@ -228,6 +276,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Eval(a) => run_eval(a),
         Cmd::TrecEval(a) => run_trec(a),
+        Cmd::Gen(a) => run_gen(a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -377,7 +426,7 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         lemmas = actual.lemmas.len(),
         "actual sets read"
     );
-    let input = lemma_ingest::open(&a.predicted)?;
+    let input = lemma_ingest::open_with(&a.predicted, !a.common.no_mmap)?;
     let pb = progress_bar(a.common.quiet, input.size_on_disk);
     let mut out = Out::new(a.common.output.as_deref())?;
     let plan = engine::plan_for(&opts);
@@ -448,7 +497,7 @@ fn run_trec(a: TrecArgs) -> Result<(), Fail> {
     // trec_eval accepts goals in any order: stream, and regroup in memory only if a goal reappears.
     let (summary, report) = loop {
         rows.clear();
-        let input = lemma_ingest::open(&a.run)?;
+        let input = lemma_ingest::open_with(&a.run, !a.common.no_mmap)?;
         let mut sink = |row: GoalRow| {
             rows.push(row);
             Ok(())
@@ -507,4 +556,25 @@ fn run_trec(a: TrecArgs) -> Result<(), Fail> {
         eprint!("{}", report_text(&report, &summary.counts()));
     }
     Ok(())
+}
+
+fn run_gen(a: GenArgs) -> Result<(), Fail> {
+    let spec = lemma_eval::gen::GenSpec {
+        goals: a.goals,
+        universe: a.universe.max(1),
+        depth: if a.full { a.universe } else { a.depth },
+        empty_share: a.empty_share,
+        relevant_mean: a.relevant_mean,
+        relevant_max: a.relevant_max.max(1),
+        tie_share: a.ties,
+        unretrieved_share: a.unretrieved_share,
+        graded: a.graded,
+        seed: a.seed,
+    };
+    let mut q = Out::new(Some(&a.qrels))?;
+    let mut r = Out::new(Some(&a.run))?;
+    lemma_eval::gen::generate_trec(&spec, q.writer(), r.writer())
+        .map_err(|e| Fail(2, format!("cannot write: {e}")))?;
+    q.commit()?;
+    r.commit()
 }

@@ -6,39 +6,198 @@ pub fn is_space(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | 0x0b | 0x0c)
 }
 
-/// Splits `line` into at most `N` whitespace-separated fields; returns how many were found
-/// (`N + 1` means "more than N"). No allocation.
+/// Whether `b` ends a field: whitespace or the newline.
+#[inline(always)]
+fn is_delim(b: u8) -> bool {
+    is_space(b) || b == b'\n'
+}
+
+/// The first index at or after `i` holding a delimiter (or `data.len()`). Scans eight bytes at a
+/// time: every delimiter is below 0x21, so a word with no byte below 0x21 is skipped whole (the
+/// classic "has a byte less than n" bit trick; only its lowest flagged byte is exact, which is the
+/// one used).
+#[inline(always)]
+fn next_delim(data: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    while i + 8 <= data.len() {
+        let w = u64::from_le_bytes(data[i..i + 8].try_into().expect("8 bytes"));
+        let m = w.wrapping_sub(ONES * 0x21) & !w & (ONES * 0x80);
+        if m == 0 {
+            i += 8;
+            continue;
+        }
+        let j = i + (m.trailing_zeros() / 8) as usize;
+        if is_delim(data[j]) {
+            return j;
+        }
+        i = j + 1; // a control byte that is not whitespace: part of the field
+    }
+    while i < data.len() && !is_delim(data[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// Splits the line that starts at `start` in `data` (it ends at the next `\n` or at the end of
+/// `data`) into at most `N` whitespace-separated fields. Returns the number of fields found
+/// (`N + 1` meaning "more than N") and the index of the line's end (its `\n`, or `data.len()`).
+/// One pass, no allocation.
 #[inline]
-pub fn split_fields<'a, const N: usize>(line: &'a [u8], out: &mut [&'a [u8]; N]) -> usize {
-    let mut i = 0;
-    let len = line.len();
+pub fn split_line<'a, const N: usize>(
+    data: &'a [u8],
+    start: usize,
+    out: &mut [&'a [u8]; N],
+) -> (usize, usize) {
+    #[cfg(target_arch = "x86_64")]
+    if start + 128 <= data.len() {
+        if let Some(r) = simd::split_line_128(data, start, out) {
+            return r;
+        }
+    }
+    split_line_scalar(data, start, out)
+}
+
+/// [`split_line`], and whether the line is valid UTF-8 (checked only when it has a non-ASCII byte:
+/// ASCII lines cost nothing more). A multi-byte character never contains `\n`, so checking line by
+/// line is the same as checking the whole input.
+#[inline]
+pub fn split_line_checked<'a, const N: usize>(
+    data: &'a [u8],
+    start: usize,
+    out: &mut [&'a [u8]; N],
+) -> ((usize, usize), Result<(), usize>) {
+    #[cfg(target_arch = "x86_64")]
+    if start + 128 <= data.len() {
+        if let Some(r) = simd::split_line_128(data, start, out) {
+            return (r, Ok(()));
+        }
+    }
+    let r = split_line_scalar(data, start, out);
+    let line = &data[start..r.1];
+    let ok = if line.is_ascii() {
+        Ok(())
+    } else {
+        std::str::from_utf8(line)
+            .map(|_| ())
+            .map_err(|e| e.valid_up_to())
+    };
+    (r, ok)
+}
+
+/// The portable path of [`split_line`] (also taken near the end of a buffer, for lines of 128
+/// bytes or more, and for lines with tabs or other control bytes).
+#[inline]
+fn split_line_scalar<'a, const N: usize>(
+    data: &'a [u8],
+    start: usize,
+    out: &mut [&'a [u8]; N],
+) -> (usize, usize) {
+    let len = data.len();
+    let mut i = start;
     let mut count = 0;
     loop {
-        while i < len && is_space(line[i]) {
+        while i < len && is_space(data[i]) {
             i += 1;
         }
-        if i == len {
-            return count;
+        if i >= len || data[i] == b'\n' {
+            return (count, i);
         }
-        let start = i;
-        while i < len && !is_space(line[i]) {
-            i += 1;
-        }
+        let field_start = i;
+        i = next_delim(data, i + 1);
         if count == N {
-            return N + 1;
+            let end = memchr::memchr(b'\n', &data[i..]).map_or(len, |e| i + e);
+            return (N + 1, end);
         }
-        out[count] = &line[start..i];
+        out[count] = &data[field_start..i];
         count += 1;
     }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod simd {
+    //! SSE2 (part of every x86_64 CPU): delimiter bitmasks for a 128-byte window, then every field
+    //! boundary by bit arithmetic, without a branch per field.
+    use core::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+
+    /// Bit `k` of each mask is about byte `data[at + k]`: (byte <= 0x20, byte == ' ', byte == '\n',
+    /// byte >= 0x80).
+    #[inline(always)]
+    fn masks(data: &[u8], at: usize) -> (u128, u128, u128, u128) {
+        let window = &data[at..at + 128];
+        let (mut low, mut space, mut newline, mut high) = (0u128, 0u128, 0u128, 0u128);
+        // SAFETY: SSE2 is always available on x86_64; the loads read 8 × 16 bytes inside `window`
+        // (its length is checked by the slice above) and tolerate any alignment.
+        unsafe {
+            let (lim, sp, nl) = (
+                _mm_set1_epi8(0x20),
+                _mm_set1_epi8(b' ' as i8),
+                _mm_set1_epi8(b'\n' as i8),
+            );
+            for k in 0..8 {
+                let v = _mm_loadu_si128(window.as_ptr().add(16 * k) as *const __m128i);
+                let a = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, lim), v)) as u16 as u128;
+                let b = _mm_movemask_epi8(_mm_cmpeq_epi8(v, sp)) as u16 as u128;
+                let c = _mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)) as u16 as u128;
+                let d = _mm_movemask_epi8(v) as u16 as u128;
+                low |= a << (16 * k);
+                space |= b << (16 * k);
+                newline |= c << (16 * k);
+                high |= d << (16 * k);
+            }
+        }
+        (low, space, newline, high)
+    }
+
+    /// The fast path of `split_line` for a line shorter than 128 bytes whose only separators are
+    /// spaces; `None` sends the line to the scalar path.
+    #[inline(always)]
+    pub fn split_line_128<'a, const N: usize>(
+        data: &'a [u8],
+        start: usize,
+        out: &mut [&'a [u8]; N],
+    ) -> Option<(usize, usize)> {
+        let (low, space, newline, high) = masks(data, start);
+        if newline == 0 {
+            return None;
+        }
+        let e = newline.trailing_zeros();
+        let before = (1u128 << e) - 1;
+        if low & before != space & before || high & before != 0 {
+            return None; // a tab, CR, control or non-ASCII byte: the scalar path decides
+        }
+        let delim = (space & before) | (1u128 << e);
+        let field = !delim & before;
+        let mut starts = field & !(field << 1);
+        let mut ends = delim & (field << 1);
+        let count = starts.count_ones() as usize;
+        for slot in out.iter_mut().take(count.min(N)) {
+            let (s, t) = (
+                starts.trailing_zeros() as usize,
+                ends.trailing_zeros() as usize,
+            );
+            *slot = &data[start + s..start + t];
+            starts &= starts - 1;
+            ends &= ends - 1;
+        }
+        Some((if count > N { N + 1 } else { count }, start + e as usize))
+    }
+}
+
+/// Splits `line` (no newline inside) into at most `N` whitespace-separated fields; returns how many
+/// were found (`N + 1` means "more than N"). No allocation.
+#[inline]
+pub fn split_fields<'a, const N: usize>(line: &'a [u8], out: &mut [&'a [u8]; N]) -> usize {
+    split_line(line, 0, out).0
 }
 
 /// Parses a finite f64 (decimal or scientific). `None` for anything else, NaN and infinities
 /// included.
 #[inline]
 pub fn parse_score(field: &[u8]) -> Option<f64> {
-    // Fields are ASCII-checked by the caller's UTF-8 validation; parse as str.
-    let s = std::str::from_utf8(field).ok()?;
-    let v: f64 = s.parse().ok()?;
+    // Eisel-Lemire on the bytes (correctly rounded, like strtod); no UTF-8 step.
+    let v: f64 = fast_float2::parse(field).ok()?;
     if v.is_finite() {
         // -0.0 and 0.0 are the same score.
         Some(v + 0.0)
@@ -53,6 +212,23 @@ pub fn parse_score(field: &[u8]) -> Option<f64> {
 pub fn parse_grade(field: &[u8]) -> Option<i32> {
     let s = std::str::from_utf8(field).ok()?;
     s.parse::<i32>().ok().filter(|&g| g != i32::MIN)
+}
+
+/// Byte equality tuned for short ids (goal ids, lemma names): no library call for up to 16 bytes.
+#[inline(always)]
+pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if (8..=16).contains(&n) {
+        let w = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+        return w(a, 0) == w(b, 0) && w(a, n - 8) == w(b, n - 8);
+    }
+    if n < 8 {
+        return a.iter().zip(b).all(|(x, y)| x == y);
+    }
+    a == b
 }
 
 /// Shows a field in an error message (lossy, shortened).
@@ -77,6 +253,88 @@ mod tests {
         assert_eq!(split_fields(b"a b c d e f g", &mut f), 7);
         assert_eq!(split_fields(b"a b", &mut f), 2);
         assert_eq!(split_fields(b"   ", &mut f), 0);
+    }
+
+    #[test]
+    fn split_line_finds_fields_and_the_line_end() {
+        let data = b"q1 Q0 a_long_lemma_name_here 1 0.5 tag\n\tq2  Q0 b\x01c 2 0.25 t x y\nlast";
+        let mut f = [&b""[..]; 6];
+        assert_eq!(split_line(data, 0, &mut f), (6, 38));
+        assert_eq!(f[2], b"a_long_lemma_name_here");
+        assert_eq!(f[5], b"tag");
+        let (n, end) = split_line(data, 39, &mut f);
+        assert_eq!((n, &data[end..end + 1]), (7, &b"\n"[..]));
+        assert_eq!(f[2], b"b\x01c"); // a control byte is not a separator
+        assert_eq!(split_line(data, end + 1, &mut f), (1, data.len()));
+        // The SIMD path (lines inside a 128-byte window) and the scalar path agree on every shape.
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut buf = Vec::new();
+            for _ in 0..(rng % 4 + 1) {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                let len = (rng % 140) as usize;
+                for k in 0..len {
+                    let r = (rng >> (k % 50)) % 23;
+                    buf.push(match r {
+                        0..=3 => b' ',
+                        4 => b'\t',
+                        5 if k % 7 == 0 => b'\r',
+                        6 if k % 11 == 0 => 0x01,
+                        7 if k % 13 == 0 => 0xc3,
+                        _ => b'a' + (r as u8),
+                    });
+                }
+                buf.push(b'\n');
+            }
+            buf.extend_from_slice(&[b'x'; 130]);
+            let mut pos = 0;
+            while pos < buf.len() {
+                let (mut f1, mut f2) = ([&b""[..]; 6], [&b""[..]; 6]);
+                let a = split_line(&buf, pos, &mut f1);
+                let b = split_line_scalar(&buf, pos, &mut f2);
+                assert_eq!(a, b);
+                assert_eq!(&f1[..a.0.min(6)], &f2[..b.0.min(6)]);
+                pos = a.1 + 1;
+            }
+        }
+        // Agrees with a plain split on whitespace for many shapes.
+        for line in [
+            "",
+            " ",
+            "a",
+            "a b",
+            "  a\t\tb  c ",
+            "aaaaaaaaaaaaaaaaa b",
+            "x\ry z\x0bw\x0cv",
+        ] {
+            let want: Vec<&[u8]> = line
+                .as_bytes()
+                .split(|b| is_space(*b))
+                .filter(|f| !f.is_empty())
+                .collect();
+            let mut g = [&b""[..]; 8];
+            let n = split_fields(line.as_bytes(), &mut g);
+            assert_eq!(&g[..n], &want[..], "{line:?}");
+        }
+    }
+
+    #[test]
+    fn same_bytes_agrees_with_eq() {
+        let words: Vec<Vec<u8>> = (0..40)
+            .map(|n| (0..n).map(|i| b'a' + (i * 7 % 26) as u8).collect())
+            .collect();
+        for a in &words {
+            for b in &words {
+                assert_eq!(same_bytes(a, b), a == b);
+                let mut c = b.clone();
+                if let Some(last) = c.last_mut() {
+                    *last ^= 1;
+                    assert_eq!(same_bytes(a, &c), *a == c);
+                }
+            }
+        }
     }
 
     #[test]

@@ -8,9 +8,12 @@
 
 use crate::error::{ErrorKind, InputError};
 use crate::fields::is_space;
+use memmap2::Mmap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
+use std::ops::{Deref, Range};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// The text format of an input, sniffed from its first non-blank byte.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -44,6 +47,19 @@ pub struct Input {
     pub compression: Compression,
     /// Format sniffed from the content.
     pub format: Format,
+    /// The whole file, memory-mapped, when it is a plain (uncompressed) regular file: batches are
+    /// then slices of the mapping, with no copy.
+    pub map: Option<Arc<Mmap>>,
+}
+
+/// A mapping as a byte slice (for `Cursor`).
+#[derive(Clone)]
+struct MapBytes(Arc<Mmap>);
+
+impl AsRef<[u8]> for MapBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
 }
 
 const READ_BUF: usize = 1 << 20;
@@ -51,6 +67,12 @@ const READ_BUF: usize = 1 << 20;
 /// Opens `path` (`-` is stdin), decompresses by magic bytes and sniffs the format. An empty input
 /// is an error.
 pub fn open(path: &Path) -> Result<Input, InputError> {
+    open_with(path, true)
+}
+
+/// [`open`], choosing whether a plain regular file may be memory-mapped. A mapped file must not be
+/// truncated by another process while it is read (the usual caveat of `mmap`); `--no-mmap` avoids it.
+pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
     let io_err =
         |e: std::io::Error| InputError::file(ErrorKind::Io, path, format!("cannot read: {e}"));
     let (raw, size): (Box<dyn Read + Send>, Option<u64>) = if path == Path::new("-") {
@@ -65,6 +87,31 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
                 path,
                 "is a directory, expected a file",
             ));
+        }
+        if allow_mmap && meta.is_file() && meta.len() > 0 {
+            // SAFETY: the mapping is read-only and private; lemma-eval never writes through it. Like
+            // every reader of a mapped file, it assumes the file is not truncated while it is read.
+            if let Ok(map) = unsafe { Mmap::map(&f) } {
+                if !map.starts_with(&[0x1f, 0x8b]) && !map.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+                    let _ = map.advise(memmap2::Advice::Sequential);
+                    let map = Arc::new(map);
+                    let format = sniff(&map).ok_or_else(|| {
+                        InputError::file(
+                            ErrorKind::Empty,
+                            path,
+                            "is empty, expected at least one line",
+                        )
+                    })?;
+                    return Ok(Input {
+                        path: path.to_path_buf(),
+                        reader: Box::new(std::io::Cursor::new(MapBytes(map.clone()))),
+                        size_on_disk: Some(meta.len()),
+                        compression: Compression::None,
+                        format,
+                        map: Some(map),
+                    });
+                }
+            }
         }
         (Box::new(f), Some(meta.len()))
     };
@@ -98,14 +145,8 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
                 "is empty, expected at least one line",
             ));
         }
-        match buf.iter().position(|&b| !is_space(b) && b != b'\n') {
-            Some(i) => {
-                break if buf[i] == b'{' {
-                    Format::Jsonl
-                } else {
-                    Format::Trec
-                }
-            }
+        match sniff(buf) {
+            Some(f) => break f,
             None => {
                 let n = buf.len();
                 reader.consume(n);
@@ -118,6 +159,17 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
         size_on_disk: size,
         compression,
         format,
+        map: None,
+    })
+}
+
+/// The format from the first non-blank byte, if any.
+fn sniff(buf: &[u8]) -> Option<Format> {
+    let i = buf.iter().position(|&b| !is_space(b) && b != b'\n')?;
+    Some(if buf[i] == b'{' {
+        Format::Jsonl
+    } else {
+        Format::Trec
     })
 }
 
@@ -130,13 +182,72 @@ pub enum GoalKey {
     Line,
 }
 
+/// The bytes of a batch: an owned buffer (streams) or a slice of the mapped file.
+pub enum BatchData {
+    /// Read from a stream; the buffer can be recycled.
+    Owned(Vec<u8>),
+    /// A range of a memory-mapped file.
+    Mapped(Arc<Mmap>, Range<usize>),
+}
+
+impl Default for BatchData {
+    fn default() -> Self {
+        BatchData::Owned(Vec::new())
+    }
+}
+
+impl std::fmt::Debug for BatchData {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BatchData::Owned(v) => write!(f, "Owned({} bytes)", v.len()),
+            BatchData::Mapped(_, r) => write!(f, "Mapped({r:?})"),
+        }
+    }
+}
+
+impl Deref for BatchData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            BatchData::Owned(v) => v,
+            BatchData::Mapped(m, r) => &m[r.clone()],
+        }
+    }
+}
+
+impl BatchData {
+    /// Gives the buffer back for reuse (streams), or tells the kernel the mapped pages are no longer
+    /// needed so that resident memory stays at the batches in flight (mapped files).
+    pub fn release(self) -> Option<Vec<u8>> {
+        match self {
+            BatchData::Owned(v) => Some(v),
+            BatchData::Mapped(map, r) => {
+                const PAGE: usize = 4096;
+                let (start, end) = (r.start.div_ceil(PAGE) * PAGE, r.end / PAGE * PAGE);
+                if end > start {
+                    // SAFETY: a private read-only file mapping: dropped pages are re-read from the
+                    // file if touched again, so no reader can observe different bytes.
+                    let _ = unsafe {
+                        map.unchecked_advise_range(
+                            memmap2::UncheckedAdvice::DontNeed,
+                            start,
+                            end - start,
+                        )
+                    };
+                }
+                None
+            }
+        }
+    }
+}
+
 /// A block of whole goals.
 #[derive(Debug, Default)]
 pub struct Batch {
     /// 0-based sequence number.
     pub index: u64,
-    /// Complete lines, ending with `\n`.
-    pub data: Vec<u8>,
+    /// Complete lines (the last one may lack its `\n` at the end of the input).
+    pub data: BatchData,
     /// Byte offset of `data[0]` in the decompressed input.
     pub first_byte: u64,
     /// When the lines were regrouped (`--regroup`), the original 1-based line number of each line.
@@ -148,6 +259,7 @@ pub struct Batch {
 /// Cuts an input into batches of whole goals. See the module documentation.
 pub struct BatchReader {
     input: Box<dyn BufRead + Send>,
+    map: Option<Arc<Mmap>>,
     path: PathBuf,
     key: GoalKey,
     carry: Vec<u8>,
@@ -178,6 +290,7 @@ impl BatchReader {
     pub fn new(input: Input, key: GoalKey, target: usize) -> Self {
         BatchReader {
             input: input.reader,
+            map: input.map,
             path: input.path,
             key,
             carry: Vec::new(),
@@ -197,22 +310,25 @@ impl BatchReader {
 
     /// The next batch, reusing `buf`'s allocation. `Ok(None)` at the end.
     pub fn next_batch(&mut self, mut buf: Vec<u8>) -> Result<Option<Batch>, InputError> {
+        if let Some(map) = self.map.clone() {
+            return Ok(self.next_mapped(&map));
+        }
         buf.clear();
         buf.extend_from_slice(&self.carry);
         self.carry.clear();
         loop {
             while buf.len() < self.target && !self.eof {
-                let chunk = self.input.fill_buf().map_err(|e| {
-                    InputError::file(ErrorKind::Io, &self.path, format!("cannot read: {e}"))
-                })?;
-                if chunk.is_empty() {
+                // Read straight into the batch buffer (BufReader passes large reads through).
+                let want = (self.target - buf.len()) as u64;
+                buf.reserve(want as usize);
+                let n = std::io::Read::read_to_end(&mut (&mut self.input).take(want), &mut buf)
+                    .map_err(|e| {
+                        InputError::file(ErrorKind::Io, &self.path, format!("cannot read: {e}"))
+                    })?;
+                if n == 0 {
                     self.eof = true;
-                    break;
                 }
-                let take = chunk.len().min(self.target - buf.len()).max(1);
-                buf.extend_from_slice(&chunk[..take]);
-                self.input.consume(take);
-                self.bytes_read += take as u64;
+                self.bytes_read += n as u64;
             }
             if self.eof {
                 if buf.is_empty() {
@@ -235,7 +351,29 @@ impl BatchReader {
         }
     }
 
-    fn emit(&mut self, data: Vec<u8>) -> Batch {
+    /// The next batch of a mapped file: a slice cut at a goal boundary, no copy.
+    fn next_mapped(&mut self, map: &Arc<Mmap>) -> Option<Batch> {
+        let start = self.next_byte as usize;
+        if start >= map.len() {
+            return None;
+        }
+        let mut target = self.base_target;
+        let end = loop {
+            let end = start.saturating_add(target).min(map.len());
+            if end == map.len() {
+                break end;
+            }
+            match self.cut(&map[start..end]) {
+                Some(c) => break start + c,
+                None => target = target.saturating_mul(2),
+            }
+        };
+        self.bytes_read = end as u64;
+        Some(self.emit(BatchData::Mapped(map.clone(), start..end)))
+    }
+
+    fn emit(&mut self, data: impl Into<BatchData>) -> Batch {
+        let data = data.into();
         let b = Batch {
             index: self.index,
             first_byte: self.next_byte,
@@ -274,6 +412,12 @@ impl BatchReader {
     }
 }
 
+impl From<Vec<u8>> for BatchData {
+    fn from(v: Vec<u8>) -> Self {
+        BatchData::Owned(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -286,6 +430,7 @@ mod tests {
             size_on_disk: None,
             compression: Compression::None,
             format: Format::Trec,
+            map: None,
         }
     }
 
@@ -293,9 +438,39 @@ mod tests {
         let mut r = BatchReader::new(input_of(text.as_bytes()), GoalKey::FirstField, target);
         let mut out = Vec::new();
         while let Some(b) = r.next_batch(Vec::new()).unwrap() {
-            out.push(String::from_utf8(b.data).unwrap());
+            out.push(String::from_utf8(b.data.to_vec()).unwrap());
         }
         out
+    }
+
+    #[test]
+    fn mapped_batches_hold_whole_goals_without_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run");
+        let text =
+            "a Q0 x 1 1 t\na Q0 y 2 0 t\nb Q0 x 1 1 t\nb Q0 y 2 0 t\nb Q0 z 3 0 t\nc Q0 x 1 1 t";
+        std::fs::write(&p, text).unwrap();
+        for target in [1, 5, 13, 26, 40, 1000] {
+            let input = open(&p).unwrap();
+            assert!(input.map.is_some());
+            let mut r = BatchReader::new(input, GoalKey::FirstField, target);
+            let mut all = String::new();
+            let mut first_goals = Vec::new();
+            while let Some(b) = r.next_batch(Vec::new()).unwrap() {
+                assert!(matches!(b.data, BatchData::Mapped(..)));
+                let s = std::str::from_utf8(&b.data).unwrap().to_string();
+                first_goals.push(s.split(' ').next().unwrap().to_string());
+                all += &s;
+                assert!(b.data.release().is_none());
+            }
+            assert_eq!(all, text, "target {target}");
+            let mut dedup = first_goals.clone();
+            dedup.dedup();
+            assert_eq!(
+                dedup, first_goals,
+                "a goal spans two batches (target {target})"
+            );
+        }
     }
 
     #[test]

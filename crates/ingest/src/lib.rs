@@ -18,7 +18,13 @@ mod run;
 mod truth;
 
 pub use error::{ErrorKind, InputError};
-pub use fields::{is_space, parse_grade, parse_score, show, split_fields};
-pub use input::{first_field, open, Batch, BatchReader, Compression, Format, GoalKey, Input};
-pub use run::{parse_prediction_line, parse_run_line, Prediction, RunLine};
+pub use fields::{
+    is_space, parse_grade, parse_score, same_bytes, show, split_fields, split_line,
+    split_line_checked,
+};
+pub use input::{
+    first_field, open, open_with, Batch, BatchData, BatchReader, Compression, Format, GoalKey,
+    Input,
+};
+pub use run::{parse_prediction_line, parse_run_at, parse_run_line, Prediction, RunLine};
 pub use truth::{ActualSets, GoalTruth, Interner};

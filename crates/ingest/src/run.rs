@@ -1,6 +1,6 @@
 //! Prediction lines: TREC run lines and JSONL prediction records.
 
-use crate::fields::{parse_score, show, split_fields};
+use crate::fields::{parse_score, show, split_line_checked};
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -20,28 +20,53 @@ pub struct RunLine<'a> {
 /// Parses a run line. `Ok(None)` for blank and `#` comment lines. The error says what was expected.
 #[inline]
 pub fn parse_run_line(line: &[u8]) -> Result<Option<RunLine<'_>>, String> {
+    parse_run_at(line, 0).0
+}
+
+/// Parses the run line that starts at `start` in `data`; also returns where the line ends (its
+/// `\n`, or `data.len()`), so a caller walks a buffer with one scan per line.
+#[inline]
+pub fn parse_run_at(data: &[u8], start: usize) -> (Result<Option<RunLine<'_>>, String>, usize) {
     let mut f = [&b""[..]; 6];
-    let count = split_fields(line, &mut f);
+    let ((count, end), utf8) = split_line_checked(data, start, &mut f);
+    if let Err(col) = utf8 {
+        return (
+            Err(format!(
+                "invalid UTF-8 at column {}, expected UTF-8 text",
+                col + 1
+            )),
+            end,
+        );
+    }
     if count == 0 || f[0].first() == Some(&b'#') {
-        return Ok(None);
+        return (Ok(None), end);
     }
     if count < 6 {
-        return Err(format!(
-            "expected 6 fields (goal Q0 lemma rank score tag), found {count}"
-        ));
+        return (
+            Err(format!(
+                "expected 6 fields (goal Q0 lemma rank score tag), found {count}"
+            )),
+            end,
+        );
     }
-    let score = parse_score(f[4]).ok_or_else(|| {
-        format!(
-            "expected a finite number as the score (field 5), found `{}`",
-            show(f[4])
-        )
-    })?;
-    Ok(Some(RunLine {
-        goal: f[0],
-        lemma: f[2],
-        score,
-        tag: f[5],
-    }))
+    let Some(score) = parse_score(f[4]) else {
+        return (
+            Err(format!(
+                "expected a finite number as the score (field 5), found `{}`",
+                show(f[4])
+            )),
+            end,
+        );
+    };
+    (
+        Ok(Some(RunLine {
+            goal: f[0],
+            lemma: f[2],
+            score,
+            tag: f[5],
+        })),
+        end,
+    )
 }
 
 /// A goal's predictions from one JSONL record.

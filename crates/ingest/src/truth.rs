@@ -5,7 +5,7 @@
 //! ([`Interner::hash`]) so that the caller can reuse the hash (for duplicate detection, say).
 
 use crate::error::{ErrorKind, InputError};
-use crate::fields::{parse_grade, show, split_fields};
+use crate::fields::{parse_grade, same_bytes, show, split_fields};
 use crate::input::{Format, Input};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use roaring::RoaringBitmap;
@@ -22,6 +22,7 @@ pub struct Interner {
     table: HashTable<u32>,
     arena: Vec<u8>,
     ends: Vec<usize>,
+    hashes: Vec<u64>,
     hasher: DefaultHashBuilder,
 }
 
@@ -51,7 +52,11 @@ impl Interner {
     /// The id of `name` whose hash is `hash`.
     #[inline]
     pub fn get_hashed(&self, hash: u64, name: &[u8]) -> Option<u32> {
-        self.table.find(hash, |&id| self.name(id) == name).copied()
+        self.table
+            .find(hash, |&id| {
+                self.hashes[id as usize] == hash && same_bytes(self.name(id), name)
+            })
+            .copied()
     }
 
     /// Interns `name`, returning its id (existing or new).
@@ -63,12 +68,16 @@ impl Interner {
         let id = self.ends.len() as u32;
         self.arena.extend_from_slice(name);
         self.ends.push(self.arena.len());
-        let (arena, ends, hasher) = (&self.arena, &self.ends, &self.hasher);
-        self.table.insert_unique(hash, id, |&i| {
-            let start = if i == 0 { 0 } else { ends[i as usize - 1] };
-            hasher.hash_one(&arena[start..ends[i as usize]])
-        });
+        self.hashes.push(hash);
+        let hashes = &self.hashes;
+        self.table.insert_unique(hash, id, |&i| hashes[i as usize]);
         id
+    }
+
+    /// The hash of name `id` (as [`Interner::hash`] computes it).
+    #[inline]
+    pub fn hash_of(&self, id: u32) -> u64 {
+        self.hashes[id as usize]
     }
 
     /// The name of `id`.
@@ -378,6 +387,7 @@ mod tests {
             size_on_disk: None,
             compression: crate::input::Compression::None,
             format,
+            map: None,
         })
     }
 
@@ -455,6 +465,7 @@ mod tests {
             size_on_disk: None,
             compression: crate::input::Compression::None,
             format: Format::Trec,
+            map: None,
         })
         .unwrap_err();
         assert!(e.to_string().contains("invalid UTF-8"), "{e}");
