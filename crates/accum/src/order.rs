@@ -3,7 +3,7 @@
 //! trec_eval ranks by score descending and breaks equal scores by lemma name in *descending* byte
 //! order (`strcmp`: "b" before "a", "9" before "10"). Input that already arrives in that order
 //! should not be sorted: [`TrecOrder`] passes items through as soon as their position is certain,
-//! buffering only a run of equal scores (sorted by name when it closes). An item whose score is
+//! buffering only a run of equal scores (sorted by name, or any caller rule, when it closes). An item whose score is
 //! *higher* than its predecessor's means the goal is out of order; [`TrecOrder::push`] then returns
 //! [`OutOfOrder`] and the caller re-reads that goal and sorts it whole with [`trec_cmp`]. Memory is
 //! the longest tie run, or the goal being repaired, never the file.
@@ -27,11 +27,12 @@ pub struct OutOfOrder {
     pub position: u64,
 }
 
-/// Passes items through in trec order, buffering only runs of tied scores. See the module docs.
+/// Passes items through in score order, buffering only runs of tied scores, which it sorts with a
+/// caller-given comparator when the run closes (trec_eval's: name descending). The items carry
+/// whatever the caller needs (for example where the name lies in its own buffer): nothing is copied.
 #[derive(Debug)]
 pub struct TrecOrder<T> {
-    run: Vec<(usize, usize, T)>,
-    names: Vec<u8>,
+    run: Vec<T>,
     run_score: f64,
     seen: u64,
     longest_run: usize,
@@ -48,7 +49,6 @@ impl<T> TrecOrder<T> {
     pub fn new() -> Self {
         TrecOrder {
             run: Vec::new(),
-            names: Vec::new(),
             run_score: f64::INFINITY,
             seen: 0,
             longest_run: 0,
@@ -58,7 +58,6 @@ impl<T> TrecOrder<T> {
     /// Forgets the current goal (after [`OutOfOrder`], or to start a goal afresh).
     pub fn reset(&mut self) {
         self.run.clear();
-        self.names.clear();
         self.run_score = f64::INFINITY;
         self.seen = 0;
     }
@@ -68,14 +67,14 @@ impl<T> TrecOrder<T> {
         self.longest_run
     }
 
-    /// Offers the next item; `emit(score, name, item)` receives items in trec order.
-    pub fn push<F: FnMut(f64, &[u8], T)>(
-        &mut self,
-        score: f64,
-        name: &[u8],
-        item: T,
-        emit: F,
-    ) -> Result<(), OutOfOrder> {
+    /// Offers the next item. `tie` orders items of equal score (`Less`: the first ranks higher; a
+    /// stable sort keeps arrival order for `Equal`); `emit(score, item)` receives items in order.
+    #[inline]
+    pub fn push<C, F>(&mut self, score: f64, item: T, tie: C, emit: F) -> Result<(), OutOfOrder>
+    where
+        C: FnMut(&T, &T) -> Ordering,
+        F: FnMut(f64, T),
+    {
         let position = self.seen;
         self.seen += 1;
         if !self.run.is_empty() {
@@ -84,35 +83,39 @@ impl<T> TrecOrder<T> {
                 .unwrap_or(Ordering::Equal)
             {
                 Ordering::Greater => return Err(OutOfOrder { position }),
-                Ordering::Less => self.flush(emit),
+                Ordering::Less => self.flush(tie, emit),
                 Ordering::Equal => {}
             }
         }
         self.run_score = score;
-        let start = self.names.len();
-        self.names.extend_from_slice(name);
-        self.run.push((start, self.names.len(), item));
+        self.run.push(item);
         self.longest_run = self.longest_run.max(self.run.len());
         Ok(())
     }
 
     /// Emits what is still buffered (end of goal) and resets.
-    pub fn finish<F: FnMut(f64, &[u8], T)>(&mut self, emit: F) {
-        self.flush(emit);
+    pub fn finish<C, F>(&mut self, tie: C, emit: F)
+    where
+        C: FnMut(&T, &T) -> Ordering,
+        F: FnMut(f64, T),
+    {
+        self.flush(tie, emit);
         self.reset();
     }
 
-    fn flush<F: FnMut(f64, &[u8], T)>(&mut self, mut emit: F) {
+    #[inline]
+    fn flush<C, F>(&mut self, tie: C, mut emit: F)
+    where
+        C: FnMut(&T, &T) -> Ordering,
+        F: FnMut(f64, T),
+    {
         if self.run.len() > 1 {
-            let names = &self.names;
-            self.run
-                .sort_by(|a, b| names[b.0..b.1].cmp(&names[a.0..a.1]));
+            self.run.sort_by(tie);
         }
         let score = self.run_score;
-        for (s, e, item) in self.run.drain(..) {
-            emit(score, &self.names[s..e], item);
+        for item in self.run.drain(..) {
+            emit(score, item);
         }
-        self.names.clear();
     }
 }
 
@@ -123,12 +126,11 @@ mod tests {
     fn order(items: &[(f64, &str)]) -> Result<Vec<String>, OutOfOrder> {
         let mut o = TrecOrder::new();
         let mut out = Vec::new();
+        let desc = |a: &&str, b: &&str| b.as_bytes().cmp(a.as_bytes());
         for &(s, n) in items {
-            o.push(s, n.as_bytes(), (), |_, name, ()| {
-                out.push(String::from_utf8(name.to_vec()).unwrap())
-            })?;
+            o.push(s, n, desc, |_, name: &str| out.push(name.to_string()))?;
         }
-        o.finish(|_, name, ()| out.push(String::from_utf8(name.to_vec()).unwrap()));
+        o.finish(desc, |_, name: &str| out.push(name.to_string()));
         Ok(out)
     }
 

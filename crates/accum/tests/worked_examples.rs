@@ -320,11 +320,12 @@ fn trec_order_of_seed_names() {
     // Equal scores: "z" > "y" > "x" in bytes, so trec order puts z first.
     let mut o = TrecOrder::new();
     let mut got = Vec::new();
+    let desc = |a: &&[u8], b: &&[u8]| b.cmp(a);
     for (s, n) in [(1.0, "x"), (1.0, "z"), (1.0, "y"), (0.5, "a")] {
-        o.push(s, n.as_bytes(), (), |_, n, ()| got.push(n.to_vec()))
+        o.push(s, n.as_bytes(), desc, |_, n: &[u8]| got.push(n.to_vec()))
             .unwrap();
     }
-    o.finish(|_, n, ()| got.push(n.to_vec()));
+    o.finish(desc, |_, n: &[u8]| got.push(n.to_vec()));
     assert_eq!(
         got,
         vec![b"z".to_vec(), b"y".to_vec(), b"x".to_vec(), b"a".to_vec()]

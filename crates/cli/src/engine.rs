@@ -257,6 +257,7 @@ struct Item {
 /// The part of a worker after ordering: depth cut, duplicates, accumulator.
 struct Sink {
     acc: GoalAccumulator,
+    /// Lemmas of the current goal seen so far: (name hash, name start, name end, line).
     dedup: HashTable<(u64, usize, usize, u64)>,
     emitted: u64,
     depth: u64,
@@ -279,7 +280,7 @@ impl Sink {
         self.dedup
             .entry(
                 it.hash,
-                |&(h, s, e, _)| h == it.hash && &data[s..e] == name,
+                |&(h, s, e, _)| h == it.hash && same_bytes(&data[s..e], name),
                 |&(h, ..)| h,
             )
             .and_modify(|&mut (_, _, _, l)| dup_line = Some(l))
@@ -470,11 +471,12 @@ impl<'a> Worker<'a> {
         } else if self.order == OrderMode::Score {
             let sink = &mut self.sink;
             let mut err = None;
-            self.order_buf.finish(|_, _, it| {
-                if err.is_none() {
-                    err = sink.emit(data, it).err();
-                }
-            });
+            self.order_buf
+                .finish(tie_rule(data, self.opts.ties), |_, it| {
+                    if err.is_none() {
+                        err = sink.emit(data, it).err();
+                    }
+                });
             if let Some(d) = err {
                 return Err(dup_error(goal, data, &d));
             }
@@ -499,7 +501,6 @@ impl<'a> Worker<'a> {
         let data = &batch.data[..];
         let path = Path::new("");
         // UTF-8 is checked line by line by the parser (free for ASCII lines).
-        let ties_by_name = self.opts.ties == TieMode::Trec;
         let (mut pos, mut line_no) = (0usize, 0u64);
         let mut cur: Option<OpenGoal<'a>> = None;
         let mut last_tag: Option<(usize, usize)> = None;
@@ -575,20 +576,13 @@ impl<'a> Worker<'a> {
             } else {
                 let sink = &mut self.sink;
                 let mut err = None;
-                let pushed = if ties_by_name {
-                    self.order_buf.push(score, rl.lemma, it, |_, _, it| {
-                        if err.is_none() {
-                            err = sink.emit(data, it).err();
-                        }
-                    })
-                } else {
-                    // Ties keep file order: the name plays no part in the order.
-                    self.order_buf.push(score, b"", it, |_, _, it| {
-                        if err.is_none() {
-                            err = sink.emit(data, it).err();
-                        }
-                    })
-                };
+                let pushed =
+                    self.order_buf
+                        .push(score, it, tie_rule(data, self.opts.ties), |_, it| {
+                            if err.is_none() {
+                                err = sink.emit(data, it).err();
+                            }
+                        });
                 if let Some(d) = err {
                     return Err(dup_error(goal_name, data, &d));
                 }
@@ -731,6 +725,18 @@ impl<'a> Worker<'a> {
         }
         res.lines = line_no;
         Ok(())
+    }
+}
+
+/// How items of equal score are ordered: by name descending (trec), or kept in file order.
+#[inline]
+fn tie_rule(data: &[u8], ties: TieMode) -> impl Fn(&Item, &Item) -> std::cmp::Ordering + '_ {
+    move |a, b| {
+        if ties == TieMode::Trec {
+            data[b.start..b.end].cmp(&data[a.start..a.end])
+        } else {
+            std::cmp::Ordering::Equal
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! ([`Interner::hash`]) so that the caller can reuse the hash (for duplicate detection, say).
 
 use crate::error::{ErrorKind, InputError};
-use crate::fields::{parse_grade, same_bytes, show, split_fields};
+use crate::fields::{parse_grade, same_bytes, show, split_line_checked};
 use crate::input::{Format, Input};
 use hashbrown::{DefaultHashBuilder, HashTable};
 use roaring::RoaringBitmap;
@@ -13,7 +13,6 @@ use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::io::BufRead;
 use std::path::Path;
 
 /// Names to dense `u32` ids. Names live in one arena; the table holds ids.
@@ -86,6 +85,15 @@ impl Interner {
         let i = id as usize;
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.arena[start..self.ends[i]]
+    }
+
+    /// Makes room for `additional` more names.
+    pub fn reserve(&mut self, additional: usize) {
+        let hashes = &self.hashes;
+        self.table.reserve(additional, |&i| hashes[i as usize]);
+        self.hashes.reserve(additional);
+        self.ends.reserve(additional);
+        self.arena.reserve(additional * 24);
     }
 
     /// Number of names.
@@ -181,64 +189,69 @@ impl<'a> PremiseRef<'a> {
     }
 }
 
+/// Records one judgment; `goal_id` when the caller already knows the goal's id.
+fn add_judgment(
+    sets: &mut ActualSets,
+    pending: &mut Vec<Vec<(u32, i32, u64)>>,
+    goal_id: Option<usize>,
+    goal: &[u8],
+    lemma: &[u8],
+    grade: i32,
+    line: u64,
+) -> usize {
+    let g = goal_id.unwrap_or_else(|| sets.goals.intern(goal) as usize);
+    if g == pending.len() {
+        pending.push(Vec::new());
+    }
+    let l = sets.lemmas.intern(lemma);
+    pending[g].push((l, grade, line));
+    sets.rows += 1;
+    sets.positive_rows += (grade > 0) as u64;
+    g
+}
+
 impl ActualSets {
     /// Reads qrels (`goal iter lemma grade`, exactly 4 fields) or JSONL actual sets, by format.
     /// A lemma judged twice for one goal is an error naming both lines.
     pub fn read(input: Input) -> Result<ActualSets, InputError> {
         let path = input.path.clone();
         let format = input.format;
-        let mut reader = input.reader;
+        // Actual sets are held in memory anyway: read the file whole (or use its mapping).
+        let owned;
+        let all: &[u8] = match &input.map {
+            Some(m) => m,
+            None => {
+                let mut v = Vec::new();
+                let mut reader = input.reader;
+                std::io::Read::read_to_end(&mut reader, &mut v).map_err(|e| {
+                    InputError::file(ErrorKind::Io, &path, format!("cannot read: {e}"))
+                })?;
+                owned = v;
+                &owned
+            }
+        };
         let mut sets = ActualSets::default();
+        // About 30 bytes a judgment: size the tables once.
+        sets.lemmas.reserve(all.len() / 30);
         // Per goal: (lemma, grade, line) until finalised.
         let mut pending: Vec<Vec<(u32, i32, u64)>> = Vec::new();
-        let mut line = Vec::with_capacity(256);
-        let (mut line_no, mut byte) = (0u64, 0u64);
-        loop {
-            line.clear();
-            let n = reader
-                .read_until(b'\n', &mut line)
-                .map_err(|e| InputError::file(ErrorKind::Io, &path, format!("cannot read: {e}")))?;
-            if n == 0 {
-                break;
-            }
+        let mut last_goal: Option<(&[u8], usize)> = None;
+        let (mut line_no, mut pos) = (0u64, 0usize);
+        while pos < all.len() {
             line_no += 1;
-            let here = byte;
-            byte += n as u64;
-            let text = match std::str::from_utf8(&line) {
-                Ok(t) => t.trim_end_matches(['\n', '\r']),
-                Err(e) => {
-                    return Err(InputError::at(
-                        ErrorKind::Syntax,
-                        &path,
-                        line_no,
-                        here,
-                        format!("invalid UTF-8 at column {}", e.valid_up_to() + 1),
-                    ))
-                }
-            };
-            let trimmed = text.trim();
-            if trimmed.is_empty() || trimmed.starts_with('#') {
+            let here = pos;
+            let err = |m: String| InputError::at(ErrorKind::Syntax, &path, line_no, here as u64, m);
+            let mut f = [&b""[..]; 4];
+            let ((count, end), utf8) = split_line_checked(all, pos, &mut f);
+            pos = end + 1;
+            if let Err(col) = utf8 {
+                return Err(err(format!("invalid UTF-8 at column {}", col + 1)));
+            }
+            if count == 0 || f[0].first() == Some(&b'#') {
                 continue;
             }
-            let err = |m: String| InputError::at(ErrorKind::Syntax, &path, line_no, here, m);
-            let add = |sets: &mut ActualSets,
-                       pending: &mut Vec<Vec<(u32, i32, u64)>>,
-                       goal: &[u8],
-                       lemma: &[u8],
-                       grade: i32| {
-                let g = sets.goals.intern(goal) as usize;
-                if g == pending.len() {
-                    pending.push(Vec::new());
-                }
-                let l = sets.lemmas.intern(lemma);
-                pending[g].push((l, grade, line_no));
-                sets.rows += 1;
-                sets.positive_rows += (grade > 0) as u64;
-            };
             match format {
                 Format::Trec => {
-                    let mut f = [&b""[..]; 4];
-                    let count = split_fields(text.as_bytes(), &mut f);
                     if count != 4 {
                         let found = if count > 4 {
                             "more".to_string()
@@ -252,9 +265,18 @@ impl ActualSets {
                     let grade = parse_grade(f[3]).ok_or_else(|| {
                         err(format!("expected an integer grade, found `{}`", show(f[3])))
                     })?;
-                    add(&mut sets, &mut pending, f[0], f[2], grade);
+                    let cached = match last_goal {
+                        Some((name, id)) if same_bytes(name, f[0]) => Some(id),
+                        _ => None,
+                    };
+                    let g =
+                        add_judgment(&mut sets, &mut pending, cached, f[0], f[2], grade, line_no);
+                    last_goal = Some((f[0], g));
                 }
                 Format::Jsonl => {
+                    let text = std::str::from_utf8(&all[here..end])
+                        .expect("checked")
+                        .trim();
                     let rec: ActualLine = serde_json::from_str(text).map_err(|e| {
                         err(format!(
                             "expected a JSON object with goal_id and premises (a list of names, or name → grade) \
@@ -271,17 +293,20 @@ impl ActualSets {
                         )));
                     }
                     pending.push(Vec::new());
+                    last_goal = None;
                     let mut any = false;
                     match rec.premises {
                         Some(PremiseSet::List(v)) => {
                             any = true;
                             for p in v {
-                                add(
+                                add_judgment(
                                     &mut sets,
                                     &mut pending,
+                                    Some(g),
                                     goal.as_bytes(),
                                     p.name().as_bytes(),
                                     1,
+                                    line_no,
                                 );
                             }
                         }
@@ -296,12 +321,14 @@ impl ActualSets {
                                     .ok_or_else(|| {
                                         err(format!("grade {grade} of `{name}` is out of range"))
                                     })?;
-                                add(
+                                add_judgment(
                                     &mut sets,
                                     &mut pending,
+                                    Some(g),
                                     goal.as_bytes(),
                                     name.as_bytes(),
                                     grade,
+                                    line_no,
                                 );
                             }
                         }
@@ -310,12 +337,14 @@ impl ActualSets {
                     if let Some(v) = rec.all_pos_premises {
                         any = true;
                         for p in v {
-                            add(
+                            add_judgment(
                                 &mut sets,
                                 &mut pending,
+                                Some(g),
                                 goal.as_bytes(),
                                 p.name().as_bytes(),
                                 1,
+                                line_no,
                             );
                         }
                     }
