@@ -632,10 +632,17 @@ impl GoalAccumulator {
                 Measure::E { beta2, .. } => Some(1.0 - f_beta(beta2, rec.s, k)),
                 Measure::SetP { threshold: None } => Some(div(self.s as f64, n as f64)),
                 Measure::SetR { threshold: None } => Some(div(self.s as f64, rf)),
+                // trec_eval's set_F arithmetic, operation for operation, so that exact decimal
+                // ties (5/32 = 0.15625) print as trec_eval prints them.
                 Measure::SetF {
                     beta2,
                     threshold: None,
-                } => Some(f_beta(beta2, self.s, n)),
+                } => Some(if self.s == 0 || r == 0 {
+                    0.0
+                } else {
+                    let (p, rc) = (self.s as f64 / n as f64, self.s as f64 / rf);
+                    (beta2 + 1.0) * p * rc / (beta2 * p + rc)
+                }),
                 Measure::SetP { threshold: Some(_) }
                 | Measure::SetR { threshold: Some(_) }
                 | Measure::SetF {

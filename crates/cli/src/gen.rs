@@ -112,7 +112,6 @@ pub fn lemma_name(i: u64, out: &mut Vec<u8>) {
 
 /// Writes TREC qrels and a TREC run for `spec`.
 pub fn generate_trec(spec: &GenSpec, qrels: &mut dyn Write, run: &mut dyn Write) -> io::Result<()> {
-    let mut rng = Rng::new(spec.seed);
     let depth = spec.depth.min(spec.universe);
     let mut name = Vec::with_capacity(48);
     let mut seen = hashbrown::HashSet::new();
@@ -124,6 +123,10 @@ pub fn generate_trec(spec: &GenSpec, qrels: &mut dyn Write, run: &mut dyn Write)
         Vec::new()
     };
     for g in 0..spec.goals {
+        // Two streams per goal: the actual set does not depend on the ranking's depth, so the same
+        // seed gives the same qrels with a deeper run.
+        let mut rng = Rng::new(spec.seed ^ g.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut rank_rng = Rng::new(!spec.seed ^ g.wrapping_mul(0xc2b2_ae3d_27d4_eb4f));
         // The actual set.
         let empty = rng.unit() < spec.empty_share;
         let mut relevant: Vec<u64> = Vec::new();
@@ -153,7 +156,7 @@ pub fn generate_trec(spec: &GenSpec, qrels: &mut dyn Write, run: &mut dyn Write)
         if full {
             // A shuffled permutation of the universe.
             for i in (1..perm.len()).rev() {
-                let j = rng.below(i as u64 + 1) as usize;
+                let j = rank_rng.below(i as u64 + 1) as usize;
                 perm.swap(i, j);
             }
             ranking.extend_from_slice(&perm);
@@ -163,15 +166,15 @@ pub fn generate_trec(spec: &GenSpec, qrels: &mut dyn Write, run: &mut dyn Write)
                 seen.insert(l);
             }
             while (ranking.len() as u64) < depth {
-                let l = rng.below(spec.universe);
+                let l = rank_rng.below(spec.universe);
                 if seen.insert(l) {
                     ranking.push(l);
                 }
             }
             for &l in &relevant {
-                if rng.unit() >= spec.unretrieved_share && depth > 0 {
+                if rank_rng.unit() >= spec.unretrieved_share && depth > 0 {
                     // Relevant lemmas cluster near the top: rank = depth * u^2.
-                    let u = rng.unit();
+                    let u = rank_rng.unit();
                     let pos = ((u * u) * depth as f64) as usize;
                     ranking[pos.min(depth as usize - 1)] = l;
                 }
@@ -193,8 +196,8 @@ pub fn generate_trec(spec: &GenSpec, qrels: &mut dyn Write, run: &mut dyn Write)
         }
         let mut score = 1000.0f64;
         for (rank, &l) in ranking.iter().enumerate() {
-            if rank > 0 && rng.unit() >= spec.tie_share {
-                score -= 0.001 + rng.unit() * 0.01;
+            if rank > 0 && rank_rng.unit() >= spec.tie_share {
+                score -= 0.001 + rank_rng.unit() * 0.01;
             }
             lemma_name(l, &mut name);
             write!(run, "g{g} Q0 ")?;
@@ -239,5 +242,21 @@ mod tests {
         assert!(ties > 0);
         let mut r = Rng::new(7);
         assert!((0..1000).all(|_| r.below(10) < 10));
+        // A deeper ranking keeps the same actual sets (without judged non-relevant draws).
+        let shallow = GenSpec {
+            goals: 30,
+            universe: 5000,
+            depth: 10,
+            ..GenSpec::default()
+        };
+        let deep = GenSpec {
+            depth: 100,
+            ..shallow.clone()
+        };
+        let (mut qa, mut ra, mut qb, mut rb) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        generate_trec(&shallow, &mut qa, &mut ra).unwrap();
+        generate_trec(&deep, &mut qb, &mut rb).unwrap();
+        assert_eq!(qa, qb);
+        assert_eq!(rb.iter().filter(|&&c| c == b'\n').count(), 3000);
     }
 }

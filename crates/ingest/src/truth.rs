@@ -15,14 +15,22 @@ use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::path::Path;
 
-/// Names to dense `u32` ids. Names live in one arena; the table holds ids.
+/// Names to dense `u32` ids. Names live in one arena; each table bucket holds the id and where the
+/// name lies, so a lookup touches the control bytes, one bucket and the name (no side arrays).
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
-    table: HashTable<u32>,
+    table: HashTable<Slot>,
     arena: Vec<u8>,
     ends: Vec<usize>,
     hashes: Vec<u64>,
     hasher: DefaultHashBuilder,
+}
+
+#[derive(Copy, Clone, Debug)]
+struct Slot {
+    start: usize,
+    len: u32,
+    id: u32,
 }
 
 impl Interner {
@@ -52,10 +60,11 @@ impl Interner {
     #[inline]
     pub fn get_hashed(&self, hash: u64, name: &[u8]) -> Option<u32> {
         self.table
-            .find(hash, |&id| {
-                self.hashes[id as usize] == hash && same_bytes(self.name(id), name)
+            .find(hash, |s| {
+                s.len as usize == name.len()
+                    && same_bytes(&self.arena[s.start..s.start + name.len()], name)
             })
-            .copied()
+            .map(|s| s.id)
     }
 
     /// Interns `name`, returning its id (existing or new).
@@ -65,11 +74,18 @@ impl Interner {
             return id;
         }
         let id = self.ends.len() as u32;
+        let start = self.arena.len();
         self.arena.extend_from_slice(name);
         self.ends.push(self.arena.len());
         self.hashes.push(hash);
         let hashes = &self.hashes;
-        self.table.insert_unique(hash, id, |&i| hashes[i as usize]);
+        let slot = Slot {
+            start,
+            len: name.len() as u32,
+            id,
+        };
+        self.table
+            .insert_unique(hash, slot, |s| hashes[s.id as usize]);
         id
     }
 
@@ -90,7 +106,7 @@ impl Interner {
     /// Makes room for `additional` more names.
     pub fn reserve(&mut self, additional: usize) {
         let hashes = &self.hashes;
-        self.table.reserve(additional, |&i| hashes[i as usize]);
+        self.table.reserve(additional, |s| hashes[s.id as usize]);
         self.hashes.reserve(additional);
         self.ends.reserve(additional);
         self.arena.reserve(additional * 24);
@@ -231,8 +247,6 @@ impl ActualSets {
             }
         };
         let mut sets = ActualSets::default();
-        // About 30 bytes a judgment: size the tables once.
-        sets.lemmas.reserve(all.len() / 30);
         // Per goal: (lemma, grade, line) until finalised.
         let mut pending: Vec<Vec<(u32, i32, u64)>> = Vec::new();
         let mut last_goal: Option<(&[u8], usize)> = None;
