@@ -21,7 +21,7 @@ use lemma_accum::{
 };
 use lemma_ingest::{
     parse_prediction_line, parse_run_at, parse_run_line, same_bytes, show, ActualSets, Batch,
-    BatchData, BatchReader, ErrorKind, Format, GoalKey, GoalTruth, Input, InputError,
+    BatchReader, ErrorKind, Format, GoalKey, GoalTruth, Input, InputError,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -231,7 +231,6 @@ struct BatchResult {
     rows: Vec<GoalRow>,
     error: Option<EvalError>,
     stats: Stats,
-    buffer: BatchData,
     last_tag: Option<Vec<u8>>,
 }
 
@@ -886,7 +885,7 @@ pub fn evaluate(
     let threads = opts.threads.max(1);
     let want_rows = rows.is_some();
     let stop = AtomicBool::new(false);
-    let (batch_tx, batch_rx) = sync_channel::<Batch>(threads * 2);
+    let (batch_tx, batch_rx) = sync_channel::<Batch>(threads);
     // Shared by the workers only: when they all stop, the reader's sends fail and it stops too.
     let batch_rx = Arc::new(Mutex::new(batch_rx));
     let (res_tx, res_rx) = sync_channel::<BatchResult>(threads * 2);
@@ -923,6 +922,7 @@ pub fn evaluate(
             let res_tx: SyncSender<BatchResult> = res_tx.clone();
             let plan = &plan;
             let stop = &stop;
+            let recycle_tx = recycle_tx.clone();
             workers.push(scope.spawn(move || -> Summary {
                 let mut w = Worker::new(actual, opts, plan, order, want_rows);
                 loop {
@@ -946,7 +946,11 @@ pub fn evaluate(
                     res.stats.duplicates_dropped +=
                         std::mem::take(&mut w.sink.stats.duplicates_dropped);
                     res.stats.beyond_depth += std::mem::take(&mut w.sink.stats.beyond_depth);
-                    res.buffer = batch.data;
+                    // Done with the bytes: recycle the buffer, or drop the mapped pages now rather
+                    // than when the collector reaches this batch in order.
+                    if let Some(buf) = batch.data.release() {
+                        let _ = recycle_tx.try_send(buf);
+                    }
                     if res_tx.send(res).is_err() {
                         break;
                     }
@@ -962,7 +966,6 @@ pub fn evaluate(
             opts,
             &path,
             res_rx,
-            &recycle_tx,
             line_map.as_deref(),
             &mut rows,
             &mut report,
@@ -996,7 +999,6 @@ fn collect(
     opts: &EvalOptions,
     path: &Path,
     res_rx: Receiver<BatchResult>,
-    recycle: &SyncSender<Vec<u8>>,
     line_map: Option<&[u64]>,
     rows: &mut Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>>,
     report: &mut Report,
@@ -1087,9 +1089,6 @@ fn collect(
                 for row in res.rows.drain(..) {
                     sink(row).map_err(EvalError::Sink)?;
                 }
-            }
-            if let Some(buf) = std::mem::take(&mut res.buffer).release() {
-                let _ = recycle.try_send(buf);
             }
         }
     }

@@ -64,14 +64,15 @@ impl AsRef<[u8]> for MapBytes {
 
 const READ_BUF: usize = 1 << 20;
 
-/// Opens `path` (`-` is stdin), decompresses by magic bytes and sniffs the format. An empty input
-/// is an error.
+/// Opens `path` (`-` is stdin), decompresses by magic bytes and sniffs the format, for chunked
+/// reading. An empty input is an error.
 pub fn open(path: &Path) -> Result<Input, InputError> {
-    open_with(path, true)
+    open_with(path, false)
 }
 
-/// [`open`], choosing whether a plain regular file may be memory-mapped. A mapped file must not be
-/// truncated by another process while it is read (the usual caveat of `mmap`); `--no-mmap` avoids it.
+/// [`open`], choosing whether a plain regular file may be memory-mapped (batches are then slices of
+/// the mapping, released with `MADV_DONTNEED` once evaluated). A mapped file must not be truncated
+/// by another process while it is read (the usual caveat of `mmap`).
 pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
     let io_err =
         |e: std::io::Error| InputError::file(ErrorKind::Io, path, format!("cannot read: {e}"));
@@ -222,11 +223,15 @@ impl BatchData {
         match self {
             BatchData::Owned(v) => Some(v),
             BatchData::Mapped(map, r) => {
+                // Whole pages covering the range, rounded outward: a page shared with the
+                // neighbouring batch is dropped too, and simply re-read if that batch touches it.
                 const PAGE: usize = 4096;
-                let (start, end) = (r.start.div_ceil(PAGE) * PAGE, r.end / PAGE * PAGE);
+                let start = r.start / PAGE * PAGE;
+                let end = r.end.div_ceil(PAGE).saturating_mul(PAGE).min(map.len());
                 if end > start {
-                    // SAFETY: a private read-only file mapping: dropped pages are re-read from the
-                    // file if touched again, so no reader can observe different bytes.
+                    // SAFETY: a private, read-only file mapping that is never written: dropped pages
+                    // are re-read from the file when touched again, so no reader (not even one of
+                    // the neighbouring batch) can observe different bytes.
                     let _ = unsafe {
                         map.unchecked_advise_range(
                             memmap2::UncheckedAdvice::DontNeed,
@@ -451,7 +456,7 @@ mod tests {
             "a Q0 x 1 1 t\na Q0 y 2 0 t\nb Q0 x 1 1 t\nb Q0 y 2 0 t\nb Q0 z 3 0 t\nc Q0 x 1 1 t";
         std::fs::write(&p, text).unwrap();
         for target in [1, 5, 13, 26, 40, 1000] {
-            let input = open(&p).unwrap();
+            let input = open_with(&p, true).unwrap();
             assert!(input.map.is_some());
             let mut r = BatchReader::new(input, GoalKey::FirstField, target);
             let mut all = String::new();
