@@ -5,6 +5,8 @@
 //! ([`ActualSets`]), parses run lines and JSONL prediction records without allocating per TREC
 //! line, and cuts prediction files into batches of whole goals ([`BatchReader`]) so that workers
 //! can evaluate goals in parallel while memory stays at the batch size plus the largest goal.
+//! Full-library rankings live in a memory-mapped binary store ([`Store`], [`StoreWriter`]) or in
+//! dense `.npy` score matrices ([`Matrix`]), both read zero-copy.
 //! Every error names the file, the line, the byte offset and what was expected ([`InputError`]).
 //!
 //! Costs: a TREC run line is split in one pass over its bytes; its lemma is hashed once
@@ -14,7 +16,9 @@
 mod error;
 mod fields;
 mod input;
+mod npy;
 mod run;
+mod store;
 mod truth;
 
 pub use error::{ErrorKind, InputError};
@@ -26,5 +30,7 @@ pub use input::{
     first_field, open, open_with, Batch, BatchData, BatchReader, Compression, Format, GoalKey,
     Input,
 };
+pub use npy::{write_f32_header, Dtype, Matrix, Row};
 pub use run::{parse_prediction_line, parse_run_at, parse_run_line, Prediction, RunLine};
+pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
 pub use truth::{ActualSets, GoalTruth, Interner};

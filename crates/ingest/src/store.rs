@@ -1,0 +1,684 @@
+//! The binary store: full-library rankings as `u32` lemma ids, read zero-copy from a mapping.
+//!
+//! Layout (all integers little-endian; see `docs/FORMAT.md`):
+//!
+//! ```text
+//! 0      header (256 bytes): magic "LEMMASTR", version, flags, counts, section table
+//!        (offset, length, crc32 of each of the 8 sections), crc32 of the header itself
+//! 256..  sections, each starting on a 64-byte boundary:
+//!        0 blocks       per goal: n × u32 lemma ids in rank order, then n × f32 scores if present
+//!        1 goal index   per goal: block offset u64, n u64, truth offset u64, truth length u64
+//!                       (u64::MAX as block offset: no predictions; as truth offset: no actual set)
+//!        2 goal names   names concatenated
+//!        3 goal ends    u64 end offset of each goal name
+//!        4 lemma names  names concatenated
+//!        5 lemma ends   u64 end offset of each lemma name
+//!        6 truths       per goal: u32 byte length + roaring portable bitmap of judged lemma ids,
+//!                       u32 count + (u32 id, i32 grade) for every judged lemma whose grade is not 1
+//!        7 reserved     empty
+//! ```
+//!
+//! Opening checks the header checksum, every section's bounds and alignment, the checksums of all
+//! sections but the blocks (which [`Store::verify`] checks: reading 1.6 GB to open a file would
+//! halve the speed of evaluating it), and the consistency of the index. Lemma ids in blocks are
+//! checked against the lemma count as they are read. A truncated or corrupt file is an error
+//! that names the file and what is wrong, never a panic.
+
+use crate::error::{ErrorKind, InputError};
+use crate::truth::{ActualSets, GoalTruth, Interner};
+use memmap2::Mmap;
+use roaring::RoaringBitmap;
+use std::fs::File;
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// The first 8 bytes of every store.
+pub const MAGIC: &[u8; 8] = b"LEMMASTR";
+/// The format version this build writes and reads.
+pub const VERSION: u32 = 1;
+const HEADER: usize = 256;
+const SECTIONS: usize = 8;
+const ALIGN: u64 = 64;
+const NONE: u64 = u64::MAX;
+/// Flag bit: blocks carry scores.
+const HAS_SCORES: u32 = 1;
+
+#[derive(Copy, Clone, Debug, Default)]
+struct Section {
+    offset: u64,
+    len: u64,
+    crc: u32,
+}
+
+/// One goal's entry in the index.
+#[derive(Copy, Clone, Debug)]
+struct GoalEntry {
+    block: u64,
+    n: u64,
+    truth: u64,
+    truth_len: u64,
+}
+
+/// A memory-mapped store. Cheap to share between threads (`&Store` is `Sync`).
+pub struct Store {
+    path: PathBuf,
+    map: Mmap,
+    sections: [Section; SECTIONS],
+    goals: u64,
+    lemmas: u64,
+    scores: bool,
+}
+
+fn corrupt(path: &Path, what: impl Into<String>) -> InputError {
+    InputError::file(
+        ErrorKind::Syntax,
+        path,
+        format!("corrupt or truncated store: {}", what.into()),
+    )
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+impl Store {
+    /// Maps and checks a store (see the module documentation for what is checked).
+    pub fn open(path: &Path) -> Result<Store, InputError> {
+        let f = File::open(path)
+            .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot open: {e}")))?;
+        // SAFETY: read-only private mapping, never written; like every mapped reader, it assumes
+        // the file is not truncated while in use.
+        let map = unsafe { Mmap::map(&f) }
+            .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot map: {e}")))?;
+        if map.len() < HEADER {
+            return Err(corrupt(
+                path,
+                format!("{} bytes, shorter than the {HEADER}-byte header", map.len()),
+            ));
+        }
+        if &map[..8] != MAGIC {
+            return Err(corrupt(
+                path,
+                "bad magic (expected \"LEMMASTR\"): not a lemma-eval store",
+            ));
+        }
+        let version = u32_at(&map, 8);
+        if version != VERSION {
+            return Err(corrupt(
+                path,
+                format!("format version {version}, this build reads version {VERSION}"),
+            ));
+        }
+        let want_crc = u32_at(&map, HEADER - 4);
+        if crc32fast::hash(&map[..HEADER - 4]) != want_crc {
+            return Err(corrupt(path, "header checksum mismatch"));
+        }
+        let flags = u32_at(&map, 12);
+        let goals = u64_at(&map, 16);
+        let lemmas = u64_at(&map, 24);
+        let mut sections = [Section::default(); SECTIONS];
+        for (i, s) in sections.iter_mut().enumerate() {
+            let at = 64 + 20 * i;
+            *s = Section {
+                offset: u64_at(&map, at),
+                len: u64_at(&map, at + 8),
+                crc: u32_at(&map, at + 16),
+            };
+            let end = s
+                .offset
+                .checked_add(s.len)
+                .ok_or_else(|| corrupt(path, format!("section {i} overflows")))?;
+            if s.offset < HEADER as u64 || s.offset % ALIGN != 0 || end > map.len() as u64 {
+                return Err(corrupt(
+                    path,
+                    format!(
+                        "section {i} at {}+{} does not fit a {}-byte file",
+                        s.offset,
+                        s.len,
+                        map.len()
+                    ),
+                ));
+            }
+        }
+        let store = Store {
+            path: path.to_path_buf(),
+            map,
+            sections,
+            goals,
+            lemmas,
+            scores: flags & HAS_SCORES != 0,
+        };
+        for i in 1..SECTIONS {
+            if crc32fast::hash(store.section(i)) != store.sections[i].crc {
+                return Err(corrupt(path, format!("section {i} checksum mismatch")));
+            }
+        }
+        let expect = |i: usize, len: u64, what: &str| -> Result<(), InputError> {
+            if store.sections[i].len != len {
+                return Err(corrupt(
+                    path,
+                    format!("{what}: {} bytes, expected {len}", store.sections[i].len),
+                ));
+            }
+            Ok(())
+        };
+        expect(
+            1,
+            goals
+                .checked_mul(32)
+                .ok_or_else(|| corrupt(path, "goal count"))?,
+            "goal index",
+        )?;
+        expect(3, goals * 8, "goal name ends")?;
+        expect(
+            5,
+            lemmas
+                .checked_mul(8)
+                .ok_or_else(|| corrupt(path, "lemma count"))?,
+            "lemma name ends",
+        )?;
+        if lemmas > u32::MAX as u64 {
+            return Err(corrupt(path, "more lemmas than u32 ids"));
+        }
+        store.check_ends(3, 2, "goal")?;
+        store.check_ends(5, 4, "lemma")?;
+        let width = if store.scores { 8 } else { 4 };
+        for g in 0..goals as usize {
+            let e = store.entry(g);
+            if e.block != NONE {
+                let bytes =
+                    e.n.checked_mul(width)
+                        .ok_or_else(|| corrupt(path, format!("goal {g}: ranking length")))?;
+                if e.block % 4 != 0
+                    || e.block
+                        .checked_add(bytes)
+                        .is_none_or(|x| x > store.sections[0].len)
+                {
+                    return Err(corrupt(
+                        path,
+                        format!("goal {g}: ranking outside the blocks section"),
+                    ));
+                }
+            }
+            if e.truth != NONE
+                && e.truth
+                    .checked_add(e.truth_len)
+                    .is_none_or(|x| x > store.sections[6].len)
+            {
+                return Err(corrupt(
+                    path,
+                    format!("goal {g}: actual set outside the truths section"),
+                ));
+            }
+        }
+        Ok(store)
+    }
+
+    fn check_ends(&self, ends: usize, blob: usize, what: &str) -> Result<(), InputError> {
+        let (e, len) = (self.section(ends), self.sections[blob].len);
+        let mut prev = 0;
+        for i in 0..e.len() / 8 {
+            let x = u64_at(e, 8 * i);
+            if x < prev || x > len {
+                return Err(corrupt(
+                    &self.path,
+                    format!("{what} name {i} ends at {x}, outside its table"),
+                ));
+            }
+            prev = x;
+        }
+        Ok(())
+    }
+
+    fn section(&self, i: usize) -> &[u8] {
+        let s = self.sections[i];
+        &self.map[s.offset as usize..(s.offset + s.len) as usize]
+    }
+
+    fn entry(&self, g: usize) -> GoalEntry {
+        let b = self.section(1);
+        let at = 32 * g;
+        GoalEntry {
+            block: u64_at(b, at),
+            n: u64_at(b, at + 8),
+            truth: u64_at(b, at + 16),
+            truth_len: u64_at(b, at + 24),
+        }
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Number of goals.
+    pub fn goals(&self) -> usize {
+        self.goals as usize
+    }
+
+    /// Number of lemmas (ids are `0..lemmas`).
+    pub fn lemmas(&self) -> usize {
+        self.lemmas as usize
+    }
+
+    /// Whether rankings carry scores.
+    pub fn has_scores(&self) -> bool {
+        self.scores
+    }
+
+    /// Total bytes of ranking blocks (for throughput figures).
+    pub fn block_bytes(&self) -> u64 {
+        self.sections[0].len
+    }
+
+    fn name(&self, blob: usize, ends: usize, i: usize) -> &[u8] {
+        let e = self.section(ends);
+        let start = if i == 0 {
+            0
+        } else {
+            u64_at(e, 8 * (i - 1)) as usize
+        };
+        &self.section(blob)[start..u64_at(e, 8 * i) as usize]
+    }
+
+    /// Goal `g`'s id.
+    pub fn goal_name(&self, g: usize) -> &[u8] {
+        self.name(2, 3, g)
+    }
+
+    /// Lemma `id`'s name.
+    pub fn lemma_name(&self, id: u32) -> &[u8] {
+        self.name(4, 5, id as usize)
+    }
+
+    /// Goal `g`'s ranking (lemma ids in rank order) and scores, zero-copy; `None` when the goal had
+    /// no predictions.
+    pub fn ranking(&self, g: usize) -> Option<(&[u32], Option<&[f32]>)> {
+        let e = self.entry(g);
+        if e.block == NONE {
+            return None;
+        }
+        let (start, n) = (
+            self.sections[0].offset as usize + e.block as usize,
+            e.n as usize,
+        );
+        // Bounds and 4-byte alignment were checked at open; the mapping is page-aligned.
+        let ids: &[u32] = bytemuck::cast_slice(&self.map[start..start + 4 * n]);
+        let scores = self
+            .scores
+            .then(|| bytemuck::cast_slice(&self.map[start + 4 * n..start + 8 * n]));
+        Some((ids, scores))
+    }
+
+    /// Goal `g`'s actual set, decoded; `None` when the goal has none.
+    pub fn truth(&self, g: usize) -> Result<Option<GoalTruth>, InputError> {
+        let e = self.entry(g);
+        if e.truth == NONE {
+            return Ok(None);
+        }
+        let b = &self.section(6)[e.truth as usize..(e.truth + e.truth_len) as usize];
+        let bad = |w: &str| corrupt(&self.path, format!("goal {g}: actual set {w}"));
+        if b.len() < 4 {
+            return Err(bad("too short"));
+        }
+        let blen = u32_at(b, 0) as usize;
+        if 4 + blen + 4 > b.len() {
+            return Err(bad("bitmap length outside the record"));
+        }
+        let judged = RoaringBitmap::deserialize_from(&b[4..4 + blen])
+            .map_err(|e| bad(&format!("bitmap: {e}")))?;
+        if judged.max().is_some_and(|m| m as u64 >= self.lemmas) {
+            return Err(bad("names a lemma id beyond the lemma table"));
+        }
+        let count = u32_at(b, 4 + blen) as usize;
+        let rest = &b[8 + blen..];
+        if rest.len() != 8 * count {
+            return Err(bad("grade list length"));
+        }
+        let special: Vec<(u32, i32)> = (0..count)
+            .map(|i| (u32_at(rest, 8 * i), u32_at(rest, 8 * i + 4) as i32))
+            .collect();
+        if special.windows(2).any(|w| w[0].0 >= w[1].0)
+            || special.iter().any(|&(id, _)| !judged.contains(id))
+        {
+            return Err(bad("grade list not sorted or not within the judged set"));
+        }
+        // GoalTruth keeps every (id, grade) once some grade is not 1; the file keeps only those.
+        let all: Vec<(u32, i32)> = judged
+            .iter()
+            .map(|id| {
+                (
+                    id,
+                    special
+                        .binary_search_by_key(&id, |&(l, _)| l)
+                        .map_or(1, |i| special[i].1),
+                )
+            })
+            .collect();
+        let mut grades_desc: Vec<i32> = all.iter().map(|e| e.1).collect();
+        grades_desc.sort_unstable_by(|a, b| b.cmp(a));
+        Ok(Some(GoalTruth {
+            judged,
+            grades: (!special.is_empty()).then(|| all.into_boxed_slice()),
+            grades_desc: grades_desc.into(),
+        }))
+    }
+
+    /// The actual sets of the store, with lemma ids equal to the store's ids.
+    pub fn actual_sets(&self) -> Result<ActualSets, InputError> {
+        let mut sets = ActualSets::default();
+        for id in 0..self.lemmas as u32 {
+            sets.lemmas.intern(self.lemma_name(id));
+        }
+        if sets.lemmas.len() as u64 != self.lemmas {
+            return Err(corrupt(&self.path, "the lemma table repeats a name"));
+        }
+        for g in 0..self.goals() {
+            if let Some(t) = self.truth(g)? {
+                let id = sets.goals.intern(self.goal_name(g)) as usize;
+                if id != sets.truths.len() {
+                    return Err(corrupt(&self.path, "the goal table repeats a name"));
+                }
+                sets.rows += t.judged.len();
+                sets.positive_rows += t.grades_desc.iter().filter(|&&x| x > 0).count() as u64;
+                sets.truths.push(t);
+            }
+        }
+        Ok(sets)
+    }
+
+    /// Reads every ranking block and checks its checksum (what [`Store::open`] leaves out).
+    pub fn verify(&self) -> Result<(), InputError> {
+        if crc32fast::hash(self.section(0)) != self.sections[0].crc {
+            return Err(corrupt(&self.path, "ranking blocks checksum mismatch"));
+        }
+        Ok(())
+    }
+}
+
+/// Writes a store: goals one at a time (rankings streamed to disk), names and actual sets at the
+/// end, then the header. The file appears under its name only when [`StoreWriter::finish`]
+/// succeeds (temporary file, then rename).
+pub struct StoreWriter {
+    out: BufWriter<tempfile::NamedTempFile>,
+    path: PathBuf,
+    scores: bool,
+    block_crc: crc32fast::Hasher,
+    block_len: u64,
+    index: Vec<GoalEntry>,
+    goal_names: Vec<u8>,
+    goal_ends: Vec<u64>,
+    truths: Vec<u8>,
+}
+
+impl StoreWriter {
+    /// Starts a store at `path`; `scores` says whether every ranking carries scores.
+    pub fn create(path: &Path, scores: bool) -> io::Result<StoreWriter> {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let tmp = tempfile::Builder::new()
+            .prefix(".lemma-store-")
+            .tempfile_in(dir)?;
+        let mut out = BufWriter::with_capacity(1 << 20, tmp);
+        out.write_all(&[0u8; HEADER])?;
+        Ok(StoreWriter {
+            out,
+            path: path.to_path_buf(),
+            scores,
+            block_crc: crc32fast::Hasher::new(),
+            block_len: 0,
+            index: Vec::new(),
+            goal_names: Vec::new(),
+            goal_ends: Vec::new(),
+            truths: Vec::new(),
+        })
+    }
+
+    /// Adds a goal: its ranking (lemma ids in rank order, `None` if it had no predictions) with
+    /// scores when the store has them, and its actual set (judged ids with grades; `None` if none).
+    pub fn add_goal(
+        &mut self,
+        name: &[u8],
+        ranking: Option<(&[u32], Option<&[f32]>)>,
+        truth: Option<&[(u32, i32)]>,
+    ) -> io::Result<()> {
+        self.goal_names.extend_from_slice(name);
+        self.goal_ends.push(self.goal_names.len() as u64);
+        let (block, n) =
+            match ranking {
+                None => (NONE, 0),
+                Some((ids, scores)) => {
+                    let at = self.block_len;
+                    let ids_bytes: &[u8] = bytemuck::cast_slice(ids);
+                    self.write_block(ids_bytes)?;
+                    match (self.scores, scores) {
+                        (true, Some(s)) if s.len() == ids.len() => {
+                            self.write_block(bytemuck::cast_slice(s))?
+                        }
+                        (false, None) => {}
+                        _ => return Err(io::Error::other(
+                            "scores must be given for every goal of a scored store, and only then",
+                        )),
+                    }
+                    (at, ids.len() as u64)
+                }
+            };
+        let (truth_at, truth_len) = match truth {
+            None => (NONE, 0),
+            Some(judged) => {
+                let at = self.truths.len() as u64;
+                let bitmap: RoaringBitmap = judged.iter().map(|&(id, _)| id).collect();
+                self.truths
+                    .extend_from_slice(&(bitmap.serialized_size() as u32).to_le_bytes());
+                bitmap.serialize_into(&mut self.truths)?;
+                let mut special: Vec<(u32, i32)> =
+                    judged.iter().copied().filter(|&(_, g)| g != 1).collect();
+                special.sort_unstable();
+                special.dedup_by_key(|e| e.0);
+                self.truths
+                    .extend_from_slice(&(special.len() as u32).to_le_bytes());
+                for (id, g) in special {
+                    self.truths.extend_from_slice(&id.to_le_bytes());
+                    self.truths.extend_from_slice(&g.to_le_bytes());
+                }
+                (at, self.truths.len() as u64 - at)
+            }
+        };
+        self.index.push(GoalEntry {
+            block,
+            n,
+            truth: truth_at,
+            truth_len,
+        });
+        Ok(())
+    }
+
+    fn write_block(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.out.write_all(bytes)?;
+        self.block_crc.update(bytes);
+        self.block_len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Writes the lemma table (`lemmas`' ids are the ids used in rankings and actual sets), the
+    /// index and the header, then renames the file into place.
+    pub fn finish(mut self, lemmas: &Interner) -> io::Result<()> {
+        let mut sections = [Section::default(); SECTIONS];
+        sections[0] = Section {
+            offset: HEADER as u64,
+            len: self.block_len,
+            crc: self.block_crc.clone().finalize(),
+        };
+        let mut pos = HEADER as u64 + self.block_len;
+        let mut index = Vec::with_capacity(self.index.len() * 32);
+        for e in &self.index {
+            for x in [e.block, e.n, e.truth, e.truth_len] {
+                index.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+        let ends = |v: &[u64]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let mut lemma_names = Vec::new();
+        let mut lemma_ends = Vec::with_capacity(lemmas.len());
+        for id in 0..lemmas.len() as u32 {
+            lemma_names.extend_from_slice(lemmas.name(id));
+            lemma_ends.push(lemma_names.len() as u64);
+        }
+        let goal_names = std::mem::take(&mut self.goal_names);
+        let truths = std::mem::take(&mut self.truths);
+        let bodies: [Vec<u8>; SECTIONS - 1] = [
+            index,
+            goal_names,
+            ends(&self.goal_ends),
+            lemma_names,
+            ends(&lemma_ends),
+            truths,
+            Vec::new(),
+        ];
+        for (i, body) in bodies.iter().enumerate() {
+            let pad = (ALIGN - pos % ALIGN) % ALIGN;
+            self.out.write_all(&vec![0u8; pad as usize])?;
+            pos += pad;
+            sections[i + 1] = Section {
+                offset: pos,
+                len: body.len() as u64,
+                crc: crc32fast::hash(body),
+            };
+            self.out.write_all(body)?;
+            pos += body.len() as u64;
+        }
+        // Section 0 must be 64-aligned too: it starts right after the 256-byte header.
+        let mut header = vec![0u8; HEADER];
+        header[..8].copy_from_slice(MAGIC);
+        header[8..12].copy_from_slice(&VERSION.to_le_bytes());
+        header[12..16].copy_from_slice(&(if self.scores { HAS_SCORES } else { 0 }).to_le_bytes());
+        header[16..24].copy_from_slice(&(self.index.len() as u64).to_le_bytes());
+        header[24..32].copy_from_slice(&(lemmas.len() as u64).to_le_bytes());
+        let entries: u64 = self.index.iter().map(|e| e.n).sum();
+        header[32..40].copy_from_slice(&entries.to_le_bytes());
+        for (i, s) in sections.iter().enumerate() {
+            let at = 64 + 20 * i;
+            header[at..at + 8].copy_from_slice(&s.offset.to_le_bytes());
+            header[at + 8..at + 16].copy_from_slice(&s.len.to_le_bytes());
+            header[at + 16..at + 20].copy_from_slice(&s.crc.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&header[..HEADER - 4]);
+        header[HEADER - 4..].copy_from_slice(&crc.to_le_bytes());
+        let mut tmp = self.out.into_inner().map_err(|e| e.into_error())?;
+        tmp.seek(SeekFrom::Start(0))?;
+        tmp.write_all(&header)?;
+        tmp.as_file().sync_data()?;
+        tmp.persist(&self.path).map_err(|e| e.error)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(dir: &Path, scores: bool) -> (PathBuf, Interner) {
+        let mut lemmas = Interner::new();
+        for n in ["a", "b", "c", "x", "y"] {
+            lemmas.intern(n.as_bytes());
+        }
+        let p = dir.join("s.store");
+        let mut w = StoreWriter::create(&p, scores).unwrap();
+        let s = [0.9f32, 0.5, 0.1];
+        w.add_goal(
+            b"g1",
+            Some((&[3, 0, 1], scores.then_some(&s[..]))),
+            Some(&[(0, 1), (1, 2), (2, 0)]),
+        )
+        .unwrap();
+        w.add_goal(b"g2", None, Some(&[(4, 1)])).unwrap();
+        w.add_goal(b"g3", Some((&[], scores.then_some(&[][..]))), None)
+            .unwrap();
+        w.finish(&lemmas).unwrap();
+        (p, lemmas)
+    }
+
+    #[test]
+    fn round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        for scores in [false, true] {
+            let (p, _) = sample(dir.path(), scores);
+            let s = Store::open(&p).unwrap();
+            s.verify().unwrap();
+            assert_eq!((s.goals(), s.lemmas(), s.has_scores()), (3, 5, scores));
+            assert_eq!(s.goal_name(1), b"g2");
+            assert_eq!(s.lemma_name(3), b"x");
+            let (ids, sc) = s.ranking(0).unwrap();
+            assert_eq!(ids, &[3, 0, 1]);
+            assert_eq!(
+                sc.map(|x| x.to_vec()),
+                scores.then(|| vec![0.9f32, 0.5, 0.1])
+            );
+            assert!(s.ranking(1).is_none());
+            assert_eq!(s.ranking(2).unwrap().0.len(), 0);
+            let t = s.truth(0).unwrap().unwrap();
+            assert_eq!(
+                (t.grade(0), t.grade(1), t.grade(2), t.grade(3)),
+                (Some(1), Some(2), Some(0), None)
+            );
+            assert_eq!(&*t.grades_desc, &[2, 1, 0]);
+            assert!(s.truth(2).unwrap().is_none());
+            let sets = s.actual_sets().unwrap();
+            assert_eq!(sets.goals.len(), 2);
+            assert_eq!(sets.lemmas.get(b"y"), Some(4));
+        }
+    }
+
+    #[test]
+    fn corruption_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, _) = sample(dir.path(), true);
+        let good = std::fs::read(&p).unwrap();
+        let check = |bytes: &[u8], want: &str| {
+            let q = dir.path().join("bad.store");
+            std::fs::write(&q, bytes).unwrap();
+            let e = Store::open(&q)
+                .and_then(|s| s.verify().map(|_| s))
+                .err()
+                .unwrap_or_else(|| panic!("{want}: opened"));
+            assert!(e.to_string().contains(want), "{want}: {e}");
+        };
+        check(&good[..100], "shorter than the 256-byte header");
+        check(&good[..good.len() - 10], "does not fit");
+        let mut b = good.clone();
+        b[0] = b'X';
+        check(&b, "bad magic");
+        let mut b = good.clone();
+        b[8] = 9;
+        check(&b, "format version 9");
+        let mut b = good.clone();
+        b[20] ^= 1;
+        check(&b, "header checksum mismatch");
+        // Flip a byte in each section's body: its checksum names it.
+        let s = Store::open(&p).unwrap();
+        for i in 0..7 {
+            let sec = s.sections[i];
+            if sec.len == 0 {
+                continue;
+            }
+            let mut b = good.clone();
+            b[sec.offset as usize] ^= 0x55;
+            let want = if i == 0 {
+                "ranking blocks checksum mismatch".to_string()
+            } else {
+                format!("section {i} checksum mismatch")
+            };
+            check(&b, &want);
+        }
+        assert!(Store::open(&dir.path().join("missing"))
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("cannot open"));
+    }
+}
