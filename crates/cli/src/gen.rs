@@ -110,24 +110,39 @@ pub fn lemma_name(i: u64, out: &mut Vec<u8>) {
     );
 }
 
-/// Writes TREC qrels and a TREC run for `spec`.
-pub fn generate_trec(spec: &GenSpec, qrels: &mut dyn Write, run: &mut dyn Write) -> io::Result<()> {
+/// One generated goal: judged lemmas with grades, the ranking (lemma ids) and its scores.
+pub struct GenGoal {
+    /// (lemma id, grade); grade 0 marks a judged non-relevant lemma.
+    pub judged: Vec<(u64, i32)>,
+    /// Lemma ids in rank order.
+    pub ranking: Vec<u64>,
+    /// Scores, non-increasing, parallel to `ranking`.
+    pub scores: Vec<f64>,
+}
+
+/// Calls `f(goal index, goal)` for every goal of `spec`, deterministically.
+pub fn for_each_goal(
+    spec: &GenSpec,
+    mut f: impl FnMut(u64, &GenGoal) -> io::Result<()>,
+) -> io::Result<()> {
     let depth = spec.depth.min(spec.universe);
-    let mut name = Vec::with_capacity(48);
-    let mut seen = hashbrown::HashSet::new();
-    let mut ranking: Vec<u64> = Vec::with_capacity(depth as usize);
     let full = depth == spec.universe;
+    let mut seen = hashbrown::HashSet::new();
     let mut perm: Vec<u64> = if full {
         (0..spec.universe).collect()
     } else {
         Vec::new()
+    };
+    let mut goal = GenGoal {
+        judged: Vec::new(),
+        ranking: Vec::with_capacity(depth as usize),
+        scores: Vec::new(),
     };
     for g in 0..spec.goals {
         // Two streams per goal: the actual set does not depend on the ranking's depth, so the same
         // seed gives the same qrels with a deeper run.
         let mut rng = Rng::new(spec.seed ^ g.wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let mut rank_rng = Rng::new(!spec.seed ^ g.wrapping_mul(0xc2b2_ae3d_27d4_eb4f));
-        // The actual set.
         let empty = rng.unit() < spec.empty_share;
         let mut relevant: Vec<u64> = Vec::new();
         if !empty {
@@ -144,69 +159,206 @@ pub fn generate_trec(spec: &GenSpec, qrels: &mut dyn Write, run: &mut dyn Write)
                 }
             }
         }
+        goal.judged.clear();
         for &l in &relevant {
-            lemma_name(l, &mut name);
-            let grade = if spec.graded { 1 + rng.below(3) } else { 1 };
-            write!(qrels, "g{g} 0 ")?;
-            qrels.write_all(&name)?;
-            writeln!(qrels, " {grade}")?;
+            let grade = if spec.graded {
+                1 + rng.below(3) as i32
+            } else {
+                1
+            };
+            goal.judged.push((l, grade));
         }
-        // The ranking: random distinct lemmas, with relevant ones at random ranks.
-        ranking.clear();
+        goal.ranking.clear();
         if full {
-            // A shuffled permutation of the universe.
             for i in (1..perm.len()).rev() {
                 let j = rank_rng.below(i as u64 + 1) as usize;
                 perm.swap(i, j);
             }
-            ranking.extend_from_slice(&perm);
+            goal.ranking.extend_from_slice(&perm);
+            // Relevant lemmas drift toward the top: swap each with a position drawn near the top.
+            for &l in &relevant {
+                if rank_rng.unit() >= spec.unretrieved_share {
+                    let u = rank_rng.unit();
+                    let to = ((u * u * u) * depth as f64) as usize;
+                    let from = goal
+                        .ranking
+                        .iter()
+                        .position(|&x| x == l)
+                        .expect("a permutation");
+                    goal.ranking.swap(from, to.min(depth as usize - 1));
+                }
+            }
         } else {
             seen.clear();
             for &l in &relevant {
                 seen.insert(l);
             }
-            while (ranking.len() as u64) < depth {
+            while (goal.ranking.len() as u64) < depth {
                 let l = rank_rng.below(spec.universe);
                 if seen.insert(l) {
-                    ranking.push(l);
+                    goal.ranking.push(l);
                 }
             }
             for &l in &relevant {
                 if rank_rng.unit() >= spec.unretrieved_share && depth > 0 {
-                    // Relevant lemmas cluster near the top: rank = depth * u^2.
                     let u = rank_rng.unit();
                     let pos = ((u * u) * depth as f64) as usize;
-                    ranking[pos.min(depth as usize - 1)] = l;
+                    goal.ranking[pos.min(depth as usize - 1)] = l;
                 }
             }
         }
-        if spec.graded && !relevant.is_empty() {
+        if spec.graded && !relevant.is_empty() && !goal.ranking.is_empty() {
             // A few judged non-relevant lemmas, drawn from the ranking (as pooling would).
-            let judged = 1 + rng.below(3);
-            for _ in 0..judged {
-                let l = ranking[rng.below(ranking.len().max(1) as u64) as usize];
-                if !relevant.contains(&l) {
-                    lemma_name(l, &mut name);
-                    write!(qrels, "g{g} 0 ")?;
-                    qrels.write_all(&name)?;
-                    writeln!(qrels, " 0")?;
-                    relevant.push(l);
+            for _ in 0..1 + rank_rng.below(3) {
+                let l = goal.ranking[rank_rng.below(goal.ranking.len() as u64) as usize];
+                if !goal.judged.iter().any(|e| e.0 == l) {
+                    goal.judged.push((l, 0));
                 }
             }
         }
+        goal.scores.clear();
         let mut score = 1000.0f64;
-        for (rank, &l) in ranking.iter().enumerate() {
+        for rank in 0..goal.ranking.len() {
             if rank > 0 && rank_rng.unit() >= spec.tie_share {
                 score -= 0.001 + rank_rng.unit() * 0.01;
             }
+            goal.scores.push((score * 1e4).round() / 1e4);
+        }
+        f(g, &goal)?;
+    }
+    Ok(())
+}
+
+fn write_qrels(
+    qrels: &mut dyn Write,
+    g: u64,
+    goal: &GenGoal,
+    name: &mut Vec<u8>,
+) -> io::Result<()> {
+    for &(l, grade) in &goal.judged {
+        lemma_name(l, name);
+        write!(qrels, "g{g} 0 ")?;
+        qrels.write_all(name)?;
+        writeln!(qrels, " {grade}")?;
+    }
+    Ok(())
+}
+
+/// Writes TREC qrels and a TREC run for `spec`.
+pub fn generate_trec(spec: &GenSpec, qrels: &mut dyn Write, run: &mut dyn Write) -> io::Result<()> {
+    let mut name = Vec::with_capacity(48);
+    for_each_goal(spec, |g, goal| {
+        write_qrels(qrels, g, goal, &mut name)?;
+        for (rank, (&l, &score)) in goal.ranking.iter().zip(&goal.scores).enumerate() {
             lemma_name(l, &mut name);
             write!(run, "g{g} Q0 ")?;
             run.write_all(&name)?;
             writeln!(run, " {} {score:.4} lemma-gen", rank + 1)?;
         }
-    }
+        Ok(())
+    })?;
     qrels.flush()?;
     run.flush()
+}
+
+/// Writes a binary store plus its TREC qrels. Stores hold final rankings: the generated order
+/// with each run of tied scores put in trec order (name descending), exactly as `convert` would
+/// order the same goal read from the TREC run.
+pub fn generate_store(
+    spec: &GenSpec,
+    store: &std::path::Path,
+    qrels: &mut dyn Write,
+) -> io::Result<()> {
+    let mut lemmas = lemma_ingest::Interner::new();
+    let mut name = Vec::with_capacity(48);
+    for i in 0..spec.universe {
+        lemma_name(i, &mut name);
+        lemmas.intern(&name);
+    }
+    let mut w = lemma_ingest::StoreWriter::create(store, true)?;
+    let mut ids: Vec<u32> = Vec::new();
+    let mut scores: Vec<f32> = Vec::new();
+    for_each_goal(spec, |g, goal| {
+        write_qrels(qrels, g, goal, &mut name)?;
+        ids.clear();
+        ids.extend(goal.ranking.iter().map(|&l| l as u32));
+        scores.clear();
+        scores.extend(goal.scores.iter().map(|&s| s as f32));
+        let mut i = 0;
+        while i < ids.len() {
+            let mut j = i + 1;
+            while j < ids.len() && goal.scores[j] == goal.scores[i] {
+                j += 1;
+            }
+            if j - i > 1 {
+                ids[i..j].sort_by(|a, b| lemmas.name(*b).cmp(lemmas.name(*a)));
+            }
+            i = j;
+        }
+        let judged: Vec<(u32, i32)> = goal.judged.iter().map(|&(l, gr)| (l as u32, gr)).collect();
+        let truth = (!judged.is_empty()).then_some(&judged[..]);
+        w.add_goal(
+            format!("g{g}").as_bytes(),
+            Some((&ids, Some(&scores))),
+            truth,
+        )
+    })?;
+    qrels.flush()?;
+    w.finish(&lemmas)
+}
+
+/// Writes a dense f32 score matrix `[goals, universe]` (`.npy`): relevant lemmas score higher on
+/// average; a share of scores is rounded coarsely so that ties occur. Also the goal and lemma name
+/// lists (one per line) and the TREC qrels.
+pub fn generate_npy(
+    spec: &GenSpec,
+    npy: &mut dyn Write,
+    goal_names: &mut dyn Write,
+    lemma_names: &mut dyn Write,
+    qrels: &mut dyn Write,
+) -> io::Result<()> {
+    let mut name = Vec::with_capacity(48);
+    for i in 0..spec.universe {
+        lemma_name(i, &mut name);
+        lemma_names.write_all(&name)?;
+        lemma_names.write_all(b"\n")?;
+    }
+    lemma_ingest::write_f32_header(npy, spec.goals as usize, spec.universe as usize)?;
+    let mut row = vec![0f32; spec.universe as usize];
+    let mut bytes = Vec::with_capacity(row.len() * 4);
+    // Only the actual sets matter here: depth 0 skips generating rankings.
+    let truth_spec = GenSpec {
+        depth: 0,
+        ..spec.clone()
+    };
+    for_each_goal(&truth_spec, |g, goal| {
+        writeln!(goal_names, "g{g}")?;
+        write_qrels(qrels, g, goal, &mut name)?;
+        let mut rng =
+            Rng::new(spec.seed.wrapping_add(0x1234_5678) ^ g.wrapping_mul(0x2545_f491_4f6c_dd1d));
+        for s in row.iter_mut() {
+            let x = rng.unit() as f32;
+            *s = if rng.unit() < spec.tie_share {
+                (x * 64.0).round() / 64.0
+            } else {
+                x
+            };
+        }
+        for &(l, grade) in &goal.judged {
+            if grade > 0 && rng.unit() >= spec.unretrieved_share {
+                row[l as usize] += 0.5 + 0.5 * rng.unit() as f32;
+            }
+        }
+        bytes.clear();
+        for s in &row {
+            bytes.extend_from_slice(&s.to_le_bytes());
+        }
+        npy.write_all(&bytes)
+    })?;
+    npy.flush()?;
+    goal_names.flush()?;
+    lemma_names.flush()?;
+    qrels.flush()
 }
 
 #[cfg(test)]

@@ -46,8 +46,49 @@ enum Cmd {
     /// trec_eval's flags and byte-identical output.
     #[command(name = "trec_eval")]
     TrecEval(TrecArgs),
-    /// Generate a deterministic premise-selection-like workload (TREC qrels and run).
+    /// Generate a deterministic premise-selection-like workload (TREC, binary store or .npy).
     Gen(GenArgs),
+    /// Convert TREC or JSONL predictions and actual sets into a binary store.
+    Convert(ConvertArgs),
+    /// Read a binary store whole and check every checksum.
+    Verify {
+        /// The store.
+        store: PathBuf,
+    },
+    /// Measure how fast this machine reads a file: a plain pass summing it as u32 words (mapped).
+    #[command(hide = true)]
+    ReadRate {
+        file: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+    },
+}
+
+#[derive(Args)]
+struct ConvertArgs {
+    /// Actual sets (TREC qrels or JSONL).
+    actual: PathBuf,
+    /// Predictions (TREC run or JSONL).
+    predicted: PathBuf,
+    /// The store to write.
+    #[arg(short = 'o', long = "output")]
+    output: PathBuf,
+    #[arg(long, value_enum)]
+    order: Option<Order>,
+    #[arg(long, value_enum, default_value = "trec")]
+    ties: TiesArg,
+    #[arg(long, value_enum, default_value = "first")]
+    duplicates: Dups,
+    /// Keep only the first N lemmas of each goal.
+    #[arg(long)]
+    depth: Option<u64>,
+}
+
+#[derive(Copy, Clone, ValueEnum, PartialEq, Eq)]
+enum GenFormat {
+    Trec,
+    Store,
+    Npy,
 }
 
 #[derive(Args)]
@@ -84,12 +125,22 @@ struct GenArgs {
     graded: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// What to write: TREC qrels and run, a binary store (and qrels), or a .npy matrix (and qrels
+    /// and name lists).
+    #[arg(long, value_enum, default_value = "trec")]
+    format: GenFormat,
     /// Where to write the qrels.
     #[arg(long)]
     qrels: PathBuf,
-    /// Where to write the run.
+    /// Where to write the run (trec), the store (store) or the matrix (npy).
     #[arg(long)]
     run: PathBuf,
+    /// npy: where to write the goal names (one per line, the matrix's rows).
+    #[arg(long)]
+    goal_names: Option<PathBuf>,
+    /// npy: where to write the lemma names (one per line, the matrix's columns).
+    #[arg(long)]
+    lemma_names: Option<PathBuf>,
 }
 
 #[derive(Copy, Clone, ValueEnum)]
@@ -189,9 +240,18 @@ struct EvalArgs {
     /// Evaluate goals with no relevant lemma (R = 0) as all zeros instead of skipping them.
     #[arg(long)]
     keep_zero_relevant: bool,
-    /// Size of the lemma universe (enables AUC).
+    /// Size of the lemma universe (enables AUC; stores and matrices know theirs).
     #[arg(long)]
     universe: Option<u64>,
+    /// For a .npy matrix: the goal names of its rows, one per line.
+    #[arg(long)]
+    goal_names: Option<PathBuf>,
+    /// For a .npy matrix: the lemma names of its columns, one per line.
+    #[arg(long)]
+    lemma_names: Option<PathBuf>,
+    /// For a .npy matrix: take goal and lemma names from this store's tables.
+    #[arg(long)]
+    names: Option<PathBuf>,
     #[command(flatten)]
     common: Common,
 }
@@ -265,7 +325,7 @@ fn main() -> ExitCode {
     let verbose = match &cli.cmd {
         Cmd::Eval(a) => a.common.verbose,
         Cmd::TrecEval(a) => a.common.verbose,
-        Cmd::Gen(_) => 0,
+        Cmd::Gen(_) | Cmd::Convert(_) | Cmd::Verify { .. } | Cmd::ReadRate { .. } => 0,
     };
     if verbose > 0 {
         let level = if verbose > 1 { "debug" } else { "info" };
@@ -278,6 +338,12 @@ fn main() -> ExitCode {
         Cmd::Eval(a) => run_eval(a),
         Cmd::TrecEval(a) => run_trec(a),
         Cmd::Gen(a) => run_gen(a),
+        Cmd::Convert(a) => run_convert(a),
+        Cmd::Verify { store } => lemma_ingest::Store::open(&store)
+            .and_then(|s| s.verify())
+            .map_err(Fail::from)
+            .map(|_| eprintln!("lemma-eval: {}: every checksum matches", store.display())),
+        Cmd::ReadRate { file, threads } => read_rate(&file, threads),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -369,7 +435,8 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         a.measures.iter().map(|s| s.as_str()).collect()
     };
     let measures = Measure::parse_all(names).map_err(|e| Fail(2, e.to_string()))?;
-    if measures.contains(&Measure::AUC) && a.universe.is_none() {
+    if measures.contains(&Measure::AUC) && a.universe.is_none() && kind(&a.predicted)? == Kind::Text
+    {
         return Err(Fail(
             2,
             "AUC needs the universe size: pass --universe N".into(),
@@ -421,14 +488,25 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             "only one of ACTUAL and PREDICTED can be - (stdin)".into(),
         ));
     }
-    let actual = ActualSets::read_path(&a.actual)?;
+    let actual = match kind(&a.actual)? {
+        Kind::Store => lemma_ingest::Store::open(&a.actual)?.actual_sets()?,
+        Kind::Npy => {
+            return Err(Fail(
+                2,
+                format!(
+                    "{}: a .npy matrix holds scores, not actual sets",
+                    a.actual.display()
+                ),
+            ))
+        }
+        Kind::Text => ActualSets::read_path(&a.actual)?,
+    };
     tracing::info!(
         goals = actual.goals.len(),
         lemmas = actual.lemmas.len(),
         "actual sets read"
     );
-    let input = lemma_ingest::open_with(&a.predicted, a.common.mmap)?;
-    let pb = progress_bar(a.common.quiet, input.size_on_disk);
+    let predicted_kind = kind(&a.predicted)?;
     let mut out = Out::new(a.common.output.as_deref())?;
     let plan = engine::plan_for(&opts);
     let (summary, report) = {
@@ -436,21 +514,49 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         w.begin(a.per_goal)
             .map_err(|e| Fail(2, format!("cannot write output: {e}")))?;
         let mut sink = |row: GoalRow| w.row(&row);
-        let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
-        let (summary, report) = engine::evaluate(
-            &actual,
-            input,
-            &opts,
-            if a.per_goal { Some(&mut sink) } else { None },
-            progress.as_ref().map(|p| p as &(dyn Fn(u64) + Sync)),
-        )?;
+        let rows: Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>> =
+            if a.per_goal { Some(&mut sink) } else { None };
+        let (summary, report) = match predicted_kind {
+            Kind::Store => {
+                let store = lemma_ingest::Store::open(&a.predicted)?;
+                lemma_eval::full::evaluate_full(
+                    &actual,
+                    &lemma_eval::full::Source::Store(&store),
+                    &opts,
+                    rows,
+                )?
+            }
+            Kind::Npy => {
+                let matrix = lemma_ingest::Matrix::open(&a.predicted)?;
+                let (goals, lemmas) = matrix_names(&a, &matrix)?;
+                let source = lemma_eval::full::Source::Dense {
+                    matrix: &matrix,
+                    goals: &goals,
+                    lemmas: &lemmas,
+                };
+                lemma_eval::full::evaluate_full(&actual, &source, &opts, rows)?
+            }
+            Kind::Text => {
+                let input = lemma_ingest::open_with(&a.predicted, a.common.mmap)?;
+                let pb = progress_bar(a.common.quiet, input.size_on_disk);
+                let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
+                let r = engine::evaluate(
+                    &actual,
+                    input,
+                    &opts,
+                    rows,
+                    progress.as_ref().map(|p| p as &(dyn Fn(u64) + Sync)),
+                );
+                if let Some(pb) = pb {
+                    pb.finish_and_clear();
+                }
+                r?
+            }
+        };
         w.finish(&summary, a.per_goal)
             .map_err(|e| Fail(2, format!("cannot write output: {e}")))?;
         (summary, report)
     };
-    if let Some(pb) = pb {
-        pb.finish_and_clear();
-    }
     out.commit()?;
     if !a.common.quiet {
         eprint!("{}", report_text(&report, &summary.counts()));
@@ -572,10 +678,177 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
         graded: a.graded,
         seed: a.seed,
     };
+    let io = |e: std::io::Error| Fail(2, format!("cannot write: {e}"));
     let mut q = Out::new(Some(&a.qrels))?;
-    let mut r = Out::new(Some(&a.run))?;
-    lemma_eval::gen::generate_trec(&spec, q.writer(), r.writer())
-        .map_err(|e| Fail(2, format!("cannot write: {e}")))?;
-    q.commit()?;
-    r.commit()
+    match a.format {
+        GenFormat::Trec => {
+            let mut r = Out::new(Some(&a.run))?;
+            lemma_eval::gen::generate_trec(&spec, q.writer(), r.writer()).map_err(io)?;
+            r.commit()?;
+        }
+        GenFormat::Store => {
+            lemma_eval::gen::generate_store(&spec, &a.run, q.writer()).map_err(io)?
+        }
+        GenFormat::Npy => {
+            let (Some(gn), Some(ln)) = (&a.goal_names, &a.lemma_names) else {
+                return Err(Fail(
+                    2,
+                    "--format npy needs --goal-names FILE and --lemma-names FILE".into(),
+                ));
+            };
+            let (mut r, mut g, mut l) = (
+                Out::new(Some(&a.run))?,
+                Out::new(Some(gn))?,
+                Out::new(Some(ln))?,
+            );
+            lemma_eval::gen::generate_npy(&spec, r.writer(), g.writer(), l.writer(), q.writer())
+                .map_err(io)?;
+            r.commit()?;
+            g.commit()?;
+            l.commit()?;
+        }
+    }
+    q.commit()
+}
+
+/// What an input file is, from its first bytes.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Store,
+    Npy,
+}
+
+fn kind(path: &Path) -> Result<Kind, Fail> {
+    if path == Path::new("-") {
+        return Ok(Kind::Text);
+    }
+    let mut head = [0u8; 8];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .map_err(|e| Fail(2, format!("{}: cannot open: {e}", path.display())))?;
+    Ok(if n == 8 && &head == lemma_ingest::STORE_MAGIC {
+        Kind::Store
+    } else if n >= 6 && &head[..6] == b"\x93NUMPY" {
+        Kind::Npy
+    } else {
+        Kind::Text
+    })
+}
+
+/// Goal (row) and lemma (column) names of a matrix: name lists, or a store's tables.
+fn matrix_names(
+    a: &EvalArgs,
+    m: &lemma_ingest::Matrix,
+) -> Result<(Vec<Vec<u8>>, lemma_ingest::Interner), Fail> {
+    let (goals, lemmas): (Vec<Vec<u8>>, Vec<Vec<u8>>) = match (&a.names, &a.goal_names, &a.lemma_names) {
+        (Some(store), None, None) => {
+            let s = lemma_ingest::Store::open(store)?;
+            (
+                (0..s.goals()).map(|g| s.goal_name(g).to_vec()).collect(),
+                (0..s.lemmas() as u32).map(|l| s.lemma_name(l).to_vec()).collect(),
+            )
+        }
+        (None, Some(g), Some(l)) => (read_names(g)?, read_names(l)?),
+        _ => {
+            return Err(Fail(
+                2,
+                "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or --names STORE".into(),
+            ))
+        }
+    };
+    if goals.len() != m.rows() || lemmas.len() != m.cols() {
+        return Err(Fail(
+            2,
+            format!(
+                "{}: shape ({}, {}) but {} goal names and {} lemma names",
+                m.path().display(),
+                m.rows(),
+                m.cols(),
+                goals.len(),
+                lemmas.len()
+            ),
+        ));
+    }
+    let mut index = lemma_ingest::Interner::new();
+    for (i, l) in lemmas.iter().enumerate() {
+        if index.intern(l) as usize != i {
+            return Err(Fail(
+                2,
+                format!(
+                    "lemma name `{}` appears twice in the column names",
+                    String::from_utf8_lossy(l)
+                ),
+            ));
+        }
+    }
+    Ok((goals, index))
+}
+
+fn read_names(path: &Path) -> Result<Vec<Vec<u8>>, Fail> {
+    let text = std::fs::read(path)
+        .map_err(|e| Fail(2, format!("{}: cannot read: {e}", path.display())))?;
+    Ok(text
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_vec())
+        .filter(|l| !l.is_empty())
+        .collect())
+}
+
+fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
+    let actual = ActualSets::read_path(&a.actual)?;
+    let input = lemma_ingest::open(&a.predicted)?;
+    let opts = lemma_eval::convert::ConvertOptions {
+        order: a.order.map(|o| match o {
+            Order::Score => OrderMode::Score,
+            Order::File => OrderMode::File,
+        }),
+        ties: match a.ties {
+            TiesArg::Trec => TieMode::Trec,
+            TiesArg::Group => TieMode::Group,
+            TiesArg::File => TieMode::File,
+        },
+        duplicates: match a.duplicates {
+            Dups::First => DuplicateMode::First,
+            Dups::Error => DuplicateMode::Error,
+        },
+        depth: a.depth,
+    };
+    let r = lemma_eval::convert::convert(&actual, input, &opts, &a.output)?;
+    eprintln!(
+        "lemma-eval: {}: {} goals, {} ranked lemmas, {} distinct lemmas, {} duplicates dropped",
+        a.output.display(),
+        r.goals,
+        r.entries,
+        r.lemmas,
+        r.duplicates_dropped
+    );
+    Ok(())
+}
+
+/// The machine's read rate for `file`: sum it as little-endian u32 words through a mapping.
+fn read_rate(file: &Path, threads: usize) -> Result<(), Fail> {
+    let f = std::fs::File::open(file).map_err(|e| Fail(2, format!("{}: {e}", file.display())))?;
+    // SAFETY: read-only mapping of a file nobody truncates during the measurement.
+    let map = unsafe { memmap2::Mmap::map(&f) }
+        .map_err(|e| Fail(2, format!("{}: {e}", file.display())))?;
+    let words: &[u32] = bytemuck::cast_slice(&map[..map.len() / 4 * 4]);
+    let started = std::time::Instant::now();
+    let part = words.len().div_ceil(threads.max(1)).max(1);
+    let total: u64 = std::thread::scope(|s| {
+        let hs: Vec<_> = words
+            .chunks(part)
+            .map(|c| s.spawn(move || c.iter().map(|&w| w as u64).sum::<u64>()))
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().expect("summing thread"))
+            .fold(0u64, |a, b| a.wrapping_add(b))
+    });
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "{} bytes in {secs:.4} s: {:.2} GB/s ({threads} threads; sum {total})",
+        map.len(),
+        map.len() as f64 / secs / 1e9
+    );
+    Ok(())
 }

@@ -1,0 +1,324 @@
+//! Full-library paths: TREC → store → eval equals eval on the TREC files; a dense matrix exported
+//! as a TREC run evaluates identically through both paths (ties included, property-tested); the
+//! output does not depend on the thread count; corrupt stores and matrices give named errors.
+
+use lemma_accum::Measure;
+use lemma_eval::convert::{convert, ConvertOptions};
+use lemma_eval::engine::{evaluate, DuplicateMode, EvalOptions, GoalRow, TieMode};
+use lemma_eval::full::{evaluate_full, Source};
+use lemma_ingest::{ActualSets, Interner, Matrix, Store};
+use proptest::prelude::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MEASURES: &[&str] = &[
+    "AP",
+    "AP@5",
+    "P@1",
+    "P@5",
+    "R@10",
+    "Rprec",
+    "RR",
+    "nDCG",
+    "nDCG@5",
+    "Bpref",
+    "Depth(recall=1.0)",
+    "AP11",
+    "NumRet",
+    "NumRelRet",
+    "Success@3",
+    "F(beta=1)@5",
+    "SetF(beta=1)",
+    "R(norm=min)@5",
+];
+
+fn opts(threads: usize) -> EvalOptions {
+    EvalOptions {
+        measures: Measure::parse_all(MEASURES.iter().copied()).unwrap(),
+        threads,
+        ..EvalOptions::default()
+    }
+}
+
+/// Per-goal rows and the summary's debug form, for exact comparison.
+fn text_eval(actual: &ActualSets, run: &Path, o: &EvalOptions) -> (Vec<GoalRow>, String) {
+    let mut rows = Vec::new();
+    let mut sink = |r: GoalRow| {
+        rows.push(r);
+        Ok(())
+    };
+    let (s, _) = evaluate(
+        actual,
+        lemma_ingest::open(run).unwrap(),
+        o,
+        Some(&mut sink),
+        None,
+    )
+    .unwrap();
+    (rows, format!("{:?} {:?}", s.aggregates(), s.counts()))
+}
+
+fn full_eval(actual: &ActualSets, source: &Source<'_>, o: &EvalOptions) -> (Vec<GoalRow>, String) {
+    let mut rows = Vec::new();
+    let mut sink = |r: GoalRow| {
+        rows.push(r);
+        Ok(())
+    };
+    let (s, _) = evaluate_full(actual, source, o, Some(&mut sink)).unwrap();
+    (rows, format!("{:?} {:?}", s.aggregates(), s.counts()))
+}
+
+fn sorted(mut rows: Vec<GoalRow>) -> Vec<GoalRow> {
+    rows.sort_by(|a, b| a.goal.cmp(&b.goal));
+    rows
+}
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_lemma-eval")
+}
+
+fn gen_trec(dir: &Path, extra: &[&str]) -> (PathBuf, PathBuf) {
+    let (q, r) = (dir.join("g.qrels"), dir.join("g.run"));
+    let mut args = vec![
+        "gen",
+        "--qrels",
+        q.to_str().unwrap(),
+        "--run",
+        r.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    assert!(Command::new(bin()).args(&args).status().unwrap().success());
+    (q, r)
+}
+
+#[test]
+fn trec_to_store_round_trip_on_generated_workloads() {
+    let dir = tempfile::tempdir().unwrap();
+    for extra in [
+        &[
+            "--goals",
+            "120",
+            "--universe",
+            "800",
+            "--depth",
+            "60",
+            "--ties",
+            "0.4",
+            "--graded",
+            "--empty-share",
+            "0.2",
+        ][..],
+        &[
+            "--goals",
+            "40",
+            "--universe",
+            "300",
+            "--full",
+            "--ties",
+            "0.1",
+            "--seed",
+            "9",
+        ][..],
+    ] {
+        let (q, r) = gen_trec(dir.path(), extra);
+        let actual = ActualSets::read_path(&q).unwrap();
+        let store = dir.path().join("g.store");
+        let copt = ConvertOptions {
+            order: None,
+            ties: TieMode::Trec,
+            duplicates: DuplicateMode::First,
+            depth: None,
+        };
+        convert(&actual, lemma_ingest::open(&r).unwrap(), &copt, &store).unwrap();
+        let s = Store::open(&store).unwrap();
+        s.verify().unwrap();
+        let (want_rows, want) = text_eval(&actual, &r, &opts(2));
+        for threads in [1, 2, 5] {
+            let (rows, got) = full_eval(&actual, &Source::Store(&s), &opts(threads));
+            assert_eq!(got, want, "summary, {threads} threads");
+            assert_eq!(
+                sorted(rows),
+                sorted(want_rows.clone()),
+                "rows, {threads} threads"
+            );
+        }
+        // The store's own actual sets give the same figures.
+        let from_store = s.actual_sets().unwrap();
+        let (_, got) = full_eval(&from_store, &Source::Store(&s), &opts(2));
+        assert_eq!(got, want);
+        // --depth behaves as a cut of the ordered ranking on both paths.
+        let mut cut = opts(2);
+        cut.depth = Some(7);
+        assert_eq!(
+            full_eval(&actual, &Source::Store(&s), &cut).1,
+            text_eval(&actual, &r, &cut).1
+        );
+    }
+}
+
+/// Writes a matrix as .npy + names, and the same scores as a TREC run.
+fn write_dense(
+    dir: &Path,
+    scores: &[Vec<f32>],
+    judged: &[Vec<(usize, i32)>],
+) -> (PathBuf, PathBuf, Vec<Vec<u8>>, Interner) {
+    let (rows, cols) = (scores.len(), scores[0].len());
+    let npy = dir.join("m.npy");
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&npy).unwrap());
+    lemma_ingest::write_f32_header(&mut f, rows, cols).unwrap();
+    for row in scores {
+        for s in row {
+            f.write_all(&s.to_le_bytes()).unwrap();
+        }
+    }
+    f.flush().unwrap();
+    // Names chosen so that byte order and numeric order differ ("L10" < "L9").
+    let lemma_names: Vec<Vec<u8>> = (0..cols).map(|c| format!("L{c}").into_bytes()).collect();
+    let mut lemmas = Interner::new();
+    for n in &lemma_names {
+        lemmas.intern(n);
+    }
+    let goals: Vec<Vec<u8>> = (0..rows).map(|g| format!("q{g}").into_bytes()).collect();
+    let (run, qrels) = (dir.join("m.run"), dir.join("m.qrels"));
+    let mut r = std::fs::File::create(&run).unwrap();
+    let mut q = std::fs::File::create(&qrels).unwrap();
+    for (g, row) in scores.iter().enumerate() {
+        for (c, s) in row.iter().enumerate() {
+            // An f32 printed as the shortest f64 that parses back to it: exact.
+            writeln!(
+                r,
+                "q{g} Q0 {} {} {} dense",
+                String::from_utf8_lossy(&lemma_names[c]),
+                c + 1,
+                *s as f64
+            )
+            .unwrap();
+        }
+        for &(c, grade) in &judged[g] {
+            writeln!(
+                q,
+                "q{g} 0 {} {grade}",
+                String::from_utf8_lossy(&lemma_names[c])
+            )
+            .unwrap();
+        }
+    }
+    (npy, qrels, goals, lemmas)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn dense_matrix_equals_its_trec_export(
+        rows in 1usize..6,
+        cols in 2usize..120,
+        levels in 2u32..40,
+        seed in any::<u64>(),
+        depth in proptest::option::of(1u64..50),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut x = seed | 1;
+        let mut next = move || { x ^= x << 13; x ^= x >> 7; x ^= x << 17; x };
+        // Few distinct score levels: many ties, broken by name.
+        let scores: Vec<Vec<f32>> = (0..rows).map(|_| (0..cols).map(|_| (next() % levels as u64) as f32 / levels as f32).collect()).collect();
+        let judged: Vec<Vec<(usize, i32)>> = (0..rows).map(|_| {
+            let mut v: Vec<(usize, i32)> = (0..1 + next() as usize % 6).map(|_| (next() as usize % cols, (next() % 4) as i32)).collect();
+            v.sort_by_key(|e| e.0);
+            v.dedup_by_key(|e| e.0);
+            v
+        }).collect();
+        let (npy, qrels, goals, lemmas) = write_dense(dir.path(), &scores, &judged);
+        let actual = ActualSets::read_path(&qrels).unwrap();
+        let m = Matrix::open(&npy).unwrap();
+        let mut o = opts(2);
+        o.measures.push(Measure::AUC);
+        o.universe = Some(cols as u64);
+        o.depth = depth;
+        let dense = full_eval(&actual, &Source::Dense { matrix: &m, goals: &goals, lemmas: &lemmas }, &o);
+        let text = text_eval(&actual, &dir.path().join("m.run"), &o);
+        prop_assert_eq!(&dense.1, &text.1);
+        prop_assert_eq!(sorted(dense.0), sorted(text.0));
+    }
+}
+
+#[test]
+fn corrupt_store_and_bad_matrix_fail_clearly_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let fx = |p: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fixtures")
+            .join(p)
+    };
+    let store = dir.path().join("seed.store");
+    let st = Command::new(bin())
+        .args([
+            "convert",
+            fx("seed/qrels.txt").to_str().unwrap(),
+            fx("seed/run.txt").to_str().unwrap(),
+            "-o",
+        ])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let bytes = std::fs::read(&store).unwrap();
+    let bad = dir.path().join("bad.store");
+    for (cut, want) in [
+        (bytes.len() - 7, "does not fit"),
+        (300, "does not fit"),
+        (100, "shorter than the 256-byte header"),
+    ] {
+        std::fs::write(&bad, &bytes[..cut]).unwrap();
+        let o = Command::new(bin())
+            .args(["eval", fx("seed/qrels.txt").to_str().unwrap()])
+            .arg(&bad)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("bad.store: corrupt or truncated store") && err.contains(want),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"));
+    }
+    let mut flipped = bytes.clone();
+    flipped[300] ^= 0xff; // inside the ranking blocks: open succeeds, verify names it
+    std::fs::write(&bad, &flipped).unwrap();
+    let o = Command::new(bin())
+        .arg("verify")
+        .arg(&bad)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("ranking blocks checksum mismatch"));
+    // A matrix of the wrong dtype, and one without names.
+    let npy = dir.path().join("i.npy");
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    let mut h = "{'descr': '<i8', 'fortran_order': False, 'shape': (1, 2), }".to_string();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    b.extend_from_slice(h.as_bytes());
+    b.extend_from_slice(&[0u8; 16]);
+    std::fs::write(&npy, &b).unwrap();
+    let o = Command::new(bin())
+        .args(["eval", fx("seed/qrels.txt").to_str().unwrap()])
+        .arg(&npy)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("dtype <i8, expected"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
