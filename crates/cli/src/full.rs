@@ -16,9 +16,7 @@
 
 use crate::engine::{plan_for, EvalError, EvalOptions, GoalRow, MissingMode, Report, ZeroRelMode};
 use lemma_accum::{GoalAccumulator, GoalFate, Summary, Truth};
-use lemma_ingest::{
-    show, ActualSets, ErrorKind, GoalTruth, InputError, Interner, Matrix, Row, Store,
-};
+use lemma_ingest::{show, ActualSets, ErrorKind, GoalTruth, InputError, Matrix, Row, Store};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
@@ -32,7 +30,7 @@ pub enum Source<'a> {
     Dense {
         matrix: &'a Matrix,
         goals: &'a [Vec<u8>],
-        lemmas: &'a Interner,
+        lemmas: &'a [Vec<u8>],
     },
 }
 
@@ -163,36 +161,97 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// One pass over a store ranking: the ranks of the judged ids.
+    /// One pass over a store ranking: the ranks of the judged ids. Blocks of 16 ids: their
+    /// maximum (vectorised) proves every id in range, then each id is one bit test in a bitset
+    /// that stays in cache; only a block with a hit is looked at again.
     fn scan_store(&mut self, ids: &[u32], goal: &[u8]) -> Result<(), EvalError> {
         let universe = self.source.universe() as u32;
+        if self.judged.len() <= 16 {
+            return self.scan_store_few(ids, goal, universe);
+        }
         for &(id, _) in &self.judged {
             self.bits[(id >> 6) as usize] |= 1 << (id & 63);
         }
-        let mut bad = None;
-        for (i, &id) in ids.iter().enumerate() {
-            if id >= universe {
-                bad = Some((i, id));
+        let bits = &mut self.bits;
+        let mut result = Ok(());
+        let mut base = 0usize;
+        for block in ids.chunks(16) {
+            let max = block.iter().copied().fold(0u32, u32::max);
+            if max >= universe {
+                let i = block
+                    .iter()
+                    .position(|&id| id >= universe)
+                    .expect("the maximum is in the block");
+                result = Err(goal_error(
+                    goal,
+                    format!(
+                        "rank {} holds lemma id {max}, beyond the {universe} lemmas of the store",
+                        base + i + 1
+                    ),
+                ));
                 break;
             }
-            if (self.bits[(id >> 6) as usize] >> (id & 63)) & 1 != 0 {
-                // First occurrence only: a repeated id (a corrupt store) counts once.
-                self.bits[(id >> 6) as usize] &= !(1 << (id & 63));
-                let grade = self.judged.iter().find(|e| e.0 == id).map_or(1, |e| e.1);
-                self.ranks.push((i as u64 + 1, grade));
+            let mut hit = 0u64;
+            for &id in block {
+                // SAFETY: id < universe (checked by the block maximum) and `bits` covers the
+                // universe: the index is in bounds.
+                hit |= unsafe { *bits.get_unchecked((id >> 6) as usize) } >> (id & 63);
             }
+            // Bit 0 of `hit` is the OR of every tested bit.
+            if hit & 1 != 0 {
+                for (k, &id) in block.iter().enumerate() {
+                    if (bits[(id >> 6) as usize] >> (id & 63)) & 1 != 0 {
+                        // First occurrence only: a repeated id (a corrupt store) counts once.
+                        bits[(id >> 6) as usize] &= !(1 << (id & 63));
+                        let grade = self.judged.iter().find(|e| e.0 == id).map_or(1, |e| e.1);
+                        self.ranks.push(((base + k) as u64 + 1, grade));
+                    }
+                }
+            }
+            base += block.len();
         }
         for &(id, _) in &self.judged {
             self.bits[(id >> 6) as usize] &= !(1 << (id & 63));
         }
-        if let Some((i, id)) = bad {
-            return Err(goal_error(
-                goal,
-                format!(
-                    "rank {} holds lemma id {id}, beyond the {universe} lemmas of the store",
-                    i + 1
-                ),
-            ));
+        result
+    }
+
+    /// [`Worker::scan_store`] for a goal with at most 16 judged lemmas: blocks of 64 ids are
+    /// compared with every judged id at once (packed equality compares, AVX2 when available) and
+    /// their maximum proves them in range; only a block with a hit is looked at again.
+    fn scan_store_few(&mut self, ids: &[u32], goal: &[u8], universe: u32) -> Result<(), EvalError> {
+        let mut wanted = [u32::MAX; 16];
+        for (w, &(id, _)) in wanted.iter_mut().zip(&self.judged) {
+            *w = id;
+        }
+        let mut found = 0u32; // judged ids already ranked (a repeat counts once)
+        let mut base = 0usize;
+        for block in ids.chunks(64) {
+            let (max, hit) = scan_block(block, &wanted[..self.judged.len()]);
+            if max >= universe {
+                let i = block
+                    .iter()
+                    .position(|&id| id >= universe)
+                    .expect("the maximum is in the block");
+                return Err(goal_error(
+                    goal,
+                    format!(
+                        "rank {} holds lemma id {max}, beyond the {universe} lemmas of the store",
+                        base + i + 1
+                    ),
+                ));
+            }
+            if hit {
+                for (k, &id) in block.iter().enumerate() {
+                    if let Some(j) = wanted.iter().position(|&w| w == id) {
+                        if found & (1 << j) == 0 {
+                            found |= 1 << j;
+                            self.ranks.push(((base + k) as u64 + 1, self.judged[j].1));
+                        }
+                    }
+                }
+            }
+            base += block.len();
         }
         Ok(())
     }
@@ -201,26 +260,39 @@ impl<'a> Worker<'a> {
     fn rank_dense(
         &mut self,
         row: Row<'_>,
-        lemmas: &Interner,
+        lemmas: &[Vec<u8>],
         depth: u64,
         goal: &[u8],
     ) -> Result<(), EvalError> {
-        for k in 0..self.judged.len() {
-            let (col, grade) = self.judged[k];
-            let (above, ties) = match row {
-                Row::F32(r) => count_above(r, r[col as usize]),
-                Row::F64(r) => count_above(r, r[col as usize]),
-            };
-            let Some(above) = above else {
-                return Err(goal_error(
-                    goal,
-                    format!("the score of lemma `{}` is NaN", show(lemmas.name(col))),
-                ));
-            };
+        let k = self.judged.len();
+        let (mut gt, mut eq) = (vec![0u64; k], vec![0u64; k]);
+        let nan = match row {
+            Row::F32(r) => {
+                let ts: Vec<f32> = self.judged.iter().map(|&(c, _)| r[c as usize]).collect();
+                count_many(r, &ts, &mut gt, &mut eq);
+                ts.iter().position(|t| t.is_nan())
+            }
+            Row::F64(r) => {
+                let ts: Vec<f64> = self.judged.iter().map(|&(c, _)| r[c as usize]).collect();
+                count_many(r, &ts, &mut gt, &mut eq);
+                ts.iter().position(|t| t.is_nan())
+            }
+        };
+        if let Some(j) = nan {
+            return Err(goal_error(
+                goal,
+                format!(
+                    "the score of lemma `{}` is NaN",
+                    show(&lemmas[self.judged[j].0 as usize])
+                ),
+            ));
+        }
+        for j in 0..k {
+            let (col, grade) = self.judged[j];
             // Equal scores: lemmas with a greater name (bytes) rank above (trec_eval's rule).
-            let mut rank = above + 1;
-            if ties > 1 {
-                let name = lemmas.name(col);
+            let mut rank = gt[j] + 1;
+            if eq[j] > 1 {
+                let name = &lemmas[col as usize];
                 rank += match row {
                     Row::F32(r) => tied_above(r, r[col as usize], col, name, lemmas),
                     Row::F64(r) => tied_above(r, r[col as usize], col, name, lemmas),
@@ -234,46 +306,114 @@ impl<'a> Worker<'a> {
     }
 }
 
-/// Scores that can be counted with vectorisable passes.
-trait Score: Copy + PartialOrd {
-    fn is_nan(self) -> bool;
-}
-impl Score for f32 {
-    fn is_nan(self) -> bool {
-        f32::is_nan(self)
+/// The maximum of a block of ids and whether any equals one of `wanted`.
+fn scan_block(block: &[u32], wanted: &[u32]) -> (u32, bool) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { scan_block_avx2(block, wanted) };
+        }
     }
+    scan_block_portable(block, wanted)
 }
-impl Score for f64 {
-    fn is_nan(self) -> bool {
-        f64::is_nan(self)
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scan_block_avx2(block: &[u32], wanted: &[u32]) -> (u32, bool) {
+    scan_block_portable(block, wanted)
+}
+
+#[inline(always)]
+fn scan_block_portable(block: &[u32], wanted: &[u32]) -> (u32, bool) {
+    if let Ok(b) = <&[u32; 64]>::try_from(block) {
+        // Lane-wise accumulators, reduced once: the compiler keeps them in vector registers.
+        let (mut max, mut acc) = ([0u32; 64], [0u32; 64]);
+        for k in 0..64 {
+            max[k] = b[k];
+        }
+        for &w in wanted {
+            for k in 0..64 {
+                acc[k] |= (b[k] == w) as u32;
+            }
+        }
+        return (
+            max.iter().copied().fold(0, u32::max),
+            acc.iter().fold(0, |x, &y| x | y) != 0,
+        );
+    }
+    let max = block.iter().copied().fold(0u32, u32::max);
+    let any = block.iter().any(|id| wanted.contains(id));
+    (max, any)
+}
+
+/// For each threshold `ts[j]`: how many scores of `row` are greater (`gt[j]`) and equal (`eq[j]`).
+/// The row is walked in L1-sized chunks, every threshold counted per chunk; the inner loop is packed
+/// compares and adds (AVX2 when the CPU has it, chosen at run time; SSE2 otherwise).
+fn count_many<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { count_many_avx2(row, ts, gt, eq) };
+            return;
+        }
+    }
+    count_many_portable(row, ts, gt, eq)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn count_many_avx2<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
+    count_many_portable(row, ts, gt, eq)
+}
+
+#[inline(always)]
+fn count_many_portable<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
+    for chunk in row.chunks(4096) {
+        // Four thresholds per pass: each loaded score serves eight compares.
+        let mut j = 0;
+        while j + 4 <= ts.len() {
+            let (t0, t1, t2, t3) = (ts[j], ts[j + 1], ts[j + 2], ts[j + 3]);
+            let (mut g, mut e) = ([0u32; 4], [0u32; 4]);
+            for &s in chunk {
+                g[0] += (s > t0) as u32;
+                g[1] += (s > t1) as u32;
+                g[2] += (s > t2) as u32;
+                g[3] += (s > t3) as u32;
+                e[0] += (s == t0) as u32;
+                e[1] += (s == t1) as u32;
+                e[2] += (s == t2) as u32;
+                e[3] += (s == t3) as u32;
+            }
+            for k in 0..4 {
+                gt[j + k] += g[k] as u64;
+                eq[j + k] += e[k] as u64;
+            }
+            j += 4;
+        }
+        for (k, &t) in ts.iter().enumerate().skip(j) {
+            let (mut g, mut e) = (0u32, 0u32);
+            for &s in chunk {
+                g += (s > t) as u32;
+                e += (s == t) as u32;
+            }
+            gt[k] += g as u64;
+            eq[k] += e as u64;
+        }
     }
 }
 
-/// `(number of scores greater than t, number equal to t)`; `None` if `t` is NaN.
-#[inline]
-fn count_above<T: Score>(row: &[T], t: T) -> (Option<u64>, u64) {
-    if t.is_nan() {
-        return (None, 0);
-    }
-    // Branch-free counting in chunks: compiles to packed compares and adds.
-    let (mut gt, mut eq) = (0u64, 0u64);
-    for chunk in row.chunks(4096) {
-        let (mut g, mut e) = (0u32, 0u32);
-        for &s in chunk {
-            g += (s > t) as u32;
-            e += (s == t) as u32;
-        }
-        gt += g as u64;
-        eq += e as u64;
-    }
-    (Some(gt), eq)
-}
+/// Scores that can be counted with vectorisable passes.
+trait Score: Copy + PartialOrd {}
+impl Score for f32 {}
+impl Score for f64 {}
 
 /// Among columns whose score equals `t`, how many have a name greater than `name`.
-fn tied_above<T: Score>(row: &[T], t: T, col: u32, name: &[u8], lemmas: &Interner) -> u64 {
+fn tied_above<T: Score>(row: &[T], t: T, col: u32, name: &[u8], lemmas: &[Vec<u8>]) -> u64 {
     row.iter()
         .enumerate()
-        .filter(|&(k, &s)| s == t && k as u32 != col && lemmas.name(k as u32) > name)
+        .filter(|&(k, &s)| s == t && k as u32 != col && lemmas[k].as_slice() > name)
         .count() as u64
 }
 
@@ -292,21 +432,34 @@ pub fn evaluate_full(
 ) -> Result<(Summary, Report), EvalError> {
     let started = Instant::now();
     let plan = plan_for(opts);
-    // Actual lemma ids -> source ids, by name.
-    let to_source: Vec<u32> = match source {
+    // Actual lemma ids -> source ids, by name: one pass over the source's names, each looked up
+    // in the (small) interner of the actual sets; no table over the whole universe is built.
+    let mut to_source = vec![u32::MAX; actual.lemmas.len()];
+    let source_names: Box<dyn Iterator<Item = (u32, &[u8])>> = match source {
         Source::Store(store) => {
-            let mut index = Interner::new();
-            for id in 0..store.lemmas() as u32 {
-                index.intern(store.lemma_name(id));
-            }
-            (0..actual.lemmas.len() as u32)
-                .map(|id| index.get(actual.lemmas.name(id)).unwrap_or(u32::MAX))
-                .collect()
+            Box::new((0..store.lemmas() as u32).map(|id| (id, store.lemma_name(id))))
         }
-        Source::Dense { lemmas, .. } => (0..actual.lemmas.len() as u32)
-            .map(|id| lemmas.get(actual.lemmas.name(id)).unwrap_or(u32::MAX))
-            .collect(),
+        Source::Dense { lemmas, .. } => Box::new(
+            lemmas
+                .iter()
+                .enumerate()
+                .map(|(c, n)| (c as u32, n.as_slice())),
+        ),
     };
+    for (sid, name) in source_names {
+        if let Some(aid) = actual.lemmas.get(name) {
+            if to_source[aid as usize] != u32::MAX {
+                return Err(goal_error(
+                    b"",
+                    format!(
+                        "lemma `{}` appears twice among the ranked lemma names",
+                        show(name)
+                    ),
+                ));
+            }
+            to_source[aid as usize] = sid;
+        }
+    }
     let goals = source.goals();
     let chunk = match source {
         Source::Store(_) => 16,

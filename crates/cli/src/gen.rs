@@ -133,6 +133,7 @@ pub fn for_each_goal(
     } else {
         Vec::new()
     };
+    let mut inverse: Vec<usize> = Vec::new();
     let mut goal = GenGoal {
         judged: Vec::new(),
         ranking: Vec::with_capacity(depth as usize),
@@ -175,17 +176,21 @@ pub fn for_each_goal(
                 perm.swap(i, j);
             }
             goal.ranking.extend_from_slice(&perm);
-            // Relevant lemmas drift toward the top: swap each with a position drawn near the top.
+            // Relevant lemmas drift toward the top: swap each with a position drawn near the top
+            // (the inverse permutation finds a lemma's position in O(1)).
+            inverse.resize(perm.len(), 0);
+            for (i, &l) in goal.ranking.iter().enumerate() {
+                inverse[l as usize] = i;
+            }
             for &l in &relevant {
                 if rank_rng.unit() >= spec.unretrieved_share {
                     let u = rank_rng.unit();
-                    let to = ((u * u * u) * depth as f64) as usize;
-                    let from = goal
-                        .ranking
-                        .iter()
-                        .position(|&x| x == l)
-                        .expect("a permutation");
-                    goal.ranking.swap(from, to.min(depth as usize - 1));
+                    let to = (((u * u * u) * depth as f64) as usize).min(depth as usize - 1);
+                    let from = inverse[l as usize];
+                    let other = goal.ranking[to];
+                    goal.ranking.swap(from, to);
+                    inverse[l as usize] = to;
+                    inverse[other as usize] = from;
                 }
             }
         } else {
@@ -268,6 +273,7 @@ pub fn generate_store(
     spec: &GenSpec,
     store: &std::path::Path,
     qrels: &mut dyn Write,
+    with_scores: bool,
 ) -> io::Result<()> {
     let mut lemmas = lemma_ingest::Interner::new();
     let mut name = Vec::with_capacity(48);
@@ -275,7 +281,7 @@ pub fn generate_store(
         lemma_name(i, &mut name);
         lemmas.intern(&name);
     }
-    let mut w = lemma_ingest::StoreWriter::create(store, true)?;
+    let mut w = lemma_ingest::StoreWriter::create(store, with_scores)?;
     let mut ids: Vec<u32> = Vec::new();
     let mut scores: Vec<f32> = Vec::new();
     for_each_goal(spec, |g, goal| {
@@ -299,7 +305,7 @@ pub fn generate_store(
         let truth = (!judged.is_empty()).then_some(&judged[..]);
         w.add_goal(
             format!("g{g}").as_bytes(),
-            Some((&ids, Some(&scores))),
+            Some((&ids, with_scores.then_some(&scores[..]))),
             truth,
         )
     })?;

@@ -135,6 +135,9 @@ struct GenArgs {
     /// Where to write the run (trec), the store (store) or the matrix (npy).
     #[arg(long)]
     run: PathBuf,
+    /// store: also store each ranking's scores (f32).
+    #[arg(long)]
+    scores: bool,
     /// npy: where to write the goal names (one per line, the matrix's rows).
     #[arg(long)]
     goal_names: Option<PathBuf>,
@@ -687,7 +690,7 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
             r.commit()?;
         }
         GenFormat::Store => {
-            lemma_eval::gen::generate_store(&spec, &a.run, q.writer()).map_err(io)?
+            lemma_eval::gen::generate_store(&spec, &a.run, q.writer(), a.scores).map_err(io)?
         }
         GenFormat::Npy => {
             let (Some(gn), Some(ln)) = (&a.goal_names, &a.lemma_names) else {
@@ -740,7 +743,7 @@ fn kind(path: &Path) -> Result<Kind, Fail> {
 fn matrix_names(
     a: &EvalArgs,
     m: &lemma_ingest::Matrix,
-) -> Result<(Vec<Vec<u8>>, lemma_ingest::Interner), Fail> {
+) -> Result<(Vec<Vec<u8>>, Vec<Vec<u8>>), Fail> {
     let (goals, lemmas): (Vec<Vec<u8>>, Vec<Vec<u8>>) = match (&a.names, &a.goal_names, &a.lemma_names) {
         (Some(store), None, None) => {
             let s = lemma_ingest::Store::open(store)?;
@@ -770,19 +773,7 @@ fn matrix_names(
             ),
         ));
     }
-    let mut index = lemma_ingest::Interner::new();
-    for (i, l) in lemmas.iter().enumerate() {
-        if index.intern(l) as usize != i {
-            return Err(Fail(
-                2,
-                format!(
-                    "lemma name `{}` appears twice in the column names",
-                    String::from_utf8_lossy(l)
-                ),
-            ));
-        }
-    }
-    Ok((goals, index))
+    Ok((goals, lemmas))
 }
 
 fn read_names(path: &Path) -> Result<Vec<Vec<u8>>, Fail> {

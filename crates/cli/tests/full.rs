@@ -6,7 +6,7 @@ use lemma_accum::Measure;
 use lemma_eval::convert::{convert, ConvertOptions};
 use lemma_eval::engine::{evaluate, DuplicateMode, EvalOptions, GoalRow, TieMode};
 use lemma_eval::full::{evaluate_full, Source};
-use lemma_ingest::{ActualSets, Interner, Matrix, Store};
+use lemma_ingest::{ActualSets, Matrix, Store};
 use proptest::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -162,7 +162,7 @@ fn write_dense(
     dir: &Path,
     scores: &[Vec<f32>],
     judged: &[Vec<(usize, i32)>],
-) -> (PathBuf, PathBuf, Vec<Vec<u8>>, Interner) {
+) -> (PathBuf, PathBuf, Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let (rows, cols) = (scores.len(), scores[0].len());
     let npy = dir.join("m.npy");
     let mut f = std::io::BufWriter::new(std::fs::File::create(&npy).unwrap());
@@ -175,10 +175,7 @@ fn write_dense(
     f.flush().unwrap();
     // Names chosen so that byte order and numeric order differ ("L10" < "L9").
     let lemma_names: Vec<Vec<u8>> = (0..cols).map(|c| format!("L{c}").into_bytes()).collect();
-    let mut lemmas = Interner::new();
-    for n in &lemma_names {
-        lemmas.intern(n);
-    }
+    let lemmas = lemma_names.clone();
     let goals: Vec<Vec<u8>> = (0..rows).map(|g| format!("q{g}").into_bytes()).collect();
     let (run, qrels) = (dir.join("m.run"), dir.join("m.qrels"));
     let mut r = std::fs::File::create(&run).unwrap();
