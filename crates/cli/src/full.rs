@@ -329,9 +329,7 @@ fn scan_block_portable(block: &[u32], wanted: &[u32]) -> (u32, bool) {
     if let Ok(b) = <&[u32; 64]>::try_from(block) {
         // Lane-wise accumulators, reduced once: the compiler keeps them in vector registers.
         let (mut max, mut acc) = ([0u32; 64], [0u32; 64]);
-        for k in 0..64 {
-            max[k] = b[k];
-        }
+        max.copy_from_slice(b);
         for &w in wanted {
             for k in 0..64 {
                 acc[k] |= (b[k] == w) as u32;

@@ -740,10 +740,10 @@ fn kind(path: &Path) -> Result<Kind, Fail> {
 }
 
 /// Goal (row) and lemma (column) names of a matrix: name lists, or a store's tables.
-fn matrix_names(
-    a: &EvalArgs,
-    m: &lemma_ingest::Matrix,
-) -> Result<(Vec<Vec<u8>>, Vec<Vec<u8>>), Fail> {
+/// A list of names (goals or lemmas), in row or column order.
+type Names = Vec<Vec<u8>>;
+
+fn matrix_names(a: &EvalArgs, m: &lemma_ingest::Matrix) -> Result<(Names, Names), Fail> {
     let (goals, lemmas): (Vec<Vec<u8>>, Vec<Vec<u8>>) = match (&a.names, &a.goal_names, &a.lemma_names) {
         (Some(store), None, None) => {
             let s = lemma_ingest::Store::open(store)?;
