@@ -459,10 +459,9 @@ pub fn evaluate_full(
         }
     }
     let goals = source.goals();
-    let chunk = match source {
-        Source::Store(_) => 16,
-        Source::Dense { .. } => 1,
-    };
+    // About 64k entries a chunk: small goals are batched, full-library goals go one at a time.
+    let per_goal = (source.bytes() / 4 / goals.max(1) as u64).max(1);
+    let chunk = (65_536 / per_goal).clamp(1, 64) as usize;
     let chunks = goals.div_ceil(chunk);
     let threads = opts.threads.max(1);
     let next = AtomicUsize::new(0);
