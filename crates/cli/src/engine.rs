@@ -200,6 +200,47 @@ impl From<InputError> for EvalError {
     }
 }
 
+/// Keeps producers at most `ahead` units in front of the in-order consumer, so that results
+/// finished out of order (behind one slow batch) cannot pile up without bound.
+pub(crate) struct Window {
+    done: std::sync::Mutex<u64>,
+    moved: std::sync::Condvar,
+    ahead: u64,
+    closed: AtomicBool,
+}
+
+impl Window {
+    pub(crate) fn new(ahead: u64) -> Self {
+        Window {
+            done: std::sync::Mutex::new(0),
+            moved: std::sync::Condvar::new(),
+            ahead,
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Blocks until unit `index` may start (or the window is closed).
+    pub(crate) fn wait_for(&self, index: u64) {
+        let mut done = self.done.lock().expect("window");
+        while index >= *done + self.ahead && !self.closed.load(AtomicOrdering::Relaxed) {
+            done = self.moved.wait(done).expect("window");
+        }
+    }
+
+    /// The consumer has taken every unit below `done`.
+    pub(crate) fn advance(&self, done: u64) {
+        *self.done.lock().expect("window") = done;
+        self.moved.notify_all();
+    }
+
+    /// Lets every waiting producer go (end of work, or an error).
+    pub(crate) fn close(&self) {
+        self.closed.store(true, AtomicOrdering::Relaxed);
+        let _g = self.done.lock().expect("window");
+        self.moved.notify_all();
+    }
+}
+
 /// The compiled plan for `opts` (the measures and the options that change numbers).
 pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
     Arc::new(Plan::new(
@@ -885,6 +926,7 @@ pub fn evaluate(
     let threads = opts.threads.max(1);
     let want_rows = rows.is_some();
     let stop = AtomicBool::new(false);
+    let window = Window::new(4 * threads as u64 + 4);
     let (batch_tx, batch_rx) = sync_channel::<Batch>(threads);
     // Shared by the workers only: when they all stop, the reader's sends fail and it stops too.
     let batch_rx = Arc::new(Mutex::new(batch_rx));
@@ -895,12 +937,16 @@ pub fn evaluate(
         // Reader.
         let reader_handle = {
             let stop = &stop;
+            let window = &window;
+            let mut next_index = 0u64;
             scope.spawn(move || -> Result<u64, InputError> {
                 loop {
                     if stop.load(AtomicOrdering::Relaxed) {
                         return Ok(reader.bytes_read());
                     }
                     let buf = recycle_rx.try_recv().unwrap_or_default();
+                    window.wait_for(next_index);
+                    next_index += 1;
                     match reader.next_batch(buf)? {
                         None => return Ok(reader.bytes_read()),
                         Some(b) => {
@@ -961,6 +1007,7 @@ pub fn evaluate(
         drop(res_tx);
         drop(batch_rx);
         let collected = collect(
+            &window,
             actual,
             &plan,
             opts,
@@ -973,6 +1020,7 @@ pub fn evaluate(
         if collected.is_err() {
             stop.store(true, AtomicOrdering::Relaxed);
         }
+        window.close();
         drop(recycle_tx);
         let mut summary = Summary::new(&plan);
         for w in workers {
@@ -994,6 +1042,7 @@ pub fn evaluate(
 /// predictions. Returns the summary of those goals.
 #[allow(clippy::too_many_arguments)]
 fn collect(
+    window: &Window,
     actual: &ActualSets,
     plan: &Arc<Plan>,
     opts: &EvalOptions,
@@ -1041,6 +1090,7 @@ fn collect(
         pending.insert(res.index, res);
         while let Some(mut res) = pending.remove(&next) {
             next += 1;
+            window.advance(next);
             if let Some(e) = res.error.take() {
                 return Err(fix(e, lines_before));
             }

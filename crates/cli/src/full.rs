@@ -14,7 +14,9 @@
 //! order, so the output is the same for any number of threads, and a slow writer cannot make
 //! memory grow.
 
-use crate::engine::{plan_for, EvalError, EvalOptions, GoalRow, MissingMode, Report, ZeroRelMode};
+use crate::engine::{
+    plan_for, EvalError, EvalOptions, GoalRow, MissingMode, Report, Window, ZeroRelMode,
+};
 use lemma_accum::{GoalAccumulator, GoalFate, Summary, Truth};
 use lemma_ingest::{show, ActualSets, ErrorKind, GoalTruth, InputError, Matrix, Row, Store};
 use std::collections::BTreeMap;
@@ -419,6 +421,15 @@ fn graded(truth: &GoalTruth) -> Truth<'_> {
     Truth::graded(&truth.grades_desc).expect("grades are stored sorted")
 }
 
+/// Closes a window when dropped (on every exit path of the collector).
+struct CloseOnDrop<'a>(&'a Window);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
 /// Evaluates every goal of `source` against `actual`. Rows (when asked for) come in the source's
 /// goal order, then the actual goals the source does not have (evaluated as empty, or skipped per
 /// `--missing`).
@@ -466,6 +477,7 @@ pub fn evaluate_full(
     let threads = opts.threads.max(1);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let window = Window::new(4 * threads as u64 + 4);
     let want_rows = rows.is_some();
     let (tx, rx) = sync_channel::<ChunkResult>(threads * 2);
     let mut summary = Summary::new(&plan);
@@ -475,7 +487,7 @@ pub fn evaluate_full(
     std::thread::scope(|scope| {
         for _ in 0..threads {
             let tx = tx.clone();
-            let (next, stop, plan, to_source) = (&next, &stop, &plan, &to_source);
+            let (next, stop, plan, to_source, window) = (&next, &stop, &plan, &to_source, &window);
             scope.spawn(move || {
                 let mut w = Worker {
                     actual,
@@ -493,6 +505,7 @@ pub fn evaluate_full(
                     if c >= chunks || stop.load(Ordering::Relaxed) {
                         break;
                     }
+                    window.wait_for(c as u64);
                     let mut res = ChunkResult {
                         index: c,
                         summary: Summary::new(plan),
@@ -520,6 +533,8 @@ pub fn evaluate_full(
             });
         }
         drop(tx);
+        // When the collector stops early (an error), producers waiting on the window must go.
+        let _close = CloseOnDrop(&window);
         // Collector: merge in chunk order (rows in goal order).
         let mut pending: BTreeMap<usize, ChunkResult> = BTreeMap::new();
         let mut expect = 0;
@@ -527,6 +542,7 @@ pub fn evaluate_full(
             pending.insert(res.index, res);
             while let Some(mut r) = pending.remove(&expect) {
                 expect += 1;
+                window.advance(expect as u64);
                 if first_error.is_some() {
                     continue;
                 }
