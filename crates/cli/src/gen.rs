@@ -266,6 +266,67 @@ pub fn generate_trec(spec: &GenSpec, qrels: &mut dyn Write, run: &mut dyn Write)
     run.flush()
 }
 
+/// Writes JSONL actual sets (`{"goal_id", "premises"}`, graded as name → grade when `spec.graded`)
+/// and JSONL predictions (`{"goal_id", "retrieved_premises", "scores"}`, lemmas in trec order).
+pub fn generate_jsonl(
+    spec: &GenSpec,
+    actual: &mut dyn Write,
+    predictions: &mut dyn Write,
+) -> io::Result<()> {
+    let mut name = Vec::with_capacity(48);
+    let names = |ids: &mut dyn Iterator<Item = u64>, name: &mut Vec<u8>| -> Vec<String> {
+        ids.map(|l| {
+            lemma_name(l, name);
+            String::from_utf8(name.clone()).expect("ASCII names")
+        })
+        .collect()
+    };
+    for_each_goal(spec, |g, goal| {
+        let goal_id = format!("g{g}");
+        if !goal.judged.is_empty() {
+            let premises = if spec.graded {
+                let mut m = serde_json::Map::new();
+                for &(l, grade) in &goal.judged {
+                    lemma_name(l, &mut name);
+                    m.insert(
+                        String::from_utf8(name.clone()).expect("ASCII"),
+                        grade.into(),
+                    );
+                }
+                serde_json::Value::Object(m)
+            } else {
+                names(&mut goal.judged.iter().map(|e| e.0), &mut name).into()
+            };
+            writeln!(
+                actual,
+                "{}",
+                serde_json::json!({ "goal_id": goal_id, "premises": premises })
+            )?;
+        }
+        // Trec order: score descending, ties by name descending.
+        let mut order: Vec<usize> = (0..goal.ranking.len()).collect();
+        let lemma = |i: usize| {
+            let mut n = Vec::new();
+            lemma_name(goal.ranking[i], &mut n);
+            n
+        };
+        order.sort_by(|&a, &b| {
+            goal.scores[b]
+                .total_cmp(&goal.scores[a])
+                .then_with(|| lemma(b).cmp(&lemma(a)))
+        });
+        let premises = names(&mut order.iter().map(|&i| goal.ranking[i]), &mut name);
+        let scores: Vec<f64> = order.iter().map(|&i| goal.scores[i]).collect();
+        writeln!(
+            predictions,
+            "{}",
+            serde_json::json!({ "goal_id": goal_id, "retrieved_premises": premises, "scores": scores })
+        )
+    })?;
+    actual.flush()?;
+    predictions.flush()
+}
+
 /// Writes a binary store plus its TREC qrels. Stores hold final rankings: the generated order
 /// with each run of tied scores put in trec order (name descending), exactly as `convert` would
 /// order the same goal read from the TREC run.

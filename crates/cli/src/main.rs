@@ -87,6 +87,7 @@ struct ConvertArgs {
 #[derive(Copy, Clone, ValueEnum, PartialEq, Eq)]
 enum GenFormat {
     Trec,
+    Jsonl,
     Store,
     Npy,
 }
@@ -125,8 +126,8 @@ struct GenArgs {
     graded: bool,
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// What to write: TREC qrels and run, a binary store (and qrels), or a .npy matrix (and qrels
-    /// and name lists).
+    /// What to write: TREC qrels and run, JSONL actual sets (to --qrels) and predictions (to --run),
+    /// a binary store (and qrels), or a .npy matrix (and qrels and name lists).
     #[arg(long, value_enum, default_value = "trec")]
     format: GenFormat,
     /// Where to write the qrels.
@@ -687,6 +688,11 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
         GenFormat::Trec => {
             let mut r = Out::new(Some(&a.run))?;
             lemma_eval::gen::generate_trec(&spec, q.writer(), r.writer()).map_err(io)?;
+            r.commit()?;
+        }
+        GenFormat::Jsonl => {
+            let mut r = Out::new(Some(&a.run))?;
+            lemma_eval::gen::generate_jsonl(&spec, q.writer(), r.writer()).map_err(io)?;
             r.commit()?;
         }
         GenFormat::Store => {

@@ -319,3 +319,63 @@ fn corrupt_store_and_bad_matrix_fail_clearly_from_the_command_line() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+#[test]
+fn generated_jsonl_evaluates_like_generated_trec() {
+    let dir = tempfile::tempdir().unwrap();
+    let common = [
+        "--goals",
+        "60",
+        "--universe",
+        "500",
+        "--depth",
+        "40",
+        "--ties",
+        "0.3",
+        "--graded",
+        "--seed",
+        "3",
+    ];
+    let run = |args: &[&str]| {
+        let o = Command::new(bin()).args(args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    run(&[
+        &["gen", "--qrels", &p("q.txt"), "--run", &p("r.txt")][..],
+        &common,
+    ]
+    .concat());
+    run(&[
+        &[
+            "gen",
+            "--format",
+            "jsonl",
+            "--qrels",
+            &p("a.jsonl"),
+            "--run",
+            &p("p.jsonl"),
+        ][..],
+        &common,
+    ]
+    .concat());
+    let m = [
+        "-m",
+        "AP",
+        "-m",
+        "nDCG@10",
+        "-m",
+        "Bpref",
+        "-m",
+        "P@5",
+        "--per-goal",
+        "--format",
+        "tsv",
+        "--quiet",
+    ];
+    let trec = run(&[&["eval", &p("q.txt"), &p("r.txt")][..], &m].concat());
+    let jsonl = run(&[&["eval", &p("a.jsonl"), &p("p.jsonl")][..], &m].concat());
+    assert_eq!(jsonl, trec);
+    assert!(trec.lines().count() > 100);
+}
