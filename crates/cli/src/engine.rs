@@ -241,6 +241,56 @@ impl Window {
     }
 }
 
+/// Goals of the actual sets that the predictions never ranked: evaluated as empty rankings (every
+/// measure 0), or skipped per `--missing skip`; goals with R = 0 skipped per the policy. Shared by
+/// the text and the full-library pipelines; rows come in actual-set order.
+pub(crate) fn evaluate_unseen(
+    actual: &ActualSets,
+    plan: &Arc<Plan>,
+    opts: &EvalOptions,
+    seen: impl Fn(usize) -> bool,
+    universe: Option<u64>,
+    summary: &mut Summary,
+    rows: &mut Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>>,
+) -> Result<(), EvalError> {
+    let mut acc = GoalAccumulator::new(plan.clone());
+    for (gid, truth) in actual.truths.iter().enumerate() {
+        if seen(gid) {
+            continue;
+        }
+        let t = Truth::graded(&truth.grades_desc).expect("grades are stored sorted");
+        let t = match universe {
+            Some(u) => t.with_universe(u),
+            None => t,
+        };
+        if t.counts(opts.relevance_level).0 == 0 && opts.zero_rel == ZeroRelMode::Skip {
+            summary.skip(GoalFate::SkippedNoRelevant);
+            continue;
+        }
+        if opts.missing == MissingMode::Skip {
+            summary.skip(GoalFate::SkippedNoPredictions);
+            continue;
+        }
+        let goal = actual.goals.name(gid as u32);
+        let values = acc
+            .evaluate_ranks(&t, 0, [])
+            .map_err(|error| EvalError::Goal {
+                goal: show(goal),
+                error,
+            })?;
+        summary.add_empty(&values);
+        if let Some(sink) = rows.as_mut() {
+            sink(GoalRow {
+                goal: goal.to_vec(),
+                values: values.values().to_vec(),
+                empty: true,
+            })
+            .map_err(EvalError::Sink)?;
+        }
+    }
+    Ok(())
+}
+
 /// The compiled plan for `opts` (the measures and the options that change numbers).
 pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
     Arc::new(Plan::new(
@@ -1143,42 +1193,15 @@ fn collect(
         }
     }
     report.lines = lines_before;
-    // Goals with an actual set and no predictions.
     let mut summary = Summary::new(plan);
-    let mut acc = GoalAccumulator::new(plan.clone());
-    for (gid, &seen) in first_line.iter().enumerate() {
-        if seen != 0 {
-            continue;
-        }
-        let truth = &actual.truths[gid];
-        let t = Truth::graded(&truth.grades_desc).expect("sorted");
-        let t = match opts.universe {
-            Some(u) => t.with_universe(u),
-            None => t,
-        };
-        if t.counts(opts.relevance_level).0 == 0 && opts.zero_rel == ZeroRelMode::Skip {
-            summary.skip(GoalFate::SkippedNoRelevant);
-            continue;
-        }
-        if opts.missing == MissingMode::Skip {
-            summary.skip(GoalFate::SkippedNoPredictions);
-            continue;
-        }
-        acc.begin(&t);
-        let goal = actual.goals.name(gid as u32);
-        let values = acc.finish().map_err(|error| EvalError::Goal {
-            goal: show(goal),
-            error,
-        })?;
-        summary.add_empty(&values);
-        if let Some(sink) = rows.as_mut() {
-            sink(GoalRow {
-                goal: goal.to_vec(),
-                values: values.values().to_vec(),
-                empty: true,
-            })
-            .map_err(EvalError::Sink)?;
-        }
-    }
+    evaluate_unseen(
+        actual,
+        plan,
+        opts,
+        |gid| first_line[gid] != 0,
+        opts.universe,
+        &mut summary,
+        rows,
+    )?;
     Ok(summary)
 }

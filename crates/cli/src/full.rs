@@ -15,7 +15,7 @@
 //! memory grow.
 
 use crate::engine::{
-    plan_for, EvalError, EvalOptions, GoalRow, MissingMode, Report, Window, ZeroRelMode,
+    evaluate_unseen, plan_for, EvalError, EvalOptions, GoalRow, Report, Window, ZeroRelMode,
 };
 use lemma_accum::{GoalAccumulator, GoalFate, Summary, Truth};
 use lemma_ingest::{show, ActualSets, ErrorKind, GoalTruth, InputError, Matrix, Row, Store};
@@ -572,38 +572,15 @@ pub fn evaluate_full(
         return Err(e);
     }
     // Actual goals the source never ranked.
-    let mut acc = GoalAccumulator::new(plan.clone());
-    for (gid, &was_seen) in seen.iter().enumerate() {
-        if was_seen {
-            continue;
-        }
-        let truth = &actual.truths[gid];
-        let t = graded(truth).with_universe(source.universe() as u64);
-        if t.counts(opts.relevance_level).0 == 0 && opts.zero_rel == ZeroRelMode::Skip {
-            summary.skip(GoalFate::SkippedNoRelevant);
-            continue;
-        }
-        if opts.missing == MissingMode::Skip {
-            summary.skip(GoalFate::SkippedNoPredictions);
-            continue;
-        }
-        let goal = actual.goals.name(gid as u32);
-        let values = acc
-            .evaluate_ranks(&t, 0, [])
-            .map_err(|error| EvalError::Goal {
-                goal: show(goal),
-                error,
-            })?;
-        summary.add_empty(&values);
-        if let Some(sink) = rows.as_mut() {
-            sink(GoalRow {
-                goal: goal.to_vec(),
-                values: values.values().to_vec(),
-                empty: true,
-            })
-            .map_err(EvalError::Sink)?;
-        }
-    }
+    evaluate_unseen(
+        actual,
+        &plan,
+        opts,
+        |gid| seen[gid],
+        Some(source.universe() as u64),
+        &mut summary,
+        &mut rows,
+    )?;
     let report = Report {
         lines: entries,
         bytes: source.bytes(),

@@ -166,6 +166,34 @@ enum Dups {
     Error,
 }
 
+impl From<Order> for OrderMode {
+    fn from(o: Order) -> Self {
+        match o {
+            Order::Score => OrderMode::Score,
+            Order::File => OrderMode::File,
+        }
+    }
+}
+
+impl From<TiesArg> for TieMode {
+    fn from(t: TiesArg) -> Self {
+        match t {
+            TiesArg::Trec => TieMode::Trec,
+            TiesArg::Group => TieMode::Group,
+            TiesArg::File => TieMode::File,
+        }
+    }
+}
+
+impl From<Dups> for DuplicateMode {
+    fn from(d: Dups) -> Self {
+        match d {
+            Dups::First => DuplicateMode::First,
+            Dups::Error => DuplicateMode::Error,
+        }
+    }
+}
+
 #[derive(Copy, Clone, ValueEnum)]
 enum Missing {
     Zero,
@@ -454,19 +482,9 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             Interp::Trec10 => Interpolation::Trec10,
             Interp::Trec9 => Interpolation::Trec9,
         },
-        order: a.order.map(|o| match o {
-            Order::Score => OrderMode::Score,
-            Order::File => OrderMode::File,
-        }),
-        ties: match a.ties {
-            TiesArg::Trec => TieMode::Trec,
-            TiesArg::Group => TieMode::Group,
-            TiesArg::File => TieMode::File,
-        },
-        duplicates: match a.duplicates {
-            Dups::First => DuplicateMode::First,
-            Dups::Error => DuplicateMode::Error,
-        },
+        order: a.order.map(OrderMode::from),
+        ties: a.ties.into(),
+        duplicates: a.duplicates.into(),
         depth: a.depth,
         missing: match a.missing {
             Missing::Zero => MissingMode::Zero,
@@ -796,19 +814,9 @@ fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
     let actual = ActualSets::read_path(&a.actual)?;
     let input = lemma_ingest::open(&a.predicted)?;
     let opts = lemma_eval::convert::ConvertOptions {
-        order: a.order.map(|o| match o {
-            Order::Score => OrderMode::Score,
-            Order::File => OrderMode::File,
-        }),
-        ties: match a.ties {
-            TiesArg::Trec => TieMode::Trec,
-            TiesArg::Group => TieMode::Group,
-            TiesArg::File => TieMode::File,
-        },
-        duplicates: match a.duplicates {
-            Dups::First => DuplicateMode::First,
-            Dups::Error => DuplicateMode::Error,
-        },
+        order: a.order.map(OrderMode::from),
+        ties: a.ties.into(),
+        duplicates: a.duplicates.into(),
         depth: a.depth,
     };
     let r = lemma_eval::convert::convert(&actual, input, &opts, &a.output)?;

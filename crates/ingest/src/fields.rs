@@ -178,73 +178,48 @@ mod simd {
         (low, space, newline, high)
     }
 
-    /// `split_line` for a line shorter than 64 bytes (most run lines): half the work of the
-    /// 128-byte window. `None`: no newline in the window, or a byte the scalar path must judge.
-    #[inline(always)]
-    pub fn split_line_64<'a, const N: usize>(
-        data: &'a [u8],
-        start: usize,
-        out: &mut [&'a [u8]; N],
-    ) -> Option<(usize, usize)> {
-        let (low, space, newline, high) = masks64(data, start);
-        if newline == 0 {
-            return None;
-        }
-        let e = newline.trailing_zeros();
-        let before = (1u64 << e) - 1;
-        if low & before != space & before || high & before != 0 {
-            return None;
-        }
-        let delim = (space & before) | (1u64 << e);
-        let field = !delim & before;
-        let mut starts = field & !(field << 1);
-        let mut ends = delim & (field << 1);
-        let count = starts.count_ones() as usize;
-        for slot in out.iter_mut().take(count.min(N)) {
-            let (s, t) = (
-                starts.trailing_zeros() as usize,
-                ends.trailing_zeros() as usize,
-            );
-            *slot = &data[start + s..start + t];
-            starts &= starts - 1;
-            ends &= ends - 1;
-        }
-        Some((if count > N { N + 1 } else { count }, start + e as usize))
+    /// The fast path of `split_line` for a line that ends inside a `$bits`-byte window: every
+    /// field boundary by bit arithmetic on the masks. `None`: no newline in the window, or a byte
+    /// (tab, CR, control, non-ASCII) that the scalar path must judge.
+    macro_rules! split_window {
+        ($name:ident, $masks:ident, $int:ty) => {
+            #[inline(always)]
+            pub fn $name<'a, const N: usize>(
+                data: &'a [u8],
+                start: usize,
+                out: &mut [&'a [u8]; N],
+            ) -> Option<(usize, usize)> {
+                let (low, space, newline, high) = $masks(data, start);
+                if newline == 0 {
+                    return None;
+                }
+                let e = newline.trailing_zeros();
+                let before: $int = (1 << e) - 1;
+                if low & before != space & before || high & before != 0 {
+                    return None;
+                }
+                let delim = (space & before) | (1 << e);
+                let field = !delim & before;
+                let mut starts = field & !(field << 1);
+                let mut ends = delim & (field << 1);
+                let count = starts.count_ones() as usize;
+                for slot in out.iter_mut().take(count.min(N)) {
+                    let (s, t) = (
+                        starts.trailing_zeros() as usize,
+                        ends.trailing_zeros() as usize,
+                    );
+                    *slot = &data[start + s..start + t];
+                    starts &= starts - 1;
+                    ends &= ends - 1;
+                }
+                Some((if count > N { N + 1 } else { count }, start + e as usize))
+            }
+        };
     }
 
-    /// The fast path of `split_line` for a line shorter than 128 bytes whose only separators are
-    /// spaces; `None` sends the line to the scalar path.
-    #[inline(always)]
-    pub fn split_line_128<'a, const N: usize>(
-        data: &'a [u8],
-        start: usize,
-        out: &mut [&'a [u8]; N],
-    ) -> Option<(usize, usize)> {
-        let (low, space, newline, high) = masks(data, start);
-        if newline == 0 {
-            return None;
-        }
-        let e = newline.trailing_zeros();
-        let before = (1u128 << e) - 1;
-        if low & before != space & before || high & before != 0 {
-            return None; // a tab, CR, control or non-ASCII byte: the scalar path decides
-        }
-        let delim = (space & before) | (1u128 << e);
-        let field = !delim & before;
-        let mut starts = field & !(field << 1);
-        let mut ends = delim & (field << 1);
-        let count = starts.count_ones() as usize;
-        for slot in out.iter_mut().take(count.min(N)) {
-            let (s, t) = (
-                starts.trailing_zeros() as usize,
-                ends.trailing_zeros() as usize,
-            );
-            *slot = &data[start + s..start + t];
-            starts &= starts - 1;
-            ends &= ends - 1;
-        }
-        Some((if count > N { N + 1 } else { count }, start + e as usize))
-    }
+    // Most run lines fit 64 bytes (half the work); the 128-byte window catches the rest.
+    split_window!(split_line_64, masks64, u64);
+    split_window!(split_line_128, masks, u128);
 }
 
 /// Splits `line` (no newline inside) into at most `N` whitespace-separated fields; returns how many
