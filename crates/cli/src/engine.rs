@@ -571,6 +571,11 @@ impl<'a> Worker<'a> {
                 return Err(dup_error(goal, data, &d));
             }
         }
+        self.record(goal, res)
+    }
+
+    /// Finishes the accumulator's goal: its values go to the summary, and to a row when asked.
+    fn record(&mut self, goal: &[u8], res: &mut BatchResult) -> Result<(), EvalError> {
         let values = self.sink.acc.finish().map_err(|error| EvalError::Goal {
             goal: show(goal),
             error,
@@ -800,18 +805,7 @@ impl<'a> Worker<'a> {
                     self.sink.acc.push(label);
                 }
             }
-            let values = self.sink.acc.finish().map_err(|error| EvalError::Goal {
-                goal: show(goal),
-                error,
-            })?;
-            self.summary.add(&values);
-            if self.want_rows {
-                res.rows.push(GoalRow {
-                    goal: goal.to_vec(),
-                    values: values.values().to_vec(),
-                    empty: false,
-                });
-            }
+            self.record(goal, res)?;
         }
         res.lines = line_no;
         Ok(())
