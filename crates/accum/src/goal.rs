@@ -517,8 +517,7 @@ impl GoalAccumulator {
         for rec in &mut self.cut_rec[self.next_cut..] {
             *rec = fin;
         }
-        let auc_needed = self.plan.measures.contains(&Measure::AUC);
-        if auc_needed {
+        if self.plan.needs_auc {
             if let Some(u) = self.universe {
                 let needed = self.n + (self.num_rel - self.s);
                 if u < needed {

@@ -98,6 +98,7 @@ pub struct Plan {
     pub(crate) slots: Vec<Slot>,
     pub(crate) needs_scores: bool,
     pub(crate) needs_ndcg: bool,
+    pub(crate) needs_auc: bool,
 }
 
 impl Plan {
@@ -191,6 +192,7 @@ impl Plan {
             .collect();
         let needs_scores = ms.iter().any(Measure::needs_scores) || config.ties == Ties::Group;
         let needs_ndcg = ms.iter().any(|m| matches!(m, Measure::NDCG { .. }));
+        let needs_auc = ms.contains(&Measure::AUC);
         Plan {
             measures: ms,
             config,
@@ -200,6 +202,7 @@ impl Plan {
             slots,
             needs_scores,
             needs_ndcg,
+            needs_auc,
         }
     }
 

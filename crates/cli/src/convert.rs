@@ -81,8 +81,9 @@ pub fn convert(
             return Err(EvalError::Input(InputError {
                 kind: ErrorKind::GoalNotContiguous,
                 path: path.clone(),
-                line: Some(goal.line),
+                                line: Some(goal.line),
                 byte: None,
+                first_line: None,
                 message: format!(
                     "goal `{}` appears again; its lines began at line {first}. convert needs each goal's lines together",
                     show(&goal.name)

@@ -591,6 +591,24 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// Ends the goal a TREC batch was reading, if it was being evaluated.
+    fn close(
+        &mut self,
+        goal: Option<OpenGoal<'a>>,
+        data: &[u8],
+        res: &mut BatchResult,
+    ) -> Result<(), EvalError> {
+        match goal {
+            Some(OpenGoal {
+                name: (s, e),
+                state: GoalState::Eval { .. },
+                reread,
+                ..
+            }) => self.end_goal(&data[s..e], data, reread, res),
+            _ => Ok(()),
+        }
+    }
+
     /// Evaluates one batch of TREC run lines.
     fn trec_batch(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
         let data = &batch.data[..];
@@ -619,17 +637,9 @@ impl<'a> Worker<'a> {
             let goal_start = rl.goal.as_ptr() as usize - data.as_ptr() as usize;
             let same = cur
                 .as_ref()
-                .is_some_and(|c| &data[c.name.0..c.name.1] == rl.goal);
+                .is_some_and(|c| same_bytes(&data[c.name.0..c.name.1], rl.goal));
             if !same {
-                if let Some(OpenGoal {
-                    name: (gs, ge),
-                    state: GoalState::Eval { .. },
-                    reread,
-                    ..
-                }) = cur.take()
-                {
-                    self.end_goal(&data[gs..ge], data, reread, res)?;
-                }
+                self.close(cur.take(), data, res)?;
                 let state = self.begin_goal(rl.goal, line_no, res);
                 cur = Some(OpenGoal {
                     name: (goal_start, goal_start + rl.goal.len()),
@@ -698,15 +708,7 @@ impl<'a> Worker<'a> {
             }
             pos = end + 1;
         }
-        if let Some(OpenGoal {
-            name: (gs, ge),
-            state: GoalState::Eval { .. },
-            reread,
-            ..
-        }) = cur.take()
-        {
-            self.end_goal(&data[gs..ge], data, reread, res)?;
-        }
+        self.close(cur.take(), data, res)?;
         res.lines = line_no;
         res.last_tag = last_tag.map(|(s, e)| data[s..e].to_vec());
         Ok(())
@@ -788,6 +790,7 @@ impl<'a> Worker<'a> {
                             path: PathBuf::new(),
                             line: Some(line_no),
                             byte: Some(here as u64),
+                            first_line: None,
                             message: format!(
                                 "lemma `{}` appears twice in goal `{}`",
                                 show(name.as_bytes()),
@@ -830,11 +833,11 @@ fn dup_error(goal: &[u8], data: &[u8], d: &Dup) -> EvalError {
         path: PathBuf::new(),
         line: Some(d.second),
         byte: None,
+        first_line: Some(d.first),
         message: format!(
-            "lemma `{}` appears twice in goal `{}` (first at line {{{}}})",
+            "lemma `{}` appears twice in goal `{}`",
             show(&data[d.start..d.end]),
-            show(goal),
-            d.first
+            show(goal)
         ),
     })
 }
@@ -1114,17 +1117,7 @@ fn collect(
                 if line_map.is_some() {
                     ie.byte = None;
                 }
-                // Lines named inside the message are batch-local: `{N}`.
-                if let Some(i) = ie.message.find("line {") {
-                    let rest = &ie.message[i + 6..];
-                    if let Some(j) = rest.find('}') {
-                        if let Ok(n) = rest[..j].parse::<u64>() {
-                            let fixed = original(n + lines_before);
-                            ie.message =
-                                format!("{}line {}{}", &ie.message[..i], fixed, &rest[j + 1..]);
-                        }
-                    }
-                }
+                ie.first_line = ie.first_line.map(|l| original(l + lines_before));
                 EvalError::Input(ie)
             }
             other => other,
@@ -1159,8 +1152,9 @@ fn collect(
                     return Err(EvalError::Input(InputError {
                         kind: ErrorKind::GoalNotContiguous,
                         path: path.to_path_buf(),
-                        line: Some(original(line)),
+                                                line: Some(original(line)),
                         byte: None,
+                        first_line: None,
                         message: format!(
                             "goal `{name}` appears again; its lines began at line {} and were interrupted by other \
                              goals. A goal's lines must be contiguous: sort the file by goal, or pass --regroup \

@@ -73,15 +73,25 @@ struct ConvertArgs {
     /// The store to write.
     #[arg(short = 'o', long = "output")]
     output: PathBuf,
-    #[arg(long, value_enum)]
-    order: Option<Order>,
-    #[arg(long, value_enum, default_value = "trec")]
-    ties: TiesArg,
-    #[arg(long, value_enum, default_value = "first")]
-    duplicates: Dups,
-    /// Keep only the first N lemmas of each goal.
+    #[command(flatten)]
+    ranking: RankingArgs,
+}
+
+/// How each goal's ranking is formed from its lines (shared by `eval` and `convert`).
+#[derive(Args)]
+struct RankingArgs {
+    /// Evaluate (or keep) only the first N lemmas of each goal, after ordering.
     #[arg(long)]
     depth: Option<u64>,
+    /// Ranking order (default: score for TREC runs, file for JSONL).
+    #[arg(long, value_enum)]
+    order: Option<Order>,
+    /// Equal scores: trec (name descending), group (scikit-learn tie groups for AP), file.
+    #[arg(long, value_enum, default_value = "trec")]
+    ties: TiesArg,
+    /// A lemma repeated in one goal: keep the first, or stop with an error.
+    #[arg(long, value_enum, default_value = "first")]
+    duplicates: Dups,
 }
 
 #[derive(Copy, Clone, ValueEnum, PartialEq, Eq)]
@@ -251,18 +261,8 @@ struct EvalArgs {
         allow_negative_numbers = true
     )]
     relevance_level: i32,
-    /// Evaluate only the first N lemmas of each goal, after ordering.
-    #[arg(long)]
-    depth: Option<u64>,
-    /// Ranking order (default: score for TREC runs, file for JSONL).
-    #[arg(long, value_enum)]
-    order: Option<Order>,
-    /// Equal scores: trec (name descending), group (scikit-learn tie groups for AP), file.
-    #[arg(long, value_enum, default_value = "trec")]
-    ties: TiesArg,
-    /// A lemma repeated in one goal: keep the first, or stop with an error.
-    #[arg(long, value_enum, default_value = "first")]
-    duplicates: Dups,
+    #[command(flatten)]
+    ranking: RankingArgs,
     /// Accept goals whose lines are not contiguous, by buffering the whole predictions file.
     #[arg(long)]
     regroup: bool,
@@ -482,10 +482,10 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             Interp::Trec10 => Interpolation::Trec10,
             Interp::Trec9 => Interpolation::Trec9,
         },
-        order: a.order.map(OrderMode::from),
-        ties: a.ties.into(),
-        duplicates: a.duplicates.into(),
-        depth: a.depth,
+        order: a.ranking.order.map(OrderMode::from),
+        ties: a.ranking.ties.into(),
+        duplicates: a.ranking.duplicates.into(),
+        depth: a.ranking.depth,
         missing: match a.missing {
             Missing::Zero => MissingMode::Zero,
             Missing::Skip => MissingMode::Skip,
@@ -814,10 +814,10 @@ fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
     let actual = ActualSets::read_path(&a.actual)?;
     let input = lemma_ingest::open(&a.predicted)?;
     let opts = lemma_eval::convert::ConvertOptions {
-        order: a.order.map(OrderMode::from),
-        ties: a.ties.into(),
-        duplicates: a.duplicates.into(),
-        depth: a.depth,
+        order: a.ranking.order.map(OrderMode::from),
+        ties: a.ranking.ties.into(),
+        duplicates: a.ranking.duplicates.into(),
+        depth: a.ranking.depth,
     };
     let r = lemma_eval::convert::convert(&actual, input, &opts, &a.output)?;
     eprintln!(

@@ -29,6 +29,9 @@ pub struct InputError {
     pub line: Option<u64>,
     /// Byte offset of the start of that line in the (decompressed) input.
     pub byte: Option<u64>,
+    /// An earlier line the error is about too (a repeated lemma's first occurrence); printed as
+    /// "(first at line N)". A field, not text, so that whoever renumbers lines renumbers it.
+    pub first_line: Option<u64>,
     /// What was wrong and what was expected.
     pub message: String,
 }
@@ -41,6 +44,7 @@ impl InputError {
             path: path.to_path_buf(),
             line: None,
             byte: None,
+            first_line: None,
             message: message.into(),
         }
     }
@@ -58,6 +62,7 @@ impl InputError {
             path: path.to_path_buf(),
             line: Some(line),
             byte: Some(byte),
+            first_line: None,
             message: message.into(),
         }
     }
@@ -70,6 +75,9 @@ impl fmt::Display for InputError {
             write!(f, ":{l}")?;
         }
         write!(f, ": {}", self.message)?;
+        if let Some(l) = self.first_line {
+            write!(f, " (first at line {l})")?;
+        }
         if let Some(b) = self.byte {
             write!(f, " (byte {b})")?;
         }

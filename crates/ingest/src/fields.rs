@@ -125,36 +125,8 @@ mod simd {
         __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
     };
 
-    /// Bit `k` of each mask is about byte `data[at + k]`: (byte <= 0x20, byte == ' ', byte == '\n',
-    /// byte >= 0x80).
-    #[inline(always)]
-    fn masks(data: &[u8], at: usize) -> (u128, u128, u128, u128) {
-        let window = &data[at..at + 128];
-        let (mut low, mut space, mut newline, mut high) = (0u128, 0u128, 0u128, 0u128);
-        // SAFETY: SSE2 is always available on x86_64; the loads read 8 × 16 bytes inside `window`
-        // (its length is checked by the slice above) and tolerate any alignment.
-        unsafe {
-            let (lim, sp, nl) = (
-                _mm_set1_epi8(0x20),
-                _mm_set1_epi8(b' ' as i8),
-                _mm_set1_epi8(b'\n' as i8),
-            );
-            for k in 0..8 {
-                let v = _mm_loadu_si128(window.as_ptr().add(16 * k) as *const __m128i);
-                let a = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, lim), v)) as u16 as u128;
-                let b = _mm_movemask_epi8(_mm_cmpeq_epi8(v, sp)) as u16 as u128;
-                let c = _mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)) as u16 as u128;
-                let d = _mm_movemask_epi8(v) as u16 as u128;
-                low |= a << (16 * k);
-                space |= b << (16 * k);
-                newline |= c << (16 * k);
-                high |= d << (16 * k);
-            }
-        }
-        (low, space, newline, high)
-    }
-
-    /// [`masks`] for a 64-byte window.
+    /// Bit `k` of each mask is about byte `data[at + k]`, for 64 bytes: (byte <= 0x20,
+    /// byte == ' ', byte == '\n', byte >= 0x80).
     #[inline(always)]
     fn masks64(data: &[u8], at: usize) -> (u64, u64, u64, u64) {
         let window = &data[at..at + 64];
@@ -219,7 +191,20 @@ mod simd {
 
     // Most run lines fit 64 bytes (half the work); the 128-byte window catches the rest.
     split_window!(split_line_64, masks64, u64);
-    split_window!(split_line_128, masks, u128);
+    split_window!(split_line_128, masks128, u128);
+
+    /// [`masks64`] for a 128-byte window: two 64-byte halves.
+    #[inline(always)]
+    fn masks128(data: &[u8], at: usize) -> (u128, u128, u128, u128) {
+        let (a, b) = (masks64(data, at), masks64(data, at + 64));
+        let join = |lo: u64, hi: u64| lo as u128 | (hi as u128) << 64;
+        (
+            join(a.0, b.0),
+            join(a.1, b.1),
+            join(a.2, b.2),
+            join(a.3, b.3),
+        )
+    }
 }
 
 /// Splits `line` (no newline inside) into at most `N` whitespace-separated fields; returns how many

@@ -85,21 +85,32 @@ struct PredictionRecord<'a> {
     #[serde(borrow)]
     goal_id: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    retrieved_premises: Option<Vec<Name<'a>>>,
+    retrieved_premises: Option<Vec<PremiseRef<'a>>>,
     #[serde(borrow)]
-    ranked: Option<Vec<Name<'a>>>,
+    ranked: Option<Vec<PremiseRef<'a>>>,
     scores: Option<Vec<f64>>,
 }
 
+/// A premise in JSON: a plain name, or an object with `full_name` (LeanDojo). Shared by the actual
+/// sets and the predictions.
 #[derive(Deserialize)]
 #[serde(untagged)]
-enum Name<'a> {
+pub(crate) enum PremiseRef<'a> {
     #[serde(borrow)]
-    Plain(Cow<'a, str>),
+    Name(Cow<'a, str>),
     Object {
         #[serde(borrow)]
         full_name: Cow<'a, str>,
     },
+}
+
+impl<'a> PremiseRef<'a> {
+    pub(crate) fn into_name(self) -> Cow<'a, str> {
+        match self {
+            PremiseRef::Name(n) => n,
+            PremiseRef::Object { full_name } => full_name,
+        }
+    }
 }
 
 /// Parses `{"goal_id": "...", "retrieved_premises": [...], "scores": [...]}` (`ranked` is accepted
@@ -115,13 +126,7 @@ pub fn parse_prediction_line(line: &str) -> Result<Prediction<'_>, String> {
         }
         (None, None) => return Err("expected a `retrieved_premises` (or `ranked`) list".into()),
     };
-    let lemmas: Vec<Cow<str>> = list
-        .into_iter()
-        .map(|n| match n {
-            Name::Plain(s) => s,
-            Name::Object { full_name } => full_name,
-        })
-        .collect();
+    let lemmas: Vec<Cow<str>> = list.into_iter().map(PremiseRef::into_name).collect();
     if let Some(s) = &rec.scores {
         if s.len() != lemmas.len() {
             return Err(format!(

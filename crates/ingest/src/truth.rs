@@ -7,6 +7,7 @@
 use crate::error::{ErrorKind, InputError};
 use crate::fields::{parse_grade, same_bytes, show, split_line_checked};
 use crate::input::{Format, Input};
+use crate::run::PremiseRef;
 use hashbrown::{DefaultHashBuilder, HashTable};
 use roaring::RoaringBitmap;
 use serde::Deserialize;
@@ -185,26 +186,6 @@ enum PremiseSet<'a> {
     Graded(HashMap<Cow<'a, str>, i64>),
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum PremiseRef<'a> {
-    #[serde(borrow)]
-    Name(Cow<'a, str>),
-    Object {
-        #[serde(borrow)]
-        full_name: Cow<'a, str>,
-    },
-}
-
-impl<'a> PremiseRef<'a> {
-    fn name(&self) -> &str {
-        match self {
-            PremiseRef::Name(n) => n,
-            PremiseRef::Object { full_name } => full_name,
-        }
-    }
-}
-
 /// Records one judgment; `goal_id` when the caller already knows the goal's id.
 fn add_judgment(
     sets: &mut ActualSets,
@@ -308,21 +289,13 @@ impl ActualSets {
                     }
                     pending.push(Vec::new());
                     last_goal = None;
+                    // Every (name, grade) of the record, then one pass to record them.
+                    let mut judged: Vec<(Cow<str>, i32)> = Vec::new();
                     let mut any = false;
                     match rec.premises {
                         Some(PremiseSet::List(v)) => {
                             any = true;
-                            for p in v {
-                                add_judgment(
-                                    &mut sets,
-                                    &mut pending,
-                                    Some(g),
-                                    goal.as_bytes(),
-                                    p.name().as_bytes(),
-                                    1,
-                                    line_no,
-                                );
-                            }
+                            judged.extend(v.into_iter().map(|p| (p.into_name(), 1)));
                         }
                         Some(PremiseSet::Graded(m)) => {
                             any = true;
@@ -335,35 +308,28 @@ impl ActualSets {
                                     .ok_or_else(|| {
                                         err(format!("grade {grade} of `{name}` is out of range"))
                                     })?;
-                                add_judgment(
-                                    &mut sets,
-                                    &mut pending,
-                                    Some(g),
-                                    goal.as_bytes(),
-                                    name.as_bytes(),
-                                    grade,
-                                    line_no,
-                                );
+                                judged.push((name, grade));
                             }
                         }
                         None => {}
                     }
                     if let Some(v) = rec.all_pos_premises {
                         any = true;
-                        for p in v {
-                            add_judgment(
-                                &mut sets,
-                                &mut pending,
-                                Some(g),
-                                goal.as_bytes(),
-                                p.name().as_bytes(),
-                                1,
-                                line_no,
-                            );
-                        }
+                        judged.extend(v.into_iter().map(|p| (p.into_name(), 1)));
                     }
                     if !any {
                         return Err(err("expected `premises` or `all_pos_premises`".into()));
+                    }
+                    for (name, grade) in judged {
+                        add_judgment(
+                            &mut sets,
+                            &mut pending,
+                            Some(g),
+                            goal.as_bytes(),
+                            name.as_bytes(),
+                            grade,
+                            line_no,
+                        );
                     }
                 }
             }
@@ -388,10 +354,8 @@ impl ActualSets {
                     path: path.clone(),
                     line: Some(w[1].2),
                     byte: None,
-                    message: format!(
-                        "lemma `{lemma}` is judged twice for goal `{goal}` (first at line {})",
-                        w[0].2
-                    ),
+                    first_line: Some(w[0].2),
+                    message: format!("lemma `{lemma}` is judged twice for goal `{goal}`"),
                 });
             }
             let judged: RoaringBitmap = entries.iter().map(|e| e.0).collect();
@@ -491,7 +455,8 @@ mod tests {
         let e = read("g 0 a 1\nh 0 a 1\ng 0 a 0\n", Format::Trec).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Duplicate);
         assert_eq!(e.line, Some(3));
-        assert!(e.message.contains("first at line 1"), "{e}");
+        assert!(e.to_string().contains("(first at line 1)"), "{e}");
+        assert_eq!(e.first_line, Some(1));
         let e = read("{\"goal_id\": \"g\"}\n", Format::Jsonl).unwrap_err();
         assert!(e.to_string().contains("expected `premises`"), "{e}");
         let e = read("{\"goal_id\": \"g\", \"premises\": [1]}\n", Format::Jsonl).unwrap_err();
