@@ -8,7 +8,7 @@ use lemma_accum::Measure;
 use lemma_eval::engine::EvalOptions;
 use lemma_eval::full::{evaluate_full, Source};
 use lemma_eval::gen::{generate_npy, generate_store, GenSpec};
-use lemma_ingest::{ActualSets, Matrix, Store};
+use lemma_ingest::{ActualSets, Matrix, Names, Store};
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
@@ -44,15 +44,7 @@ fn bench(c: &mut Criterion) {
     let store_actual = ActualSets::read_path(&sq).unwrap();
     let matrix = Matrix::open(&npy).unwrap();
     let dense_actual = ActualSets::read_path(&dq).unwrap();
-    let names = |p: &std::path::Path| -> Vec<Vec<u8>> {
-        std::fs::read(p)
-            .unwrap()
-            .split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .map(|l| l.to_vec())
-            .collect()
-    };
-    let (goals, lemmas) = (names(&gn), names(&ln));
+    let (goals, lemmas) = (Names::read(&gn).unwrap(), Names::read(&ln).unwrap());
     let measures =
         Measure::parse_all(["AP", "P@10", "R@100", "nDCG@10", "AUC", "Depth(recall=1.0)"]).unwrap();
     let mut g = c.benchmark_group("full_library_20x200k");

@@ -6,8 +6,9 @@
 //! - **store**: one pass over the goal's `u32` ids, testing each against a bitset of the goal's
 //!   judged ids (the bitset covers the universe: 25 KB for 200,000 lemmas, in L1/L2 cache);
 //! - **dense**: for each judged lemma, the number of lemmas that outrank it (score greater, or
-//!   equal with a name greater in bytes: METRICS.md §2's rule) by vectorisable counting passes over
-//!   the row, which stays in cache between passes. No row is sorted.
+//!   equal with a name greater in bytes: METRICS.md §2's rule), counted in one pass over the row
+//!   in L1-sized blocks; a block whose maximum is below a judged lemma's score costs that lemma
+//!   nothing (see [`count_sorted`]). No row is sorted.
 //!
 //! Goals are handed to worker threads in chunks by an atomic counter; each chunk's per-goal rows
 //! and partial summary go to the collector through a bounded channel and are merged in chunk
@@ -18,7 +19,7 @@ use crate::engine::{
     evaluate_unseen, plan_for, EvalError, EvalOptions, GoalRow, Report, Window, ZeroRelMode,
 };
 use lemma_accum::{GoalAccumulator, GoalFate, Summary, Truth};
-use lemma_ingest::{show, ActualSets, ErrorKind, GoalTruth, InputError, Matrix, Row, Store};
+use lemma_ingest::{show, ActualSets, ErrorKind, GoalTruth, InputError, Matrix, Names, Row, Store};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
@@ -31,8 +32,8 @@ pub enum Source<'a> {
     /// A dense matrix with its goal names (rows) and lemma names (columns; ids are column numbers).
     Dense {
         matrix: &'a Matrix,
-        goals: &'a [Vec<u8>],
-        lemmas: &'a [Vec<u8>],
+        goals: &'a Names,
+        lemmas: &'a Names,
     },
 }
 
@@ -46,7 +47,7 @@ impl Source<'_> {
     fn goal_name(&self, g: usize) -> &[u8] {
         match self {
             Source::Store(s) => s.goal_name(g),
-            Source::Dense { goals, .. } => &goals[g],
+            Source::Dense { goals, .. } => goals.get(g),
         }
     }
     fn universe(&self) -> usize {
@@ -71,6 +72,8 @@ struct ChunkResult {
     /// Goal ids of the actual sets that this chunk saw.
     seen: Vec<u32>,
     entries: u64,
+    /// Entries actually read (a store scan stops once every judged lemma is found).
+    scanned: u64,
     error: Option<EvalError>,
 }
 
@@ -86,6 +89,8 @@ struct Worker<'a> {
     ranks: Vec<(u64, i32)>,
     judged: Vec<(u32, i32)>,
     want_rows: bool,
+    /// Store entries actually read (a scan stops once every judged lemma is found).
+    scanned: u64,
 }
 
 fn goal_error(goal: &[u8], message: String) -> EvalError {
@@ -140,6 +145,7 @@ impl<'a> Worker<'a> {
                 chunk.seen.push(gid);
                 let row = matrix.row(g);
                 self.rank_dense(row, lemmas, depth, name)?;
+                self.scanned += matrix.cols() as u64;
                 chunk.entries += matrix.cols() as u64;
                 (matrix.cols() as u64).min(depth)
             }
@@ -165,7 +171,8 @@ impl<'a> Worker<'a> {
 
     /// One pass over a store ranking: the ranks of the judged ids. Blocks of 16 ids: their
     /// maximum (vectorised) proves every id in range, then each id is one bit test in a bitset
-    /// that stays in cache; only a block with a hit is looked at again.
+    /// that stays in cache; only a block with a hit is looked at again. The pass stops when
+    /// every judged lemma has its rank.
     fn scan_store(&mut self, ids: &[u32], goal: &[u8]) -> Result<(), EvalError> {
         let universe = self.source.universe() as u32;
         if self.judged.len() <= 16 {
@@ -211,7 +218,11 @@ impl<'a> Worker<'a> {
                 }
             }
             base += block.len();
+            if self.ranks.len() == self.judged.len() {
+                break; // every judged lemma has its rank
+            }
         }
+        self.scanned += base as u64;
         for &(id, _) in &self.judged {
             self.bits[(id >> 6) as usize] &= !(1 << (id & 63));
         }
@@ -219,17 +230,25 @@ impl<'a> Worker<'a> {
     }
 
     /// [`Worker::scan_store`] for a goal with at most 16 judged lemmas: blocks of 64 ids are
-    /// compared with every judged id at once (packed equality compares, AVX2 when available) and
-    /// their maximum proves them in range; only a block with a hit is looked at again.
+    /// compared with every judged id not found yet (packed equality compares, AVX2 when
+    /// available) and their maximum proves them in range; only a block with a hit is looked at
+    /// again. A found id leaves the compared set, so the scan gets cheaper as it goes, and it
+    /// stops when every judged lemma has its rank: what follows cannot change any measure (ids
+    /// after that point are not range-checked; `lemma-eval verify` checks the whole store).
     fn scan_store_few(&mut self, ids: &[u32], goal: &[u8], universe: u32) -> Result<(), EvalError> {
+        // The judged ids not found yet, and their index in `self.judged`.
         let mut wanted = [u32::MAX; 16];
-        for (w, &(id, _)) in wanted.iter_mut().zip(&self.judged) {
-            *w = id;
+        let mut which = [0usize; 16];
+        let mut live = self.judged.len();
+        for (j, &(id, _)) in self.judged.iter().enumerate() {
+            (wanted[j], which[j]) = (id, j);
         }
-        let mut found = 0u32; // judged ids already ranked (a repeat counts once)
         let mut base = 0usize;
         for block in ids.chunks(64) {
-            let (max, hit) = scan_block(block, &wanted[..self.judged.len()]);
+            if live == 0 {
+                break;
+            }
+            let (max, hit) = scan_block(block, &wanted[..live]);
             if max >= universe {
                 let i = block
                     .iter()
@@ -245,16 +264,20 @@ impl<'a> Worker<'a> {
             }
             if hit {
                 for (k, &id) in block.iter().enumerate() {
-                    if let Some(j) = wanted.iter().position(|&w| w == id) {
-                        if found & (1 << j) == 0 {
-                            found |= 1 << j;
-                            self.ranks.push(((base + k) as u64 + 1, self.judged[j].1));
-                        }
+                    // First occurrence only: a found id is no longer wanted, so a repeat (a
+                    // corrupt store) counts once.
+                    if let Some(w) = wanted[..live].iter().position(|&x| x == id) {
+                        self.ranks
+                            .push(((base + k) as u64 + 1, self.judged[which[w]].1));
+                        live -= 1;
+                        wanted.swap(w, live);
+                        which.swap(w, live);
                     }
                 }
             }
             base += block.len();
         }
+        self.scanned += base as u64;
         Ok(())
     }
 
@@ -262,43 +285,48 @@ impl<'a> Worker<'a> {
     fn rank_dense(
         &mut self,
         row: Row<'_>,
-        lemmas: &[Vec<u8>],
+        lemmas: &Names,
         depth: u64,
         goal: &[u8],
     ) -> Result<(), EvalError> {
-        let k = self.judged.len();
-        let (mut gt, mut eq) = (vec![0u64; k], vec![0u64; k]);
-        let nan = match row {
-            Row::F32(r) => {
-                let ts: Vec<f32> = self.judged.iter().map(|&(c, _)| r[c as usize]).collect();
-                count_many(r, &ts, &mut gt, &mut eq);
-                ts.iter().position(|t| t.is_nan())
-            }
-            Row::F64(r) => {
-                let ts: Vec<f64> = self.judged.iter().map(|&(c, _)| r[c as usize]).collect();
-                count_many(r, &ts, &mut gt, &mut eq);
-                ts.iter().position(|t| t.is_nan())
-            }
-        };
-        if let Some(j) = nan {
+        match row {
+            Row::F32(r) => self.rank_dense_in(r, lemmas, depth, goal),
+            Row::F64(r) => self.rank_dense_in(r, lemmas, depth, goal),
+        }
+    }
+
+    fn rank_dense_in<T: Score>(
+        &mut self,
+        row: &[T],
+        lemmas: &Names,
+        depth: u64,
+        goal: &[u8],
+    ) -> Result<(), EvalError> {
+        if let Some(&(col, _)) = self.judged.iter().find(|&&(c, _)| row[c as usize].is_nan()) {
             return Err(goal_error(
                 goal,
                 format!(
                     "the score of lemma `{}` is NaN",
-                    show(&lemmas[self.judged[j].0 as usize])
+                    show(lemmas.get(col as usize))
                 ),
             ));
         }
+        // Thresholds ascending (none is NaN): the counting pass skips those above a block.
+        self.judged.sort_unstable_by(|a, b| {
+            row[a.0 as usize]
+                .partial_cmp(&row[b.0 as usize])
+                .expect("no NaN")
+        });
+        let ts: Vec<T> = self.judged.iter().map(|&(c, _)| row[c as usize]).collect();
+        let k = ts.len();
+        let (mut gt, mut eq) = (vec![0u64; k], vec![0u64; k]);
+        count_sorted(row, &ts, &mut gt, &mut eq);
         for j in 0..k {
             let (col, grade) = self.judged[j];
             // Equal scores: lemmas with a greater name (bytes) rank above (trec_eval's rule).
             let mut rank = gt[j] + 1;
             if eq[j] > 1 {
-                let name = &lemmas[col as usize];
-                rank += match row {
-                    Row::F32(r) => tied_above(r, r[col as usize], col, name, lemmas),
-                    Row::F64(r) => tied_above(r, r[col as usize], col, name, lemmas),
-                };
+                rank += tied_above(row, ts[j], col, lemmas);
             }
             if rank <= depth {
                 self.ranks.push((rank, grade));
@@ -347,74 +375,167 @@ fn scan_block_portable(block: &[u32], wanted: &[u32]) -> (u32, bool) {
     (max, any)
 }
 
-/// For each threshold `ts[j]`: how many scores of `row` are greater (`gt[j]`) and equal (`eq[j]`).
-/// The row is walked in L1-sized chunks, every threshold counted per chunk; the inner loop is packed
-/// compares and adds (AVX2 when the CPU has it, chosen at run time; SSE2 otherwise).
-fn count_many<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
+/// Scores per block: the unit whose maximum decides which thresholds it can affect (64 f32 scores
+/// are eight AVX2 registers, 256 bytes).
+const BLOCK: usize = 64;
+
+/// For each threshold `ts[j]` (sorted ascending, no NaN): how many scores of `row` are greater
+/// (`gt[j]`) and equal (`eq[j]`).
+///
+/// The row is walked once, in blocks of [`BLOCK`] scores. A block's maximum is taken first (one
+/// packed max per eight scores); a threshold above it gains nothing from the block, so only the
+/// thresholds at or below it (a prefix, the thresholds being sorted) are counted, each by two
+/// packed compares and two adds per eight scores into per-lane counters. The cost is therefore one
+/// load and one max per score plus, for each threshold *within the block's range*, a quarter of
+/// an instruction per score. In premise-selection rows the judged lemmas tend to score near the
+/// top, so most blocks count nothing; the worst case (every threshold below every block maximum)
+/// is the plain count of every threshold. NaN scores are never greater nor equal. AVX2 for f32
+/// when the CPU has it, chosen at run time; a portable loop otherwise.
+fn count_sorted<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
+    debug_assert!(ts.windows(2).all(|w| w[0] <= w[1]));
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above).
-            unsafe { count_many_avx2(row, ts, gt, eq) };
-            return;
+        if let Some((row, ts)) = T::as_f32(row, ts) {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                unsafe { count_sorted_f32_avx2(row, ts, gt, eq) };
+                return;
+            }
         }
     }
-    count_many_portable(row, ts, gt, eq)
+    count_sorted_portable(row, ts, gt, eq)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn count_many_avx2<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
-    count_many_portable(row, ts, gt, eq)
-}
-
-#[inline(always)]
-fn count_many_portable<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
-    for chunk in row.chunks(4096) {
-        // Four thresholds per pass: each loaded score serves eight compares.
-        let mut j = 0;
-        while j + 4 <= ts.len() {
-            let (t0, t1, t2, t3) = (ts[j], ts[j + 1], ts[j + 2], ts[j + 3]);
-            let (mut g, mut e) = ([0u32; 4], [0u32; 4]);
-            for &s in chunk {
-                g[0] += (s > t0) as u32;
-                g[1] += (s > t1) as u32;
-                g[2] += (s > t2) as u32;
-                g[3] += (s > t3) as u32;
-                e[0] += (s == t0) as u32;
-                e[1] += (s == t1) as u32;
-                e[2] += (s == t2) as u32;
-                e[3] += (s == t3) as u32;
+unsafe fn count_sorted_f32_avx2(row: &[f32], ts: &[f32], gt: &mut [u64], eq: &mut [u64]) {
+    use std::arch::x86_64::*;
+    let zero = _mm256_setzero_si256();
+    let mut lanes = vec![(zero, zero); ts.len()];
+    // Parts of 2^24 scores: a lane counts at most 2^21 of them, far from overflowing its u32.
+    for part in row.chunks(1 << 24) {
+        let blocks = part.chunks_exact(BLOCK);
+        let tail = blocks.remainder();
+        for block in blocks {
+            let p = block.as_ptr();
+            // SAFETY: the block holds 64 f32, eight unaligned loads of eight.
+            let v: [__m256; 8] = std::array::from_fn(|i| unsafe { _mm256_loadu_ps(p.add(8 * i)) });
+            // The block's maximum, ignoring NaN: `max(x, acc)` returns its second operand when
+            // either is NaN, so accumulators that start at -inf never become NaN (a tree of
+            // maxima could: a NaN would hide a larger score). Two chains for throughput.
+            let (mut a, mut b) = (
+                _mm256_set1_ps(f32::NEG_INFINITY),
+                _mm256_set1_ps(f32::NEG_INFINITY),
+            );
+            for pair in v.chunks_exact(2) {
+                a = _mm256_max_ps(pair[0], a);
+                b = _mm256_max_ps(pair[1], b);
             }
-            for k in 0..4 {
-                gt[j + k] += g[k] as u64;
-                eq[j + k] += e[k] as u64;
+            let m = _mm256_max_ps(a, b);
+            let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+            let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+            let m = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps::<1>(m, m)));
+            for (&t, (g, e)) in ts.iter().zip(lanes.iter_mut()) {
+                if t > m {
+                    break; // this threshold and every later one are above the whole block
+                }
+                let tv = _mm256_set1_ps(t);
+                for x in v {
+                    // A true compare is all ones (-1): subtracting it counts one.
+                    *g = _mm256_sub_epi32(
+                        *g,
+                        _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(x, tv)),
+                    );
+                    *e = _mm256_sub_epi32(
+                        *e,
+                        _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(x, tv)),
+                    );
+                }
             }
-            j += 4;
         }
-        for (k, &t) in ts.iter().enumerate().skip(j) {
-            let (mut g, mut e) = (0u32, 0u32);
-            for &s in chunk {
-                g += (s > t) as u32;
-                e += (s == t) as u32;
+        for (j, &t) in ts.iter().enumerate() {
+            let (g, e) = lanes[j];
+            let (mut gs, mut es) = ([0u32; 8], [0u32; 8]);
+            // SAFETY: eight u32 to and from a 256-bit register, unaligned stores.
+            unsafe {
+                _mm256_storeu_si256(gs.as_mut_ptr().cast(), g);
+                _mm256_storeu_si256(es.as_mut_ptr().cast(), e);
             }
-            gt[k] += g as u64;
-            eq[k] += e as u64;
+            gt[j] += gs.iter().map(|&c| c as u64).sum::<u64>()
+                + tail.iter().filter(|&&s| s > t).count() as u64;
+            eq[j] += es.iter().map(|&c| c as u64).sum::<u64>()
+                + tail.iter().filter(|&&s| s == t).count() as u64;
+            lanes[j] = (zero, zero);
         }
     }
 }
 
-/// Scores that can be counted with vectorisable passes.
-trait Score: Copy + PartialOrd {}
-impl Score for f32 {}
-impl Score for f64 {}
+/// [`count_sorted`] without SIMD intrinsics (f64 rows, CPUs without AVX2): the same blocks, the
+/// same skipping, plain loops.
+fn count_sorted_portable<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
+    for block in row.chunks(BLOCK) {
+        let m = block
+            .iter()
+            .fold(T::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+        for (j, &t) in ts.iter().enumerate() {
+            if t > m {
+                break;
+            }
+            let (mut g, mut e) = (0u32, 0u32);
+            for &s in block {
+                g += (s > t) as u32;
+                e += (s == t) as u32;
+            }
+            gt[j] += g as u64;
+            eq[j] += e as u64;
+        }
+    }
+}
 
-/// Among columns whose score equals `t`, how many have a name greater than `name`.
-fn tied_above<T: Score>(row: &[T], t: T, col: u32, name: &[u8], lemmas: &[Vec<u8>]) -> u64 {
-    row.iter()
-        .enumerate()
-        .filter(|&(k, &s)| s == t && k as u32 != col && lemmas[k].as_slice() > name)
-        .count() as u64
+/// Scores that can be counted: f32 and f64.
+trait Score: Copy + PartialOrd {
+    const NEG_INFINITY: Self;
+    fn is_nan(self) -> bool;
+    /// The same slices as f32, when they are.
+    fn as_f32<'a>(row: &'a [Self], ts: &'a [Self]) -> Option<(&'a [f32], &'a [f32])>;
+}
+impl Score for f32 {
+    const NEG_INFINITY: Self = f32::NEG_INFINITY;
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    fn as_f32<'a>(row: &'a [f32], ts: &'a [f32]) -> Option<(&'a [f32], &'a [f32])> {
+        Some((row, ts))
+    }
+}
+impl Score for f64 {
+    const NEG_INFINITY: Self = f64::NEG_INFINITY;
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    fn as_f32<'a>(_: &'a [f64], _: &'a [f64]) -> Option<(&'a [f32], &'a [f32])> {
+        None
+    }
+}
+
+/// Among the other columns whose score equals `t` (the score of column `col`), how many have a
+/// name greater than `col`'s. Blocks of 64 scores are first counted with packed compares; names
+/// are compared only in the (rare) blocks that hold an equal score.
+fn tied_above<T: Score>(row: &[T], t: T, col: u32, lemmas: &Names) -> u64 {
+    let name = lemmas.get(col as usize);
+    let mut above = 0;
+    for (b, block) in row.chunks(BLOCK).enumerate() {
+        if block.iter().filter(|&&s| s == t).count() == 0 {
+            continue;
+        }
+        for (i, &s) in block.iter().enumerate() {
+            let k = b * BLOCK + i;
+            if s == t && k != col as usize && lemmas.get(k) > name {
+                above += 1;
+            }
+        }
+    }
+    above
 }
 
 fn graded(truth: &GoalTruth) -> Truth<'_> {
@@ -448,12 +569,9 @@ pub fn evaluate_full(
         Source::Store(store) => {
             Box::new((0..store.lemmas() as u32).map(|id| (id, store.lemma_name(id))))
         }
-        Source::Dense { lemmas, .. } => Box::new(
-            lemmas
-                .iter()
-                .enumerate()
-                .map(|(c, n)| (c as u32, n.as_slice())),
-        ),
+        Source::Dense { lemmas, .. } => {
+            Box::new(lemmas.iter().enumerate().map(|(c, n)| (c as u32, n)))
+        }
     };
     for (sid, name) in source_names {
         if let Some(aid) = actual.lemmas.get(name) {
@@ -470,9 +588,11 @@ pub fn evaluate_full(
         }
     }
     let goals = source.goals();
-    // About 64k entries a chunk: small goals are batched, full-library goals go one at a time.
+    // About 4 M entries a chunk (fewer hand-offs between threads): small goals are batched.
     let per_goal = (source.bytes() / 4 / goals.max(1) as u64).max(1);
-    let chunk = (65_536 / per_goal).clamp(1, 64) as usize;
+    let chunk = ((1 << 22) / per_goal).clamp(1, 64) as usize;
+    // At least four chunks a thread, so that the threads finish together.
+    let chunk = chunk.min(goals.div_ceil(4 * opts.threads.max(1))).max(1);
     let chunks = goals.div_ceil(chunk);
     let threads = opts.threads.max(1);
     let next = AtomicUsize::new(0);
@@ -483,6 +603,7 @@ pub fn evaluate_full(
     let mut summary = Summary::new(&plan);
     let mut seen = vec![false; actual.goals.len()];
     let mut entries = 0u64;
+    let mut scanned = 0u64;
     let mut first_error = None;
     std::thread::scope(|scope| {
         for _ in 0..threads {
@@ -499,6 +620,7 @@ pub fn evaluate_full(
                     ranks: Vec::new(),
                     judged: Vec::new(),
                     want_rows,
+                    scanned: 0,
                 };
                 loop {
                     let c = next.fetch_add(1, Ordering::Relaxed);
@@ -516,6 +638,7 @@ pub fn evaluate_full(
                         },
                         seen: Vec::new(),
                         entries: 0,
+                        scanned: 0,
                         error: None,
                     };
                     let mut s = Summary::new(plan);
@@ -526,6 +649,7 @@ pub fn evaluate_full(
                         }
                     }
                     res.summary = s;
+                    res.scanned = std::mem::take(&mut w.scanned);
                     if tx.send(res).is_err() {
                         break;
                     }
@@ -553,6 +677,7 @@ pub fn evaluate_full(
                 }
                 summary.merge(&r.summary).expect("same plan");
                 entries += r.entries;
+                scanned += r.scanned;
                 for gid in r.seen {
                     seen[gid as usize] = true;
                 }
@@ -571,6 +696,7 @@ pub fn evaluate_full(
     if let Some(e) = first_error {
         return Err(e);
     }
+    tracing::debug!(entries, scanned, "ranked entries, and how many were read");
     // Actual goals the source never ranked.
     evaluate_unseen(
         actual,
@@ -582,7 +708,6 @@ pub fn evaluate_full(
         &mut rows,
     )?;
     let report = Report {
-        lines: entries,
         bytes: source.bytes(),
         items: entries,
         goals_in_predictions: goals as u64,
@@ -591,4 +716,86 @@ pub fn evaluate_full(
         ..Report::default()
     };
     Ok((summary, report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plain count: every score against every threshold.
+    fn naive<T: Score>(row: &[T], ts: &[T]) -> (Vec<u64>, Vec<u64>) {
+        let gt = ts
+            .iter()
+            .map(|&t| row.iter().filter(|&&s| s > t).count() as u64);
+        let eq = ts
+            .iter()
+            .map(|&t| row.iter().filter(|&&s| s == t).count() as u64);
+        (gt.collect(), eq.collect())
+    }
+
+    fn check<T: Score + std::fmt::Debug>(row: &[T], ts: &mut Vec<T>) {
+        ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let want = naive(row, ts);
+        let (mut gt, mut eq) = (vec![0; ts.len()], vec![0; ts.len()]);
+        count_sorted(row, ts, &mut gt, &mut eq);
+        assert_eq!((gt, eq), want, "dispatched path, thresholds {ts:?}");
+        let (mut gt, mut eq) = (vec![0; ts.len()], vec![0; ts.len()]);
+        count_sorted_portable(row, ts, &mut gt, &mut eq);
+        assert_eq!((gt, eq), want, "portable path, thresholds {ts:?}");
+    }
+
+    #[test]
+    fn block_counting_equals_the_plain_count() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for len in [0, 1, 63, 64, 65, 200, 1000, 4099] {
+            for levels in [3u64, 50, 1 << 20] {
+                // Scores with ties, NaN, infinities and both zeros; a few thresholds taken from the
+                // row, one above everything, one below.
+                let row: Vec<f32> = (0..len)
+                    .map(|_| match next() % 97 {
+                        0 => f32::NAN,
+                        1 => f32::INFINITY,
+                        2 => f32::NEG_INFINITY,
+                        3 => -0.0,
+                        4 => 0.0,
+                        _ => (next() % levels) as f32 / levels as f32 - 0.5,
+                    })
+                    .collect();
+                let mut ts: Vec<f32> = (0..next() % 9)
+                    .filter_map(|_| row.get((next() % len.max(1) as u64) as usize).copied())
+                    .filter(|t| !t.is_nan())
+                    .chain([2.0, -2.0, 0.0])
+                    .collect();
+                check(&row, &mut ts);
+                let row64: Vec<f64> = row.iter().map(|&s| s as f64).collect();
+                let mut ts64: Vec<f64> = ts.iter().map(|&t| t as f64).collect();
+                check(&row64, &mut ts64);
+            }
+        }
+    }
+
+    #[test]
+    fn ties_above_by_name() {
+        // Columns 0..4 named c0..c4 (bytes order = column order here); scores tie at 0.5 for
+        // columns 1, 2 and 4. For column 2, only c4 has a greater name among its ties.
+        let names = Names::from_lines(b"c0\nc1\nc2\nc3\nc4\n");
+        let row = [0.9f32, 0.5, 0.5, 0.1, 0.5];
+        assert_eq!(tied_above(&row, 0.5, 2, &names), 1);
+        assert_eq!(tied_above(&row, 0.5, 1, &names), 2);
+        assert_eq!(tied_above(&row, 0.5, 4, &names), 0);
+        // A long row: the tie sits in a later block.
+        let mut long = vec![0.0f32; 300];
+        long[3] = 0.25;
+        long[299] = 0.25;
+        let text: String = (0..300).map(|i| format!("n{i:03}\n")).collect();
+        let names = Names::from_lines(text.as_bytes());
+        assert_eq!(tied_above(&long, 0.25, 3, &names), 1);
+        assert_eq!(tied_above(&long, 0.25, 299, &names), 0);
+    }
 }

@@ -8,7 +8,7 @@ use lemma_eval::engine::{
 };
 use lemma_eval::output::{report_text, OutFormat, Writer};
 use lemma_eval::trec;
-use lemma_ingest::{ActualSets, ErrorKind};
+use lemma_ingest::{ActualSets, ErrorKind, Names};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -538,7 +538,7 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         let mut sink = |row: GoalRow| w.row(&row);
         let rows: Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>> =
             if a.per_goal { Some(&mut sink) } else { None };
-        let (summary, report) = match predicted_kind {
+        let (summary, mut report) = match predicted_kind {
             Kind::Store => {
                 let store = lemma_ingest::Store::open(&a.predicted)?;
                 lemma_eval::full::evaluate_full(
@@ -577,6 +577,7 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         };
         w.finish(&summary, a.per_goal)
             .map_err(|e| Fail(2, format!("cannot write output: {e}")))?;
+        report.path = a.predicted.clone();
         (summary, report)
     };
     out.commit()?;
@@ -764,19 +765,16 @@ fn kind(path: &Path) -> Result<Kind, Fail> {
 }
 
 /// Goal (row) and lemma (column) names of a matrix: name lists, or a store's tables.
-/// A list of names (goals or lemmas), in row or column order.
-type Names = Vec<Vec<u8>>;
-
 fn matrix_names(a: &EvalArgs, m: &lemma_ingest::Matrix) -> Result<(Names, Names), Fail> {
-    let (goals, lemmas): (Vec<Vec<u8>>, Vec<Vec<u8>>) = match (&a.names, &a.goal_names, &a.lemma_names) {
+    let (goals, lemmas) = match (&a.names, &a.goal_names, &a.lemma_names) {
         (Some(store), None, None) => {
             let s = lemma_ingest::Store::open(store)?;
             (
-                (0..s.goals()).map(|g| s.goal_name(g).to_vec()).collect(),
-                (0..s.lemmas() as u32).map(|l| s.lemma_name(l).to_vec()).collect(),
+                (0..s.goals()).map(|g| s.goal_name(g)).collect(),
+                (0..s.lemmas() as u32).map(|l| s.lemma_name(l)).collect(),
             )
         }
-        (None, Some(g), Some(l)) => (read_names(g)?, read_names(l)?),
+        (None, Some(g), Some(l)) => (Names::read(g)?, Names::read(l)?),
         _ => {
             return Err(Fail(
                 2,
@@ -798,16 +796,6 @@ fn matrix_names(a: &EvalArgs, m: &lemma_ingest::Matrix) -> Result<(Names, Names)
         ));
     }
     Ok((goals, lemmas))
-}
-
-fn read_names(path: &Path) -> Result<Vec<Vec<u8>>, Fail> {
-    let text = std::fs::read(path)
-        .map_err(|e| Fail(2, format!("{}: cannot read: {e}", path.display())))?;
-    Ok(text
-        .split(|&b| b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l).to_vec())
-        .filter(|l| !l.is_empty())
-        .collect())
 }
 
 fn run_convert(a: ConvertArgs) -> Result<(), Fail> {

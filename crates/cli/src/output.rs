@@ -239,6 +239,12 @@ fn counts_json(c: &GoalCounts) -> serde_json::Value {
 /// The short report for stderr.
 pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
     let secs = report.elapsed.as_secs_f64().max(1e-9);
+    // Text inputs count lines; stores and matrices (no lines) count ranked entries.
+    let (count, unit) = if report.lines == 0 && report.items > 0 {
+        (report.items, "ranked entries")
+    } else {
+        (report.lines, "lines")
+    };
     let mut s = format!(
         "lemma-eval: {} goals evaluated ({} with no predictions, evaluated as empty); skipped: {} with no actual set, \
          {} with no relevant lemma (R = 0), {} with no predictions\n",
@@ -249,13 +255,13 @@ pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
         counts.skipped_no_predictions,
     );
     s += &format!(
-        "lemma-eval: {} lines, {:.1} MB of {} in {:.3} s ({:.2} M lines/s, {:.0} MB/s, {} threads); {} duplicates \
+        "lemma-eval: {} {unit}, {:.1} MB of {} in {:.3} s ({:.2} M {unit}/s, {:.0} MB/s, {} threads); {} duplicates \
          dropped, {} lemmas beyond --depth, {} goals re-sorted{}\n",
-        report.lines,
+        count,
         report.bytes as f64 / 1e6,
         report.path.display(),
         secs,
-        report.lines as f64 / secs / 1e6,
+        count as f64 / secs / 1e6,
         report.bytes as f64 / secs / 1e6,
         report.threads,
         report.duplicates_dropped,

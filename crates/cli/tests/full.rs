@@ -6,7 +6,7 @@ use lemma_accum::Measure;
 use lemma_eval::convert::{convert, ConvertOptions};
 use lemma_eval::engine::{evaluate, DuplicateMode, EvalOptions, GoalRow, TieMode};
 use lemma_eval::full::{evaluate_full, Source};
-use lemma_ingest::{ActualSets, Matrix, Store};
+use lemma_ingest::{ActualSets, Matrix, Names, Store};
 use proptest::prelude::*;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -162,7 +162,7 @@ fn write_dense(
     dir: &Path,
     scores: &[Vec<f32>],
     judged: &[Vec<(usize, i32)>],
-) -> (PathBuf, PathBuf, Vec<Vec<u8>>, Vec<Vec<u8>>) {
+) -> (PathBuf, PathBuf, Names, Names) {
     let (rows, cols) = (scores.len(), scores[0].len());
     let npy = dir.join("m.npy");
     let mut f = std::io::BufWriter::new(std::fs::File::create(&npy).unwrap());
@@ -175,8 +175,13 @@ fn write_dense(
     f.flush().unwrap();
     // Names chosen so that byte order and numeric order differ ("L10" < "L9").
     let lemma_names: Vec<Vec<u8>> = (0..cols).map(|c| format!("L{c}").into_bytes()).collect();
-    let lemmas = lemma_names.clone();
-    let goals: Vec<Vec<u8>> = (0..rows).map(|g| format!("q{g}").into_bytes()).collect();
+    let lemmas: Names = lemma_names.iter().map(|n| n.as_slice()).collect();
+    let goals = Names::from_lines(
+        (0..rows)
+            .map(|g| format!("q{g}\n"))
+            .collect::<String>()
+            .as_bytes(),
+    );
     let (run, qrels) = (dir.join("m.run"), dir.join("m.qrels"));
     let mut r = std::fs::File::create(&run).unwrap();
     let mut q = std::fs::File::create(&qrels).unwrap();
@@ -210,7 +215,7 @@ proptest! {
     #[test]
     fn dense_matrix_equals_its_trec_export(
         rows in 1usize..6,
-        cols in 2usize..120,
+        cols in 2usize..300,
         levels in 2u32..40,
         seed in any::<u64>(),
         depth in proptest::option::of(1u64..50),
@@ -226,6 +231,16 @@ proptest! {
             v.dedup_by_key(|e| e.0);
             v
         }).collect();
+        // Some judged lemmas score above every other lemma (as relevant lemmas tend to): the blocks
+        // below them are skipped by the counting pass, which must not change any rank.
+        let mut scores = scores;
+        for (g, js) in judged.iter().enumerate() {
+            for &(c, _) in js {
+                if next() % 2 == 0 {
+                    scores[g][c] += 1.0 + (next() % 3) as f32;
+                }
+            }
+        }
         let (npy, qrels, goals, lemmas) = write_dense(dir.path(), &scores, &judged);
         let actual = ActualSets::read_path(&qrels).unwrap();
         let m = Matrix::open(&npy).unwrap();
@@ -378,4 +393,78 @@ fn generated_jsonl_evaluates_like_generated_trec() {
     let jsonl = run(&[&["eval", &p("a.jsonl"), &p("p.jsonl")][..], &m].concat());
     assert_eq!(jsonl, trec);
     assert!(trec.lines().count() > 100);
+}
+
+/// A store scan stops once every judged lemma has its rank: what follows (a repeated judged id, an
+/// id beyond the lemma table) is never read and changes nothing; before that point a bad id is an
+/// error naming its rank. Both scan paths: at most 16 judged lemmas (packed compares) and more (a
+/// bitset).
+#[test]
+fn store_scan_stops_once_every_judged_lemma_is_ranked() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut lemmas = lemma_ingest::Interner::new();
+    for i in 0..3000 {
+        lemmas.intern(format!("L{i}").as_bytes());
+    }
+    let p = dir.path().join("s.store");
+    let mut w = lemma_ingest::StoreWriter::create(&p, false).unwrap();
+    let base: Vec<u32> = (100..400).collect(); // 300 non-judged ids
+                                               // a: judged 7 and 9 at ranks 5 and 70; then a repeat of 7 and an id beyond the table.
+    let mut a = base.clone();
+    (a[4], a[69], a[200], a[250]) = (7, 9, 7, 5000);
+    w.add_goal(b"a", Some((&a, None)), Some(&[(7, 1), (9, 1)]))
+        .unwrap();
+    // c: 20 judged ids, all relevant, at ranks 1..=20; then a repeat and an id beyond the table.
+    let judged_c: Vec<(u32, i32)> = (0..20).map(|i| (1000 + i, 1)).collect();
+    let mut c = base.clone();
+    for (k, &(id, _)) in judged_c.iter().enumerate() {
+        c[k] = id;
+    }
+    (c[100], c[101]) = (1000, 5000);
+    w.add_goal(b"c", Some((&c, None)), Some(&judged_c)).unwrap();
+    w.finish(&lemmas).unwrap();
+    let store = Store::open(&p).unwrap();
+    let actual = store.actual_sets().unwrap();
+    let mut o = opts(1);
+    o.measures = Measure::parse_all(["AP", "NumRet", "NumRelRet"]).unwrap();
+    let (rows, _) = full_eval(&actual, &Source::Store(&store), &o);
+    let values: Vec<(&[u8], Vec<f64>)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.goal.as_slice(),
+                r.values.iter().map(|v| v.unwrap()).collect(),
+            )
+        })
+        .collect();
+    // AP(a) = (1/5 + 2/70) / 2; AP(c) = 1.
+    assert_eq!(
+        values,
+        [
+            (&b"a"[..], vec![(1.0 / 5.0 + 2.0 / 70.0) / 2.0, 300.0, 2.0]),
+            (&b"c"[..], vec![1.0, 300.0, 20.0]),
+        ]
+    );
+
+    // The bad id before the last judged lemma: an error naming the goal and the rank.
+    for judged in [vec![(7u32, 1), (9, 1)], judged_c.clone()] {
+        let p = dir.path().join("bad.store");
+        let mut w = lemma_ingest::StoreWriter::create(&p, false).unwrap();
+        let mut b = base.clone();
+        b[4] = 7;
+        b[150] = judged[1].0;
+        b[100] = 5000;
+        w.add_goal(b"b", Some((&b, None)), Some(&judged)).unwrap();
+        w.finish(&lemmas).unwrap();
+        let store = Store::open(&p).unwrap();
+        let actual = store.actual_sets().unwrap();
+        let e = evaluate_full(&actual, &Source::Store(&store), &o, None)
+            .err()
+            .expect("an id beyond the lemma table")
+            .to_string();
+        assert!(
+            e.contains("goal `b`") && e.contains("rank 101 holds lemma id 5000"),
+            "{e}"
+        );
+    }
 }

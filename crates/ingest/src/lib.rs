@@ -16,6 +16,7 @@
 mod error;
 mod fields;
 mod input;
+mod names;
 mod npy;
 mod run;
 mod store;
@@ -30,6 +31,7 @@ pub use input::{
     first_field, open, open_with, Batch, BatchData, BatchReader, Compression, Format, GoalKey,
     Input,
 };
+pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
 pub use run::{parse_prediction_line, parse_run_at, parse_run_line, Prediction, RunLine};
 pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
