@@ -49,12 +49,8 @@ pub fn split_line<'a, const N: usize>(
     out: &mut [&'a [u8]; N],
 ) -> (usize, usize) {
     #[cfg(target_arch = "x86_64")]
-    if start + 128 <= data.len() {
-        if let Some(r) =
-            simd::split_line_64(data, start, out).or_else(|| simd::split_line_128(data, start, out))
-        {
-            return r;
-        }
+    if let Some(r) = simd::split_unaligned(data, start, out) {
+        return r;
     }
     split_line_scalar(data, start, out)
 }
@@ -69,13 +65,19 @@ pub fn split_line_checked<'a, const N: usize>(
     out: &mut [&'a [u8]; N],
 ) -> ((usize, usize), Result<(), usize>) {
     #[cfg(target_arch = "x86_64")]
-    if start + 128 <= data.len() {
-        if let Some(r) =
-            simd::split_line_64(data, start, out).or_else(|| simd::split_line_128(data, start, out))
-        {
-            return (r, Ok(()));
-        }
+    if let Some(r) = simd::split_unaligned(data, start, out) {
+        return (r, Ok(()));
     }
+    split_checked_scalar(data, start, out)
+}
+
+/// The scalar path of [`split_line_checked`]: split, then check UTF-8 if the line is not ASCII.
+#[inline]
+fn split_checked_scalar<'a, const N: usize>(
+    data: &'a [u8],
+    start: usize,
+    out: &mut [&'a [u8]; N],
+) -> ((usize, usize), Result<(), usize>) {
     let r = split_line_scalar(data, start, out);
     let line = &data[start..r.1];
     let ok = if line.is_ascii() {
@@ -88,8 +90,9 @@ pub fn split_line_checked<'a, const N: usize>(
     (r, ok)
 }
 
-/// The portable path of [`split_line`] (also taken near the end of a buffer, for lines of 128
-/// bytes or more, and for lines with tabs or other control bytes).
+/// The portable path of [`split_line`] (also taken near the end of a buffer, for lines of 64
+/// bytes or more that do not fit the masked window, and for lines with tabs, control bytes or
+/// non-ASCII bytes).
 #[inline]
 fn split_line_scalar<'a, const N: usize>(
     data: &'a [u8],
@@ -119,58 +122,85 @@ fn split_line_scalar<'a, const N: usize>(
 
 #[cfg(target_arch = "x86_64")]
 mod simd {
-    //! SSE2 (part of every x86_64 CPU): delimiter bitmasks for a 128-byte window, then every field
-    //! boundary by bit arithmetic, without a branch per field.
+    //! SSE2 (part of every x86_64 CPU): delimiter bitmasks for 64-byte blocks, then every field
+    //! boundary of a line by bit arithmetic, without a branch per field.
     use core::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
+        __m128i, _mm_cmpeq_epi8, _mm_cmplt_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
     };
 
-    /// Bit `k` of each mask is about byte `data[at + k]`, for 64 bytes: (byte <= 0x20,
-    /// byte == ' ', byte == '\n', byte >= 0x80).
+    /// Bit `k` of each mask is about byte `data[at + k]`, for 64 bytes: (a space or a newline,
+    /// a newline, a byte the scalar path must judge: below 0x21 but neither space nor newline —
+    /// tab, CR, control — or 0x80 and above, non-ASCII).
     #[inline(always)]
-    fn masks64(data: &[u8], at: usize) -> (u64, u64, u64, u64) {
+    pub fn masks(data: &[u8], at: usize) -> (u64, u64, u64) {
         let window = &data[at..at + 64];
-        let (mut low, mut space, mut newline, mut high) = (0u64, 0u64, 0u64, 0u64);
-        // SAFETY: as in `masks`, for 4 × 16 bytes inside `window`.
+        let (mut delim, mut newline, mut bad) = (0u64, 0u64, 0u64);
+        // SAFETY: four unaligned 16-byte loads inside `window` (64 bytes, bounds-checked above);
+        // SSE2 is part of x86_64.
         unsafe {
             let (lim, sp, nl) = (
-                _mm_set1_epi8(0x20),
+                _mm_set1_epi8(0x21),
                 _mm_set1_epi8(b' ' as i8),
                 _mm_set1_epi8(b'\n' as i8),
             );
             for k in 0..4 {
                 let v = _mm_loadu_si128(window.as_ptr().add(16 * k) as *const __m128i);
-                low |= (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(v, lim), v)) as u16 as u64)
-                    << (16 * k);
-                space |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, sp)) as u16 as u64) << (16 * k);
-                newline |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, nl)) as u16 as u64) << (16 * k);
-                high |= (_mm_movemask_epi8(v) as u16 as u64) << (16 * k);
+                // Signed compare: bytes 0x80..=0xff are negative, so "< 0x21" also flags them.
+                let special = _mm_movemask_epi8(_mm_cmplt_epi8(v, lim)) as u16 as u64;
+                let n = _mm_cmpeq_epi8(v, nl);
+                let d = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, sp), n)) as u16 as u64;
+                delim |= d << (16 * k);
+                newline |= (_mm_movemask_epi8(n) as u16 as u64) << (16 * k);
+                bad |= (special & !d) << (16 * k);
             }
         }
-        (low, space, newline, high)
+        (delim, newline, bad)
     }
 
-    /// The fast path of `split_line` for a line that ends inside a `$bits`-byte window: every
-    /// field boundary by bit arithmetic on the masks. `None`: no newline in the window, or a byte
-    /// (tab, CR, control, non-ASCII) that the scalar path must judge.
-    macro_rules! split_window {
-        ($name:ident, $masks:ident, $int:ty) => {
+    /// [`super::split_line`] with masks computed for this line alone (a 64-byte window at
+    /// `start`, and the next 64 bytes if the line is longer). `None`: the scalar path decides.
+    #[inline(always)]
+    pub fn split_unaligned<'a, const N: usize>(
+        data: &'a [u8],
+        start: usize,
+        out: &mut [&'a [u8]; N],
+    ) -> Option<(usize, usize)> {
+        if start + 128 > data.len() {
+            return None;
+        }
+        let (d, n, b) = masks(data, start);
+        if n != 0 {
+            return split64(data, start, d, n, b, out);
+        }
+        let (d2, n2, b2) = masks(data, start + 64);
+        let join = |lo: u64, hi: u64| lo as u128 | (hi as u128) << 64;
+        split128(data, start, join(d, d2), join(n, n2), join(b, b2), out)
+    }
+
+    /// Every field boundary of a line that ends inside the masks, by bit arithmetic. `None`: no
+    /// newline in the masks, or a byte that the scalar path must judge.
+    macro_rules! split_masked {
+        ($name:ident, $int:ty) => {
             #[inline(always)]
             pub fn $name<'a, const N: usize>(
                 data: &'a [u8],
                 start: usize,
+                delim: $int,
+                newline: $int,
+                bad: $int,
                 out: &mut [&'a [u8]; N],
             ) -> Option<(usize, usize)> {
-                let (low, space, newline, high) = $masks(data, start);
                 if newline == 0 {
                     return None;
                 }
                 let e = newline.trailing_zeros();
+                assert!(start + (e as usize) < data.len());
                 let before: $int = (1 << e) - 1;
-                if low & before != space & before || high & before != 0 {
+                if bad & before != 0 {
                     return None;
                 }
-                let delim = (space & before) | (1 << e);
+                let delim = (delim & before) | (1 << e);
                 let field = !delim & before;
                 let mut starts = field & !(field << 1);
                 let mut ends = delim & (field << 1);
@@ -180,7 +210,10 @@ mod simd {
                         starts.trailing_zeros() as usize,
                         ends.trailing_zeros() as usize,
                     );
-                    *slot = &data[start + s..start + t];
+                    // SAFETY: s < t <= e (the newline's bit), and the caller's masks cover
+                    // bytes that exist: `start + e < data.len()`, checked once below the loop's
+                    // entry by the assertion on `e`.
+                    *slot = unsafe { data.get_unchecked(start + s..start + t) };
                     starts &= starts - 1;
                     ends &= ends - 1;
                 }
@@ -189,22 +222,8 @@ mod simd {
         };
     }
 
-    // Most run lines fit 64 bytes (half the work); the 128-byte window catches the rest.
-    split_window!(split_line_64, masks64, u64);
-    split_window!(split_line_128, masks128, u128);
-
-    /// [`masks64`] for a 128-byte window: two 64-byte halves.
-    #[inline(always)]
-    fn masks128(data: &[u8], at: usize) -> (u128, u128, u128, u128) {
-        let (a, b) = (masks64(data, at), masks64(data, at + 64));
-        let join = |lo: u64, hi: u64| lo as u128 | (hi as u128) << 64;
-        (
-            join(a.0, b.0),
-            join(a.1, b.1),
-            join(a.2, b.2),
-            join(a.3, b.3),
-        )
-    }
+    split_masked!(split64, u64);
+    split_masked!(split128, u128);
 }
 
 /// Splits `line` (no newline inside) into at most `N` whitespace-separated fields; returns how many
@@ -218,6 +237,9 @@ pub fn split_fields<'a, const N: usize>(line: &'a [u8], out: &mut [&'a [u8]; N])
 /// included.
 #[inline]
 pub fn parse_score(field: &[u8]) -> Option<f64> {
+    if let Some(v) = plain_decimal(field) {
+        return Some(v);
+    }
     // Eisel-Lemire on the bytes (correctly rounded, like strtod); no UTF-8 step.
     let v: f64 = fast_float2::parse(field).ok()?;
     if v.is_finite() {
@@ -226,6 +248,45 @@ pub fn parse_score(field: &[u8]) -> Option<f64> {
     } else {
         None
     }
+}
+
+/// The common score shape, `[-]digits[.digits]` with at most 19 digits whose value as an integer
+/// `m` is below 2^53 and at most 22 of them after the point: `m / 10^k` in one IEEE division,
+/// which is correctly rounded because both operands are exact (Clinger's fast path), so it equals
+/// what strtod and fast-float return. `None`: any other shape, for the general parser.
+#[inline(always)]
+fn plain_decimal(field: &[u8]) -> Option<f64> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    let (negative, s) = match field.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, field),
+    };
+    let mut m = 0u64;
+    let mut i = 0;
+    while i < s.len() && s[i].is_ascii_digit() {
+        m = m.wrapping_mul(10).wrapping_add((s[i] - b'0') as u64);
+        i += 1;
+    }
+    let whole = i;
+    let mut frac = 0;
+    if i < s.len() && s[i] == b'.' {
+        i += 1;
+        while i < s.len() && s[i].is_ascii_digit() {
+            m = m.wrapping_mul(10).wrapping_add((s[i] - b'0') as u64);
+            i += 1;
+            frac += 1;
+        }
+    }
+    // Whole field consumed, some digit, no overflow (19 digits fit a u64), exact operands.
+    if i != s.len() || whole + frac == 0 || whole + frac > 19 || m > 1 << 53 || frac > 22 {
+        return None;
+    }
+    let v = m as f64 / POW10[frac];
+    // -0.0 and 0.0 are the same score.
+    Some(if negative { -v } else { v } + 0.0)
 }
 
 /// Parses an integer grade (optionally signed). trec_eval reads grades with `atol`, which also
@@ -266,6 +327,68 @@ pub fn show(field: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_decimals_parse_as_the_general_parser_does() {
+        // Hand-picked edges: zeros, signs, no digit, long mantissas, 2^53 and beyond, many
+        // fraction digits, and shapes left to the general parser.
+        for f in [
+            "0",
+            "-0",
+            "-0.0",
+            "0.",
+            ".5",
+            "-.5",
+            "1.",
+            "998.7654",
+            "-3.25",
+            "9007199254740992",
+            "9007199254740993",
+            "0.1",
+            "0.30000000000000004",
+            "1234567890123456789",
+            "12345678901234567890",
+            "0.0000000000000000000001",
+            "0.00000000000000000000001",
+            "1e5",
+            "+1.5",
+            "1.5e-3",
+            "inf",
+            "nan",
+            "-",
+            ".",
+            "",
+            "1.2.3",
+            "1-2",
+            "0x10",
+        ] {
+            let general = fast_float2::parse::<f64, _>(f.as_bytes())
+                .ok()
+                .filter(|v| v.is_finite())
+                .map(|v| v + 0.0);
+            assert_eq!(
+                parse_score(f.as_bytes()).map(f64::to_bits),
+                general.map(f64::to_bits),
+                "{f}"
+            );
+            if let Some(v) = plain_decimal(f.as_bytes()) {
+                assert_eq!(Some(v.to_bits()), general.map(f64::to_bits), "{f}");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn random_decimals_parse_as_std_does(
+            neg in proptest::bool::ANY,
+            whole in "[0-9]{0,12}",
+            frac in proptest::option::of("[0-9]{0,12}"),
+        ) {
+            let f = format!("{}{whole}{}", if neg { "-" } else { "" }, frac.map_or(String::new(), |d| format!(".{d}")));
+            let std = f.parse::<f64>().ok().map(|v| v + 0.0);
+            proptest::prop_assert_eq!(parse_score(f.as_bytes()).map(f64::to_bits), std.map(f64::to_bits), "{}", f);
+        }
+    }
 
     #[test]
     fn splits_on_any_run_of_whitespace() {

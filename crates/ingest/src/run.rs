@@ -28,7 +28,16 @@ pub fn parse_run_line(line: &[u8]) -> Result<Option<RunLine<'_>>, String> {
 #[inline]
 pub fn parse_run_at(data: &[u8], start: usize) -> (Result<Option<RunLine<'_>>, String>, usize) {
     let mut f = [&b""[..]; 6];
-    let ((count, end), utf8) = split_line_checked(data, start, &mut f);
+    let split = split_line_checked(data, start, &mut f);
+    run_line(split, f)
+}
+
+/// A run line from its split fields.
+#[inline(always)]
+fn run_line<'a>(
+    ((count, end), utf8): ((usize, usize), Result<(), usize>),
+    f: [&'a [u8]; 6],
+) -> (Result<Option<RunLine<'a>>, String>, usize) {
     if let Err(col) = utf8 {
         return (
             Err(format!(
