@@ -89,7 +89,9 @@ impl<T> TrecOrder<T> {
         }
         self.run_score = score;
         self.run.push(item);
-        self.longest_run = self.longest_run.max(self.run.len());
+        if self.run.len() > self.longest_run {
+            self.longest_run = self.run.len();
+        }
         Ok(())
     }
 
@@ -109,10 +111,15 @@ impl<T> TrecOrder<T> {
         C: FnMut(&T, &T) -> Ordering,
         F: FnMut(f64, T),
     {
-        if self.run.len() > 1 {
-            self.run.sort_by(tie);
-        }
         let score = self.run_score;
+        if self.run.len() == 1 {
+            // No tie (most runs): nothing to sort.
+            if let Some(item) = self.run.pop() {
+                emit(score, item);
+            }
+            return;
+        }
+        self.run.sort_by(tie);
         for item in self.run.drain(..) {
             emit(score, item);
         }

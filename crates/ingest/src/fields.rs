@@ -58,7 +58,7 @@ pub fn split_line<'a, const N: usize>(
 /// [`split_line`], and whether the line is valid UTF-8 (checked only when it has a non-ASCII byte:
 /// ASCII lines cost nothing more). A multi-byte character never contains `\n`, so checking line by
 /// line is the same as checking the whole input.
-#[inline]
+#[inline(always)]
 pub fn split_line_checked<'a, const N: usize>(
     data: &'a [u8],
     start: usize,
@@ -235,7 +235,7 @@ pub fn split_fields<'a, const N: usize>(line: &'a [u8], out: &mut [&'a [u8]; N])
 
 /// Parses a finite f64 (decimal or scientific). `None` for anything else, NaN and infinities
 /// included.
-#[inline]
+#[inline(always)]
 pub fn parse_score(field: &[u8]) -> Option<f64> {
     if let Some(v) = plain_decimal(field) {
         return Some(v);

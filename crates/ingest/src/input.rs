@@ -62,7 +62,12 @@ impl AsRef<[u8]> for MapBytes {
     }
 }
 
+/// Buffer of a decompressor's output.
 const READ_BUF: usize = 1 << 20;
+/// Buffer of the raw file (sniffing, and a decompressor's input). Small on purpose: a read of at
+/// least this size into an empty buffer goes straight from the kernel to the batch (no second
+/// copy), and batch reads are megabytes.
+const RAW_BUF: usize = 64 << 10;
 
 /// Opens `path` (`-` is stdin), decompresses by magic bytes and sniffs the format, for chunked
 /// reading. An empty input is an error.
@@ -116,7 +121,7 @@ pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
         }
         (Box::new(f), Some(meta.len()))
     };
-    let mut raw = BufReader::with_capacity(READ_BUF, raw);
+    let mut raw = BufReader::with_capacity(RAW_BUF, raw);
     let head = raw.fill_buf().map_err(io_err)?;
     let compression = if head.starts_with(&[0x1f, 0x8b]) {
         Compression::Gzip
@@ -318,23 +323,39 @@ impl BatchReader {
         if let Some(map) = self.map.clone() {
             return Ok(self.next_mapped(&map));
         }
-        buf.clear();
-        buf.extend_from_slice(&self.carry);
+        // A recycled buffer keeps its length: its stale bytes are overwritten by the reads below,
+        // so only growth is ever zero-filled (no memset of every batch).
+        let carry = self.carry.len();
+        if buf.len() < carry {
+            buf.resize(carry, 0);
+        }
+        buf[..carry].copy_from_slice(&self.carry);
         self.carry.clear();
+        let mut filled = carry;
         loop {
-            while buf.len() < self.target && !self.eof {
-                // Read straight into the batch buffer (BufReader passes large reads through).
-                let want = (self.target - buf.len()) as u64;
-                buf.reserve(want as usize);
-                let n = std::io::Read::read_to_end(&mut (&mut self.input).take(want), &mut buf)
-                    .map_err(|e| {
-                        InputError::file(ErrorKind::Io, &self.path, format!("cannot read: {e}"))
-                    })?;
-                if n == 0 {
-                    self.eof = true;
+            while filled < self.target && !self.eof {
+                if buf.len() < self.target {
+                    buf.resize(self.target, 0);
                 }
-                self.bytes_read += n as u64;
+                // Straight into the batch buffer: the readers' buffers pass reads of their size or
+                // more through.
+                match self.input.read(&mut buf[filled..self.target]) {
+                    Ok(0) => self.eof = true,
+                    Ok(n) => {
+                        filled += n;
+                        self.bytes_read += n as u64;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => {
+                        return Err(InputError::file(
+                            ErrorKind::Io,
+                            &self.path,
+                            format!("cannot read: {e}"),
+                        ))
+                    }
+                }
             }
+            buf.truncate(filled);
             if self.eof {
                 if buf.is_empty() {
                     return Ok(None);

@@ -25,7 +25,7 @@ pub fn parse_run_line(line: &[u8]) -> Result<Option<RunLine<'_>>, String> {
 
 /// Parses the run line that starts at `start` in `data`; also returns where the line ends (its
 /// `\n`, or `data.len()`), so a caller walks a buffer with one scan per line.
-#[inline]
+#[inline(always)]
 pub fn parse_run_at(data: &[u8], start: usize) -> (Result<Option<RunLine<'_>>, String>, usize) {
     let mut f = [&b""[..]; 6];
     let split = split_line_checked(data, start, &mut f);
