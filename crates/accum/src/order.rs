@@ -69,7 +69,7 @@ impl<T> TrecOrder<T> {
 
     /// Offers the next item. `tie` orders items of equal score (`Less`: the first ranks higher; a
     /// stable sort keeps arrival order for `Equal`); `emit(score, item)` receives items in order.
-    #[inline]
+    #[inline(always)]
     pub fn push<C, F>(&mut self, score: f64, item: T, tie: C, emit: F) -> Result<(), OutOfOrder>
     where
         C: FnMut(&T, &T) -> Ordering,
@@ -105,7 +105,7 @@ impl<T> TrecOrder<T> {
         self.reset();
     }
 
-    #[inline]
+    #[inline(always)]
     fn flush<C, F>(&mut self, tie: C, mut emit: F)
     where
         C: FnMut(&T, &T) -> Ordering,
@@ -119,6 +119,17 @@ impl<T> TrecOrder<T> {
             }
             return;
         }
+        self.flush_ties(tie, emit);
+    }
+
+    /// [`TrecOrder::flush`] of a run of tied items: sorted by the tie rule, then emitted.
+    #[inline(never)]
+    fn flush_ties<C, F>(&mut self, tie: C, mut emit: F)
+    where
+        C: FnMut(&T, &T) -> Ordering,
+        F: FnMut(f64, T),
+    {
+        let score = self.run_score;
         self.run.sort_by(tie);
         for item in self.run.drain(..) {
             emit(score, item);

@@ -14,6 +14,7 @@
 //! checks that no goal reappears, numbers lines, and hands per-goal rows to the caller in file
 //! order. Summaries merge exactly, so the figures do not depend on the number of threads.
 
+use crate::seen::{Seen, SeenSet};
 use hashbrown::{HashMap, HashTable};
 use lemma_accum::{
     trec_cmp, Config, GoalAccumulator, GoalError, GoalFate, Interpolation, Label, Measure, Plan,
@@ -347,8 +348,8 @@ struct Item {
 /// The part of a worker after ordering: depth cut, duplicates, accumulator.
 struct Sink {
     acc: GoalAccumulator,
-    /// Lemmas of the current goal seen so far: (name hash, name start, name end, line).
-    dedup: HashTable<(u64, usize, usize, u64)>,
+    /// Lemmas of the current goal seen so far.
+    dedup: SeenSet,
     emitted: u64,
     depth: u64,
     dup_mode: DuplicateMode,
@@ -358,23 +359,19 @@ struct Sink {
 
 impl Sink {
     /// Feeds one ordered item. `data` holds the names.
-    #[inline]
+    #[inline(always)]
     fn emit(&mut self, data: &[u8], it: Item) -> Result<(), Box<Dup>> {
         if self.emitted >= self.depth {
             self.stats.beyond_depth += 1;
             return Ok(());
         }
         self.emitted += 1;
-        let name = &data[it.start..it.end];
-        let mut dup_line = None;
-        self.dedup
-            .entry(
-                it.hash,
-                |&(h, s, e, _)| h == it.hash && same_bytes(&data[s..e], name),
-                |&(h, ..)| h,
-            )
-            .and_modify(|&mut (_, _, _, l)| dup_line = Some(l))
-            .or_insert((it.hash, it.start, it.end, it.line));
+        let at = Seen {
+            start: it.start,
+            end: it.end,
+            line: it.line,
+        };
+        let dup_line = self.dedup.insert(data, it.hash, at).map(|first| first.line);
         if let Some(first) = dup_line {
             if self.dup_mode == DuplicateMode::Error {
                 return Err(Box::new(Dup {
@@ -469,7 +466,7 @@ impl<'a> Worker<'a> {
             items: Vec::new(),
             sink: Sink {
                 acc: GoalAccumulator::new(plan.clone()),
-                dedup: HashTable::new(),
+                dedup: SeenSet::new(),
                 emitted: 0,
                 depth: opts.depth.unwrap_or(u64::MAX),
                 dup_mode: opts.duplicates,

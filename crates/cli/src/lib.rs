@@ -12,6 +12,7 @@ pub mod engine;
 pub mod full;
 pub mod gen;
 pub mod output;
+mod seen;
 pub mod trec;
 
 pub use engine::{evaluate, EvalError, EvalOptions, GoalRow, Report};
