@@ -648,6 +648,13 @@ pub fn evaluate_full(
                             break;
                         }
                     }
+                    // Done with the chunk's rankings: unmapping their pages now, on this
+                    // thread, spreads over the workers what the final unmap would do alone.
+                    let goals_done = c * chunk..((c + 1) * chunk).min(goals);
+                    match source {
+                        Source::Store(store) => store.release(goals_done),
+                        Source::Dense { matrix, .. } => matrix.release(goals_done),
+                    }
                     res.summary = s;
                     res.scanned = std::mem::take(&mut w.scanned);
                     if tx.send(res).is_err() {

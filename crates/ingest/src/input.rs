@@ -221,6 +221,23 @@ impl Deref for BatchData {
     }
 }
 
+/// Tells the kernel that the whole pages inside `range` of a read-only file mapping are no longer
+/// needed (`MADV_DONTNEED`): resident file pages stay at what is in use, and the page-table work
+/// of unmapping is done now, by the caller's thread, instead of all at once when the mapping is
+/// dropped. Pages only partly inside the range are kept (a neighbour may be reading them).
+pub(crate) fn drop_pages(map: &Mmap, range: Range<usize>) {
+    const PAGE: usize = 4096;
+    let start = range.start.div_ceil(PAGE).saturating_mul(PAGE);
+    let end = (range.end.min(map.len()) / PAGE) * PAGE;
+    if end > start {
+        // SAFETY: a read-only file mapping that is never written: dropped pages are re-read from
+        // the file when touched again, so no reader can observe different bytes.
+        let _ = unsafe {
+            map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
+        };
+    }
+}
+
 impl BatchData {
     /// Gives the buffer back for reuse (streams), or tells the kernel the mapped pages are no longer
     /// needed so that resident memory stays at the batches in flight (mapped files).

@@ -183,6 +183,15 @@ impl Matrix {
         (self.map.len() - self.data) as u64
     }
 
+    /// Drops the mapped pages of rows `rows` (done with them): see [`crate::input::drop_pages`].
+    pub fn release(&self, rows: std::ops::Range<usize>) {
+        let w = self.dtype.size() * self.cols;
+        crate::input::drop_pages(
+            &self.map,
+            self.data + rows.start * w..self.data + rows.end * w,
+        );
+    }
+
     /// Row `g`, zero-copy.
     pub fn row(&self, g: usize) -> Row<'_> {
         let w = self.dtype.size() * self.cols;

@@ -314,6 +314,27 @@ impl Store {
         Some((ids, scores))
     }
 
+    /// Drops the mapped pages of the rankings of goals `goals` (done with them): see
+    /// [`crate::input::drop_pages`]. Rankings are stored in goal order, so the goals' blocks are
+    /// one byte range.
+    pub fn release(&self, goals: std::ops::Range<usize>) {
+        let blocks = || {
+            goals
+                .clone()
+                .map(|g| self.entry(g))
+                .filter(|e| e.block != NONE)
+        };
+        let per = if self.scores { 8 } else { 4 };
+        let (Some(first), Some(last)) = (blocks().next(), blocks().last()) else {
+            return;
+        };
+        let base = self.sections[0].offset as usize;
+        crate::input::drop_pages(
+            &self.map,
+            base + first.block as usize..base + last.block as usize + per * last.n as usize,
+        );
+    }
+
     /// Goal `g`'s actual set, decoded; `None` when the goal has none.
     pub fn truth(&self, g: usize) -> Result<Option<GoalTruth>, InputError> {
         let e = self.entry(g);
