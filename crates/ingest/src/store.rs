@@ -318,16 +318,12 @@ impl Store {
     /// [`crate::input::drop_pages`]. Rankings are stored in goal order, so the goals' blocks are
     /// one byte range.
     pub fn release(&self, goals: std::ops::Range<usize>) {
-        let blocks = || {
-            goals
-                .clone()
-                .map(|g| self.entry(g))
-                .filter(|e| e.block != NONE)
-        };
+        let mut blocks = goals.map(|g| self.entry(g)).filter(|e| e.block != NONE);
         let per = if self.scores { 8 } else { 4 };
-        let (Some(first), Some(last)) = (blocks().next(), blocks().last()) else {
+        let Some(first) = blocks.next() else {
             return;
         };
+        let last = blocks.next_back().unwrap_or(first);
         let base = self.sections[0].offset as usize;
         crate::input::drop_pages(
             &self.map,
