@@ -277,12 +277,6 @@ impl ActualSets {
             }
         };
         let mut sets = ActualSets::default();
-        if format == Format::Trec {
-            // One judgment a line: room for that many names up front (capped near a large
-            // library's size; repeated names need none), instead of growing the table step by step.
-            let lines = memchr::memchr_iter(b'\n', all).count();
-            sets.lemmas.reserve(lines.min(1 << 18));
-        }
         // Per goal: (lemma, grade, line) until finalised.
         let mut pending: Vec<Vec<(u32, i32, u64)>> = Vec::new();
         let mut last_goal: Option<(&[u8], usize)> = None;
