@@ -3,17 +3,20 @@
 //! Both paths reduce a goal to the ranks of its judged lemmas, then call the accumulator's
 //! ranks-only entry point, which costs O(judged) whatever the ranking's length:
 //!
-//! - **store**: one pass over the goal's `u32` ids, testing each against a bitset of the goal's
-//!   judged ids (the bitset covers the universe: 25 KB for 200,000 lemmas, in L1/L2 cache);
+//! - **store**: one pass over the goal's `u32` ids, blocks of 64 compared (packed) with the judged
+//!   ids not found yet (more than 16 judged: a bitset over the universe, 25 KB for 200,000
+//!   lemmas); the pass stops once every judged lemma has its rank, since the rest of the ranking
+//!   cannot change a measure;
 //! - **dense**: for each judged lemma, the number of lemmas that outrank it (score greater, or
 //!   equal with a name greater in bytes: METRICS.md §2's rule), counted in one pass over the row
 //!   in L1-sized blocks; a block whose maximum is below a judged lemma's score costs that lemma
-//!   nothing (see [`count_sorted`]). No row is sorted.
+//!   nothing (see `count_sorted`). No row is sorted.
 //!
 //! Goals are handed to worker threads in chunks by an atomic counter; each chunk's per-goal rows
 //! and partial summary go to the collector through a bounded channel and are merged in chunk
 //! order, so the output is the same for any number of threads, and a slow writer cannot make
-//! memory grow.
+//! memory grow. A worker drops a chunk's mapped pages when done with it, so resident file pages
+//! stay at the chunks in flight and unmapping costs nothing at the end.
 
 use crate::engine::{
     evaluate_unseen, plan_for, EvalError, EvalOptions, GoalRow, Report, Window, ZeroRelMode,

@@ -35,4 +35,4 @@ pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
 pub use run::{parse_prediction_line, parse_run_at, parse_run_line, Prediction, RunLine};
 pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
-pub use truth::{ActualSets, GoalTruth, Interner};
+pub use truth::{name_hash, ActualSets, GoalTruth, Interner};

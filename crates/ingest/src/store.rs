@@ -314,9 +314,10 @@ impl Store {
         Some((ids, scores))
     }
 
-    /// Drops the mapped pages of the rankings of goals `goals` (done with them): see
-    /// [`crate::input::drop_pages`]. Rankings are stored in goal order, so the goals' blocks are
-    /// one byte range.
+    /// Drops the mapped pages of the rankings of goals `goals` (done with them): `MADV_DONTNEED`
+    /// on the whole pages inside their bytes (rankings are stored in goal order, so the goals'
+    /// blocks are one byte range). Resident file pages stay at the goals in use, and the
+    /// page-table work of unmapping happens now, on the caller's thread.
     pub fn release(&self, goals: std::ops::Range<usize>) {
         let mut blocks = goals.map(|g| self.entry(g)).filter(|e| e.block != NONE);
         let per = if self.scores { 8 } else { 4 };
