@@ -6,26 +6,13 @@
 //! no sorting and no hashing. Lemma ids: the actual sets' lemmas first (in their order), then every
 //! other predicted lemma as it first appears.
 
-use crate::engine::{DuplicateMode, EvalError, OrderMode, TieMode};
+use crate::engine::{DuplicateMode, EvalError, OrderMode, RankingOptions, TieMode};
 use lemma_accum::trec_cmp;
 use lemma_ingest::{
     parse_prediction_line, parse_run_at, show, ActualSets, BatchReader, ErrorKind, Format, GoalKey,
     Input, InputError, Interner, StoreWriter,
 };
 use std::path::Path;
-
-/// What shapes the stored rankings.
-#[derive(Clone, Debug)]
-pub struct ConvertOptions {
-    /// Ranking order; `None`: the format's default (TREC: score, JSONL: file).
-    pub order: Option<OrderMode>,
-    /// Ties under score order.
-    pub ties: TieMode,
-    /// Repeated lemmas.
-    pub duplicates: DuplicateMode,
-    /// Keep only the first `depth` lemmas of each goal.
-    pub depth: Option<u64>,
-}
 
 /// What was converted.
 #[derive(Clone, Debug, Default)]
@@ -51,16 +38,12 @@ struct Goal {
 pub fn convert(
     actual: &ActualSets,
     input: Input,
-    opts: &ConvertOptions,
+    opts: &RankingOptions,
     out: &Path,
 ) -> Result<ConvertReport, EvalError> {
     let path = input.path.clone();
     let format = input.format;
-    let order = opts.order.unwrap_or(if format == Format::Trec {
-        OrderMode::Score
-    } else {
-        OrderMode::File
-    });
+    let order = opts.order_for(format);
     let io = |e: std::io::Error| {
         EvalError::Input(InputError::file(
             ErrorKind::Io,

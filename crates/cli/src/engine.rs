@@ -17,8 +17,8 @@
 use crate::seen::{Seen, SeenSet};
 use hashbrown::{HashMap, HashTable};
 use lemma_accum::{
-    trec_cmp, Config, GoalAccumulator, GoalError, GoalFate, Interpolation, Label, Measure, Plan,
-    Summary, Ties, TrecOrder, Truth,
+    trec_cmp, Config, GoalAccumulator, GoalError, GoalFate, GoalValues, Interpolation, Label,
+    Measure, Plan, Summary, Ties, TrecOrder, Truth,
 };
 use lemma_ingest::{
     parse_prediction_line, parse_run_at, parse_run_line, same_bytes, show, ActualSets, Batch,
@@ -78,6 +78,42 @@ pub enum ZeroRelMode {
     Evaluate,
 }
 
+/// How a goal's ranking is built from its prediction lines: order, ties, repeats, depth. The same
+/// for `eval` and `convert`, so a store holds exactly the rankings `eval` would evaluate.
+#[derive(Clone, Debug)]
+pub struct RankingOptions {
+    /// Ranking order; `None` picks the format's default ([`RankingOptions::order_for`]).
+    pub order: Option<OrderMode>,
+    /// Ties under score order.
+    pub ties: TieMode,
+    /// Repeated lemmas.
+    pub duplicates: DuplicateMode,
+    /// Keep only the first `depth` lemmas of each goal, after ordering.
+    pub depth: Option<u64>,
+}
+
+impl Default for RankingOptions {
+    fn default() -> Self {
+        RankingOptions {
+            order: None,
+            ties: TieMode::Trec,
+            duplicates: DuplicateMode::First,
+            depth: None,
+        }
+    }
+}
+
+impl RankingOptions {
+    /// The order for an input of `format`: the one asked for, else TREC runs by score and JSONL
+    /// records in file order.
+    pub fn order_for(&self, format: Format) -> OrderMode {
+        self.order.unwrap_or(match format {
+            Format::Trec => OrderMode::Score,
+            Format::Jsonl => OrderMode::File,
+        })
+    }
+}
+
 /// Everything that decides the numbers.
 #[derive(Clone, Debug)]
 pub struct EvalOptions {
@@ -87,14 +123,8 @@ pub struct EvalOptions {
     pub relevance_level: i32,
     /// Relevant count needed per recall level for IPrec/AP11.
     pub interpolation: Interpolation,
-    /// Ranking order; `None` picks the format's default (TREC: score, JSONL: file).
-    pub order: Option<OrderMode>,
-    /// Ties under score order.
-    pub ties: TieMode,
-    /// Repeated lemmas.
-    pub duplicates: DuplicateMode,
-    /// Evaluate only the first `depth` lemmas of each goal, after ordering.
-    pub depth: Option<u64>,
+    /// How each goal's ranking is built from its lines (shared with `convert`).
+    pub ranking: RankingOptions,
     /// Goals without predictions.
     pub missing: MissingMode,
     /// Goals with `R = 0`.
@@ -117,10 +147,7 @@ impl Default for EvalOptions {
             measures: Vec::new(),
             relevance_level: 1,
             interpolation: Interpolation::Textbook,
-            order: None,
-            ties: TieMode::Trec,
-            duplicates: DuplicateMode::First,
-            depth: None,
+            ranking: RankingOptions::default(),
             missing: MissingMode::Zero,
             zero_rel: ZeroRelMode::Skip,
             regroup: false,
@@ -141,6 +168,44 @@ pub struct GoalRow {
     pub values: Vec<Option<f64>>,
     /// Whether the goal had no predictions (evaluated as empty).
     pub empty: bool,
+}
+
+impl GoalRow {
+    /// The row of a goal's values.
+    pub(crate) fn new(goal: &[u8], values: &GoalValues<'_>, empty: bool) -> GoalRow {
+        GoalRow {
+            goal: goal.to_vec(),
+            values: values.values().to_vec(),
+            empty,
+        }
+    }
+}
+
+/// A goal's values, or its error with the goal named.
+pub(crate) fn goal_values<'v>(
+    goal: &[u8],
+    values: Result<GoalValues<'v>, GoalError>,
+) -> Result<GoalValues<'v>, EvalError> {
+    values.map_err(|error| EvalError::Goal {
+        goal: show(goal),
+        error,
+    })
+}
+
+/// Adds an evaluated goal (with predictions) to a partial summary, and to the partial rows when
+/// rows are asked for.
+pub(crate) fn record_goal(
+    summary: &mut Summary,
+    rows: Option<&mut Vec<GoalRow>>,
+    goal: &[u8],
+    values: Result<GoalValues<'_>, GoalError>,
+) -> Result<(), EvalError> {
+    let values = goal_values(goal, values)?;
+    summary.add(&values);
+    if let Some(rows) = rows {
+        rows.push(GoalRow::new(goal, &values, false));
+    }
+    Ok(())
 }
 
 /// What happened, for the report on stderr.
@@ -273,20 +338,10 @@ pub(crate) fn evaluate_unseen(
             continue;
         }
         let goal = actual.goals.name(gid as u32);
-        let values = acc
-            .evaluate_ranks(&t, 0, [])
-            .map_err(|error| EvalError::Goal {
-                goal: show(goal),
-                error,
-            })?;
+        let values = goal_values(goal, acc.evaluate_ranks(&t, 0, []))?;
         summary.add_empty(&values);
         if let Some(sink) = rows.as_mut() {
-            sink(GoalRow {
-                goal: goal.to_vec(),
-                values: values.values().to_vec(),
-                empty: true,
-            })
-            .map_err(EvalError::Sink)?;
+            sink(GoalRow::new(goal, &values, true)).map_err(EvalError::Sink)?;
         }
     }
     Ok(())
@@ -299,7 +354,7 @@ pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
         Config {
             relevance_level: opts.relevance_level,
             interpolation: opts.interpolation,
-            ties: if opts.ties == TieMode::Group {
+            ties: if opts.ranking.ties == TieMode::Group {
                 Ties::Group
             } else {
                 Ties::Given
@@ -468,8 +523,8 @@ impl<'a> Worker<'a> {
                 acc: GoalAccumulator::new(plan.clone()),
                 dedup: SeenSet::new(),
                 emitted: 0,
-                depth: opts.depth.unwrap_or(u64::MAX),
-                dup_mode: opts.duplicates,
+                depth: opts.ranking.depth.unwrap_or(u64::MAX),
+                dup_mode: opts.ranking.duplicates,
                 scored: plan.needs_scores(),
                 stats: Stats::default(),
             },
@@ -552,7 +607,7 @@ impl<'a> Worker<'a> {
     ) -> Result<(), EvalError> {
         if reorder {
             // Sort the whole goal (stable: file order breaks what the tie rule leaves equal).
-            let ties = self.opts.ties;
+            let ties = self.opts.ranking.ties;
             self.items.sort_by(|a, b| {
                 if ties == TieMode::Trec {
                     trec_cmp(
@@ -576,7 +631,7 @@ impl<'a> Worker<'a> {
             let sink = &mut self.sink;
             let mut err = None;
             self.order_buf
-                .finish(tie_rule(data, self.opts.ties), |_, it| {
+                .finish(tie_rule(data, self.opts.ranking.ties), |_, it| {
                     if err.is_none() {
                         err = sink.emit(data, it).err();
                     }
@@ -590,19 +645,8 @@ impl<'a> Worker<'a> {
 
     /// Finishes the accumulator's goal: its values go to the summary, and to a row when asked.
     fn record(&mut self, goal: &[u8], res: &mut BatchResult) -> Result<(), EvalError> {
-        let values = self.sink.acc.finish().map_err(|error| EvalError::Goal {
-            goal: show(goal),
-            error,
-        })?;
-        self.summary.add(&values);
-        if self.want_rows {
-            res.rows.push(GoalRow {
-                goal: goal.to_vec(),
-                values: values.values().to_vec(),
-                empty: false,
-            });
-        }
-        Ok(())
+        let rows = self.want_rows.then_some(&mut res.rows);
+        record_goal(&mut self.summary, rows, goal, self.sink.acc.finish())
     }
 
     /// Ends the goal a TREC batch was reading, if it was being evaluated.
@@ -723,13 +767,16 @@ impl<'a> Worker<'a> {
             } else {
                 let sink = &mut self.sink;
                 let mut err = None;
-                let pushed =
-                    self.order_buf
-                        .push(score, it, tie_rule(data, self.opts.ties), |_, it| {
-                            if err.is_none() {
-                                err = sink.emit(data, it).err();
-                            }
-                        });
+                let pushed = self.order_buf.push(
+                    score,
+                    it,
+                    tie_rule(data, self.opts.ranking.ties),
+                    |_, it| {
+                        if err.is_none() {
+                            err = sink.emit(data, it).err();
+                        }
+                    },
+                );
                 if let Some(d) = err {
                     return Err(dup_error(goal_name, data, &d));
                 }
@@ -786,7 +833,7 @@ impl<'a> Worker<'a> {
             let GoalState::Eval { .. } = state else {
                 continue;
             };
-            let order = self.opts.order.unwrap_or(OrderMode::File);
+            let order = self.opts.ranking.order_for(Format::Jsonl);
             if order == OrderMode::Score && p.scores.is_none() {
                 return Err(err(
                     "--order score needs `scores` in every prediction record".into(),
@@ -808,7 +855,7 @@ impl<'a> Worker<'a> {
                 })
                 .collect();
             if order == OrderMode::Score {
-                let ties = self.opts.ties;
+                let ties = self.opts.ranking.ties;
                 items.sort_by(|a, b| {
                     if ties == TieMode::Trec {
                         trec_cmp(a.0, a.1.as_bytes(), b.0, b.1.as_bytes())
@@ -826,7 +873,7 @@ impl<'a> Worker<'a> {
                 }
                 emitted += 1;
                 if !seen.insert(name) {
-                    if self.opts.duplicates == DuplicateMode::Error {
+                    if self.opts.ranking.duplicates == DuplicateMode::Error {
                         return Err(EvalError::Input(InputError {
                             kind: ErrorKind::Duplicate,
                             path: PathBuf::new(),
@@ -982,11 +1029,7 @@ pub fn evaluate(
     } else {
         GoalKey::Line
     };
-    let order = opts.order.unwrap_or(if format == Format::Trec {
-        OrderMode::Score
-    } else {
-        OrderMode::File
-    });
+    let order = opts.ranking.order_for(format);
     let mut report = Report {
         path: path.clone(),
         threads: opts.threads.max(1),

@@ -19,7 +19,8 @@
 //! stay at the chunks in flight and unmapping costs nothing at the end.
 
 use crate::engine::{
-    evaluate_unseen, plan_for, EvalError, EvalOptions, GoalRow, Report, Window, ZeroRelMode,
+    evaluate_unseen, plan_for, record_goal, EvalError, EvalOptions, GoalRow, Report, Window,
+    ZeroRelMode,
 };
 use lemma_accum::{GoalAccumulator, GoalFate, Summary, Truth};
 use lemma_ingest::{show, ActualSets, ErrorKind, GoalTruth, InputError, Matrix, Names, Row, Store};
@@ -57,6 +58,12 @@ impl Source<'_> {
         match self {
             Source::Store(s) => s.lemmas(),
             Source::Dense { matrix, .. } => matrix.cols(),
+        }
+    }
+    fn path(&self) -> &std::path::Path {
+        match self {
+            Source::Store(s) => s.path(),
+            Source::Dense { matrix, .. } => matrix.path(),
         }
     }
     fn bytes(&self) -> u64 {
@@ -104,6 +111,24 @@ fn goal_error(goal: &[u8], message: String) -> EvalError {
     ))
 }
 
+/// The error for a block of a store ranking (starting at rank `base + 1`) that holds an id
+/// outside the store's lemma table: the first such id and its rank.
+fn beyond_store(goal: &[u8], block: &[u32], base: usize, universe: u32) -> EvalError {
+    let (i, id) = block
+        .iter()
+        .copied()
+        .enumerate()
+        .find(|&(_, id)| id >= universe)
+        .expect("the block holds an id beyond the table");
+    goal_error(
+        goal,
+        format!(
+            "rank {} holds lemma id {id}, beyond the {universe} lemmas of the store",
+            base + i + 1
+        ),
+    )
+}
+
 impl<'a> Worker<'a> {
     /// Evaluates goal `g` of the source. `Ok(None)`: skipped (reason counted in `summary`).
     fn goal(
@@ -132,7 +157,7 @@ impl<'a> Worker<'a> {
             }
         }
         self.ranks.clear();
-        let depth = self.opts.depth.unwrap_or(u64::MAX);
+        let depth = self.opts.ranking.depth.unwrap_or(u64::MAX);
         let n = match self.source {
             Source::Store(store) => {
                 let Some((ids, _)) = store.ranking(g) else {
@@ -154,22 +179,9 @@ impl<'a> Worker<'a> {
             }
         };
         self.ranks.sort_unstable();
-        let values = self
-            .acc
-            .evaluate_ranks(&t, n, self.ranks.iter().copied())
-            .map_err(|error| EvalError::Goal {
-                goal: show(name),
-                error,
-            })?;
-        summary.add(&values);
-        if self.want_rows {
-            chunk.rows.push(GoalRow {
-                goal: name.to_vec(),
-                values: values.values().to_vec(),
-                empty: false,
-            });
-        }
-        Ok(())
+        let values = self.acc.evaluate_ranks(&t, n, self.ranks.iter().copied());
+        let rows = self.want_rows.then_some(&mut chunk.rows);
+        record_goal(summary, rows, name, values)
     }
 
     /// One pass over a store ranking: the ranks of the judged ids. Blocks of 16 ids: their
@@ -190,17 +202,7 @@ impl<'a> Worker<'a> {
         for block in ids.chunks(16) {
             let max = block.iter().copied().fold(0u32, u32::max);
             if max >= universe {
-                let i = block
-                    .iter()
-                    .position(|&id| id >= universe)
-                    .expect("the maximum is in the block");
-                result = Err(goal_error(
-                    goal,
-                    format!(
-                        "rank {} holds lemma id {max}, beyond the {universe} lemmas of the store",
-                        base + i + 1
-                    ),
-                ));
+                result = Err(beyond_store(goal, block, base, universe));
                 break;
             }
             let mut hit = 0u64;
@@ -253,17 +255,7 @@ impl<'a> Worker<'a> {
             }
             let (max, hit) = scan_block(block, &wanted[..live]);
             if max >= universe {
-                let i = block
-                    .iter()
-                    .position(|&id| id >= universe)
-                    .expect("the maximum is in the block");
-                return Err(goal_error(
-                    goal,
-                    format!(
-                        "rank {} holds lemma id {max}, beyond the {universe} lemmas of the store",
-                        base + i + 1
-                    ),
-                ));
+                return Err(beyond_store(goal, block, base, universe));
             }
             if hit {
                 for (k, &id) in block.iter().enumerate() {
@@ -396,17 +388,7 @@ const BLOCK: usize = 64;
 /// when the CPU has it, chosen at run time; a portable loop otherwise.
 fn count_sorted<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
     debug_assert!(ts.windows(2).all(|w| w[0] <= w[1]));
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some((row, ts)) = T::as_f32(row, ts) {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU supports AVX2 (checked just above).
-                unsafe { count_sorted_f32_avx2(row, ts, gt, eq) };
-                return;
-            }
-        }
-    }
-    count_sorted_portable(row, ts, gt, eq)
+    T::count_sorted(row, ts, gt, eq)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -499,16 +481,24 @@ fn count_sorted_portable<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut
 trait Score: Copy + PartialOrd {
     const NEG_INFINITY: Self;
     fn is_nan(self) -> bool;
-    /// The same slices as f32, when they are.
-    fn as_f32<'a>(row: &'a [Self], ts: &'a [Self]) -> Option<(&'a [f32], &'a [f32])>;
+    /// [`count_sorted`] for this score type: its fastest implementation on this CPU.
+    fn count_sorted(row: &[Self], ts: &[Self], gt: &mut [u64], eq: &mut [u64]);
 }
 impl Score for f32 {
     const NEG_INFINITY: Self = f32::NEG_INFINITY;
     fn is_nan(self) -> bool {
         f32::is_nan(self)
     }
-    fn as_f32<'a>(row: &'a [f32], ts: &'a [f32]) -> Option<(&'a [f32], &'a [f32])> {
-        Some((row, ts))
+    fn count_sorted(row: &[f32], ts: &[f32], gt: &mut [u64], eq: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                unsafe { count_sorted_f32_avx2(row, ts, gt, eq) };
+                return;
+            }
+        }
+        count_sorted_portable(row, ts, gt, eq)
     }
 }
 impl Score for f64 {
@@ -516,8 +506,8 @@ impl Score for f64 {
     fn is_nan(self) -> bool {
         f64::is_nan(self)
     }
-    fn as_f32<'a>(_: &'a [f64], _: &'a [f64]) -> Option<(&'a [f32], &'a [f32])> {
-        None
+    fn count_sorted(row: &[f64], ts: &[f64], gt: &mut [u64], eq: &mut [u64]) {
+        count_sorted_portable(row, ts, gt, eq)
     }
 }
 
@@ -718,6 +708,7 @@ pub fn evaluate_full(
         &mut rows,
     )?;
     let report = Report {
+        path: source.path().to_path_buf(),
         bytes: source.bytes(),
         items: entries,
         goals_in_predictions: goals as u64,

@@ -15,4 +15,4 @@ pub mod output;
 mod seen;
 pub mod trec;
 
-pub use engine::{evaluate, EvalError, EvalOptions, GoalRow, Report};
+pub use engine::{evaluate, EvalError, EvalOptions, GoalRow, RankingOptions, Report};

@@ -3,8 +3,8 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use lemma_accum::{Interpolation, Measure};
 use lemma_eval::engine::{
-    self, DuplicateMode, EvalError, EvalOptions, GoalRow, MissingMode, OrderMode, TieMode,
-    ZeroRelMode,
+    self, DuplicateMode, EvalError, EvalOptions, GoalRow, MissingMode, OrderMode, RankingOptions,
+    TieMode, ZeroRelMode,
 };
 use lemma_eval::output::{report_text, OutFormat, Writer};
 use lemma_eval::trec;
@@ -92,6 +92,17 @@ struct RankingArgs {
     /// A lemma repeated in one goal: keep the first, or stop with an error.
     #[arg(long, value_enum, default_value = "first")]
     duplicates: Dups,
+}
+
+impl From<&RankingArgs> for RankingOptions {
+    fn from(a: &RankingArgs) -> RankingOptions {
+        RankingOptions {
+            order: a.order.map(OrderMode::from),
+            ties: a.ties.into(),
+            duplicates: a.duplicates.into(),
+            depth: a.depth,
+        }
+    }
 }
 
 #[derive(Copy, Clone, ValueEnum, PartialEq, Eq)]
@@ -400,19 +411,12 @@ impl Out {
                 std::io::stdout(),
             ))),
             Some(p) => {
-                let dir = p
-                    .parent()
-                    .filter(|d| !d.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                let tmp = tempfile::Builder::new()
-                    .prefix(".lemma-eval-")
-                    .tempfile_in(dir)
-                    .map_err(|e| {
-                        Fail(
-                            2,
-                            format!("{}: cannot create the output file: {e}", p.display()),
-                        )
-                    })?;
+                let tmp = lemma_ingest::temp_file_beside(p, ".lemma-eval-").map_err(|e| {
+                    Fail(
+                        2,
+                        format!("{}: cannot create the output file: {e}", p.display()),
+                    )
+                })?;
                 Ok(Out::File(
                     std::io::BufWriter::with_capacity(1 << 16, tmp),
                     p.to_path_buf(),
@@ -482,10 +486,7 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             Interp::Trec10 => Interpolation::Trec10,
             Interp::Trec9 => Interpolation::Trec9,
         },
-        order: a.ranking.order.map(OrderMode::from),
-        ties: a.ranking.ties.into(),
-        duplicates: a.ranking.duplicates.into(),
-        depth: a.ranking.depth,
+        ranking: (&a.ranking).into(),
         missing: match a.missing {
             Missing::Zero => MissingMode::Zero,
             Missing::Skip => MissingMode::Skip,
@@ -538,7 +539,7 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         let mut sink = |row: GoalRow| w.row(&row);
         let rows: Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>> =
             if a.per_goal { Some(&mut sink) } else { None };
-        let (summary, mut report) = match predicted_kind {
+        let (summary, report) = match predicted_kind {
             Kind::Store => {
                 let store = lemma_ingest::Store::open(&a.predicted)?;
                 lemma_eval::full::evaluate_full(
@@ -577,7 +578,6 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         };
         w.finish(&summary, a.per_goal)
             .map_err(|e| Fail(2, format!("cannot write output: {e}")))?;
-        report.path = a.predicted.clone();
         (summary, report)
     };
     out.commit()?;
@@ -599,10 +599,12 @@ fn run_trec(a: TrecArgs) -> Result<(), Fail> {
         } else {
             Interpolation::Trec9
         },
-        order: Some(OrderMode::Score),
-        ties: TieMode::Trec,
-        duplicates: DuplicateMode::Error,
-        depth: a.max_docs,
+        ranking: RankingOptions {
+            order: Some(OrderMode::Score),
+            ties: TieMode::Trec,
+            duplicates: DuplicateMode::Error,
+            depth: a.max_docs,
+        },
         missing: if a.complete {
             MissingMode::Zero
         } else {
@@ -801,12 +803,7 @@ fn matrix_names(a: &EvalArgs, m: &lemma_ingest::Matrix) -> Result<(Names, Names)
 fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
     let actual = ActualSets::read_path(&a.actual)?;
     let input = lemma_ingest::open(&a.predicted)?;
-    let opts = lemma_eval::convert::ConvertOptions {
-        order: a.ranking.order.map(OrderMode::from),
-        ties: a.ranking.ties.into(),
-        duplicates: a.ranking.duplicates.into(),
-        depth: a.ranking.depth,
-    };
+    let opts = RankingOptions::from(&a.ranking);
     let r = lemma_eval::convert::convert(&actual, input, &opts, &a.output)?;
     eprintln!(
         "lemma-eval: {}: {} goals, {} ranked lemmas, {} distinct lemmas, {} duplicates dropped",

@@ -3,8 +3,8 @@
 //! output does not depend on the thread count; corrupt stores and matrices give named errors.
 
 use lemma_accum::Measure;
-use lemma_eval::convert::{convert, ConvertOptions};
-use lemma_eval::engine::{evaluate, DuplicateMode, EvalOptions, GoalRow, TieMode};
+use lemma_eval::convert::convert;
+use lemma_eval::engine::{evaluate, DuplicateMode, EvalOptions, GoalRow, RankingOptions, TieMode};
 use lemma_eval::full::{evaluate_full, Source};
 use lemma_ingest::{ActualSets, Matrix, Names, Store};
 use proptest::prelude::*;
@@ -124,7 +124,7 @@ fn trec_to_store_round_trip_on_generated_workloads() {
         let (q, r) = gen_trec(dir.path(), extra);
         let actual = ActualSets::read_path(&q).unwrap();
         let store = dir.path().join("g.store");
-        let copt = ConvertOptions {
+        let copt = RankingOptions {
             order: None,
             ties: TieMode::Trec,
             duplicates: DuplicateMode::First,
@@ -149,7 +149,7 @@ fn trec_to_store_round_trip_on_generated_workloads() {
         assert_eq!(got, want);
         // --depth behaves as a cut of the ordered ranking on both paths.
         let mut cut = opts(2);
-        cut.depth = Some(7);
+        cut.ranking.depth = Some(7);
         assert_eq!(
             full_eval(&actual, &Source::Store(&s), &cut).1,
             text_eval(&actual, &r, &cut).1
@@ -247,7 +247,7 @@ proptest! {
         let mut o = opts(2);
         o.measures.push(Measure::AUC);
         o.universe = Some(cols as u64);
-        o.depth = depth;
+        o.ranking.depth = depth;
         let dense = full_eval(&actual, &Source::Dense { matrix: &m, goals: &goals, lemmas: &lemmas }, &o);
         let text = text_eval(&actual, &dir.path().join("m.run"), &o);
         prop_assert_eq!(&dense.1, &text.1);

@@ -221,17 +221,20 @@ impl Deref for BatchData {
     }
 }
 
-/// Tells the kernel that the whole pages inside `range` of a read-only file mapping are no longer
+/// Tells the kernel that the pages covering `range` of a read-only file mapping are no longer
 /// needed (`MADV_DONTNEED`): resident file pages stay at what is in use, and the page-table work
 /// of unmapping is done now, by the caller's thread, instead of all at once when the mapping is
-/// dropped. Pages only partly inside the range are kept (a neighbour may be reading them).
+/// dropped. The range is rounded outward to whole pages: a page shared with a neighbouring range
+/// is dropped too and simply re-read if the neighbour touches it again (rounding inward would
+/// leave one page per boundary resident for good).
 pub(crate) fn drop_pages(map: &Mmap, range: Range<usize>) {
     const PAGE: usize = 4096;
-    let start = range.start.div_ceil(PAGE).saturating_mul(PAGE);
-    let end = (range.end.min(map.len()) / PAGE) * PAGE;
+    let start = range.start / PAGE * PAGE;
+    let end = range.end.div_ceil(PAGE).saturating_mul(PAGE).min(map.len());
     if end > start {
         // SAFETY: a read-only file mapping that is never written: dropped pages are re-read from
-        // the file when touched again, so no reader can observe different bytes.
+        // the file when touched again, so no reader (not even one working on the neighbouring
+        // range) can observe different bytes.
         let _ = unsafe {
             map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start)
         };
@@ -245,23 +248,7 @@ impl BatchData {
         match self {
             BatchData::Owned(v) => Some(v),
             BatchData::Mapped(map, r) => {
-                // Whole pages covering the range, rounded outward: a page shared with the
-                // neighbouring batch is dropped too, and simply re-read if that batch touches it.
-                const PAGE: usize = 4096;
-                let start = r.start / PAGE * PAGE;
-                let end = r.end.div_ceil(PAGE).saturating_mul(PAGE).min(map.len());
-                if end > start {
-                    // SAFETY: a private, read-only file mapping that is never written: dropped pages
-                    // are re-read from the file when touched again, so no reader (not even one of
-                    // the neighbouring batch) can observe different bytes.
-                    let _ = unsafe {
-                        map.unchecked_advise_range(
-                            memmap2::UncheckedAdvice::DontNeed,
-                            start,
-                            end - start,
-                        )
-                    };
-                }
+                drop_pages(&map, r);
                 None
             }
         }

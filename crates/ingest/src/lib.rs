@@ -34,5 +34,7 @@ pub use input::{
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
 pub use run::{parse_prediction_line, parse_run_at, parse_run_line, Prediction, RunLine};
-pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
+pub use store::{
+    temp_file_beside, Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION,
+};
 pub use truth::{name_hash, ActualSets, GoalTruth, Interner};

@@ -183,8 +183,8 @@ impl Matrix {
         (self.map.len() - self.data) as u64
     }
 
-    /// Drops the mapped pages of rows `rows` (done with them): `MADV_DONTNEED` on the whole
-    /// pages inside their bytes. Resident file pages stay at the rows in use, and the page-table
+    /// Drops the mapped pages of rows `rows` (done with them): `MADV_DONTNEED` on the pages
+    /// covering their bytes. Resident file pages stay at the rows in use, and the page-table
     /// work of unmapping happens now, on the caller's thread, not all at once at the end.
     pub fn release(&self, rows: std::ops::Range<usize>) {
         let w = self.dtype.size() * self.cols;

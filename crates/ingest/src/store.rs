@@ -315,7 +315,7 @@ impl Store {
     }
 
     /// Drops the mapped pages of the rankings of goals `goals` (done with them): `MADV_DONTNEED`
-    /// on the whole pages inside their bytes (rankings are stored in goal order, so the goals'
+    /// on the pages covering their bytes (rankings are stored in goal order, so the goals'
     /// blocks are one byte range). Resident file pages stay at the goals in use, and the
     /// page-table work of unmapping happens now, on the caller's thread.
     pub fn release(&self, goals: std::ops::Range<usize>) {
@@ -433,16 +433,20 @@ pub struct StoreWriter {
     truths: Vec<u8>,
 }
 
+/// A temporary file in `path`'s directory (so that renaming it over `path` is atomic), named
+/// `prefix` and random characters; removed on drop unless persisted.
+pub fn temp_file_beside(path: &Path, prefix: &str) -> io::Result<tempfile::NamedTempFile> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    tempfile::Builder::new().prefix(prefix).tempfile_in(dir)
+}
+
 impl StoreWriter {
     /// Starts a store at `path`; `scores` says whether every ranking carries scores.
     pub fn create(path: &Path, scores: bool) -> io::Result<StoreWriter> {
-        let dir = path
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        let tmp = tempfile::Builder::new()
-            .prefix(".lemma-store-")
-            .tempfile_in(dir)?;
+        let tmp = temp_file_beside(path, ".lemma-store-")?;
         let mut out = BufWriter::with_capacity(1 << 20, tmp);
         out.write_all(&[0u8; HEADER])?;
         Ok(StoreWriter {
