@@ -27,9 +27,62 @@ pub fn parse_run_line(line: &[u8]) -> Result<Option<RunLine<'_>>, String> {
 /// `\n`, or `data.len()`), so a caller walks a buffer with one scan per line.
 #[inline(always)]
 pub fn parse_run_at(data: &[u8], start: usize) -> (Result<Option<RunLine<'_>>, String>, usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(r) = simple_run_line(data, start) {
+        return r;
+    }
+    parse_run_general(data, start)
+}
+
+/// [`parse_run_at`] for any line shape: the general splitter, then the field checks.
+#[inline(always)]
+fn parse_run_general(data: &[u8], start: usize) -> (Result<Option<RunLine<'_>>, String>, usize) {
     let mut f = [&b""[..]; 6];
     let split = split_line_checked(data, start, &mut f);
     run_line(split, f)
+}
+
+/// A run line of the common shape (see [`crate::fields::simd::simple_line`]) with at least six
+/// fields: its fields are between consecutive spaces, found by bit arithmetic on the space mask.
+/// `None`: any other line (a comment, fewer fields, another shape), for the general path.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn simple_run_line(
+    data: &[u8],
+    start: usize,
+) -> Option<(Result<Option<RunLine<'_>>, String>, usize)> {
+    let (mut spaces, e) = crate::fields::simd::simple_line(data, start)?;
+    if spaces.count_ones() < 5 || data[start] == b'#' {
+        return None;
+    }
+    let mut next = || {
+        let p = spaces.trailing_zeros() as usize;
+        spaces &= spaces.wrapping_sub(1);
+        p
+    };
+    let (p0, p1, p2, p3, p4) = (next(), next(), next(), next(), next());
+    // With no sixth space `next` gives 64: the tag ends at the newline.
+    let p5 = next().min(e as usize);
+    let end = start + e as usize;
+    // SAFETY: p0 < p1 < ... < p5 <= e and `start + e < data.len()` (the newline is in the
+    // window that `simple_line` read from `data`).
+    let field = |a: usize, b: usize| unsafe { data.get_unchecked(start + a..start + b) };
+    let score_field = field(p3 + 1, p4);
+    let Some(score) = parse_score(score_field) else {
+        return Some(run_line(
+            ((6, end), Ok(())),
+            [field(0, p0), b"", b"", b"", score_field, b""],
+        ));
+    };
+    Some((
+        Ok(Some(RunLine {
+            goal: field(0, p0),
+            lemma: field(p1 + 1, p2),
+            score,
+            tag: field(p4 + 1, p5),
+        })),
+        end,
+    ))
 }
 
 /// A run line from its split fields.
@@ -178,6 +231,51 @@ mod tests {
         assert!(parse_run_line(b"q Q0 a 1 inf t")
             .unwrap_err()
             .contains("found `inf`"));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The single-space fast path and the general splitter read every line alike: fields,
+        /// line end and error, for lines of random fields and separators, at random offsets in
+        /// buffers of random length (near the end of a buffer only the general path runs).
+        #[test]
+        fn fast_and_general_paths_agree(
+            fields in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    "g1", "Q0", "0", "Nat.add_comm", "1", "0.5", "999.9969", "-2", "1e3", "x",
+                    "run", "Q0", "g2", "Nat.add_comm", "2", "0.25", "999.9939", "-2.5", "tag",
+                    "#", "#c", "NaN", "1.", "é", "abcdefghijklmnopqrstuvwxyz0123456789",
+                ]),
+                0..9,
+            ),
+            seps in proptest::collection::vec(
+                proptest::sample::select(vec![" "; 30].into_iter().chain(["  ", "\t", " \r"]).collect::<Vec<_>>()), 10),
+            lead in proptest::bool::weighted(0.1),
+            trail in proptest::bool::weighted(0.1),
+            pad in 0usize..80,
+            offset in 0usize..70,
+        ) {
+            let mut line = String::new();
+            if lead {
+                line.push(' ');
+            }
+            for (i, f) in fields.iter().enumerate() {
+                if i > 0 {
+                    line.push_str(seps[i]);
+                }
+                line.push_str(f);
+            }
+            if trail {
+                line.push(' ');
+            }
+            let mut data = vec![b'z'; offset];
+            data.extend_from_slice(line.as_bytes());
+            data.push(b'\n');
+            data.extend(std::iter::repeat_n(b'y', pad));
+            let fast = parse_run_at(&data, offset);
+            let general = parse_run_general(&data, offset);
+            proptest::prop_assert_eq!(fast, general);
+        }
     }
 
     #[test]
