@@ -75,13 +75,32 @@ impl<T> TrecOrder<T> {
         C: FnMut(&T, &T) -> Ordering,
         F: FnMut(f64, T),
     {
+        let vs_last = score
+            .partial_cmp(&self.run_score)
+            .unwrap_or(Ordering::Equal);
+        self.push_cmp(vs_last, score, item, tie, emit)
+    }
+
+    /// [`TrecOrder::push`] for a caller that has already compared the item's score with the
+    /// previous item's (`vs_last`: the new score against the last one; ignored for a goal's first
+    /// item), for example as text without parsing it; `score` is only handed back to `emit`.
+    #[inline(always)]
+    pub fn push_cmp<C, F>(
+        &mut self,
+        vs_last: Ordering,
+        score: f64,
+        item: T,
+        tie: C,
+        emit: F,
+    ) -> Result<(), OutOfOrder>
+    where
+        C: FnMut(&T, &T) -> Ordering,
+        F: FnMut(f64, T),
+    {
         let position = self.seen;
         self.seen += 1;
         if !self.run.is_empty() {
-            match score
-                .partial_cmp(&self.run_score)
-                .unwrap_or(Ordering::Equal)
-            {
+            match vs_last {
                 Ordering::Greater => return Err(OutOfOrder { position }),
                 Ordering::Less => self.flush(tie, emit),
                 Ordering::Equal => {}

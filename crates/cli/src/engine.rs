@@ -21,9 +21,11 @@ use lemma_accum::{
     Measure, Plan, Summary, Ties, TrecOrder, Truth,
 };
 use lemma_ingest::{
-    parse_prediction_line, parse_run_at, parse_run_line, same_bytes, show, ActualSets, Batch,
-    BatchReader, ErrorKind, Format, GoalKey, GoalTruth, Input, InputError,
+    parse_prediction_line, parse_run_line, parse_score, same_bytes, score_error, show,
+    split_run_at, ActualSets, Batch, BatchReader, ErrorKind, Format, GoalKey, GoalTruth, Input,
+    InputError, ScoreText,
 };
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -503,6 +505,61 @@ struct Worker<'a> {
     judged_bits: u64,
     /// Sink statistics when the current goal began (restored if the goal is re-read).
     goal_stats: Stats,
+    /// The current goal's previous score.
+    last_score: LastScore,
+}
+
+/// The previous score of the goal being read, to order the next one against: as text while the
+/// scores keep one shape ([`ScoreText`]: no parsing), else as a parsed value.
+struct LastScore {
+    text: Option<ScoreText>,
+    /// The parsed value, when it was parsed.
+    value: Option<f64>,
+    /// Whether scores may be compared as text: not when they are rounded to f32 first (the text
+    /// order is the f64 order), nor when a measure needs their values.
+    text_allowed: bool,
+}
+
+impl LastScore {
+    fn new(text_allowed: bool) -> Self {
+        LastScore {
+            text: None,
+            value: None,
+            text_allowed,
+        }
+    }
+
+    /// The score in `field` (at `at` in `data`) and its order against the previous one (`Equal`
+    /// for a goal's first). The value is NaN when the score was only compared as text. `None`:
+    /// not a finite number.
+    #[inline(always)]
+    fn next(
+        &mut self,
+        data: &[u8],
+        at: usize,
+        field: &[u8],
+        f32_scores: bool,
+    ) -> Option<(f64, Ordering)> {
+        if let Some(t) = &mut self.text {
+            if let Some(order) = t.advance(data, at, field.len()) {
+                self.value = None;
+                return Some((f64::NAN, order));
+            }
+        }
+        let v = parse_score(field)?;
+        let v = if f32_scores { v as f32 as f64 } else { v };
+        let last = self.value.or_else(|| self.text.map(|t| t.value()));
+        let order = last.map_or(Ordering::Equal, |l| {
+            v.partial_cmp(&l).unwrap_or(Ordering::Equal)
+        });
+        self.value = Some(v);
+        self.text = if self.text_allowed {
+            ScoreText::new(field)
+        } else {
+            None
+        };
+        Some((v, order))
+    }
 }
 
 impl<'a> Worker<'a> {
@@ -533,6 +590,7 @@ impl<'a> Worker<'a> {
             judged: HashTable::new(),
             judged_bits: 0,
             goal_stats: Stats::default(),
+            last_score: LastScore::new(!opts.f32_scores && !plan.needs_scores()),
         }
     }
 
@@ -540,6 +598,7 @@ impl<'a> Worker<'a> {
     fn begin_goal(&mut self, goal: &[u8], line: u64, res: &mut BatchResult) -> GoalState<'a> {
         self.order_buf.reset();
         self.items.clear();
+        self.last_score = LastScore::new(self.last_score.text_allowed);
         self.sink.dedup.clear();
         self.sink.emitted = 0;
         self.goal_stats = self.sink.stats;
@@ -573,6 +632,16 @@ impl<'a> Worker<'a> {
                 }
                 GoalState::Eval { truth }
             }
+        }
+    }
+
+    /// A parsed score as the options round it.
+    #[inline(always)]
+    fn f32_round(&self, v: f64) -> f64 {
+        if self.opts.f32_scores {
+            v as f32 as f64
+        } else {
+            v
         }
     }
 
@@ -704,7 +773,7 @@ impl<'a> Worker<'a> {
         let mut cur: Option<OpenGoal<'a>> = None;
         let mut last_tag: Option<(usize, usize)> = None;
         while pos < data.len() {
-            let (parsed, end) = parse_run_at(data, pos);
+            let (parsed, end) = split_run_at(data, pos);
             line_no += 1;
             let rl = match parsed {
                 Err(msg) => {
@@ -736,14 +805,34 @@ impl<'a> Worker<'a> {
                 });
             }
             let c = cur.as_mut().expect("a goal is open");
+            let syntax = |line_no| {
+                let msg = score_error(rl.score);
+                InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg)
+            };
             let GoalState::Eval { truth } = c.state else {
+                // Not evaluated, but the line must still be valid.
+                if parse_score(rl.score).is_none() {
+                    return Err(syntax(line_no).into());
+                }
                 pos = end + 1;
                 continue;
             };
-            let score = if self.opts.f32_scores {
-                rl.score as f32 as f64
+            // The score, and how it orders against the previous line's (re-read goals are sorted
+            // whole, with parsed scores).
+            let (score, vs_last) = if c.reread {
+                match parse_score(rl.score) {
+                    Some(v) => (self.f32_round(v), Ordering::Equal),
+                    None => return Err(syntax(line_no).into()),
+                }
             } else {
-                rl.score
+                let at = rl.score.as_ptr() as usize - data.as_ptr() as usize;
+                match self
+                    .last_score
+                    .next(data, at, rl.score, self.opts.f32_scores)
+                {
+                    Some(s) => s,
+                    None => return Err(syntax(line_no).into()),
+                }
             };
             let start = rl.lemma.as_ptr() as usize - data.as_ptr() as usize;
             let hash = self.actual.lemmas.hash(rl.lemma);
@@ -767,7 +856,8 @@ impl<'a> Worker<'a> {
             } else {
                 let sink = &mut self.sink;
                 let mut err = None;
-                let pushed = self.order_buf.push(
+                let pushed = self.order_buf.push_cmp(
+                    vs_last,
                     score,
                     it,
                     tie_rule(data, self.opts.ranking.ties),
@@ -789,6 +879,7 @@ impl<'a> Worker<'a> {
                     self.sink.emitted = 0;
                     self.sink.acc.begin(&self.truth(truth));
                     self.items.clear();
+                    self.last_score = LastScore::new(self.last_score.text_allowed);
                     c.reread = true;
                     pos = c.first_pos;
                     line_no = c.first_line - 1;

@@ -158,6 +158,22 @@ pub(crate) mod simd {
         (delim, newline, bad)
     }
 
+    /// Bit masks over 16 bytes: where `a` and `b` are equal, and where `a` holds an ASCII digit.
+    #[inline(always)]
+    pub fn compare16(a: &[u8; 16], b: &[u8; 16]) -> (u32, u32) {
+        use core::arch::x86_64::{_mm_min_epu8, _mm_sub_epi8};
+        // SAFETY: unaligned 16-byte loads of two 16-byte arrays; SSE2 is part of x86_64.
+        unsafe {
+            let va = _mm_loadu_si128(a.as_ptr() as *const __m128i);
+            let vb = _mm_loadu_si128(b.as_ptr() as *const __m128i);
+            let eq = _mm_movemask_epi8(_mm_cmpeq_epi8(va, vb)) as u32;
+            // A digit: `a - '0'` is at most 9 as an unsigned byte.
+            let d = _mm_sub_epi8(va, _mm_set1_epi8(b'0' as i8));
+            let digit = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d));
+            (eq, digit as u32)
+        }
+    }
+
     /// The common shape of a line, recognised from one 64-byte window at `start`: it ends within
     /// the window, its fields are separated by single spaces (no leading, trailing or repeated
     /// whitespace) and it has no tab, control or non-ASCII byte. Returns the bitmask of its spaces
@@ -315,6 +331,103 @@ fn plain_decimal(field: &[u8]) -> Option<f64> {
     Some(if negative { -v } else { v } + 0.0)
 }
 
+/// A score's text, kept so that the next score of the same shape is ordered against it without
+/// parsing either: the common case of a run whose scores are printed with a fixed format.
+///
+/// Two plain decimals `[-]digits[.digits]` of the same shape (same length, the sign and the point
+/// at the same places) compare as their bytes do (reversed when negative). With at most 15 digits,
+/// distinct decimals parse to distinct doubles in the same order (every decimal of 15 significant
+/// digits survives the round trip through a double), and equal text is an equal double: so the
+/// byte order is exactly the order, ties included, of the parsed scores. A score of any other
+/// shape, exponent or length is parsed as usual.
+#[derive(Clone, Copy, Debug)]
+pub struct ScoreText {
+    /// The text, in its first `len` bytes.
+    bytes: [u8; 16],
+    len: u32,
+    /// Bit `k`: byte `k` is the sign or the point (every other byte below `len` is a digit).
+    other: u32,
+    negative: bool,
+}
+
+impl ScoreText {
+    /// `field` as a comparable text: a plain decimal `[-]digits[.digits]` (or `[-].digits`, or
+    /// `digits.`) of at most 16 bytes and 15 digits. `None` for anything else.
+    pub fn new(field: &[u8]) -> Option<ScoreText> {
+        let len = field.len();
+        if len == 0 || len > 16 {
+            return None;
+        }
+        let (mut other, mut points, mut digits) = (0u32, 0, 0);
+        for (i, &b) in field.iter().enumerate() {
+            match b {
+                b'0'..=b'9' => digits += 1,
+                b'.' => {
+                    points += 1;
+                    other |= 1 << i;
+                }
+                b'-' if i == 0 => other |= 1,
+                _ => return None,
+            }
+        }
+        if digits == 0 || digits > 15 || points > 1 {
+            return None;
+        }
+        let mut bytes = [0u8; 16];
+        bytes[..len].copy_from_slice(field);
+        Some(ScoreText {
+            bytes,
+            len: len as u32,
+            other,
+            negative: field[0] == b'-',
+        })
+    }
+
+    /// The value of the text (as [`parse_score`] gives it).
+    pub fn value(&self) -> f64 {
+        parse_score(&self.bytes[..self.len as usize]).expect("a plain decimal")
+    }
+
+    /// If the score text `data[at..at + len]` has this text's shape, how its value orders against
+    /// this one's (`Less`: lower), and it becomes the kept text. `None`: another shape (or fewer
+    /// than 16 readable bytes at `at`), nothing changed, the caller parses. About twenty
+    /// instructions: one 16-byte load, three compares, bit arithmetic.
+    #[inline(always)]
+    pub fn advance(&mut self, data: &[u8], at: usize, len: usize) -> Option<std::cmp::Ordering> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if len as u32 != self.len || at + 16 > data.len() {
+                return None;
+            }
+            let window: &[u8; 16] = data[at..at + 16].try_into().expect("16 bytes");
+            let (eq, digit) = simd::compare16(window, &self.bytes);
+            let in_len = (1u32 << len) - 1;
+            // The sign and point where this text has them, digits everywhere else.
+            if eq & self.other != self.other || (digit | self.other) & in_len != in_len {
+                return None;
+            }
+            let differ = !eq & in_len;
+            let order = if differ == 0 {
+                std::cmp::Ordering::Equal
+            } else {
+                let i = differ.trailing_zeros() as usize;
+                window[i].cmp(&self.bytes[i])
+            };
+            self.bytes = *window;
+            Some(if self.negative {
+                order.reverse()
+            } else {
+                order
+            })
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (data, at, len);
+            None
+        }
+    }
+}
+
 /// Parses an integer grade (optionally signed). trec_eval reads grades with `atol`, which also
 /// takes `1.5` as 1; lemma-eval refuses what is not a whole number rather than guess.
 #[inline]
@@ -418,6 +531,70 @@ mod tests {
             let f = format!("{}{whole}{}", if neg { "-" } else { "" }, frac.map_or(String::new(), |d| format!(".{d}")));
             let std = f.parse::<f64>().ok().map(|v| v + 0.0);
             proptest::prop_assert_eq!(parse_score(f.as_bytes()).map(f64::to_bits), std.map(f64::to_bits), "{}", f);
+        }
+
+        /// A score compared as text orders exactly as the parsed scores do (ties included), and
+        /// every text of the kept one's shape is compared as text (the fast path is not dead).
+        /// Pairs share a shape by construction, then one is perturbed: its sign replaced by a
+        /// digit, its point moved, a byte dropped, an exponent.
+        #[test]
+        fn score_text_orders_as_parsed_scores(
+            neg in proptest::array::uniform2(proptest::bool::ANY),
+            whole in 0usize..10,
+            point in proptest::bool::ANY,
+            frac in 0usize..10,
+            digits in proptest::array::uniform2(proptest::collection::vec(b'0'..=b'9', 20)),
+            perturb in 0u8..6,
+            offset in 0usize..20,
+        ) {
+            let text = |k: usize| {
+                let mut t = Vec::new();
+                if neg[k] {
+                    t.push(b'-');
+                }
+                t.extend_from_slice(&digits[k][..whole]);
+                if point {
+                    t.push(b'.');
+                    t.extend_from_slice(&digits[k][whole..whole + frac]);
+                }
+                t
+            };
+            let (a, mut b) = (text(0), text(1));
+            match perturb {
+                1 if neg[1] => b[0] = b'1',
+                2 if point && whole > 0 => {
+                    let p = b.iter().position(|&c| c == b'.').unwrap();
+                    b.swap(p - 1, p);
+                }
+                3 if b.len() > 1 => {
+                    b.pop();
+                }
+                4 => b.extend_from_slice(b"e1"),
+                _ => {}
+            }
+            let Some(va) = parse_score(&a) else { return Ok(()) };
+            let Some(mut kept) = ScoreText::new(&a) else {
+                // Only texts of more than 16 bytes or 15 digits are refused.
+                let n = whole + if point { frac } else { 0 };
+                proptest::prop_assert!(n > 15 || n == 0 || a.len() > 16);
+                return Ok(());
+            };
+            proptest::prop_assert_eq!(kept.value().to_bits(), va.to_bits());
+            let mut data = vec![b'x'; offset];
+            data.extend_from_slice(&b);
+            data.extend_from_slice(&[b' '; 16]);
+            let same_shape = b.len() == a.len()
+                && a.iter().zip(&b).all(|(x, y)| x == y || (x.is_ascii_digit() && y.is_ascii_digit()));
+            match kept.advance(&data, offset, b.len()) {
+                Some(order) => {
+                    let vb = parse_score(&b);
+                    proptest::prop_assert!(vb.is_some(), "{:?}", String::from_utf8_lossy(&b));
+                    proptest::prop_assert_eq!(Some(order), vb.unwrap().partial_cmp(&va));
+                    proptest::prop_assert!(same_shape);
+                    proptest::prop_assert_eq!(kept.value().to_bits(), vb.unwrap().to_bits());
+                }
+                None => proptest::prop_assert!(!same_shape),
+            }
         }
     }
 

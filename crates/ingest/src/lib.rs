@@ -25,7 +25,7 @@ mod truth;
 pub use error::{ErrorKind, InputError};
 pub use fields::{
     is_space, parse_grade, parse_score, same_bytes, show, split_fields, split_line,
-    split_line_checked,
+    split_line_checked, ScoreText,
 };
 pub use input::{
     first_field, open, open_with, Batch, BatchData, BatchReader, Compression, Format, GoalKey,
@@ -33,7 +33,10 @@ pub use input::{
 };
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
-pub use run::{parse_prediction_line, parse_run_at, parse_run_line, Prediction, RunLine};
+pub use run::{
+    parse_prediction_line, parse_run_at, parse_run_line, score_error, split_run_at, Prediction,
+    RunFields, RunLine,
+};
 pub use store::{
     temp_file_beside, Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION,
 };

@@ -17,6 +17,21 @@ pub struct RunLine<'a> {
     pub tag: &'a [u8],
 }
 
+/// A run line's fields before its score is parsed: the score is still text, which the caller
+/// parses ([`parse_score`], with [`score_error`] as the message) or compares as text
+/// ([`crate::ScoreText`]).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct RunFields<'a> {
+    /// Goal id.
+    pub goal: &'a [u8],
+    /// Lemma name.
+    pub lemma: &'a [u8],
+    /// The score field (not yet checked).
+    pub score: &'a [u8],
+    /// Run tag.
+    pub tag: &'a [u8],
+}
+
 /// Parses a run line. `Ok(None)` for blank and `#` comment lines. The error says what was expected.
 #[inline]
 pub fn parse_run_line(line: &[u8]) -> Result<Option<RunLine<'_>>, String> {
@@ -27,19 +42,49 @@ pub fn parse_run_line(line: &[u8]) -> Result<Option<RunLine<'_>>, String> {
 /// `\n`, or `data.len()`), so a caller walks a buffer with one scan per line.
 #[inline(always)]
 pub fn parse_run_at(data: &[u8], start: usize) -> (Result<Option<RunLine<'_>>, String>, usize) {
+    let (fields, end) = split_run_at(data, start);
+    let line = match fields {
+        Ok(Some(f)) => match parse_score(f.score) {
+            Some(score) => Ok(Some(RunLine {
+                goal: f.goal,
+                lemma: f.lemma,
+                score,
+                tag: f.tag,
+            })),
+            None => Err(score_error(f.score)),
+        },
+        Ok(None) => Ok(None),
+        Err(e) => Err(e),
+    };
+    (line, end)
+}
+
+/// The error for a score field that is not a finite number.
+#[cold]
+pub fn score_error(field: &[u8]) -> String {
+    format!(
+        "expected a finite number as the score (field 5), found `{}`",
+        show(field)
+    )
+}
+
+/// Splits the run line that starts at `start` in `data` into its fields and checks all but the
+/// score; also returns where the line ends. `Ok(None)` for blank and `#` comment lines.
+#[inline(always)]
+pub fn split_run_at(data: &[u8], start: usize) -> (Result<Option<RunFields<'_>>, String>, usize) {
     #[cfg(target_arch = "x86_64")]
     if let Some(r) = simple_run_line(data, start) {
         return r;
     }
-    parse_run_general(data, start)
+    split_run_general(data, start)
 }
 
-/// [`parse_run_at`] for any line shape: the general splitter, then the field checks.
+/// [`split_run_at`] for any line shape: the general splitter, then the field checks.
 #[inline(always)]
-fn parse_run_general(data: &[u8], start: usize) -> (Result<Option<RunLine<'_>>, String>, usize) {
+fn split_run_general(data: &[u8], start: usize) -> (Result<Option<RunFields<'_>>, String>, usize) {
     let mut f = [&b""[..]; 6];
     let split = split_line_checked(data, start, &mut f);
-    run_line(split, f)
+    run_fields(split, f)
 }
 
 /// A run line of the common shape (see [`crate::fields::simd::simple_line`]) with at least six
@@ -50,7 +95,7 @@ fn parse_run_general(data: &[u8], start: usize) -> (Result<Option<RunLine<'_>>, 
 fn simple_run_line(
     data: &[u8],
     start: usize,
-) -> Option<(Result<Option<RunLine<'_>>, String>, usize)> {
+) -> Option<(Result<Option<RunFields<'_>>, String>, usize)> {
     let (mut spaces, e) = crate::fields::simd::simple_line(data, start)?;
     if spaces.count_ones() < 5 || data[start] == b'#' {
         return None;
@@ -63,34 +108,26 @@ fn simple_run_line(
     let (p0, p1, p2, p3, p4) = (next(), next(), next(), next(), next());
     // With no sixth space `next` gives 64: the tag ends at the newline.
     let p5 = next().min(e as usize);
-    let end = start + e as usize;
     // SAFETY: p0 < p1 < ... < p5 <= e and `start + e < data.len()` (the newline is in the
     // window that `simple_line` read from `data`).
     let field = |a: usize, b: usize| unsafe { data.get_unchecked(start + a..start + b) };
-    let score_field = field(p3 + 1, p4);
-    let Some(score) = parse_score(score_field) else {
-        return Some(run_line(
-            ((6, end), Ok(())),
-            [field(0, p0), b"", b"", b"", score_field, b""],
-        ));
-    };
     Some((
-        Ok(Some(RunLine {
+        Ok(Some(RunFields {
             goal: field(0, p0),
             lemma: field(p1 + 1, p2),
-            score,
+            score: field(p3 + 1, p4),
             tag: field(p4 + 1, p5),
         })),
-        end,
+        start + e as usize,
     ))
 }
 
-/// A run line from its split fields.
+/// A run line's fields from the splitter's output.
 #[inline(always)]
-fn run_line<'a>(
+fn run_fields<'a>(
     ((count, end), utf8): ((usize, usize), Result<(), usize>),
     f: [&'a [u8]; 6],
-) -> (Result<Option<RunLine<'a>>, String>, usize) {
+) -> (Result<Option<RunFields<'a>>, String>, usize) {
     if let Err(col) = utf8 {
         return (
             Err(format!(
@@ -111,20 +148,11 @@ fn run_line<'a>(
             end,
         );
     }
-    let Some(score) = parse_score(f[4]) else {
-        return (
-            Err(format!(
-                "expected a finite number as the score (field 5), found `{}`",
-                show(f[4])
-            )),
-            end,
-        );
-    };
     (
-        Ok(Some(RunLine {
+        Ok(Some(RunFields {
             goal: f[0],
             lemma: f[2],
-            score,
+            score: f[4],
             tag: f[5],
         })),
         end,
@@ -272,8 +300,8 @@ mod tests {
             data.extend_from_slice(line.as_bytes());
             data.push(b'\n');
             data.extend(std::iter::repeat_n(b'y', pad));
-            let fast = parse_run_at(&data, offset);
-            let general = parse_run_general(&data, offset);
+            let fast = split_run_at(&data, offset);
+            let general = split_run_general(&data, offset);
             proptest::prop_assert_eq!(fast, general);
         }
     }

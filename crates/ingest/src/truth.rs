@@ -235,22 +235,22 @@ enum PremiseSet<'a> {
     Graded(HashMap<Cow<'a, str>, i64>),
 }
 
+/// One judgment row until the sets are finalised: goal id, lemma id, grade, line.
+type Row = (u32, u32, i32, u64);
+
 /// Records one judgment; `goal_id` when the caller already knows the goal's id.
 fn add_judgment(
     sets: &mut ActualSets,
-    pending: &mut Vec<Vec<(u32, i32, u64)>>,
-    goal_id: Option<usize>,
+    rows: &mut Vec<Row>,
+    goal_id: Option<u32>,
     goal: &[u8],
     lemma: &[u8],
     grade: i32,
     line: u64,
-) -> usize {
-    let g = goal_id.unwrap_or_else(|| sets.goals.intern(goal) as usize);
-    if g == pending.len() {
-        pending.push(Vec::new());
-    }
+) -> u32 {
+    let g = goal_id.unwrap_or_else(|| sets.goals.intern(goal));
     let l = sets.lemmas.intern(lemma);
-    pending[g].push((l, grade, line));
+    rows.push((g, l, grade, line));
     sets.rows += 1;
     sets.positive_rows += (grade > 0) as u64;
     g
@@ -277,9 +277,10 @@ impl ActualSets {
             }
         };
         let mut sets = ActualSets::default();
-        // Per goal: (lemma, grade, line) until finalised.
-        let mut pending: Vec<Vec<(u32, i32, u64)>> = Vec::new();
-        let mut last_goal: Option<(&[u8], usize)> = None;
+        // Every judgment in file order; grouped by goal at the end (qrels usually come grouped:
+        // one flat vector, no per-goal allocation while reading).
+        let mut rows: Vec<Row> = Vec::with_capacity(all.len() / 24);
+        let mut last_goal: Option<(&[u8], u32)> = None;
         let (mut line_no, mut pos) = (0u64, 0usize);
         while pos < all.len() {
             line_no += 1;
@@ -313,8 +314,7 @@ impl ActualSets {
                         Some((name, id)) if same_bytes(name, f[0]) => Some(id),
                         _ => None,
                     };
-                    let g =
-                        add_judgment(&mut sets, &mut pending, cached, f[0], f[2], grade, line_no);
+                    let g = add_judgment(&mut sets, &mut rows, cached, f[0], f[2], grade, line_no);
                     last_goal = Some((f[0], g));
                 }
                 Format::Jsonl => {
@@ -330,13 +330,13 @@ impl ActualSets {
                     let goal = rec
                         .goal_id
                         .ok_or_else(|| err("expected a `goal_id` field".into()))?;
-                    let g = sets.goals.intern(goal.as_bytes()) as usize;
-                    if g < pending.len() {
+                    let known = sets.goals.len();
+                    let g = sets.goals.intern(goal.as_bytes());
+                    if (g as usize) < known {
                         return Err(err(format!(
                             "goal `{goal}` has a second line of actual premises"
                         )));
                     }
-                    pending.push(Vec::new());
                     last_goal = None;
                     // Every (name, grade) of the record, then one pass to record them.
                     let mut judged: Vec<(Cow<str>, i32)> = Vec::new();
@@ -372,7 +372,7 @@ impl ActualSets {
                     for (name, grade) in judged {
                         add_judgment(
                             &mut sets,
-                            &mut pending,
+                            &mut rows,
                             Some(g),
                             goal.as_bytes(),
                             name.as_bytes(),
@@ -390,31 +390,41 @@ impl ActualSets {
                 "has no judgments, expected at least one line",
             ));
         }
-        sets.truths.reserve(pending.len());
-        for (g, mut entries) in pending.into_iter().enumerate() {
-            entries.sort_unstable_by_key(|&(l, _, line)| (l, line));
-            if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+        // Group by goal (stable: file order within a goal); grouped qrels need no sort.
+        if rows.windows(2).any(|w| w[1].0 < w[0].0) {
+            rows.sort_by_key(|r| r.0);
+        }
+        sets.truths.reserve(sets.goals.len());
+        let mut rest = &mut rows[..];
+        for g in 0..sets.goals.len() as u32 {
+            // This goal's rows (none for a JSONL goal with an empty list).
+            let n = rest.iter().take_while(|r| r.0 == g).count();
+            let (entries, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            rest = tail;
+            entries.sort_unstable_by_key(|&(_, l, _, line)| (l, line));
+            if let Some(w) = entries.windows(2).find(|w| w[0].1 == w[1].1) {
                 let (goal, lemma) = (
-                    show(sets.goals.name(g as u32)),
-                    show(sets.lemmas.name(w[0].0)),
+                    show(sets.goals.name(w[0].0)),
+                    show(sets.lemmas.name(w[0].1)),
                 );
                 return Err(InputError {
                     kind: ErrorKind::Duplicate,
                     path: path.clone(),
-                    line: Some(w[1].2),
+                    line: Some(w[1].3),
                     byte: None,
-                    first_line: Some(w[0].2),
+                    first_line: Some(w[0].3),
                     message: format!("lemma `{lemma}` is judged twice for goal `{goal}`"),
                 });
             }
-            let judged: RoaringBitmap = entries.iter().map(|e| e.0).collect();
-            let binary = entries.iter().all(|e| e.1 == 1);
-            let mut grades_desc: Vec<i32> = entries.iter().map(|e| e.1).collect();
+            let judged = RoaringBitmap::from_sorted_iter(entries.iter().map(|e| e.1))
+                .expect("sorted, distinct");
+            let binary = entries.iter().all(|e| e.2 == 1);
+            let mut grades_desc: Box<[i32]> = entries.iter().map(|e| e.2).collect();
             grades_desc.sort_unstable_by(|a, b| b.cmp(a));
             sets.truths.push(GoalTruth {
                 judged,
-                grades: (!binary).then(|| entries.iter().map(|e| (e.0, e.1)).collect()),
-                grades_desc: grades_desc.into(),
+                grades: (!binary).then(|| entries.iter().map(|e| (e.1, e.2)).collect()),
+                grades_desc,
             });
         }
         Ok(sets)
@@ -520,6 +530,39 @@ mod tests {
         assert_eq!((g2.grade(id("A")), g2.grade(id("C"))), (Some(2), Some(0)));
         let (_, g3) = s.goal(b"g3").unwrap();
         assert_eq!((g3.grade(id("A")), g3.grade(id("D"))), (Some(1), Some(1)));
+    }
+
+    #[test]
+    fn goals_with_empty_sets_and_ungrouped_qrels_keep_their_own_truths() {
+        // A goal with an empty list has a truth of its own (R = 0); the goals after it keep theirs.
+        let text = r#"{"goal_id": "g1", "premises": ["A"]}
+{"goal_id": "g0", "premises": []}
+{"goal_id": "g2", "premises": ["B", "A"]}
+"#;
+        let s = read(text, Format::Jsonl).unwrap();
+        let id = |n: &str| s.lemmas.get(n.as_bytes()).unwrap();
+        assert_eq!(s.truths.len(), 3);
+        assert_eq!(s.goal(b"g0").unwrap().1.judged.len(), 0);
+        let (_, g2) = s.goal(b"g2").unwrap();
+        assert_eq!((g2.grade(id("A")), g2.grade(id("B"))), (Some(1), Some(1)));
+        assert_eq!(s.goal(b"g1").unwrap().1.judged.len(), 1);
+        // Qrels whose goals interleave: each goal gets its own rows, grades and all.
+        let s = read("g 0 a 1\nh 0 b 2\ng 0 c 0\nh 0 a 1\n", Format::Trec).unwrap();
+        let id = |n: &str| s.lemmas.get(n.as_bytes()).unwrap();
+        let (_, g) = s.goal(b"g").unwrap();
+        let (_, h) = s.goal(b"h").unwrap();
+        assert_eq!(
+            (g.grade(id("a")), g.grade(id("c")), g.grade(id("b"))),
+            (Some(1), Some(0), None)
+        );
+        assert_eq!(
+            (h.grade(id("a")), h.grade(id("b")), h.grade(id("c"))),
+            (Some(1), Some(2), None)
+        );
+        assert_eq!(
+            (&*g.grades_desc, &*h.grades_desc),
+            (&[1, 0][..], &[2, 1][..])
+        );
     }
 
     #[test]
