@@ -158,6 +158,36 @@ pub(crate) mod simd {
         (delim, newline, bad)
     }
 
+    /// [`masks`] with two 32-byte compares instead of four 16-byte ones, for CPUs with AVX2.
+    ///
+    /// # Safety
+    /// The CPU must have AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn masks_avx2(data: &[u8], at: usize) -> (u64, u64, u64) {
+        use core::arch::x86_64::{
+            __m256i, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
+            _mm256_movemask_epi8, _mm256_set1_epi8,
+        };
+        let window = &data[at..at + 64];
+        let (mut delim, mut newline, mut bad) = (0u64, 0u64, 0u64);
+        for k in 0..2 {
+            // SAFETY: two unaligned 32-byte loads inside `window` (64 bytes, bounds-checked).
+            let v = unsafe { _mm256_loadu_si256(window.as_ptr().add(32 * k) as *const __m256i) };
+            // Signed: bytes 0x80..=0xff are negative, so "0x21 > byte" also flags them.
+            let special =
+                _mm256_movemask_epi8(_mm256_cmpgt_epi8(_mm256_set1_epi8(0x21), v)) as u32 as u64;
+            let n = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\n' as i8))) as u32
+                as u64;
+            let sp = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(b' ' as i8))) as u32
+                as u64;
+            delim |= (sp | n) << (32 * k);
+            newline |= n << (32 * k);
+            bad |= (special & !(sp | n)) << (32 * k);
+        }
+        (delim, newline, bad)
+    }
+
     /// Bit masks over 16 bytes: where `a` and `b` are equal, and where `a` holds an ASCII digit.
     #[inline(always)]
     pub fn compare16(a: &[u8; 16], b: &[u8; 16]) -> (u32, u32) {
@@ -184,7 +214,12 @@ pub(crate) mod simd {
         if start + 64 > data.len() {
             return None;
         }
-        let (d, n, b) = masks(data, start);
+        let (d, n, b) = if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            unsafe { masks_avx2(data, start) }
+        } else {
+            masks(data, start)
+        };
         if n == 0 {
             return None;
         }
@@ -670,6 +705,25 @@ mod tests {
             let mut g = [&b""[..]; 8];
             let n = split_fields(line.as_bytes(), &mut g);
             assert_eq!(&g[..n], &want[..], "{line:?}");
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_masks_equal_sse2_masks() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        // Every byte value at every position of the window, and realistic lines.
+        let mut data: Vec<u8> = (0..=255u8).cycle().take(64 * 9).collect();
+        data.extend_from_slice(
+            b"g1 Q0 Nat.add_comm 1 0.5 run\ng1\tQ0 x\r 2 0.25 run \n\xc3\xa9 x\n",
+        );
+        data.extend_from_slice(&[b' '; 64]);
+        for at in 0..data.len() - 64 {
+            // SAFETY: AVX2 is present (checked above).
+            let avx2 = unsafe { simd::masks_avx2(&data, at) };
+            assert_eq!(avx2, simd::masks(&data, at), "at {at}");
         }
     }
 
