@@ -114,6 +114,32 @@ impl<T> TrecOrder<T> {
         Ok(())
     }
 
+    /// [`TrecOrder::push_cmp`] that hands the previous item back instead of passing it to `emit`
+    /// when it was alone in its tie run (the common case, no tie): `Ok(Some(previous))`, which
+    /// the caller emits before anything it pushes later. A run of two or more still goes to
+    /// `emit`. The single item is swapped in place: no buffer push or pop.
+    #[inline(always)]
+    pub fn push_cmp_take<C, F>(
+        &mut self,
+        vs_last: Ordering,
+        score: f64,
+        item: T,
+        tie: C,
+        emit: F,
+    ) -> Result<Option<T>, OutOfOrder>
+    where
+        C: FnMut(&T, &T) -> Ordering,
+        F: FnMut(f64, T),
+    {
+        if self.run.len() == 1 && vs_last == Ordering::Less {
+            self.seen += 1;
+            self.run_score = score;
+            return Ok(Some(std::mem::replace(&mut self.run[0], item)));
+        }
+        self.push_cmp(vs_last, score, item, tie, emit)
+            .map(|()| None)
+    }
+
     /// Emits what is still buffered (end of goal) and resets.
     pub fn finish<C, F>(&mut self, tie: C, emit: F)
     where
@@ -169,6 +195,43 @@ mod tests {
         }
         o.finish(desc, |_, name: &str| out.push(name.to_string()));
         Ok(out)
+    }
+
+    /// [`order`] through `push_cmp_take`: single items handed back, tie runs emitted.
+    fn order_take(items: &[(f64, &str)]) -> Result<Vec<String>, OutOfOrder> {
+        let mut o = TrecOrder::new();
+        let mut out = Vec::new();
+        let desc = |a: &&str, b: &&str| b.as_bytes().cmp(a.as_bytes());
+        let mut last = None;
+        for &(s, n) in items {
+            let vs_last = last.map_or(Ordering::Equal, |l: f64| s.partial_cmp(&l).unwrap());
+            last = Some(s);
+            let back = o.push_cmp_take(vs_last, s, n, desc, |_, name: &str| {
+                out.push(name.to_string())
+            })?;
+            out.extend(back.map(str::to_string));
+        }
+        o.finish(desc, |_, name: &str| out.push(name.to_string()));
+        Ok(out)
+    }
+
+    #[test]
+    fn handing_back_single_items_keeps_the_order() {
+        let cases: [&[(f64, &str)]; 5] = [
+            &[(2.0, "a"), (1.0, "10"), (1.0, "9"), (1.0, "b"), (0.5, "z")],
+            &[(3.0, "a"), (2.0, "b"), (1.0, "c")],
+            &[(1.0, "a"), (1.0, "b"), (0.5, "c"), (0.5, "d"), (0.2, "e")],
+            &[(1.0, "x")],
+            &[(2.0, "a"), (1.0, "b"), (3.0, "c")],
+        ];
+        for c in cases {
+            assert_eq!(order_take(c), order(c), "{c:?}");
+        }
+        assert_eq!(
+            order_take(&[(3.0, "a"), (2.0, "b"), (1.0, "c")]).unwrap(),
+            ["a", "b", "c"]
+        );
+        assert_eq!(order_take(cases[4]), Err(OutOfOrder { position: 2 }));
     }
 
     #[test]

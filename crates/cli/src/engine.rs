@@ -856,7 +856,7 @@ impl<'a> Worker<'a> {
             } else {
                 let sink = &mut self.sink;
                 let mut err = None;
-                let pushed = self.order_buf.push_cmp(
+                let pushed = self.order_buf.push_cmp_take(
                     vs_last,
                     score,
                     it,
@@ -870,7 +870,12 @@ impl<'a> Worker<'a> {
                 if let Some(d) = err {
                     return Err(dup_error(goal_name, data, &d));
                 }
-                if pushed.is_err() {
+                if let Ok(Some(previous)) = pushed {
+                    // The previous item, alone at its score: its rank is certain.
+                    self.sink
+                        .emit(data, previous)
+                        .map_err(|d| dup_error(goal_name, data, &d))?;
+                } else if pushed.is_err() {
                     // Out of order: restart this goal from its first line and sort it whole.
                     res.stats.goals_reordered += 1;
                     self.sink.stats = self.goal_stats;
