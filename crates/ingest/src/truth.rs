@@ -235,8 +235,9 @@ enum PremiseSet<'a> {
     Graded(HashMap<Cow<'a, str>, i64>),
 }
 
-/// One judgment row until the sets are finalised: goal id, lemma id, grade, line.
-type Row = (u32, u32, i32, u64);
+/// One judgment row until the sets are finalised: goal id, lemma id, grade (12 bytes: qrels of
+/// millions of rows are held whole; the lines of a repeated judgment are found again in the text).
+type Row = (u32, u32, i32);
 
 /// Records one judgment; `goal_id` when the caller already knows the goal's id.
 fn add_judgment(
@@ -246,14 +247,33 @@ fn add_judgment(
     goal: &[u8],
     lemma: &[u8],
     grade: i32,
-    line: u64,
 ) -> u32 {
     let g = goal_id.unwrap_or_else(|| sets.goals.intern(goal));
     let l = sets.lemmas.intern(lemma);
-    rows.push((g, l, grade, line));
+    rows.push((g, l, grade));
     sets.rows += 1;
     sets.positive_rows += (grade > 0) as u64;
     g
+}
+
+/// The lines (1-based) of the first two qrels rows that judge `lemma` for `goal`: the error path
+/// of a repeated judgment reads the text again rather than keep a line number per row.
+fn judgment_lines(all: &[u8], goal: &[u8], lemma: &[u8]) -> (u64, u64) {
+    let mut found = Vec::new();
+    for (i, line) in all.split(|&b| b == b'\n').enumerate() {
+        let mut f = [&b""[..]; 4];
+        if crate::fields::split_fields(line, &mut f) == 4 && f[0] == goal && f[2] == lemma {
+            found.push(i as u64 + 1);
+            if found.len() == 2 {
+                break;
+            }
+        }
+    }
+    // Both rows were read from lines of this shape, so both are found.
+    match found[..] {
+        [first, second] => (first, second),
+        _ => unreachable!("a repeated judgment's two lines"),
+    }
 }
 
 impl ActualSets {
@@ -279,7 +299,9 @@ impl ActualSets {
         let mut sets = ActualSets::default();
         // Every judgment in file order; grouped by goal at the end (qrels usually come grouped:
         // one flat vector, no per-goal allocation while reading).
-        let mut rows: Vec<Row> = Vec::with_capacity(all.len() / 24);
+        let mut rows: Vec<Row> = Vec::with_capacity(all.len() / 32);
+        // JSONL: each goal's line (its judgments all come from it).
+        let mut goal_lines: Vec<u64> = Vec::new();
         let mut last_goal: Option<(&[u8], u32)> = None;
         let (mut line_no, mut pos) = (0u64, 0usize);
         while pos < all.len() {
@@ -314,7 +336,7 @@ impl ActualSets {
                         Some((name, id)) if same_bytes(name, f[0]) => Some(id),
                         _ => None,
                     };
-                    let g = add_judgment(&mut sets, &mut rows, cached, f[0], f[2], grade, line_no);
+                    let g = add_judgment(&mut sets, &mut rows, cached, f[0], f[2], grade);
                     last_goal = Some((f[0], g));
                 }
                 Format::Jsonl => {
@@ -337,6 +359,7 @@ impl ActualSets {
                             "goal `{goal}` has a second line of actual premises"
                         )));
                     }
+                    goal_lines.push(line_no);
                     last_goal = None;
                     // Every (name, grade) of the record, then one pass to record them.
                     let mut judged: Vec<(Cow<str>, i32)> = Vec::new();
@@ -377,7 +400,6 @@ impl ActualSets {
                             goal.as_bytes(),
                             name.as_bytes(),
                             grade,
-                            line_no,
                         );
                     }
                 }
@@ -401,19 +423,24 @@ impl ActualSets {
             let n = rest.iter().take_while(|r| r.0 == g).count();
             let (entries, tail) = std::mem::take(&mut rest).split_at_mut(n);
             rest = tail;
-            entries.sort_unstable_by_key(|&(_, l, _, line)| (l, line));
+            entries.sort_unstable_by_key(|&(_, l, _)| l);
             if let Some(w) = entries.windows(2).find(|w| w[0].1 == w[1].1) {
-                let (goal, lemma) = (
-                    show(sets.goals.name(w[0].0)),
-                    show(sets.lemmas.name(w[0].1)),
-                );
+                let (goal, lemma) = (sets.goals.name(w[0].0), sets.lemmas.name(w[0].1));
+                let (first, second) = match format {
+                    Format::Trec => judgment_lines(all, goal, lemma),
+                    Format::Jsonl => (goal_lines[g as usize], goal_lines[g as usize]),
+                };
                 return Err(InputError {
                     kind: ErrorKind::Duplicate,
                     path: path.clone(),
-                    line: Some(w[1].3),
+                    line: Some(second),
                     byte: None,
-                    first_line: Some(w[0].3),
-                    message: format!("lemma `{lemma}` is judged twice for goal `{goal}`"),
+                    first_line: Some(first),
+                    message: format!(
+                        "lemma `{}` is judged twice for goal `{}`",
+                        show(lemma),
+                        show(goal)
+                    ),
                 });
             }
             let judged = RoaringBitmap::from_sorted_iter(entries.iter().map(|e| e.1))
