@@ -224,12 +224,19 @@ impl Deref for BatchData {
 /// Tells the kernel that the pages covering `range` of a read-only file mapping are no longer
 /// needed (`MADV_DONTNEED`): resident file pages stay at what is in use, and the page-table work
 /// of unmapping is done now, by the caller's thread, instead of all at once when the mapping is
-/// dropped. The range is rounded outward to whole pages: a page shared with a neighbouring range
-/// is dropped too and simply re-read if the neighbour touches it again (rounding inward would
-/// leave one page per boundary resident for good).
+/// dropped.
+///
+/// The range is widened outward: its start down to a multiple of 64 KiB, its end to a whole
+/// page. A page fault maps not only its page but the cached pages of the aligned 64 KiB around it
+/// (Linux's fault-around, `fault_around_bytes`, 64 KiB by default), so the first touch of a range
+/// also maps the tail of the range before it; if that range was already released, those pages
+/// would stay mapped for good, about 30 KiB per boundary, which adds up with the size of the file
+/// (measured: 92 MB of resident file pages over a 1.6 GB run in 1 MiB batches). Pages dropped
+/// while a neighbour still reads them are simply mapped again, with the same bytes.
 pub(crate) fn drop_pages(map: &Mmap, range: Range<usize>) {
     const PAGE: usize = 4096;
-    let start = range.start / PAGE * PAGE;
+    const FAULT_AROUND: usize = 64 << 10;
+    let start = range.start / FAULT_AROUND * FAULT_AROUND;
     let end = range.end.div_ceil(PAGE).saturating_mul(PAGE).min(map.len());
     if end > start {
         // SAFETY: a read-only file mapping that is never written: dropped pages are re-read from
