@@ -119,6 +119,7 @@ pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
                 }
             }
         }
+        advise_streaming(&f);
         (Box::new(f), Some(meta.len()))
     };
     let mut raw = BufReader::with_capacity(RAW_BUF, raw);
@@ -167,6 +168,23 @@ pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
         format,
         map: None,
     })
+}
+
+/// Tells the kernel that a file is read once, front to back: read ahead further
+/// (`POSIX_FADV_SEQUENTIAL`), and do not promote its cached pages as if they were in use
+/// (`POSIX_FADV_NOREUSE`, Linux 6.3: the page-cache bookkeeping of every read was about a tenth of
+/// the run's CPU time on the M workload). Advice only: refused or ignored, nothing changes.
+fn advise_streaming(f: &File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        for advice in [libc::POSIX_FADV_SEQUENTIAL, libc::POSIX_FADV_NOREUSE] {
+            // SAFETY: an open file's descriptor; fadvise reads no memory of ours.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, advice) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = f;
 }
 
 /// The format from the first non-blank byte, if any.
