@@ -327,6 +327,14 @@ pub fn first_field(line: &[u8]) -> Option<&[u8]> {
 impl BatchReader {
     /// Batches of about `target` bytes (grown as needed to hold the largest goal).
     pub fn new(input: Input, key: GoalKey, target: usize) -> Self {
+        // A small plain file needs no batch buffer larger than itself (each new buffer is zeroed
+        // once: 4 MiB of page faults is most of the cost of a tiny run).
+        let target = match (input.size_on_disk, input.compression) {
+            (Some(size), Compression::None) => {
+                target.min(usize::try_from(size).unwrap_or(usize::MAX).max(4096))
+            }
+            _ => target,
+        };
         BatchReader {
             input: input.reader,
             map: input.map,
