@@ -459,7 +459,8 @@ impl ActualSets {
 
     /// Reads actual sets from a file (`-` for stdin).
     pub fn read_path(path: &Path) -> Result<ActualSets, InputError> {
-        Self::read(crate::input::open(path)?)
+        // Mapped when it is a plain file: held whole anyway, no copy.
+        Self::read(crate::input::open_with(path, true)?)
     }
 
     /// The truth of goal `name`, with its id.
