@@ -467,6 +467,10 @@ impl ScoreText {
 /// takes `1.5` as 1; lemma-eval refuses what is not a whole number rather than guess.
 #[inline]
 pub fn parse_grade(field: &[u8]) -> Option<i32> {
+    if let [d @ b'0'..=b'9'] = field {
+        // The usual grade: one digit.
+        return Some((d - b'0') as i32);
+    }
     let s = std::str::from_utf8(field).ok()?;
     s.parse::<i32>().ok().filter(|&g| g != i32::MIN)
 }

@@ -297,6 +297,9 @@ impl ActualSets {
             }
         };
         let mut sets = ActualSets::default();
+        // Room for the lemmas of about one judgment per 32 bytes (capped): no table regrowth on
+        // qrels of typical size, little memory on small ones.
+        sets.lemmas.reserve((all.len() / 32).min(1 << 17));
         // Every judgment in file order; grouped by goal at the end (qrels usually come grouped:
         // one flat vector, no per-goal allocation while reading).
         let mut rows: Vec<Row> = Vec::with_capacity(all.len() / 32);
