@@ -845,14 +845,15 @@ impl<'a> Worker<'a> {
                 label,
                 line: line_no,
             };
-            let goal_name = &data[c.name.0..c.name.1];
+            let name = c.name;
+            let goal_name = || &data[name.0..name.1];
             if c.reread {
                 // Re-reading an out-of-order goal: collect, sort at its end.
                 self.items.push(it);
             } else if self.order == OrderMode::File {
                 self.sink
                     .emit(data, it)
-                    .map_err(|d| dup_error(goal_name, data, &d))?;
+                    .map_err(|d| dup_error(goal_name(), data, &d))?;
             } else {
                 let sink = &mut self.sink;
                 let mut err = None;
@@ -868,13 +869,13 @@ impl<'a> Worker<'a> {
                     },
                 );
                 if let Some(d) = err {
-                    return Err(dup_error(goal_name, data, &d));
+                    return Err(dup_error(goal_name(), data, &d));
                 }
                 if let Ok(Some(previous)) = pushed {
                     // The previous item, alone at its score: its rank is certain.
                     self.sink
                         .emit(data, previous)
-                        .map_err(|d| dup_error(goal_name, data, &d))?;
+                        .map_err(|d| dup_error(goal_name(), data, &d))?;
                 } else if pushed.is_err() {
                     // Out of order: restart this goal from its first line and sort it whole.
                     res.stats.goals_reordered += 1;
