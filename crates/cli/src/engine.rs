@@ -8,7 +8,8 @@
 //! ```
 //!
 //! The reader cuts the input at goal boundaries; a worker streams each goal's lines through the
-//! order check (trec order: score descending, name descending; only tie runs are buffered), the
+//! order check (trec order: score descending, name descending; only tie runs are buffered; scores
+//! of one printed shape are compared as text, others parsed), the
 //! depth cut, duplicate removal and the accumulator. A goal whose lines are out of order is re-read
 //! from its first line and sorted (memory: that goal). The collector takes results in batch order,
 //! checks that no goal reappears, numbers lines, and hands per-goal rows to the caller in file

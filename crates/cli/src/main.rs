@@ -239,8 +239,9 @@ struct Common {
     /// No report or progress on stderr.
     #[arg(long)]
     quiet: bool,
-    /// Memory-map plain input files instead of reading them in chunks (chunked reads are as fast
-    /// here and bound resident memory exactly).
+    /// Memory-map plain input files instead of reading them in chunks (about 5% faster on the M
+    /// benchmark; chunked reads bound resident memory more tightly, and do not depend on the file
+    /// staying in the page cache).
     #[arg(long)]
     mmap: bool,
     /// Log what happens (-v, -vv).
