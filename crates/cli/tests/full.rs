@@ -4,7 +4,10 @@
 
 use lemma_accum::Measure;
 use lemma_eval::convert::convert;
-use lemma_eval::engine::{evaluate, DuplicateMode, EvalOptions, GoalRow, RankingOptions, TieMode};
+mod common;
+
+use common::text_eval;
+use lemma_eval::engine::{DuplicateMode, EvalOptions, GoalRow, RankingOptions, TieMode};
 use lemma_eval::full::{evaluate_full, Source};
 use lemma_ingest::{ActualSets, Matrix, Names, Store};
 use proptest::prelude::*;
@@ -39,24 +42,6 @@ fn opts(threads: usize) -> EvalOptions {
         threads,
         ..EvalOptions::default()
     }
-}
-
-/// Per-goal rows and the summary's debug form, for exact comparison.
-fn text_eval(actual: &ActualSets, run: &Path, o: &EvalOptions) -> (Vec<GoalRow>, String) {
-    let mut rows = Vec::new();
-    let mut sink = |r: GoalRow| {
-        rows.push(r);
-        Ok(())
-    };
-    let (s, _) = evaluate(
-        actual,
-        lemma_ingest::open(run).unwrap(),
-        o,
-        Some(&mut sink),
-        None,
-    )
-    .unwrap();
-    (rows, format!("{:?} {:?}", s.aggregates(), s.counts()))
 }
 
 fn full_eval(actual: &ActualSets, source: &Source<'_>, o: &EvalOptions) -> (Vec<GoalRow>, String) {

@@ -6,7 +6,10 @@
 //! compared as text. Every per-goal value and the summary must be equal.
 
 use lemma_accum::Measure;
-use lemma_eval::engine::{evaluate, EvalOptions, GoalRow};
+mod common;
+
+use common::text_eval;
+use lemma_eval::engine::{EvalOptions, GoalRow};
 use lemma_ingest::ActualSets;
 use proptest::prelude::*;
 use std::fmt::Write as _;
@@ -22,20 +25,7 @@ fn eval(actual: &ActualSets, run: &Path, threads: usize) -> (Vec<GoalRow>, Strin
         threads,
         ..EvalOptions::default()
     };
-    let mut rows = Vec::new();
-    let mut sink = |r: GoalRow| {
-        rows.push(r);
-        Ok(())
-    };
-    let (s, _) = evaluate(
-        actual,
-        lemma_ingest::open(run).unwrap(),
-        &o,
-        Some(&mut sink),
-        None,
-    )
-    .unwrap();
-    (rows, format!("{:?} {:?}", s.aggregates(), s.counts()))
+    text_eval(actual, run, &o)
 }
 
 /// One ranked line: lemma index, the score's value in steps, how it is written.

@@ -1,0 +1,23 @@
+//! Helpers shared by the integration tests.
+
+use lemma_eval::engine::{evaluate, EvalOptions, GoalRow};
+use lemma_ingest::ActualSets;
+use std::path::Path;
+
+/// A text run's per-goal rows and its summary's debug form, for exact comparison.
+pub fn text_eval(actual: &ActualSets, run: &Path, o: &EvalOptions) -> (Vec<GoalRow>, String) {
+    let mut rows = Vec::new();
+    let mut sink = |r: GoalRow| {
+        rows.push(r);
+        Ok(())
+    };
+    let (s, _) = evaluate(
+        actual,
+        lemma_ingest::open(run).unwrap(),
+        o,
+        Some(&mut sink),
+        None,
+    )
+    .unwrap();
+    (rows, format!("{:?} {:?}", s.aggregates(), s.counts()))
+}
