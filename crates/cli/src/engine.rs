@@ -2,12 +2,13 @@
 //! threads with the accumulator, merged in file order.
 //!
 //! ```text
-//!  reader thread ──batches (bounded)──▶ workers (N) ──results──▶ collector (caller's thread)
-//!       ▲                                                             │
-//!       └──────────── recycled buffers ◀──────────────────────────────┘
+//!  input (one lock) ──next batch──▶ workers (N) ──results (bounded)──▶ collector (caller's thread)
 //! ```
 //!
-//! The reader cuts the input at goal boundaries; a worker streams each goal's lines through the
+//! A worker takes the next batch itself: under the input's lock it reads about 4 MiB into its own
+//! buffer and cuts it at a goal boundary (so the bytes are in its own core's cache when it parses
+//! them, and N threads share N cores), then evaluates it. A window keeps the workers at most a few
+//! batches ahead of the collector. A worker streams each goal's lines through the
 //! order check (trec order: score descending, name descending; only tie runs are buffered; scores
 //! of one printed shape are compared as text, others parsed), the
 //! depth cut, duplicate removal and the accumulator. A goal whose lines are out of order is re-read
@@ -15,7 +16,7 @@
 //! checks that no goal reappears, numbers lines, and hands per-goal rows to the caller in file
 //! order. Summaries merge exactly, so the figures do not depend on the number of threads.
 
-use crate::seen::{Seen, SeenSet};
+use crate::seen::SeenSet;
 use hashbrown::{HashMap, HashTable};
 use lemma_accum::{
     trec_cmp, Config, GoalAccumulator, GoalError, GoalFate, GoalValues, Interpolation, Label,
@@ -424,14 +425,10 @@ impl Sink {
             return Ok(());
         }
         self.emitted += 1;
-        let at = Seen {
-            start: it.start,
-            end: it.end,
-            line: it.line,
-        };
-        let dup_line = self.dedup.insert(data, it.hash, at).map(|first| first.line);
-        if let Some(first) = dup_line {
+        if let Some(first) = self.dedup.insert(data, it.hash, it.start, it.end) {
             if self.dup_mode == DuplicateMode::Error {
+                // The first occurrence's line (batch-local, like `it.line`), counted now.
+                let first = 1 + data[..first].iter().filter(|&&b| b == b'\n').count() as u64;
                 return Err(Box::new(Dup {
                     first,
                     second: it.line,
@@ -1133,7 +1130,7 @@ pub fn evaluate(
         threads: opts.threads.max(1),
         ..Report::default()
     };
-    let (mut reader, line_map) = if opts.regroup && format == Format::Trec {
+    let (reader, line_map) = if opts.regroup && format == Format::Trec {
         let Regrouped {
             bytes,
             line_map: map,
@@ -1157,56 +1154,57 @@ pub fn evaluate(
     let want_rows = rows.is_some();
     let stop = AtomicBool::new(false);
     let window = Window::new(4 * threads as u64 + 4);
-    let (batch_tx, batch_rx) = sync_channel::<Batch>(threads);
-    // Shared by the workers only: when they all stop, the reader's sends fail and it stops too.
-    let batch_rx = Arc::new(Mutex::new(batch_rx));
+    // No reader thread: each worker takes the next batch itself (the input is read under a lock,
+    // a few hundred microseconds per batch), so the bytes it copies in are in its own core's cache
+    // when it parses them, and two threads share two cores rather than three.
+    let input_state = Mutex::new(SharedInput {
+        reader,
+        next_index: 0,
+        done: false,
+        error: None,
+    });
     let (res_tx, res_rx) = sync_channel::<BatchResult>(threads * 2);
-    let (recycle_tx, recycle_rx) = sync_channel::<Vec<u8>>(threads * 4 + 4);
 
     let outcome = std::thread::scope(|scope| -> Result<(Summary, Report), EvalError> {
-        // Reader.
-        let reader_handle = {
-            let stop = &stop;
-            let window = &window;
-            let mut next_index = 0u64;
-            scope.spawn(move || -> Result<u64, InputError> {
-                loop {
-                    if stop.load(AtomicOrdering::Relaxed) {
-                        return Ok(reader.bytes_read());
-                    }
-                    let buf = recycle_rx.try_recv().unwrap_or_default();
-                    window.wait_for(next_index);
-                    next_index += 1;
-                    match reader.next_batch(buf)? {
-                        None => return Ok(reader.bytes_read()),
-                        Some(b) => {
-                            if let Some(p) = progress {
-                                p(reader.bytes_read());
-                            }
-                            if batch_tx.send(b).is_err() {
-                                return Ok(reader.bytes_read());
-                            }
-                        }
-                    }
-                }
-            })
-        };
-        // Workers.
         let mut workers = Vec::new();
         for _ in 0..threads {
-            let batch_rx = Arc::clone(&batch_rx);
             let res_tx: SyncSender<BatchResult> = res_tx.clone();
             let plan = &plan;
             let stop = &stop;
-            let recycle_tx = recycle_tx.clone();
+            let window = &window;
+            let input_state = &input_state;
             workers.push(scope.spawn(move || -> Summary {
                 let mut w = Worker::new(actual, opts, plan, order, want_rows);
+                let mut buf = Vec::new();
                 loop {
-                    let next = batch_rx.lock().expect("batch queue").recv();
-                    let Ok(batch) = next else { break };
                     if stop.load(AtomicOrdering::Relaxed) {
                         break;
                     }
+                    let batch = {
+                        let mut input = input_state.lock().expect("input");
+                        if input.done {
+                            break;
+                        }
+                        window.wait_for(input.next_index);
+                        input.next_index += 1;
+                        match input.reader.next_batch(std::mem::take(&mut buf)) {
+                            Ok(Some(b)) => {
+                                if let Some(p) = progress {
+                                    p(input.reader.bytes_read());
+                                }
+                                b
+                            }
+                            Ok(None) => {
+                                input.done = true;
+                                break;
+                            }
+                            Err(e) => {
+                                input.done = true;
+                                input.error = Some(e);
+                                break;
+                            }
+                        }
+                    };
                     let mut res = BatchResult {
                         index: batch.index,
                         ..BatchResult::default()
@@ -1222,10 +1220,10 @@ pub fn evaluate(
                     res.stats.duplicates_dropped +=
                         std::mem::take(&mut w.sink.stats.duplicates_dropped);
                     res.stats.beyond_depth += std::mem::take(&mut w.sink.stats.beyond_depth);
-                    // Done with the bytes: recycle the buffer, or drop the mapped pages now rather
-                    // than when the collector reaches this batch in order.
-                    if let Some(buf) = batch.data.release() {
-                        let _ = recycle_tx.try_send(buf);
+                    // Done with the bytes: keep the buffer for the next batch, or drop the mapped
+                    // pages now rather than when the collector reaches this batch in order.
+                    if let Some(b) = batch.data.release() {
+                        buf = b;
                     }
                     if res_tx.send(res).is_err() {
                         break;
@@ -1235,7 +1233,6 @@ pub fn evaluate(
             }));
         }
         drop(res_tx);
-        drop(batch_rx);
         let collected = collect(
             &window,
             actual,
@@ -1251,21 +1248,32 @@ pub fn evaluate(
             stop.store(true, AtomicOrdering::Relaxed);
         }
         window.close();
-        drop(recycle_tx);
         let mut summary = Summary::new(&plan);
         for w in workers {
             let s = w.join().expect("worker panicked");
             summary.merge(&s).expect("same plan");
         }
-        let read = reader_handle.join().expect("reader panicked");
+        // An error the collector found is about an earlier batch than any read error.
         let extra = collected?;
-        report.bytes = read?;
+        let mut input = input_state.lock().expect("input");
+        if let Some(e) = input.error.take() {
+            return Err(e.into());
+        }
+        report.bytes = input.reader.bytes_read();
         summary.merge(&extra).expect("same plan");
         Ok((summary, std::mem::take(&mut report)))
     });
     let (summary, mut report) = outcome?;
     report.elapsed = started.elapsed();
     Ok((summary, report))
+}
+
+/// The input, shared by the workers: each takes the next batch under the lock.
+struct SharedInput {
+    reader: BatchReader,
+    next_index: u64,
+    done: bool,
+    error: Option<InputError>,
 }
 
 /// The collector: results in batch order, contiguity, line numbers, rows; then goals without

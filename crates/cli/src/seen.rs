@@ -1,22 +1,17 @@
 //! The lemmas of the current goal seen so far: duplicate detection on the hot path of every
 //! ranked line.
 //!
-//! Open addressing with linear probing, at most a quarter full (short probe runs: measured 5% less
-//! CPU on the M workload than half full). Each slot has a 4-byte control word
+//! Open addressing with linear probing, at most half full (a quarter full costs 1% fewer
+//! instructions per line on the M workload but twice the memory, which for a goal of 10,000
+//! lemmas is 0.5 MB per worker). Each slot has a 4-byte control word
 //! (a 16-bit generation and 16 bits of the name's hash) in one array, and the index of its name in
-//! another that is read only when the control word matches. For a 1,000-lemma goal the control
-//! array is 16 KB and stays in L1 cache; inserting a new name reads one control word and writes it
-//! back with the index. Clearing between goals bumps the generation (a slot of an older generation
+//! another that is read only when the control word matches; a name is kept as its hash and where
+//! it starts (16 bytes). For a 1,000-lemma goal the control array is 8 KB and stays in L1 cache;
+//! inserting a new name reads one control word and writes it back with the index. Clearing between goals bumps the generation (a slot of an older generation
 //! is empty), so no pass over the table, except once every 65,535 goals. Names are compared byte
 //! for byte on a full-hash match: two names whose hashes collide are still two lemmas.
 
-/// Where a name was first seen: its bytes in the caller's buffer and its line.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Seen {
-    pub start: usize,
-    pub end: usize,
-    pub line: u64,
-}
+use lemma_ingest::is_space;
 
 /// A set of names (see the module documentation).
 pub struct SeenSet {
@@ -24,8 +19,10 @@ pub struct SeenSet {
     control: Vec<u32>,
     /// Per slot: index into `names` (valid when the control word is of this generation).
     index: Vec<u32>,
-    /// The current goal's names, in arrival order, with their hashes (for growing).
-    names: Vec<(u64, Seen)>,
+    /// The current goal's names, in arrival order: hash (for growing) and where the name starts
+    /// in the caller's buffer (16 bytes each: its end is the next delimiter, its line is counted
+    /// only for an error message).
+    names: Vec<(u64, usize)>,
     generation: u32,
 }
 
@@ -62,10 +59,12 @@ impl SeenSet {
         self.generation << 16 | (hash >> 32) as u32 & 0xffff
     }
 
-    /// Inserts the name `data[at.start..at.end]` whose hash is `hash`. `Some(first)`: the name
-    /// was already in the set, first seen at `first` (the set is unchanged).
+    /// Inserts the name `data[start..end]` whose hash is `hash`; every name inserted must be
+    /// followed in `data` by a delimiter (whitespace or newline, which no name contains) or end
+    /// it. `Some(first)`: the name was already in the set, first seen at `data[first..]` (the set
+    /// is unchanged).
     #[inline(always)]
-    pub fn insert(&mut self, data: &[u8], hash: u64, at: Seen) -> Option<Seen> {
+    pub fn insert(&mut self, data: &[u8], hash: u64, start: usize, end: usize) -> Option<usize> {
         let want = self.control_word(hash);
         let mask = self.control.len() - 1;
         let mut i = hash as usize & mask;
@@ -76,7 +75,14 @@ impl SeenSet {
             }
             if c == want {
                 let (h, first) = self.names[self.index[i] as usize];
-                if h == hash && data[first.start..first.end] == data[at.start..at.end] {
+                // The same bytes, and the earlier name ends there too (a delimiter follows).
+                let len = end - start;
+                if h == hash
+                    && data.get(first..first + len) == Some(&data[start..end])
+                    && data
+                        .get(first + len)
+                        .is_none_or(|&b| b == b'\n' || is_space(b))
+                {
                     return Some(first);
                 }
             }
@@ -87,8 +93,8 @@ impl SeenSet {
         let n = u32::try_from(self.names.len()).expect("fewer than 2^32 lemmas in a goal");
         self.control[i] = want;
         self.index[i] = n;
-        self.names.push((hash, at));
-        if self.names.len() * 4 > self.control.len() {
+        self.names.push((hash, start));
+        if self.names.len() * 2 > self.control.len() {
             self.grow();
         }
         None
@@ -119,21 +125,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn repeats_colliding_hashes_growth_and_clearing() {
-        let data = b"alpha beta gamma alpha";
-        let at = |start: usize, end: usize, line: u64| Seen { start, end, line };
-        let (alpha, beta, gamma, again) = (at(0, 5, 1), at(6, 10, 2), at(11, 16, 3), at(17, 22, 4));
+    fn repeats_colliding_hashes_prefixes_growth_and_clearing() {
+        let data = b"alpha beta gamma alpha alp alphabet\n";
+        let (alpha, beta, gamma, again) = ((0, 5), (6, 10), (11, 16), (17, 22));
+        let (alp, alphabet) = ((23, 26), (27, 35));
         let mut s = SeenSet::new();
-        assert_eq!(s.insert(data, 7, alpha), None);
+        let mut ins = |s: &mut SeenSet, (a, b): (usize, usize), h| s.insert(data, h, a, b);
+        assert_eq!(ins(&mut s, alpha, 7), None);
         // Same hash, different name: a different lemma.
-        assert_eq!(s.insert(data, 7, beta), None);
+        assert_eq!(ins(&mut s, beta, 7), None);
         // The same name again, found past the colliding slot: its first occurrence.
-        assert_eq!(s.insert(data, 7, again), Some(alpha));
-        assert_eq!(s.insert(data, 9, gamma), None);
+        assert_eq!(ins(&mut s, again, 7), Some(0));
+        assert_eq!(ins(&mut s, gamma, 9), None);
+        // A prefix and an extension of a name, with its hash: other lemmas.
+        assert_eq!(ins(&mut s, alp, 7), None);
+        assert_eq!(ins(&mut s, alphabet, 7), None);
+        assert_eq!(ins(&mut s, alphabet, 7), Some(27));
         // Cleared: nothing is a repeat any more.
         s.clear();
-        assert_eq!(s.insert(data, 7, again), None);
-        assert_eq!(s.insert(data, 7, alpha), Some(again));
+        assert_eq!(ins(&mut s, again, 7), None);
+        assert_eq!(ins(&mut s, alpha, 7), Some(17));
     }
 
     #[test]
@@ -156,20 +167,16 @@ mod tests {
             let mut reference = std::collections::HashMap::new();
             // Most goals tiny (to wrap the generation quickly), a few large.
             let lines = if goal % 10_000 == 0 { 3000 } else { 3 };
-            for line in 0..lines {
+            for _ in 0..lines {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
                 let k = (x % (1000 + goal % 4000)) as usize;
                 let (start, end) = spans[k];
                 let hash = (k % 97) as u64 * 0x0001_0000_0001_0001; // collisions on purpose
-                let got = s.insert(data, hash, Seen { start, end, line });
-                assert_eq!(
-                    got.map(|f| f.line),
-                    reference.get(&k).copied(),
-                    "goal {goal}"
-                );
-                reference.entry(k).or_insert(line);
+                let got = s.insert(data, hash, start, end);
+                assert_eq!(got, reference.get(&k).copied(), "goal {goal}");
+                reference.entry(k).or_insert(start);
             }
         }
     }
