@@ -130,7 +130,7 @@ mod tests {
         let (alpha, beta, gamma, again) = ((0, 5), (6, 10), (11, 16), (17, 22));
         let (alp, alphabet) = ((23, 26), (27, 35));
         let mut s = SeenSet::new();
-        let mut ins = |s: &mut SeenSet, (a, b): (usize, usize), h| s.insert(data, h, a, b);
+        let ins = |s: &mut SeenSet, (a, b): (usize, usize), h| s.insert(data, h, a, b);
         assert_eq!(ins(&mut s, alpha, 7), None);
         // Same hash, different name: a different lemma.
         assert_eq!(ins(&mut s, beta, 7), None);
