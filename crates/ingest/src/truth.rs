@@ -258,7 +258,7 @@ fn add_judgment(
 
 /// The lines (1-based) of the first two qrels rows that judge `lemma` for `goal`: the error path
 /// of a repeated judgment reads the text again rather than keep a line number per row.
-fn judgment_lines(all: &[u8], goal: &[u8], lemma: &[u8]) -> (u64, u64) {
+fn judgment_lines(all: &[u8], goal: &[u8], lemma: &[u8]) -> Option<(u64, u64)> {
     let mut found = Vec::new();
     for (i, line) in all.split(|&b| b == b'\n').enumerate() {
         let mut f = [&b""[..]; 4];
@@ -269,10 +269,11 @@ fn judgment_lines(all: &[u8], goal: &[u8], lemma: &[u8]) -> (u64, u64) {
             }
         }
     }
-    // Both rows were read from lines of this shape, so both are found.
+    // Both rows were read from lines of this shape, so both are found; were they not, the error
+    // would still name the lemma and goal, without lines.
     match found[..] {
-        [first, second] => (first, second),
-        _ => unreachable!("a repeated judgment's two lines"),
+        [first, second] => Some((first, second)),
+        _ => None,
     }
 }
 
@@ -429,16 +430,16 @@ impl ActualSets {
             entries.sort_unstable_by_key(|&(_, l, _)| l);
             if let Some(w) = entries.windows(2).find(|w| w[0].1 == w[1].1) {
                 let (goal, lemma) = (sets.goals.name(w[0].0), sets.lemmas.name(w[0].1));
-                let (first, second) = match format {
+                let lines = match format {
                     Format::Trec => judgment_lines(all, goal, lemma),
-                    Format::Jsonl => (goal_lines[g as usize], goal_lines[g as usize]),
+                    Format::Jsonl => Some((goal_lines[g as usize], goal_lines[g as usize])),
                 };
                 return Err(InputError {
                     kind: ErrorKind::Duplicate,
                     path: path.clone(),
-                    line: Some(second),
+                    line: lines.map(|l| l.1),
                     byte: None,
-                    first_line: Some(first),
+                    first_line: lines.map(|l| l.0),
                     message: format!(
                         "lemma `{}` is judged twice for goal `{}`",
                         show(lemma),
