@@ -746,7 +746,8 @@ impl<'a> Worker<'a> {
                 return unsafe { self.trec_batch_x86_v3(batch, res) };
             }
         }
-        self.trec_batch_lines(batch, res)
+        // SAFETY: no AVX2 asked for.
+        unsafe { self.trec_batch_lines::<false>(batch, res) }
     }
 
     /// [`Worker::trec_batch_lines`] compiled for CPUs with POPCNT, BMI1 and AVX2 (chosen at run
@@ -758,12 +759,21 @@ impl<'a> Worker<'a> {
         batch: &Batch,
         res: &mut BatchResult,
     ) -> Result<(), EvalError> {
-        self.trec_batch_lines(batch, res)
+        // SAFETY: this function runs only where the CPU has AVX2.
+        unsafe { self.trec_batch_lines::<true>(batch, res) }
     }
 
-    /// The lines of one TREC batch: parse, group by goal, order, evaluate.
+    /// The lines of one TREC batch: parse, group by goal, order, evaluate. `AVX2`: the line
+    /// splitter's masks are AVX2 ones (chosen once for the batch, not per line).
+    ///
+    /// # Safety
+    /// With `AVX2`, the CPU must have AVX2.
     #[inline(always)]
-    fn trec_batch_lines(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
+    unsafe fn trec_batch_lines<const AVX2: bool>(
+        &mut self,
+        batch: &Batch,
+        res: &mut BatchResult,
+    ) -> Result<(), EvalError> {
         let data = &batch.data[..];
         let path = Path::new("");
         // UTF-8 is checked line by line by the parser (free for ASCII lines).
@@ -771,6 +781,14 @@ impl<'a> Worker<'a> {
         let mut cur: Option<OpenGoal<'a>> = None;
         let mut last_tag: Option<(usize, usize)> = None;
         while pos < data.len() {
+            #[cfg(target_arch = "x86_64")]
+            let (parsed, end) = if AVX2 {
+                // SAFETY: the caller's contract.
+                unsafe { lemma_ingest::split_run_at_avx2(data, pos) }
+            } else {
+                split_run_at(data, pos)
+            };
+            #[cfg(not(target_arch = "x86_64"))]
             let (parsed, end) = split_run_at(data, pos);
             line_no += 1;
             let rl = match parsed {

@@ -209,13 +209,16 @@ pub(crate) mod simd {
     /// whitespace) and it has no tab, control or non-ASCII byte. Returns the bitmask of its spaces
     /// (bit `k` for `data[start + k]`) and its length (the newline's offset). `None`: any other
     /// line, for the general splitter.
+    ///
+    /// # Safety
+    /// With `AVX2`, the CPU must have AVX2 (the choice is the caller's, made once, not per line).
     #[inline(always)]
-    pub fn simple_line(data: &[u8], start: usize) -> Option<(u64, u32)> {
+    pub unsafe fn simple_line<const AVX2: bool>(data: &[u8], start: usize) -> Option<(u64, u32)> {
         if start + 64 > data.len() {
             return None;
         }
-        let (d, n, b) = if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
+        let (d, n, b) = if AVX2 {
+            // SAFETY: the caller's contract.
             unsafe { masks_avx2(data, start) }
         } else {
             masks(data, start)
@@ -482,19 +485,17 @@ pub fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     if n != b.len() {
         return false;
     }
-    if (8..=16).contains(&n) {
-        let w = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
-        return w(a, 0) == w(b, 0) && w(a, n - 8) == w(b, n - 8);
+    let w4 = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("4 bytes"));
+    let w8 = |s: &[u8], i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("8 bytes"));
+    match n {
+        0 => true,
+        // The first, middle and last byte cover them all.
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        // Two overlapping words.
+        4..=7 => w4(a, 0) == w4(b, 0) && w4(a, n - 4) == w4(b, n - 4),
+        8..=16 => w8(a, 0) == w8(b, 0) && w8(a, n - 8) == w8(b, n - 8),
+        _ => a == b,
     }
-    if n >= 4 {
-        if n < 8 {
-            let w = |s: &[u8], i: usize| u32::from_le_bytes(s[i..i + 4].try_into().expect("4"));
-            return w(a, 0) == w(b, 0) && w(a, n - 4) == w(b, n - 4);
-        }
-        return a == b;
-    }
-    // 0 to 3 bytes: the first, middle and last byte cover them all.
-    n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
 }
 
 /// Shows a field in an error message (lossy, shortened).

@@ -370,10 +370,10 @@ impl BatchReader {
         self.carry.clear();
         let mut filled = carry;
         loop {
+            if !self.eof && buf.len() < self.target {
+                buf.resize(self.target, 0);
+            }
             while filled < self.target && !self.eof {
-                if buf.len() < self.target {
-                    buf.resize(self.target, 0);
-                }
                 // Straight into the batch buffer: the readers' buffers pass reads of their size or
                 // more through.
                 match self.input.read(&mut buf[filled..self.target]) {

@@ -36,6 +36,8 @@ pub use input::{
 };
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
+#[cfg(target_arch = "x86_64")]
+pub use run::split_run_at_avx2;
 pub use run::{
     parse_prediction_line, parse_run_at, parse_run_line, score_error, split_run_at, Prediction,
     RunFields, RunLine,
@@ -43,4 +45,4 @@ pub use run::{
 pub use store::{
     temp_file_beside, Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION,
 };
-pub use truth::{name_hash, ActualSets, GoalTruth, Interner};
+pub use truth::{ActualSets, GoalTruth, Interner};

@@ -34,23 +34,40 @@ impl Names {
         names
     }
 
-    /// Appends a name.
-    pub fn push(&mut self, name: &[u8]) {
+    /// Appends a name; returns where its bytes start in the buffer (see [`Names::bytes`]).
+    pub fn push(&mut self, name: &[u8]) -> usize {
+        let start = self.text.len();
         self.text.extend_from_slice(name);
         self.ends.push(self.text.len());
+        start
+    }
+
+    /// Makes room for `names` more names of `bytes` bytes in all.
+    pub fn reserve(&mut self, names: usize, bytes: usize) {
+        self.ends.reserve(names);
+        self.text.reserve(bytes);
+    }
+
+    /// The `len` bytes at `start` of the buffer (a name whose start [`Names::push`] returned).
+    #[inline]
+    pub fn bytes(&self, start: usize, len: usize) -> &[u8] {
+        &self.text[start..start + len]
     }
 
     /// The number of names.
+    #[inline]
     pub fn len(&self) -> usize {
         self.ends.len()
     }
 
     /// Whether there is no name.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
     }
 
     /// Name `i`. Panics when `i >= len()`.
+    #[inline]
     pub fn get(&self, i: usize) -> &[u8] {
         let start = if i == 0 { 0 } else { self.ends[i - 1] };
         &self.text[start..self.ends[i]]

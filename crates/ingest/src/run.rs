@@ -69,11 +69,37 @@ pub fn score_error(field: &[u8]) -> String {
 }
 
 /// Splits the run line that starts at `start` in `data` into its fields and checks all but the
-/// score; also returns where the line ends. `Ok(None)` for blank and `#` comment lines.
+/// score; also returns where the line ends. `Ok(None)` for blank and `#` comment lines. Chooses
+/// the SIMD width per call; a loop over many lines chooses once ([`split_run_at_avx2`]).
 #[inline(always)]
 pub fn split_run_at(data: &[u8], start: usize) -> (Result<Option<RunFields<'_>>, String>, usize) {
     #[cfg(target_arch = "x86_64")]
-    if let Some(r) = simple_run_line(data, start) {
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { split_run_at_avx2(data, start) };
+        }
+        // SAFETY: no AVX2 asked for.
+        if let Some(r) = unsafe { simple_run_line::<false>(data, start) } {
+            return r;
+        }
+    }
+    split_run_general(data, start)
+}
+
+/// [`split_run_at`] with AVX2 masks, for a caller that has checked the CPU once (for example a
+/// line loop compiled for AVX2).
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub unsafe fn split_run_at_avx2(
+    data: &[u8],
+    start: usize,
+) -> (Result<Option<RunFields<'_>>, String>, usize) {
+    // SAFETY: the caller's contract.
+    if let Some(r) = unsafe { simple_run_line::<true>(data, start) } {
         return r;
     }
     split_run_general(data, start)
@@ -90,13 +116,17 @@ fn split_run_general(data: &[u8], start: usize) -> (Result<Option<RunFields<'_>>
 /// A run line of the common shape (see [`crate::fields::simd::simple_line`]) with at least six
 /// fields: its fields are between consecutive spaces, found by bit arithmetic on the space mask.
 /// `None`: any other line (a comment, fewer fields, another shape), for the general path.
+///
+/// # Safety
+/// With `AVX2`, the CPU must have AVX2.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn simple_run_line(
+unsafe fn simple_run_line<const AVX2: bool>(
     data: &[u8],
     start: usize,
 ) -> Option<(Result<Option<RunFields<'_>>, String>, usize)> {
-    let (mut spaces, e) = crate::fields::simd::simple_line(data, start)?;
+    // SAFETY: the caller's contract.
+    let (mut spaces, e) = unsafe { crate::fields::simd::simple_line::<AVX2>(data, start) }?;
     if spaces.count_ones() < 5 || data[start] == b'#' {
         return None;
     }

@@ -7,6 +7,7 @@
 use crate::error::{ErrorKind, InputError};
 use crate::fields::{parse_grade, same_bytes, show, split_line_checked};
 use crate::input::{Format, Input};
+use crate::names::Names;
 use crate::run::PremiseRef;
 use hashbrown::HashTable;
 use roaring::RoaringBitmap;
@@ -24,7 +25,7 @@ use std::path::Path;
 /// Every bit of the result depends on every input byte (hash tables use the low bits for buckets
 /// and the high bits for tags). Not keyed: inputs are the user's own files, not an adversary's.
 #[inline(always)]
-pub fn name_hash(name: &[u8]) -> u64 {
+pub(crate) fn name_hash(name: &[u8]) -> u64 {
     const K: [u64; 4] = [
         0x243f_6a88_85a3_08d3,
         0x1319_8a2e_0370_7344,
@@ -70,13 +71,13 @@ pub fn name_hash(name: &[u8]) -> u64 {
     )
 }
 
-/// Names to dense `u32` ids. Names live in one arena; each table bucket holds the id and where the
-/// name lies, so a lookup touches the control bytes, one bucket and the name (no side arrays).
+/// Names to dense `u32` ids. Names live in one buffer ([`Names`]); each table bucket holds the id
+/// and where the name lies, so a lookup touches the control bytes, one bucket and the name (no side
+/// arrays).
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
     table: HashTable<Slot>,
-    arena: Vec<u8>,
-    ends: Vec<usize>,
+    names: Names,
     hashes: Vec<u64>,
 }
 
@@ -112,7 +113,7 @@ impl Interner {
         self.table
             .find(hash, |s| {
                 s.len as usize == name.len()
-                    && same_bytes(&self.arena[s.start..s.start + name.len()], name)
+                    && same_bytes(self.names.bytes(s.start, name.len()), name)
             })
             .map(|s| s.id)
     }
@@ -123,10 +124,8 @@ impl Interner {
         if let Some(id) = self.get_hashed(hash, name) {
             return id;
         }
-        let id = self.ends.len() as u32;
-        let start = self.arena.len();
-        self.arena.extend_from_slice(name);
-        self.ends.push(self.arena.len());
+        let id = self.names.len() as u32;
+        let start = self.names.push(name);
         self.hashes.push(hash);
         let hashes = &self.hashes;
         let slot = Slot {
@@ -148,9 +147,7 @@ impl Interner {
     /// The name of `id`.
     #[inline]
     pub fn name(&self, id: u32) -> &[u8] {
-        let i = id as usize;
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.arena[start..self.ends[i]]
+        self.names.get(id as usize)
     }
 
     /// Makes room for `additional` more names.
@@ -158,18 +155,17 @@ impl Interner {
         let hashes = &self.hashes;
         self.table.reserve(additional, |s| hashes[s.id as usize]);
         self.hashes.reserve(additional);
-        self.ends.reserve(additional);
-        self.arena.reserve(additional * 24);
+        self.names.reserve(additional, additional * 24);
     }
 
     /// Number of names.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.names.len()
     }
 
     /// Whether empty.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.names.is_empty()
     }
 }
 
@@ -259,22 +255,18 @@ fn add_judgment(
 /// The lines (1-based) of the first two qrels rows that judge `lemma` for `goal`: the error path
 /// of a repeated judgment reads the text again rather than keep a line number per row.
 fn judgment_lines(all: &[u8], goal: &[u8], lemma: &[u8]) -> Option<(u64, u64)> {
-    let mut found = Vec::new();
-    for (i, line) in all.split(|&b| b == b'\n').enumerate() {
-        let mut f = [&b""[..]; 4];
-        if crate::fields::split_fields(line, &mut f) == 4 && f[0] == goal && f[2] == lemma {
-            found.push(i as u64 + 1);
-            if found.len() == 2 {
-                break;
-            }
-        }
-    }
+    let mut lines = all
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let mut f = [&b""[..]; 4];
+            let judges =
+                crate::fields::split_fields(line, &mut f) == 4 && f[0] == goal && f[2] == lemma;
+            judges.then_some(i as u64 + 1)
+        });
     // Both rows were read from lines of this shape, so both are found; were they not, the error
     // would still name the lemma and goal, without lines.
-    match found[..] {
-        [first, second] => Some((first, second)),
-        _ => None,
-    }
+    Some((lines.next()?, lines.next()?))
 }
 
 impl ActualSets {
@@ -365,16 +357,25 @@ impl ActualSets {
                     }
                     goal_lines.push(line_no);
                     last_goal = None;
-                    // Every (name, grade) of the record, then one pass to record them.
-                    let mut judged: Vec<(Cow<str>, i32)> = Vec::new();
+                    let mut add = |name: &str, grade: i32| {
+                        add_judgment(
+                            &mut sets,
+                            &mut rows,
+                            Some(g),
+                            goal.as_bytes(),
+                            name.as_bytes(),
+                            grade,
+                        );
+                    };
                     let mut any = false;
                     match rec.premises {
                         Some(PremiseSet::List(v)) => {
                             any = true;
-                            judged.extend(v.into_iter().map(|p| (p.into_name(), 1)));
+                            v.into_iter().for_each(|p| add(&p.into_name(), 1));
                         }
                         Some(PremiseSet::Graded(m)) => {
                             any = true;
+                            // Sorted: lemma ids are given in the same order on every run.
                             let mut v: Vec<_> = m.into_iter().collect();
                             v.sort();
                             for (name, grade) in v {
@@ -384,27 +385,17 @@ impl ActualSets {
                                     .ok_or_else(|| {
                                         err(format!("grade {grade} of `{name}` is out of range"))
                                     })?;
-                                judged.push((name, grade));
+                                add(&name, grade);
                             }
                         }
                         None => {}
                     }
                     if let Some(v) = rec.all_pos_premises {
                         any = true;
-                        judged.extend(v.into_iter().map(|p| (p.into_name(), 1)));
+                        v.into_iter().for_each(|p| add(&p.into_name(), 1));
                     }
                     if !any {
                         return Err(err("expected `premises` or `all_pos_premises`".into()));
-                    }
-                    for (name, grade) in judged {
-                        add_judgment(
-                            &mut sets,
-                            &mut rows,
-                            Some(g),
-                            goal.as_bytes(),
-                            name.as_bytes(),
-                            grade,
-                        );
                     }
                 }
             }
