@@ -30,12 +30,12 @@ pub struct OutOfOrder {
 /// Passes items through in score order, buffering only runs of tied scores, which it sorts with a
 /// caller-given comparator when the run closes (trec_eval's: name descending). The items carry
 /// whatever the caller needs (for example where the name lies in its own buffer): nothing is copied.
+/// The caller compares each score with the previous one (parsed scores with `partial_cmp`, or
+/// score texts), so the repairer holds no score.
 #[derive(Debug)]
 pub struct TrecOrder<T> {
     run: Vec<T>,
-    run_score: f64,
     seen: u64,
-    longest_run: usize,
 }
 
 impl<T> Default for TrecOrder<T> {
@@ -49,135 +49,81 @@ impl<T> TrecOrder<T> {
     pub fn new() -> Self {
         TrecOrder {
             run: Vec::new(),
-            run_score: f64::INFINITY,
             seen: 0,
-            longest_run: 0,
         }
     }
 
     /// Forgets the current goal (after [`OutOfOrder`], or to start a goal afresh).
     pub fn reset(&mut self) {
         self.run.clear();
-        self.run_score = f64::INFINITY;
         self.seen = 0;
     }
 
-    /// The longest tie run buffered so far (for reports).
-    pub fn longest_run(&self) -> usize {
-        self.longest_run
-    }
-
-    /// Offers the next item. `tie` orders items of equal score (`Less`: the first ranks higher; a
-    /// stable sort keeps arrival order for `Equal`); `emit(score, item)` receives items in order.
+    /// Offers the next item; `vs_last` is its score against the previous item's (ignored for a
+    /// goal's first item).
+    ///
+    /// - `Ok(Some(previous))`: the previous item was alone at its score, so its rank is now
+    ///   certain; the caller emits it, before anything it pushes later. This is the common case
+    ///   (no tie), and it costs a swap in place: no buffer push or pop, no call of `emit`.
+    /// - `Ok(None)`: held. A run of two or more tied items, when a lower score closes it, is
+    ///   sorted by `tie` (`Less`: the first ranks higher; a stable sort keeps arrival order for
+    ///   `Equal`) and handed to `emit` in order.
+    /// - `Err(OutOfOrder)`: the score is higher than the previous one.
     #[inline(always)]
-    pub fn push<C, F>(&mut self, score: f64, item: T, tie: C, emit: F) -> Result<(), OutOfOrder>
-    where
-        C: FnMut(&T, &T) -> Ordering,
-        F: FnMut(f64, T),
-    {
-        let vs_last = score
-            .partial_cmp(&self.run_score)
-            .unwrap_or(Ordering::Equal);
-        self.push_cmp(vs_last, score, item, tie, emit)
-    }
-
-    /// [`TrecOrder::push`] for a caller that has already compared the item's score with the
-    /// previous item's (`vs_last`: the new score against the last one; ignored for a goal's first
-    /// item), for example as text without parsing it; `score` is only handed back to `emit`.
-    #[inline(always)]
-    pub fn push_cmp<C, F>(
+    pub fn push<C, F>(
         &mut self,
         vs_last: Ordering,
-        score: f64,
-        item: T,
-        tie: C,
-        emit: F,
-    ) -> Result<(), OutOfOrder>
-    where
-        C: FnMut(&T, &T) -> Ordering,
-        F: FnMut(f64, T),
-    {
-        let position = self.seen;
-        self.seen += 1;
-        if !self.run.is_empty() {
-            match vs_last {
-                Ordering::Greater => return Err(OutOfOrder { position }),
-                Ordering::Less => self.flush(tie, emit),
-                Ordering::Equal => {}
-            }
-        }
-        self.run_score = score;
-        self.run.push(item);
-        if self.run.len() > self.longest_run {
-            self.longest_run = self.run.len();
-        }
-        Ok(())
-    }
-
-    /// [`TrecOrder::push_cmp`] that hands the previous item back instead of passing it to `emit`
-    /// when it was alone in its tie run (the common case, no tie): `Ok(Some(previous))`, which
-    /// the caller emits before anything it pushes later. A run of two or more still goes to
-    /// `emit`. The single item is swapped in place: no buffer push or pop.
-    #[inline(always)]
-    pub fn push_cmp_take<C, F>(
-        &mut self,
-        vs_last: Ordering,
-        score: f64,
         item: T,
         tie: C,
         emit: F,
     ) -> Result<Option<T>, OutOfOrder>
     where
         C: FnMut(&T, &T) -> Ordering,
-        F: FnMut(f64, T),
+        F: FnMut(T),
     {
-        if self.run.len() == 1 && vs_last == Ordering::Less {
-            self.seen += 1;
-            self.run_score = score;
-            return Ok(Some(std::mem::replace(&mut self.run[0], item)));
+        let position = self.seen;
+        self.seen += 1;
+        if self.run.is_empty() {
+            self.run.push(item);
+            return Ok(None);
         }
-        self.push_cmp(vs_last, score, item, tie, emit)
-            .map(|()| None)
+        match vs_last {
+            Ordering::Greater => Err(OutOfOrder { position }),
+            Ordering::Equal => {
+                self.run.push(item);
+                Ok(None)
+            }
+            Ordering::Less if self.run.len() == 1 => {
+                Ok(Some(std::mem::replace(&mut self.run[0], item)))
+            }
+            Ordering::Less => {
+                self.flush(tie, emit);
+                self.run.push(item);
+                Ok(None)
+            }
+        }
     }
 
     /// Emits what is still buffered (end of goal) and resets.
     pub fn finish<C, F>(&mut self, tie: C, emit: F)
     where
         C: FnMut(&T, &T) -> Ordering,
-        F: FnMut(f64, T),
+        F: FnMut(T),
     {
         self.flush(tie, emit);
         self.reset();
     }
 
-    #[inline(always)]
+    /// Sorts the buffered run by the tie rule and emits it (out of line: ties are rare).
+    #[inline(never)]
     fn flush<C, F>(&mut self, tie: C, mut emit: F)
     where
         C: FnMut(&T, &T) -> Ordering,
-        F: FnMut(f64, T),
+        F: FnMut(T),
     {
-        let score = self.run_score;
-        if self.run.len() == 1 {
-            // No tie (most runs): nothing to sort.
-            if let Some(item) = self.run.pop() {
-                emit(score, item);
-            }
-            return;
-        }
-        self.flush_ties(tie, emit);
-    }
-
-    /// [`TrecOrder::flush`] of a run of tied items: sorted by the tie rule, then emitted.
-    #[inline(never)]
-    fn flush_ties<C, F>(&mut self, tie: C, mut emit: F)
-    where
-        C: FnMut(&T, &T) -> Ordering,
-        F: FnMut(f64, T),
-    {
-        let score = self.run_score;
         self.run.sort_by(tie);
         for item in self.run.drain(..) {
-            emit(score, item);
+            emit(item);
         }
     }
 }
@@ -186,19 +132,9 @@ impl<T> TrecOrder<T> {
 mod tests {
     use super::*;
 
+    /// The order of `items` (score, name) through the repairer: scores compared as floats,
+    /// items handed back or emitted.
     fn order(items: &[(f64, &str)]) -> Result<Vec<String>, OutOfOrder> {
-        let mut o = TrecOrder::new();
-        let mut out = Vec::new();
-        let desc = |a: &&str, b: &&str| b.as_bytes().cmp(a.as_bytes());
-        for &(s, n) in items {
-            o.push(s, n, desc, |_, name: &str| out.push(name.to_string()))?;
-        }
-        o.finish(desc, |_, name: &str| out.push(name.to_string()));
-        Ok(out)
-    }
-
-    /// [`order`] through `push_cmp_take`: single items handed back, tie runs emitted.
-    fn order_take(items: &[(f64, &str)]) -> Result<Vec<String>, OutOfOrder> {
         let mut o = TrecOrder::new();
         let mut out = Vec::new();
         let desc = |a: &&str, b: &&str| b.as_bytes().cmp(a.as_bytes());
@@ -206,32 +142,11 @@ mod tests {
         for &(s, n) in items {
             let vs_last = last.map_or(Ordering::Equal, |l: f64| s.partial_cmp(&l).unwrap());
             last = Some(s);
-            let back = o.push_cmp_take(vs_last, s, n, desc, |_, name: &str| {
-                out.push(name.to_string())
-            })?;
+            let back = o.push(vs_last, n, desc, |name: &str| out.push(name.to_string()))?;
             out.extend(back.map(str::to_string));
         }
-        o.finish(desc, |_, name: &str| out.push(name.to_string()));
+        o.finish(desc, |name: &str| out.push(name.to_string()));
         Ok(out)
-    }
-
-    #[test]
-    fn handing_back_single_items_keeps_the_order() {
-        let cases: [&[(f64, &str)]; 5] = [
-            &[(2.0, "a"), (1.0, "10"), (1.0, "9"), (1.0, "b"), (0.5, "z")],
-            &[(3.0, "a"), (2.0, "b"), (1.0, "c")],
-            &[(1.0, "a"), (1.0, "b"), (0.5, "c"), (0.5, "d"), (0.2, "e")],
-            &[(1.0, "x")],
-            &[(2.0, "a"), (1.0, "b"), (3.0, "c")],
-        ];
-        for c in cases {
-            assert_eq!(order_take(c), order(c), "{c:?}");
-        }
-        assert_eq!(
-            order_take(&[(3.0, "a"), (2.0, "b"), (1.0, "c")]).unwrap(),
-            ["a", "b", "c"]
-        );
-        assert_eq!(order_take(cases[4]), Err(OutOfOrder { position: 2 }));
     }
 
     #[test]
@@ -241,6 +156,23 @@ mod tests {
         assert_eq!(got, ["a", "b", "9", "10", "z"]);
         assert_eq!(trec_cmp(1.0, b"b", 1.0, b"a"), Ordering::Less);
         assert_eq!(trec_cmp(2.0, b"a", 1.0, b"z"), Ordering::Less);
+    }
+
+    #[test]
+    fn single_items_handed_back_and_tie_runs_emitted_keep_the_order() {
+        type Case<'a> = (&'a [(f64, &'a str)], &'a [&'a str]);
+        let cases: [Case; 4] = [
+            (&[(3.0, "a"), (2.0, "b"), (1.0, "c")], &["a", "b", "c"]),
+            (
+                &[(1.0, "a"), (1.0, "b"), (0.5, "c"), (0.5, "d"), (0.2, "e")],
+                &["b", "a", "d", "c", "e"],
+            ),
+            (&[(1.0, "x")], &["x"]),
+            (&[(2.0, "a"), (1.0, "b"), (1.0, "c")], &["a", "c", "b"]),
+        ];
+        for (items, want) in cases {
+            assert_eq!(order(items).unwrap(), want, "{items:?}");
+        }
     }
 
     #[test]

@@ -321,11 +321,16 @@ fn trec_order_of_seed_names() {
     let mut o = TrecOrder::new();
     let mut got = Vec::new();
     let desc = |a: &&[u8], b: &&[u8]| b.cmp(a);
-    for (s, n) in [(1.0, "x"), (1.0, "z"), (1.0, "y"), (0.5, "a")] {
-        o.push(s, n.as_bytes(), desc, |_, n: &[u8]| got.push(n.to_vec()))
+    let mut last = None;
+    for (s, n) in [(1.0f64, "x"), (1.0, "z"), (1.0, "y"), (0.5, "a")] {
+        let vs_last = last.map_or(std::cmp::Ordering::Equal, |l: f64| s.total_cmp(&l));
+        last = Some(s);
+        let back = o
+            .push(vs_last, n.as_bytes(), desc, |n: &[u8]| got.push(n.to_vec()))
             .unwrap();
+        got.extend(back.map(<[u8]>::to_vec));
     }
-    o.finish(desc, |_, n: &[u8]| got.push(n.to_vec()));
+    o.finish(desc, |n: &[u8]| got.push(n.to_vec()));
     assert_eq!(
         got,
         vec![b"z".to_vec(), b"y".to_vec(), b"x".to_vec(), b"a".to_vec()]

@@ -6,8 +6,7 @@
 //! no sorting and no hashing. Lemma ids: the actual sets' lemmas first (in their order), then every
 //! other predicted lemma as it first appears.
 
-use crate::engine::{DuplicateMode, EvalError, OrderMode, RankingOptions, TieMode};
-use lemma_accum::trec_cmp;
+use crate::engine::{DuplicateMode, EvalError, OrderMode, RankingOptions};
 use lemma_ingest::{
     parse_prediction_line, parse_run_at, show, ActualSets, BatchReader, ErrorKind, Format, GoalKey,
     Input, InputError, Interner, StoreWriter,
@@ -77,13 +76,7 @@ pub fn convert(
         let mut items = goal.items;
         if order == OrderMode::Score {
             // Stable: what the tie rule leaves equal keeps file order. Already-ordered input is one run.
-            items.sort_by(|a, b| {
-                if opts.ties == TieMode::Trec {
-                    trec_cmp(a.0, &a.1, b.0, &b.1)
-                } else {
-                    b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal)
-                }
-            });
+            items.sort_by(|a, b| opts.ties.cmp(a.0, &a.1, b.0, &b.1));
         }
         if let Some(d) = opts.depth {
             items.truncate(d.min(usize::MAX as u64) as usize);

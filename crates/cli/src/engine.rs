@@ -55,6 +55,18 @@ pub enum TieMode {
     File,
 }
 
+impl TieMode {
+    /// The order of two ranked items under score order: score descending, then trec_eval's name
+    /// rule, or (other modes) equal, for a stable sort to keep file order.
+    pub fn cmp(self, a_score: f64, a_name: &[u8], b_score: f64, b_name: &[u8]) -> Ordering {
+        if self == TieMode::Trec {
+            trec_cmp(a_score, a_name, b_score, b_name)
+        } else {
+            b_score.partial_cmp(&a_score).unwrap_or(Ordering::Equal)
+        }
+    }
+}
+
 /// What to do with a lemma repeated in one goal's ranking.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DuplicateMode {
@@ -273,41 +285,65 @@ impl From<InputError> for EvalError {
 /// Keeps producers at most `ahead` units in front of the in-order consumer, so that results
 /// finished out of order (behind one slow batch) cannot pile up without bound.
 pub(crate) struct Window {
-    done: std::sync::Mutex<u64>,
+    /// Units the consumer has taken, and whether the window is closed.
+    state: std::sync::Mutex<(u64, bool)>,
     moved: std::sync::Condvar,
     ahead: u64,
-    closed: AtomicBool,
 }
 
 impl Window {
     pub(crate) fn new(ahead: u64) -> Self {
         Window {
-            done: std::sync::Mutex::new(0),
+            state: std::sync::Mutex::new((0, false)),
             moved: std::sync::Condvar::new(),
             ahead,
-            closed: AtomicBool::new(false),
         }
     }
 
     /// Blocks until unit `index` may start (or the window is closed).
     pub(crate) fn wait_for(&self, index: u64) {
-        let mut done = self.done.lock().expect("window");
-        while index >= *done + self.ahead && !self.closed.load(AtomicOrdering::Relaxed) {
-            done = self.moved.wait(done).expect("window");
+        let mut state = self.state.lock().expect("window");
+        while index >= state.0 + self.ahead && !state.1 {
+            state = self.moved.wait(state).expect("window");
         }
     }
 
     /// The consumer has taken every unit below `done`.
     pub(crate) fn advance(&self, done: u64) {
-        *self.done.lock().expect("window") = done;
+        self.state.lock().expect("window").0 = done;
         self.moved.notify_all();
     }
 
     /// Lets every waiting producer go (end of work, or an error).
     pub(crate) fn close(&self) {
-        self.closed.store(true, AtomicOrdering::Relaxed);
-        let _g = self.done.lock().expect("window");
+        self.state.lock().expect("window").1 = true;
         self.moved.notify_all();
+    }
+}
+
+/// Closes a window when dropped: on every exit path of a collector, a panic included, producers
+/// waiting on the window are let go.
+pub(crate) struct CloseOnDrop<'a>(pub(crate) &'a Window);
+
+impl Drop for CloseOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.close();
+    }
+}
+
+/// A goal's truth as the accumulator takes it: its grades, within `universe` lemmas when known.
+pub(crate) fn truth_of(truth: &GoalTruth, universe: Option<u64>) -> Truth<'_> {
+    let t = Truth::graded(&truth.grades_desc).expect("grades are stored sorted");
+    match universe {
+        Some(u) => t.with_universe(u),
+        None => t,
+    }
+}
+
+impl EvalOptions {
+    /// Whether a goal with truth `t` is skipped for having no relevant lemma.
+    pub(crate) fn skips_no_relevant(&self, t: &Truth<'_>) -> bool {
+        t.counts(self.relevance_level).0 == 0 && self.zero_rel == ZeroRelMode::Skip
     }
 }
 
@@ -328,12 +364,8 @@ pub(crate) fn evaluate_unseen(
         if seen(gid) {
             continue;
         }
-        let t = Truth::graded(&truth.grades_desc).expect("grades are stored sorted");
-        let t = match universe {
-            Some(u) => t.with_universe(u),
-            None => t,
-        };
-        if t.counts(opts.relevance_level).0 == 0 && opts.zero_rel == ZeroRelMode::Skip {
+        let t = truth_of(truth, universe);
+        if opts.skips_no_relevant(&t) {
             summary.skip(GoalFate::SkippedNoRelevant);
             continue;
         }
@@ -513,39 +545,51 @@ struct LastScore {
     text: Option<ScoreText>,
     /// The parsed value, when it was parsed.
     value: Option<f64>,
+    /// Round parsed scores to f32 (trec_eval 9.0.8).
+    f32_scores: bool,
     /// Whether scores may be compared as text: not when they are rounded to f32 first (the text
     /// order is the f64 order), nor when a measure needs their values.
     text_allowed: bool,
 }
 
 impl LastScore {
-    fn new(text_allowed: bool) -> Self {
+    fn new(opts: &EvalOptions, plan: &Plan) -> Self {
         LastScore {
             text: None,
             value: None,
-            text_allowed,
+            f32_scores: opts.f32_scores,
+            text_allowed: !opts.f32_scores && !plan.needs_scores(),
         }
+    }
+
+    /// A parsed score as the options round it.
+    #[inline(always)]
+    fn round(&self, v: f64) -> f64 {
+        if self.f32_scores {
+            v as f32 as f64
+        } else {
+            v
+        }
+    }
+
+    /// Forgets the previous score (a new goal).
+    fn clear(&mut self) {
+        self.text = None;
+        self.value = None;
     }
 
     /// The score in `field` (at `at` in `data`) and its order against the previous one (`Equal`
     /// for a goal's first). The value is NaN when the score was only compared as text. `None`:
     /// not a finite number.
     #[inline(always)]
-    fn next(
-        &mut self,
-        data: &[u8],
-        at: usize,
-        field: &[u8],
-        f32_scores: bool,
-    ) -> Option<(f64, Ordering)> {
+    fn next(&mut self, data: &[u8], at: usize, field: &[u8]) -> Option<(f64, Ordering)> {
         if let Some(t) = &mut self.text {
             if let Some(order) = t.advance(data, at, field.len()) {
                 self.value = None;
                 return Some((f64::NAN, order));
             }
         }
-        let v = parse_score(field)?;
-        let v = if f32_scores { v as f32 as f64 } else { v };
+        let v = self.round(parse_score(field)?);
         let last = self.value.or_else(|| self.text.map(|t| t.value()));
         let order = last.map_or(Ordering::Equal, |l| {
             v.partial_cmp(&l).unwrap_or(Ordering::Equal)
@@ -588,17 +632,13 @@ impl<'a> Worker<'a> {
             judged: HashTable::new(),
             judged_bits: 0,
             goal_stats: Stats::default(),
-            last_score: LastScore::new(!opts.f32_scores && !plan.needs_scores()),
+            last_score: LastScore::new(opts, plan),
         }
     }
 
     /// Starts a goal: decides whether it is evaluated, and records it for the collector.
     fn begin_goal(&mut self, goal: &[u8], line: u64, res: &mut BatchResult) -> GoalState<'a> {
-        self.order_buf.reset();
-        self.items.clear();
-        self.last_score = LastScore::new(self.last_score.text_allowed);
-        self.sink.dedup.clear();
-        self.sink.emitted = 0;
+        self.reset_goal();
         self.goal_stats = self.sink.stats;
         match self.actual.goal(goal) {
             None => {
@@ -609,9 +649,7 @@ impl<'a> Worker<'a> {
             Some((gid, truth)) => {
                 res.goals.push((GoalRef::Known(gid), line));
                 let t = self.truth(truth);
-                if t.counts(self.opts.relevance_level).0 == 0
-                    && self.opts.zero_rel == ZeroRelMode::Skip
-                {
+                if self.opts.skips_no_relevant(&t) {
                     self.summary.skip(GoalFate::SkippedNoRelevant);
                     return GoalState::Skip;
                 }
@@ -621,34 +659,26 @@ impl<'a> Worker<'a> {
                 let lemmas = &self.actual.lemmas;
                 for id in truth.judged.iter() {
                     let grade = truth.grade(id).expect("judged");
-                    self.judged_bits |= judged_bit(lemmas.hash_of(id));
-                    self.judged.insert_unique(
-                        lemmas.hash_of(id),
-                        (lemmas.hash_of(id), id, grade),
-                        |e| e.0,
-                    );
+                    let hash = lemmas.hash_of(id);
+                    self.judged_bits |= judged_bit(hash);
+                    self.judged.insert_unique(hash, (hash, id, grade), |e| e.0);
                 }
                 GoalState::Eval { truth }
             }
         }
     }
 
-    /// A parsed score as the options round it.
-    #[inline(always)]
-    fn f32_round(&self, v: f64) -> f64 {
-        if self.opts.f32_scores {
-            v as f32 as f64
-        } else {
-            v
-        }
+    /// Empties the per-goal state: a new goal, or a goal read again from its first line.
+    fn reset_goal(&mut self) {
+        self.order_buf.reset();
+        self.items.clear();
+        self.last_score.clear();
+        self.sink.dedup.clear();
+        self.sink.emitted = 0;
     }
 
     fn truth<'t>(&self, truth: &'t GoalTruth) -> Truth<'t> {
-        let t = Truth::graded(&truth.grades_desc).expect("grades are stored sorted");
-        match self.opts.universe {
-            Some(u) => t.with_universe(u),
-            None => t,
-        }
+        truth_of(truth, self.opts.universe)
     }
 
     /// The label of a lemma of the current goal.
@@ -676,18 +706,12 @@ impl<'a> Worker<'a> {
             // Sort the whole goal (stable: file order breaks what the tie rule leaves equal).
             let ties = self.opts.ranking.ties;
             self.items.sort_by(|a, b| {
-                if ties == TieMode::Trec {
-                    trec_cmp(
-                        a.score,
-                        &data[a.start..a.end],
-                        b.score,
-                        &data[b.start..b.end],
-                    )
-                } else {
-                    b.score
-                        .partial_cmp(&a.score)
-                        .unwrap_or(std::cmp::Ordering::Equal)
-                }
+                ties.cmp(
+                    a.score,
+                    &data[a.start..a.end],
+                    b.score,
+                    &data[b.start..b.end],
+                )
             });
             for it in std::mem::take(&mut self.items) {
                 self.sink
@@ -698,7 +722,7 @@ impl<'a> Worker<'a> {
             let sink = &mut self.sink;
             let mut err = None;
             self.order_buf
-                .finish(tie_rule(data, self.opts.ranking.ties), |_, it| {
+                .finish(tie_rule(data, self.opts.ranking.ties), |it| {
                     if err.is_none() {
                         err = sink.emit(data, it).err();
                     }
@@ -837,15 +861,12 @@ impl<'a> Worker<'a> {
             // whole, with parsed scores).
             let (score, vs_last) = if c.reread {
                 match parse_score(rl.score) {
-                    Some(v) => (self.f32_round(v), Ordering::Equal),
+                    Some(v) => (self.last_score.round(v), Ordering::Equal),
                     None => return Err(syntax(line_no).into()),
                 }
             } else {
                 let at = rl.score.as_ptr() as usize - data.as_ptr() as usize;
-                match self
-                    .last_score
-                    .next(data, at, rl.score, self.opts.f32_scores)
-                {
+                match self.last_score.next(data, at, rl.score) {
                     Some(s) => s,
                     None => return Err(syntax(line_no).into()),
                 }
@@ -873,12 +894,11 @@ impl<'a> Worker<'a> {
             } else {
                 let sink = &mut self.sink;
                 let mut err = None;
-                let pushed = self.order_buf.push_cmp_take(
+                let pushed = self.order_buf.push(
                     vs_last,
-                    score,
                     it,
                     tie_rule(data, self.opts.ranking.ties),
-                    |_, it| {
+                    |it| {
                         if err.is_none() {
                             err = sink.emit(data, it).err();
                         }
@@ -896,12 +916,8 @@ impl<'a> Worker<'a> {
                     // Out of order: restart this goal from its first line and sort it whole.
                     res.stats.goals_reordered += 1;
                     self.sink.stats = self.goal_stats;
-                    self.order_buf.reset();
-                    self.sink.dedup.clear();
-                    self.sink.emitted = 0;
+                    self.reset_goal();
                     self.sink.acc.begin(&self.truth(truth));
-                    self.items.clear();
-                    self.last_score = LastScore::new(self.last_score.text_allowed);
                     c.reread = true;
                     pos = c.first_pos;
                     line_no = c.first_line - 1;
@@ -957,25 +973,16 @@ impl<'a> Worker<'a> {
                 .iter()
                 .enumerate()
                 .map(|(i, name)| {
-                    let score = p.scores.as_ref().map_or(0.0, |s| s[i]);
-                    let score = if self.opts.f32_scores {
-                        score as f32 as f64
-                    } else {
-                        score
-                    };
+                    let score = self
+                        .last_score
+                        .round(p.scores.as_ref().map_or(0.0, |s| s[i]));
                     let hash = self.actual.lemmas.hash(name.as_bytes());
                     (score, name.as_ref(), self.label(hash, name.as_bytes()), i)
                 })
                 .collect();
             if order == OrderMode::Score {
                 let ties = self.opts.ranking.ties;
-                items.sort_by(|a, b| {
-                    if ties == TieMode::Trec {
-                        trec_cmp(a.0, a.1.as_bytes(), b.0, b.1.as_bytes())
-                    } else {
-                        b.0.partial_cmp(&a.0).unwrap_or(std::cmp::Ordering::Equal)
-                    }
-                });
+                items.sort_by(|a, b| ties.cmp(a.0, a.1.as_bytes(), b.0, b.1.as_bytes()));
             }
             let mut seen: hashbrown::HashSet<&str> = hashbrown::HashSet::with_capacity(items.len());
             let mut emitted = 0u64;
@@ -1177,7 +1184,6 @@ pub fn evaluate(
     // when it parses them, and two threads share two cores rather than three.
     let input_state = Mutex::new(SharedInput {
         reader,
-        next_index: 0,
         done: false,
         error: None,
     });
@@ -1203,8 +1209,7 @@ pub fn evaluate(
                         if input.done {
                             break;
                         }
-                        window.wait_for(input.next_index);
-                        input.next_index += 1;
+                        window.wait_for(input.reader.next_index());
                         match input.reader.next_batch(std::mem::take(&mut buf)) {
                             Ok(Some(b)) => {
                                 if let Some(p) = progress {
@@ -1251,6 +1256,8 @@ pub fn evaluate(
             }));
         }
         drop(res_tx);
+        // Workers waiting on the window are let go once the collector is done (even by a panic).
+        let close = CloseOnDrop(&window);
         let collected = collect(
             &window,
             actual,
@@ -1265,7 +1272,7 @@ pub fn evaluate(
         if collected.is_err() {
             stop.store(true, AtomicOrdering::Relaxed);
         }
-        window.close();
+        drop(close);
         let mut summary = Summary::new(&plan);
         for w in workers {
             let s = w.join().expect("worker panicked");
@@ -1289,7 +1296,6 @@ pub fn evaluate(
 /// The input, shared by the workers: each takes the next batch under the lock.
 struct SharedInput {
     reader: BatchReader,
-    next_index: u64,
     done: bool,
     error: Option<InputError>,
 }

@@ -19,11 +19,11 @@
 //! stay at the chunks in flight and unmapping costs nothing at the end.
 
 use crate::engine::{
-    evaluate_unseen, plan_for, record_goal, EvalError, EvalOptions, GoalRow, Report, Window,
-    ZeroRelMode,
+    evaluate_unseen, plan_for, record_goal, truth_of, CloseOnDrop, EvalError, EvalOptions, GoalRow,
+    Report, Window,
 };
-use lemma_accum::{GoalAccumulator, GoalFate, Summary, Truth};
-use lemma_ingest::{show, ActualSets, ErrorKind, GoalTruth, InputError, Matrix, Names, Row, Store};
+use lemma_accum::{GoalAccumulator, GoalFate, Summary};
+use lemma_ingest::{show, ActualSets, ErrorKind, InputError, Matrix, Names, Row, Store};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
@@ -142,8 +142,8 @@ impl<'a> Worker<'a> {
             summary.skip(GoalFate::SkippedNoActual);
             return Ok(());
         };
-        let t = graded(truth).with_universe(self.source.universe() as u64);
-        if t.counts(self.opts.relevance_level).0 == 0 && self.opts.zero_rel == ZeroRelMode::Skip {
+        let t = truth_of(truth, Some(self.source.universe() as u64));
+        if self.opts.skips_no_relevant(&t) {
             chunk.seen.push(gid);
             summary.skip(GoalFate::SkippedNoRelevant);
             return Ok(());
@@ -531,19 +531,6 @@ fn tied_above<T: Score>(row: &[T], t: T, col: u32, lemmas: &Names) -> u64 {
     above
 }
 
-fn graded(truth: &GoalTruth) -> Truth<'_> {
-    Truth::graded(&truth.grades_desc).expect("grades are stored sorted")
-}
-
-/// Closes a window when dropped (on every exit path of the collector).
-struct CloseOnDrop<'a>(&'a Window);
-
-impl Drop for CloseOnDrop<'_> {
-    fn drop(&mut self) {
-        self.0.close();
-    }
-}
-
 /// Evaluates every goal of `source` against `actual`. Rows (when asked for) come in the source's
 /// goal order, then the actual goals the source does not have (evaluated as empty, or skipped per
 /// `--missing`).
@@ -585,9 +572,9 @@ pub fn evaluate_full(
     let per_goal = (source.bytes() / 4 / goals.max(1) as u64).max(1);
     let chunk = ((1 << 22) / per_goal).clamp(1, 64) as usize;
     // At least four chunks a thread, so that the threads finish together.
-    let chunk = chunk.min(goals.div_ceil(4 * opts.threads.max(1))).max(1);
-    let chunks = goals.div_ceil(chunk);
     let threads = opts.threads.max(1);
+    let chunk = chunk.min(goals.div_ceil(4 * threads)).max(1);
+    let chunks = goals.div_ceil(chunk);
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let window = Window::new(4 * threads as u64 + 4);
@@ -635,7 +622,8 @@ pub fn evaluate_full(
                         error: None,
                     };
                     let mut s = Summary::new(plan);
-                    for g in c * chunk..((c + 1) * chunk).min(goals) {
+                    let goals_done = c * chunk..((c + 1) * chunk).min(goals);
+                    for g in goals_done.clone() {
                         if let Err(e) = w.goal(g, &mut s, &mut res) {
                             res.error = Some(e);
                             break;
@@ -643,7 +631,6 @@ pub fn evaluate_full(
                     }
                     // Done with the chunk's rankings: unmapping their pages now, on this
                     // thread, spreads over the workers what the final unmap would do alone.
-                    let goals_done = c * chunk..((c + 1) * chunk).min(goals);
                     match source {
                         Source::Store(store) => store.release(goals_done),
                         Source::Dense { matrix, .. } => matrix.release(goals_done),
@@ -657,7 +644,8 @@ pub fn evaluate_full(
             });
         }
         drop(tx);
-        // When the collector stops early (an error), producers waiting on the window must go.
+        // The collector drains the channel even after an error; should it panic, producers
+        // waiting on the window must still go.
         let _close = CloseOnDrop(&window);
         // Collector: merge in chunk order (rows in goal order).
         let mut pending: BTreeMap<usize, ChunkResult> = BTreeMap::new();

@@ -303,17 +303,19 @@ pub fn generate_jsonl(
                 serde_json::json!({ "goal_id": goal_id, "premises": premises })
             )?;
         }
-        // Trec order: score descending, ties by name descending.
+        // Trec order: score descending, ties by name descending (each name made once).
+        let lemmas: Vec<Vec<u8>> = goal
+            .ranking
+            .iter()
+            .map(|&l| {
+                let mut n = Vec::new();
+                lemma_name(l, &mut n);
+                n
+            })
+            .collect();
         let mut order: Vec<usize> = (0..goal.ranking.len()).collect();
-        let lemma = |i: usize| {
-            let mut n = Vec::new();
-            lemma_name(goal.ranking[i], &mut n);
-            n
-        };
         order.sort_by(|&a, &b| {
-            goal.scores[b]
-                .total_cmp(&goal.scores[a])
-                .then_with(|| lemma(b).cmp(&lemma(a)))
+            lemma_accum::trec_cmp(goal.scores[a], &lemmas[a], goal.scores[b], &lemmas[b])
         });
         let premises = names(&mut order.iter().map(|&i| goal.ranking[i]), &mut name);
         let scores: Vec<f64> = order.iter().map(|&i| goal.scores[i]).collect();

@@ -26,12 +26,6 @@ pub struct SeenSet {
     generation: u32,
 }
 
-impl Default for SeenSet {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl SeenSet {
     /// An empty set.
     pub fn new() -> Self {

@@ -355,6 +355,11 @@ impl BatchReader {
         self.bytes_read
     }
 
+    /// The sequence number the next batch will have.
+    pub fn next_index(&self) -> u64 {
+        self.index
+    }
+
     /// The next batch, reusing `buf`'s allocation. `Ok(None)` at the end.
     pub fn next_batch(&mut self, mut buf: Vec<u8>) -> Result<Option<Batch>, InputError> {
         if let Some(map) = self.map.clone() {
