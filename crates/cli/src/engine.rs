@@ -45,9 +45,10 @@ pub enum OrderMode {
 }
 
 /// How equal scores are ranked under [`OrderMode::Score`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum TieMode {
     /// trec_eval: lemma name descending (bytes).
+    #[default]
     Trec,
     /// scikit-learn tie groups for AP (order inside a group does not matter).
     Group,
@@ -68,9 +69,10 @@ impl TieMode {
 }
 
 /// What to do with a lemma repeated in one goal's ranking.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum DuplicateMode {
     /// The first occurrence counts; later ones are dropped before ranks are assigned.
+    #[default]
     First,
     /// Stop with an error naming goal, lemma and lines.
     Error,
@@ -96,7 +98,7 @@ pub enum ZeroRelMode {
 
 /// How a goal's ranking is built from its prediction lines: order, ties, repeats, depth. The same
 /// for `eval` and `convert`, so a store holds exactly the rankings `eval` would evaluate.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct RankingOptions {
     /// Ranking order; `None` picks the format's default ([`RankingOptions::order_for`]).
     pub order: Option<OrderMode>,
@@ -106,17 +108,6 @@ pub struct RankingOptions {
     pub duplicates: DuplicateMode,
     /// Keep only the first `depth` lemmas of each goal, after ordering.
     pub depth: Option<u64>,
-}
-
-impl Default for RankingOptions {
-    fn default() -> Self {
-        RankingOptions {
-            order: None,
-            ties: TieMode::Trec,
-            duplicates: DuplicateMode::First,
-            depth: None,
-        }
-    }
 }
 
 impl RankingOptions {
