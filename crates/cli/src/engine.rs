@@ -417,14 +417,32 @@ struct Stats {
 }
 
 /// One ranked item on its way to the accumulator: where its name is in the batch, its hash, label.
+/// 32 bytes, copied a few times per line: its line is counted only for an error message.
 #[derive(Copy, Clone, Debug)]
 struct Item {
     score: f64,
-    start: usize,
-    end: usize,
     hash: u64,
+    start: usize,
+    len: u32,
     label: Label,
-    line: u64,
+}
+
+impl Item {
+    /// Where the name is in the batch.
+    #[inline(always)]
+    fn end(&self) -> usize {
+        self.start + self.len as usize
+    }
+
+    #[inline(always)]
+    fn name<'d>(&self, data: &'d [u8]) -> &'d [u8] {
+        &data[self.start..self.end()]
+    }
+}
+
+/// The batch-local line (1-based) of byte `at`: counted on error paths only.
+fn line_at(data: &[u8], at: usize) -> u64 {
+    1 + memchr::memchr_iter(b'\n', &data[..at]).count() as u64
 }
 
 /// The part of a worker after ordering: depth cut, duplicates, accumulator.
@@ -448,15 +466,14 @@ impl Sink {
             return Ok(());
         }
         self.emitted += 1;
-        if let Some(first) = self.dedup.insert(data, it.hash, it.start, it.end) {
+        if let Some(first) = self.dedup.insert(data, it.hash, it.start, it.end()) {
             if self.dup_mode == DuplicateMode::Error {
-                // The first occurrence's line (batch-local, like `it.line`), counted now.
-                let first = 1 + data[..first].iter().filter(|&&b| b == b'\n').count() as u64;
+                // Both lines (batch-local), counted now.
                 return Err(Box::new(Dup {
-                    first,
-                    second: it.line,
+                    first: line_at(data, first),
+                    second: line_at(data, it.start),
                     start: it.start,
-                    end: it.end,
+                    end: it.end(),
                 }));
             }
             self.stats.duplicates_dropped += 1;
@@ -533,8 +550,9 @@ struct Worker<'a> {
 /// The previous score of the goal being read, to order the next one against: as text while the
 /// scores keep one shape ([`ScoreText`]: no parsing), else as a parsed value.
 struct LastScore {
+    /// The previous score's text, while it has a comparable shape (then it holds the value).
     text: Option<ScoreText>,
-    /// The parsed value, when it was parsed.
+    /// The previous score's parsed value, when `text` is `None`.
     value: Option<f64>,
     /// Round parsed scores to f32 (trec_eval 9.0.8).
     f32_scores: bool,
@@ -576,12 +594,14 @@ impl LastScore {
     fn next(&mut self, data: &[u8], at: usize, field: &[u8]) -> Option<(f64, Ordering)> {
         if let Some(t) = &mut self.text {
             if let Some(order) = t.advance(data, at, field.len()) {
-                self.value = None;
                 return Some((f64::NAN, order));
             }
         }
         let v = self.round(parse_score(field)?);
-        let last = self.value.or_else(|| self.text.map(|t| t.value()));
+        let last = match &self.text {
+            Some(t) => Some(t.value()),
+            None => self.value,
+        };
         let order = last.map_or(Ordering::Equal, |l| {
             v.partial_cmp(&l).unwrap_or(Ordering::Equal)
         });
@@ -696,14 +716,8 @@ impl<'a> Worker<'a> {
         if reorder {
             // Sort the whole goal (stable: file order breaks what the tie rule leaves equal).
             let ties = self.opts.ranking.ties;
-            self.items.sort_by(|a, b| {
-                ties.cmp(
-                    a.score,
-                    &data[a.start..a.end],
-                    b.score,
-                    &data[b.start..b.end],
-                )
-            });
+            self.items
+                .sort_by(|a, b| ties.cmp(a.score, a.name(data), b.score, b.name(data)));
             for it in std::mem::take(&mut self.items) {
                 self.sink
                     .emit(data, it)
@@ -794,7 +808,8 @@ impl<'a> Worker<'a> {
         // UTF-8 is checked line by line by the parser (free for ASCII lines).
         let (mut pos, mut line_no) = (0usize, 0u64);
         let mut cur: Option<OpenGoal<'a>> = None;
-        let mut last_tag: Option<(usize, usize)> = None;
+        // Where the last run line starts: its tag (the run's name) is read again at the end.
+        let mut last_line: Option<usize> = None;
         while pos < data.len() {
             #[cfg(target_arch = "x86_64")]
             let (parsed, end) = if AVX2 {
@@ -818,15 +833,15 @@ impl<'a> Worker<'a> {
                 }
                 Ok(Some(rl)) => rl,
             };
-            let tag_start = rl.tag.as_ptr() as usize - data.as_ptr() as usize;
-            last_tag = Some((tag_start, tag_start + rl.tag.len()));
-            let goal_start = rl.goal.as_ptr() as usize - data.as_ptr() as usize;
-            let same = cur
-                .as_ref()
-                .is_some_and(|c| same_bytes(&data[c.name.0..c.name.1], rl.goal));
+            last_line = Some(pos);
+            let same = match &cur {
+                Some(c) => same_bytes(&data[c.name.0..c.name.1], rl.goal),
+                None => false,
+            };
             if !same {
                 self.close(cur.take(), data, res)?;
                 let state = self.begin_goal(rl.goal, line_no, res);
+                let goal_start = rl.goal.as_ptr() as usize - data.as_ptr() as usize;
                 cur = Some(OpenGoal {
                     name: (goal_start, goal_start + rl.goal.len()),
                     first_line: line_no,
@@ -863,25 +878,28 @@ impl<'a> Worker<'a> {
                 }
             };
             let start = rl.lemma.as_ptr() as usize - data.as_ptr() as usize;
+            let Ok(len) = u32::try_from(rl.lemma.len()) else {
+                let msg = "expected a lemma name shorter than 4 GiB".to_string();
+                return Err(
+                    InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg).into(),
+                );
+            };
             let hash = self.actual.lemmas.hash(rl.lemma);
             let label = self.label(hash, rl.lemma);
             let it = Item {
                 score,
-                start,
-                end: start + rl.lemma.len(),
                 hash,
+                start,
+                len,
                 label,
-                line: line_no,
             };
-            let name = c.name;
-            let goal_name = || &data[name.0..name.1];
-            if c.reread {
+            // `Ok(false)`: out of order.
+            let fed: Result<bool, Box<Dup>> = if c.reread {
                 // Re-reading an out-of-order goal: collect, sort at its end.
                 self.items.push(it);
+                Ok(true)
             } else if self.order == OrderMode::File {
-                self.sink
-                    .emit(data, it)
-                    .map_err(|d| dup_error(goal_name(), data, &d))?;
+                self.sink.emit(data, it).map(|()| true)
             } else {
                 let sink = &mut self.sink;
                 let mut err = None;
@@ -895,15 +913,17 @@ impl<'a> Worker<'a> {
                         }
                     },
                 );
-                if let Some(d) = err {
-                    return Err(dup_error(goal_name(), data, &d));
-                }
-                if let Ok(Some(previous)) = pushed {
+                match (pushed, err) {
                     // The previous item, alone at its score: its rank is certain.
-                    self.sink
-                        .emit(data, previous)
-                        .map_err(|d| dup_error(goal_name(), data, &d))?;
-                } else if pushed.is_err() {
+                    (Ok(Some(previous)), _) => sink.emit(data, previous).map(|()| true),
+                    (Ok(None), None) => Ok(true),
+                    (Ok(None), Some(d)) => Err(d),
+                    (Err(_), _) => Ok(false),
+                }
+            };
+            match fed {
+                Ok(true) => {}
+                Ok(false) => {
                     // Out of order: restart this goal from its first line and sort it whole.
                     res.stats.goals_reordered += 1;
                     self.sink.stats = self.goal_stats;
@@ -914,12 +934,15 @@ impl<'a> Worker<'a> {
                     line_no = c.first_line - 1;
                     continue;
                 }
+                Err(d) => return Err(dup_error(&data[c.name.0..c.name.1], data, &d)),
             }
             pos = end + 1;
         }
         self.close(cur.take(), data, res)?;
         res.lines = line_no;
-        res.last_tag = last_tag.map(|(s, e)| data[s..e].to_vec());
+        res.last_tag = last_line
+            .and_then(|at| split_run_at(data, at).0.ok().flatten())
+            .map(|rl| rl.tag.to_vec());
         Ok(())
     }
 
@@ -1020,7 +1043,7 @@ impl<'a> Worker<'a> {
 fn tie_rule(data: &[u8], ties: TieMode) -> impl Fn(&Item, &Item) -> std::cmp::Ordering + '_ {
     move |a, b| {
         if ties == TieMode::Trec {
-            data[b.start..b.end].cmp(&data[a.start..a.end])
+            b.name(data).cmp(a.name(data))
         } else {
             std::cmp::Ordering::Equal
         }
