@@ -631,7 +631,7 @@ impl<'a> Worker<'a> {
             items: Vec::new(),
             sink: Sink {
                 acc: GoalAccumulator::new(plan.clone()),
-                dedup: SeenSet::new(),
+                dedup: SeenSet::new(lemma_ingest::name_hash),
                 emitted: 0,
                 depth: opts.ranking.depth.unwrap_or(u64::MAX),
                 dup_mode: opts.ranking.duplicates,

@@ -45,4 +45,4 @@ pub use run::{
 pub use store::{
     temp_file_beside, Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION,
 };
-pub use truth::{ActualSets, GoalTruth, Interner};
+pub use truth::{name_hash, ActualSets, GoalTruth, Interner};

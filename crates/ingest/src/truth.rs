@@ -25,7 +25,7 @@ use std::path::Path;
 /// Every bit of the result depends on every input byte (hash tables use the low bits for buckets
 /// and the high bits for tags). Not keyed: inputs are the user's own files, not an adversary's.
 #[inline(always)]
-pub(crate) fn name_hash(name: &[u8]) -> u64 {
+pub fn name_hash(name: &[u8]) -> u64 {
     const K: [u64; 4] = [
         0x243f_6a88_85a3_08d3,
         0x1319_8a2e_0370_7344,
