@@ -188,10 +188,11 @@ pub(crate) mod simd {
         (delim, newline, bad)
     }
 
-    /// Bit masks over 16 bytes: where `a` and `b` are equal, and where `a` holds an ASCII digit.
+    /// Bit masks over 16 bytes: where `a` and `b` are equal, where `a` holds an ASCII digit, and
+    /// where `a`'s byte is greater than `b`'s (as signed bytes: right for ASCII).
     #[inline(always)]
-    pub fn compare16(a: &[u8; 16], b: &[u8; 16]) -> (u32, u32) {
-        use core::arch::x86_64::{_mm_min_epu8, _mm_sub_epi8};
+    pub fn compare16(a: &[u8; 16], b: &[u8; 16]) -> (u32, u32, u32) {
+        use core::arch::x86_64::{_mm_cmpgt_epi8, _mm_min_epu8, _mm_sub_epi8};
         // SAFETY: unaligned 16-byte loads of two 16-byte arrays; SSE2 is part of x86_64.
         unsafe {
             let va = _mm_loadu_si128(a.as_ptr() as *const __m128i);
@@ -200,7 +201,8 @@ pub(crate) mod simd {
             // A digit: `a - '0'` is at most 9 as an unsigned byte.
             let d = _mm_sub_epi8(va, _mm_set1_epi8(b'0' as i8));
             let digit = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d));
-            (eq, digit as u32)
+            let greater = _mm_movemask_epi8(_mm_cmpgt_epi8(va, vb)) as u32;
+            (eq, digit as u32, greater)
         }
     }
 
@@ -226,16 +228,17 @@ pub(crate) mod simd {
         if n == 0 {
             return None;
         }
-        let e = n.trailing_zeros();
-        let before = (1u64 << e) - 1;
+        // The newline's bit (the line's first), the bytes before it, the spaces among them.
+        let newline = n & n.wrapping_neg();
+        let before = newline - 1;
         let spaces = d & before;
-        // `after` flags each byte that follows a space: no space may follow a space, start the
-        // line (bit 0) or end it (the newline, bit e, following one).
-        let after = spaces << 1;
-        if e == 0 || b & before != 0 || spaces & (after | 1) != 0 || after >> e & 1 != 0 {
+        // In one test: no bad byte, and no space that follows a space, starts the line (bit 0) or
+        // ends it (just before the newline); nor an empty line (the newline at bit 0).
+        let wrong = b & before | spaces & (spaces << 1 | 1 | newline >> 1) | newline & 1;
+        if wrong != 0 {
             return None;
         }
-        Some((spaces, e))
+        Some((spaces, n.trailing_zeros()))
     }
 
     /// [`super::split_line`] with masks computed for this line alone (a 64-byte window at
@@ -383,8 +386,12 @@ pub struct ScoreText {
     /// The text, in its first `len` bytes.
     bytes: [u8; 16],
     len: u32,
-    /// Bit `k`: byte `k` is the sign or the point (every other byte below `len` is a digit).
+    /// Bit `k`: byte `k` is the sign or the point.
     other: u32,
+    /// Bit `k`: byte `k` is a digit (every byte below `len` that is not in `other`).
+    digits: u32,
+    /// Bits `0..len`.
+    in_len: u32,
     negative: bool,
 }
 
@@ -413,10 +420,13 @@ impl ScoreText {
         }
         let mut bytes = [0u8; 16];
         bytes[..len].copy_from_slice(field);
+        let in_len = (1u32 << len) - 1;
         Some(ScoreText {
             bytes,
             len: len as u32,
             other,
+            digits: in_len & !other,
+            in_len,
             negative: field[0] == b'-',
         })
     }
@@ -438,24 +448,21 @@ impl ScoreText {
                 return None;
             }
             let window: &[u8; 16] = data[at..at + 16].try_into().expect("16 bytes");
-            let (eq, digit) = simd::compare16(window, &self.bytes);
-            let in_len = (1u32 << len) - 1;
+            let (eq, digit, greater) = simd::compare16(window, &self.bytes);
             // The sign and point where this text has them, digits everywhere else.
-            if eq & self.other != self.other || (digit | self.other) & in_len != in_len {
+            if eq & self.other != self.other || digit & self.digits != self.digits {
                 return None;
             }
-            let differ = !eq & in_len;
-            let order = if differ == 0 {
-                std::cmp::Ordering::Equal
-            } else {
-                let i = differ.trailing_zeros() as usize;
-                window[i].cmp(&self.bytes[i])
-            };
+            // The first differing byte decides (its bit alone in `first`).
+            let differ = !eq & self.in_len;
+            let first = differ & differ.wrapping_neg();
             self.bytes = *window;
-            Some(if self.negative {
-                order.reverse()
+            Some(if first == 0 {
+                std::cmp::Ordering::Equal
+            } else if (greater & first != 0) != self.negative {
+                std::cmp::Ordering::Greater
             } else {
-                order
+                std::cmp::Ordering::Less
             })
         }
         #[cfg(not(target_arch = "x86_64"))]

@@ -46,7 +46,11 @@ pub fn name_hash(name: &[u8]) -> u64 {
         u32::from_le_bytes(s[i..i + 4].try_into().expect("4 bytes")) as u64
     }
     let n = name.len();
-    let (a, b) = if n > 16 {
+    let (a, b) = if n > 16 && n <= 32 {
+        // The loop below, run once (most lemma names): without the loop.
+        let h = fold(w64(name, 0) ^ K[0] ^ n as u64, w64(name, 8) ^ K[1]);
+        (w64(name, n - 16) ^ h, w64(name, n - 8) ^ K[2])
+    } else if n > 16 {
         let mut h = K[0] ^ n as u64;
         let mut i = 0;
         while i + 16 < n {
