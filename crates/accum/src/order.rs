@@ -104,6 +104,20 @@ impl<T> TrecOrder<T> {
         }
     }
 
+    /// The common case of [`TrecOrder::push`] alone, for a caller's fast path: `item` scores
+    /// below the previous item, which is held alone, so they swap and the previous item comes
+    /// back (`Ok`): its rank is certain. `Err(item)`: any other case, for [`TrecOrder::push`].
+    #[inline(always)]
+    pub fn replace_lone(&mut self, vs_last: Ordering, item: T) -> Result<T, T> {
+        match self.run.as_mut_slice() {
+            [lone] if vs_last == Ordering::Less => {
+                self.seen += 1;
+                Ok(std::mem::replace(lone, item))
+            }
+            _ => Err(item),
+        }
+    }
+
     /// Emits what is still buffered (end of goal) and resets.
     pub fn finish<C, F>(&mut self, tie: C, emit: F)
     where
@@ -173,6 +187,56 @@ mod tests {
         for (items, want) in cases {
             assert_eq!(order(items).unwrap(), want, "{items:?}");
         }
+    }
+
+    /// [`order`] with the fast path tried first, as the engine does.
+    fn order_fast(items: &[(f64, &str)]) -> Result<Vec<String>, OutOfOrder> {
+        let mut o = TrecOrder::new();
+        let mut out = Vec::new();
+        let desc = |a: &&str, b: &&str| b.as_bytes().cmp(a.as_bytes());
+        let mut last = None;
+        for &(s, n) in items {
+            let vs_last = last.map_or(Ordering::Equal, |l: f64| s.partial_cmp(&l).unwrap());
+            last = Some(s);
+            match o.replace_lone(vs_last, n) {
+                Ok(previous) => out.push(previous.to_string()),
+                Err(n) => {
+                    let back = o.push(vs_last, n, desc, |name: &str| out.push(name.to_string()))?;
+                    out.extend(back.map(str::to_string));
+                }
+            }
+        }
+        o.finish(desc, |name: &str| out.push(name.to_string()));
+        Ok(out)
+    }
+
+    #[test]
+    fn the_fast_path_orders_as_push_alone() {
+        let cases: [&[(f64, &str)]; 6] = [
+            &[(3.0, "a"), (2.0, "b"), (1.0, "c")],
+            &[(1.0, "a"), (1.0, "b"), (0.5, "c"), (0.5, "d"), (0.2, "e")],
+            &[(1.0, "x")],
+            &[(2.0, "a"), (1.0, "b"), (1.0, "c"), (0.5, "d"), (0.4, "e")],
+            &[(2.0, "a"), (1.0, "b"), (3.0, "c")],
+            &[(2.0, "a"), (2.0, "b"), (1.0, "c"), (4.0, "d")],
+        ];
+        for items in cases {
+            assert_eq!(order_fast(items), order(items), "{items:?}");
+        }
+        // A lone item is swapped for a lower one; a tie or a higher score is refused.
+        let mut o = TrecOrder::new();
+        assert_eq!(o.replace_lone(Ordering::Equal, "a"), Err("a"));
+        assert_eq!(
+            o.push(Ordering::Equal, "a", |_, _| Ordering::Equal, |_| {}),
+            Ok(None)
+        );
+        assert_eq!(o.replace_lone(Ordering::Less, "b"), Ok("a"));
+        assert_eq!(o.replace_lone(Ordering::Equal, "c"), Err("c"));
+        assert_eq!(o.replace_lone(Ordering::Greater, "c"), Err("c"));
+        assert_eq!(
+            o.push(Ordering::Greater, "c", |_, _| Ordering::Equal, |_| {}),
+            Err(OutOfOrder { position: 2 })
+        );
     }
 
     #[test]

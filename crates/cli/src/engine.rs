@@ -900,6 +900,9 @@ impl<'a> Worker<'a> {
                 Ok(true)
             } else if self.order == OrderMode::File {
                 self.sink.emit(data, it).map(|()| true)
+            } else if let Ok(previous) = self.order_buf.replace_lone(vs_last, it) {
+                // The previous item, alone at its score: its rank is certain.
+                self.sink.emit(data, previous).map(|()| true)
             } else {
                 let sink = &mut self.sink;
                 let mut err = None;
