@@ -428,12 +428,13 @@ struct Item {
 }
 
 impl Item {
-    /// Where the name is in the batch.
+    /// Where the name ends in the batch.
     #[inline(always)]
     fn end(&self) -> usize {
         self.start + self.len as usize
     }
 
+    /// The name, in the batch `data`.
     #[inline(always)]
     fn name<'d>(&self, data: &'d [u8]) -> &'d [u8] {
         &data[self.start..self.end()]
@@ -805,6 +806,11 @@ impl<'a> Worker<'a> {
     ) -> Result<(), EvalError> {
         let data = &batch.data[..];
         let path = Path::new("");
+        if data.len() >= SeenSet::MAX_DATA {
+            // A batch holds whole goals: this is one goal's lines.
+            let msg = "expected a goal's lines to take less than 1 TiB".to_string();
+            return Err(InputError::at(ErrorKind::Syntax, path, 1, 0, msg).into());
+        }
         // UTF-8 is checked line by line by the parser (free for ASCII lines).
         let (mut pos, mut line_no) = (0usize, 0u64);
         let mut cur: Option<OpenGoal<'a>> = None;

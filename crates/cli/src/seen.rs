@@ -34,6 +34,9 @@ pub struct SeenSet {
 }
 
 impl SeenSet {
+    /// The size a buffer of names must stay below: a name's start fits the slots' 40 bits.
+    pub const MAX_DATA: usize = 1 << START_BITS;
+
     /// An empty set of names hashed by `hash`.
     pub fn new(hash: fn(&[u8]) -> u64) -> Self {
         SeenSet {
@@ -44,12 +47,14 @@ impl SeenSet {
         }
     }
 
-    /// Empties the set: O(1), except once every 255 calls.
+    /// Empties the set: O(1), except once every 255 calls, when the table is replaced by a
+    /// zeroed one of the same size (a large one is mapped zero pages, so the goals that follow
+    /// pay only for the pages they touch, not for clearing what an earlier large goal filled).
     pub fn clear(&mut self) {
         self.len = 0;
         self.generation += 1;
         if self.generation > 0xff {
-            self.slots.fill(0);
+            self.slots = vec![0; self.slots.len()];
             self.generation = 1;
         }
     }
@@ -62,8 +67,9 @@ impl SeenSet {
 
     /// Inserts the name `data[start..end]` whose hash is `hash`; every name inserted must be
     /// followed in `data` by a delimiter (whitespace or newline, which no name contains) or end
-    /// it. `Some(first)`: the name was already in the set, first seen at `data[first..]` (the set
-    /// is unchanged).
+    /// it, `hash` must be what the set's hash function gives for the name, and `data` must be
+    /// shorter than [`SeenSet::MAX_DATA`]. `Some(first)`: the name was already in the set, first
+    /// seen at `data[first..]` (the set is unchanged).
     #[inline(always)]
     pub fn insert(&mut self, data: &[u8], hash: u64, start: usize, end: usize) -> Option<usize> {
         let want = self.key(hash);
@@ -86,8 +92,15 @@ impl SeenSet {
             }
             i = (i + 1) & mask;
         }
-        // A goal's lines are in one batch in memory: it does not span a terabyte.
-        assert!((start as u64) <= START_MASK, "a goal of less than 1 TiB");
+        debug_assert!(
+            data.len() < Self::MAX_DATA,
+            "the caller checks the buffer's size"
+        );
+        debug_assert_eq!(
+            hash,
+            (self.hash)(&data[start..end]),
+            "the set's hash function"
+        );
         self.slots[i] = want << START_BITS | start as u64;
         self.len += 1;
         if self.len * 8 > self.slots.len() * 3 {

@@ -21,8 +21,9 @@ use std::path::Path;
 /// Folded multiplies (the 128-bit product's halves XORed, as foldhash and wyhash do) over 8-byte
 /// words: a name of up to 16 bytes is two overlapping words and two multiplies; one of 17 to 32
 /// bytes (most lemma names) its first and last 16 bytes in two independent multiplies; a longer
-/// one one multiply per 16 bytes plus the last 16. Called directly on the bytes, it skips the `Hasher`
-/// trait's length prefix and buffering, about a third of the instructions for a 20-byte name.
+/// one one multiply per 16 bytes plus the last 16. Called directly on the bytes, it skips the
+/// `Hasher` trait's length prefix and buffering, about a third of the instructions for a 20-byte
+/// name.
 /// Every bit of the result depends on every input byte (hash tables use the low bits for buckets
 /// and the high bits for tags). Not keyed: inputs are the user's own files, not an adversary's.
 #[inline(always)]
@@ -485,27 +486,36 @@ mod tests {
         );
         assert_ne!(name_hash(b"a"), name_hash(b"a\0"));
         assert_ne!(name_hash(b""), name_hash(b"\0"));
-        // 200,000 distinct names of 1 to 40 bytes: no full collision, and both the low bits
-        // (buckets) and the top six bits (the judged-lemma filter) spread evenly.
+        // 200,000 distinct names of 1 to 40 bytes: no full collision, and the low bits (buckets),
+        // the top six bits (the judged-lemma filter) and bits 40..46 spread evenly.
         let mut seen = std::collections::HashSet::new();
-        let (mut low, mut top) = ([0u32; 64], [0u32; 64]);
+        let (mut low, mut top, mut tag) = ([0u32; 64], [0u32; 64], [0u32; 64]);
         for i in 0..200_000u32 {
             let name = match i % 6 {
                 0 => format!("{i}"),
                 1 => format!("Mathlib.Algebra.Group.Basic.lemma_{i}"),
                 2 => format!("L{i}"),
-                // 15 to 20 bytes, and 17 to 23: around and in the 17-32-byte case.
+                // 15 to 20 bytes: on both sides of the 17-32-byte case.
                 3 => format!("Nat.add_assoc_{i}"),
-                4 => format!("List.foldr_{i}_of_eq"),
+                // 17 to 32 bytes, each length in turn: the whole 17-32-byte case.
+                4 => {
+                    let mut n = format!("{i}.");
+                    while n.len() < 17 + (i as usize / 6) % 16 {
+                        n.push('x');
+                    }
+                    n
+                }
                 _ => format!("{:x}.{i}", i.wrapping_mul(2_654_435_761)),
             };
             let h = name_hash(name.as_bytes());
             assert!(seen.insert(h), "collision at {name}");
             low[(h & 63) as usize] += 1;
             top[(h >> 58) as usize] += 1;
+            // Bits 40..46: part of the duplicate table's tag.
+            tag[(h >> 40 & 63) as usize] += 1;
         }
         let expected = 200_000 / 64;
-        for c in low.iter().chain(&top) {
+        for c in low.iter().chain(&top).chain(&tag) {
             assert!(
                 (*c as i64 - expected as i64).abs() < expected as i64 / 10,
                 "{c} vs {expected}"
