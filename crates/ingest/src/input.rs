@@ -4,7 +4,10 @@
 //! A [`BatchReader`] reads large blocks and cuts each one at a goal boundary: the lines of the last
 //! goal in a block are carried into the next block, so every goal lies whole inside one batch and
 //! can be evaluated (and, if its lines are out of order, re-read and sorted) by one worker. Memory
-//! is the batch size plus the largest single goal, never the file.
+//! is the batch size plus the largest single goal, never the file. A plain regular file is read
+//! positionally instead: [`BatchReader::claim`] reads only the end of the next batch's range to
+//! find the cut, and whoever holds the [`Claim`] reads the batch (`pread`), so that several
+//! threads read their batches at once; the batches are the same bytes either way.
 
 use crate::error::{ErrorKind, InputError};
 use crate::fields::is_space;
@@ -50,6 +53,9 @@ pub struct Input {
     /// The whole file, memory-mapped, when it is a plain (uncompressed) regular file: batches are
     /// then slices of the mapping, with no copy.
     pub map: Option<Arc<Mmap>>,
+    /// The file, when it is a plain (uncompressed) regular file read without a mapping: batches
+    /// are then read at their offsets ([`BatchReader::claim`]), by several threads at once.
+    pub file: Option<Arc<File>>,
 }
 
 /// A mapping as a byte slice (for `Cursor`).
@@ -81,6 +87,7 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
 pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
     let io_err =
         |e: std::io::Error| InputError::file(ErrorKind::Io, path, format!("cannot read: {e}"));
+    let mut positional: Option<File> = None;
     let (raw, size): (Box<dyn Read + Send>, Option<u64>) = if path == Path::new("-") {
         (Box::new(std::io::stdin()), None)
     } else {
@@ -115,11 +122,15 @@ pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
                         compression: Compression::None,
                         format,
                         map: Some(map),
+                        file: None,
                     });
                 }
             }
         }
         advise_streaming(&f);
+        // A second handle for positional reads of a plain regular file (`pread` ignores the
+        // shared offset that the sniffing reader below moves).
+        positional = meta.is_file().then(|| f.try_clone().ok()).flatten();
         (Box::new(f), Some(meta.len()))
     };
     let mut raw = BufReader::with_capacity(RAW_BUF, raw);
@@ -167,6 +178,11 @@ pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
         compression,
         format,
         map: None,
+        file: if cfg!(unix) && compression == Compression::None {
+            positional.map(Arc::new)
+        } else {
+            None
+        },
     })
 }
 
@@ -280,6 +296,57 @@ impl BatchData {
     }
 }
 
+/// A batch's place in a plain file, handed out by [`BatchReader::claim`] and read by
+/// [`Claim::read`].
+#[derive(Debug)]
+pub struct Claim {
+    file: Arc<File>,
+    path: PathBuf,
+    index: u64,
+    range: Range<u64>,
+}
+
+impl Claim {
+    /// The batch's sequence number.
+    pub fn index(&self) -> u64 {
+        self.index
+    }
+
+    /// Reads the batch into `buf` (its allocation reused; only growth is zero-filled).
+    pub fn read(self, mut buf: Vec<u8>) -> Result<Batch, InputError> {
+        let len = usize::try_from(self.range.end - self.range.start).unwrap_or(usize::MAX);
+        buf.resize(len, 0);
+        read_at(&self.file, &mut buf, self.range.start).map_err(|e| {
+            InputError::file(ErrorKind::Io, &self.path, format!("cannot read: {e}"))
+        })?;
+        if buf.last() != Some(&b'\n') {
+            // The file's last line, without its newline.
+            buf.push(b'\n');
+        }
+        Ok(Batch {
+            index: self.index,
+            first_byte: self.range.start,
+            data: BatchData::Owned(buf),
+            line_map: None,
+            line_map_start: 0,
+        })
+    }
+}
+
+/// Fills `buf` from `file` at `offset` (`pread`; a file that shrank since it was opened is an
+/// error).
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, buf, offset);
+        Err(std::io::Error::other("positional reads need a Unix system"))
+    }
+}
+
 /// A block of whole goals.
 #[derive(Debug, Default)]
 pub struct Batch {
@@ -299,6 +366,12 @@ pub struct Batch {
 pub struct BatchReader {
     input: Box<dyn BufRead + Send>,
     map: Option<Arc<Mmap>>,
+    /// Positional reads of a plain file (see [`BatchReader::claim`]), with its size at opening.
+    file: Option<(Arc<File>, u64)>,
+    /// The end of the range before a claimed batch's end, read to find its cut (reused).
+    probe: Vec<u8>,
+    /// How much of that end is read first (64 KiB; doubled until it holds a goal boundary).
+    probe_first: u64,
     path: PathBuf,
     key: GoalKey,
     carry: Vec<u8>,
@@ -335,9 +408,16 @@ impl BatchReader {
             }
             _ => target,
         };
+        let file = match (input.file, input.size_on_disk) {
+            (Some(f), Some(size)) if input.map.is_none() => Some((f, size)),
+            _ => None,
+        };
         BatchReader {
             input: input.reader,
             map: input.map,
+            file,
+            probe: Vec::new(),
+            probe_first: 64 << 10,
             path: input.path,
             key,
             carry: Vec::new(),
@@ -364,6 +444,12 @@ impl BatchReader {
     pub fn next_batch(&mut self, mut buf: Vec<u8>) -> Result<Option<Batch>, InputError> {
         if let Some(map) = self.map.clone() {
             return Ok(self.next_mapped(&map));
+        }
+        if self.file.is_some() {
+            return match self.claim()? {
+                Some(claim) => claim.read(buf).map(Some),
+                None => Ok(None),
+            };
         }
         // A recycled buffer keeps its length: its stale bytes are overwritten by the reads below,
         // so only growth is ever zero-filled (no memset of every batch).
@@ -417,6 +503,69 @@ impl BatchReader {
             self.target = self.base_target;
             return Ok(Some(self.emit(buf)));
         }
+    }
+
+    /// Whether batches are read at their offsets: [`BatchReader::claim`] hands out the next
+    /// batch's range, and [`Claim::read`] reads it, so that threads can read batches at once
+    /// (a plain regular file, not mapped).
+    pub fn is_positional(&self) -> bool {
+        self.file.is_some()
+    }
+
+    /// The next batch's byte range, cut at a goal boundary, without reading the batch: only the
+    /// end of the range (64 KiB, more if the last goal is longer) is read, to find the cut. The
+    /// caller reads the batch with [`Claim::read`], outside whatever lock guards this reader.
+    /// `Ok(None)` at the end; for a reader that is not positional, always `Ok(None)`.
+    pub fn claim(&mut self) -> Result<Option<Claim>, InputError> {
+        let Some((file, size)) = self.file.clone() else {
+            return Ok(None);
+        };
+        let start = self.next_byte;
+        if start >= size {
+            return Ok(None);
+        }
+        let mut target = self.base_target as u64;
+        let mut probe = self.probe_first;
+        let end = loop {
+            let end = start.saturating_add(target);
+            if end >= size {
+                break size;
+            }
+            // The last `probe` bytes before `end`: their last goal boundary, past the first
+            // (partial) line unless they begin the batch.
+            let from = end.saturating_sub(probe).max(start);
+            self.probe.resize((end - from) as usize, 0);
+            read_at(&file, &mut self.probe, from).map_err(|e| self.io_error(e))?;
+            let skip = if from == start {
+                Some(0)
+            } else {
+                memchr::memchr(b'\n', &self.probe).map(|p| p + 1)
+            };
+            if let Some(cut) = skip.and_then(|k| self.cut(&self.probe[k..]).map(|c| k + c)) {
+                break from + cut as u64;
+            }
+            if from == start {
+                // One goal (or line) fills the whole range: a longer batch.
+                target = target.saturating_mul(2);
+                probe = self.probe_first;
+            } else {
+                probe = probe.saturating_mul(2);
+            }
+        };
+        let claim = Claim {
+            file,
+            path: self.path.clone(),
+            index: self.index,
+            range: start..end,
+        };
+        self.index += 1;
+        self.next_byte = end;
+        self.bytes_read = end;
+        Ok(Some(claim))
+    }
+
+    fn io_error(&self, e: std::io::Error) -> InputError {
+        InputError::file(ErrorKind::Io, &self.path, format!("cannot read: {e}"))
     }
 
     /// The next batch of a mapped file: a slice cut at a goal boundary, no copy.
@@ -499,6 +648,7 @@ mod tests {
             compression: Compression::None,
             format: Format::Trec,
             map: None,
+            file: None,
         }
     }
 
@@ -560,6 +710,87 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Texts of many shapes: goals of 1 to 40 lines, comment and blank lines, lines of 1 to 200
+    /// bytes, with or without a final newline.
+    fn shaped_texts() -> Vec<String> {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        (0..40)
+            .map(|t| {
+                let mut s = String::new();
+                for g in 0..1 + next(12) {
+                    for l in 0..1 + next(40) {
+                        match next(20) {
+                            0 => s += "# a comment\n",
+                            1 => s += "\n",
+                            _ => {}
+                        }
+                        let pad = "x".repeat(next(if t % 3 == 0 { 200 } else { 20 }) as usize);
+                        s += &format!("g{g} Q0 l{l}{pad} {l} 1.5 run\n");
+                    }
+                }
+                if t % 2 == 1 {
+                    s.pop();
+                }
+                s
+            })
+            .collect()
+    }
+
+    #[test]
+    fn positional_batches_equal_streamed_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run");
+        for text in shaped_texts() {
+            std::fs::write(&p, &text).unwrap();
+            for target in [1, 7, 50, 333, 1000, 1 << 20] {
+                for probe in [1, 5, 64, 64 << 10] {
+                    let input = open(&p).unwrap();
+                    assert!(input.file.is_some(), "a plain file is read positionally");
+                    let mut r = BatchReader::new(input, GoalKey::FirstField, target);
+                    r.probe_first = probe;
+                    assert!(r.is_positional());
+                    let mut got = Vec::new();
+                    let mut first_byte = 0;
+                    while let Some(claim) = r.claim().unwrap() {
+                        assert_eq!(claim.index(), got.len() as u64);
+                        let b = claim.read(Vec::new()).unwrap();
+                        assert_eq!(b.first_byte, first_byte);
+                        first_byte += b.data.len() as u64;
+                        got.push(String::from_utf8(b.data.to_vec()).unwrap());
+                    }
+                    let mut s =
+                        BatchReader::new(input_of(text.as_bytes()), GoalKey::FirstField, target);
+                    let mut want = Vec::new();
+                    while let Some(b) = s.next_batch(Vec::new()).unwrap() {
+                        want.push(String::from_utf8(b.data.to_vec()).unwrap());
+                    }
+                    assert_eq!(got, want, "target {target}, probe {probe}: {text:?}");
+                    assert_eq!(r.bytes_read(), text.len() as u64);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_that_shrinks_under_a_claim_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run");
+        std::fs::write(&p, "a Q0 x 1 1 t\nb Q0 x 1 1 t\n").unwrap();
+        let mut r = BatchReader::new(open(&p).unwrap(), GoalKey::FirstField, 1 << 20);
+        let claim = r.claim().unwrap().unwrap();
+        std::fs::write(&p, "a Q0").unwrap();
+        let e = claim.read(Vec::new()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Io);
+        assert!(e.to_string().contains("cannot read"), "{e}");
+        assert!(r.claim().unwrap().is_none());
     }
 
     #[test]

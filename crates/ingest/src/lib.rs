@@ -31,8 +31,8 @@ pub use fields::{
     split_line_checked, ScoreText,
 };
 pub use input::{
-    first_field, open, open_with, Batch, BatchData, BatchReader, Compression, Format, GoalKey,
-    Input,
+    first_field, open, open_with, Batch, BatchData, BatchReader, Claim, Compression, Format,
+    GoalKey, Input,
 };
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};

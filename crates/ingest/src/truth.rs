@@ -531,6 +531,7 @@ mod tests {
             compression: crate::input::Compression::None,
             format,
             map: None,
+            file: None,
         })
     }
 
@@ -643,6 +644,7 @@ mod tests {
             compression: crate::input::Compression::None,
             format: Format::Trec,
             map: None,
+            file: None,
         })
         .unwrap_err();
         assert!(e.to_string().contains("invalid UTF-8"), "{e}");
