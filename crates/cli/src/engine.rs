@@ -400,6 +400,8 @@ enum GoalRef {
 #[derive(Debug, Default)]
 struct BatchResult {
     index: u64,
+    /// Where the batch starts in the input: error byte offsets are the batch's own.
+    first_byte: u64,
     lines: u64,
     goals: Vec<(GoalRef, u64)>,
     rows: Vec<GoalRow>,
@@ -1236,6 +1238,9 @@ pub fn evaluate(
                             break;
                         }
                         window.wait_for(input.reader.next_index());
+                        if stop.load(AtomicOrdering::Relaxed) {
+                            break;
+                        }
                         // A plain file: only the batch's range is claimed under the lock, and it
                         // is read below, while the other workers claim and read theirs.
                         let next = if input.reader.is_positional() {
@@ -1270,7 +1275,9 @@ pub fn evaluate(
                                 Ok(b) => b,
                                 Err(e) => {
                                     // In batch order, like an error in the batch's lines: the
-                                    // collector stops there and lets waiting workers go.
+                                    // collector stops there and lets waiting workers go; the
+                                    // other workers stop taking batches.
+                                    stop.store(true, AtomicOrdering::Relaxed);
                                     let res = BatchResult {
                                         index,
                                         error: Some(e.into()),
@@ -1284,6 +1291,7 @@ pub fn evaluate(
                     };
                     let mut res = BatchResult {
                         index: batch.index,
+                        first_byte: batch.first_byte,
                         ..BatchResult::default()
                     };
                     let r = match format {
@@ -1385,14 +1393,15 @@ fn collect(
             m.get(global as usize - 1).copied().unwrap_or(global)
         })
     };
-    let fix = |e: EvalError, lines_before: u64| -> EvalError {
+    let fix = |e: EvalError, lines_before: u64, first_byte: u64| -> EvalError {
         match e {
             EvalError::Input(mut ie) => {
                 ie.path = path.to_path_buf();
                 ie.line = ie.line.map(|l| original(l + lines_before));
-                if line_map.is_some() {
-                    ie.byte = None;
-                }
+                ie.byte = match line_map {
+                    Some(_) => None,
+                    None => ie.byte.map(|b| b + first_byte),
+                };
                 ie.first_line = ie.first_line.map(|l| original(l + lines_before));
                 EvalError::Input(ie)
             }
@@ -1405,7 +1414,7 @@ fn collect(
             next += 1;
             window.advance(next);
             if let Some(e) = res.error.take() {
-                return Err(fix(e, lines_before));
+                return Err(fix(e, lines_before, res.first_byte));
             }
             for (g, local) in res.goals.drain(..) {
                 let line = lines_before + local;

@@ -129,8 +129,11 @@ pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
         }
         advise_streaming(&f);
         // A second handle for positional reads of a plain regular file (`pread` ignores the
-        // shared offset that the sniffing reader below moves).
-        positional = meta.is_file().then(|| f.try_clone().ok()).flatten();
+        // shared offset that the sniffing reader below moves). Not for a file that says it is
+        // empty (procfs and the like have content all the same): it is streamed.
+        positional = (meta.is_file() && meta.len() > 0)
+            .then(|| f.try_clone().ok())
+            .flatten();
         (Box::new(f), Some(meta.len()))
     };
     let mut raw = BufReader::with_capacity(RAW_BUF, raw);
@@ -522,10 +525,20 @@ impl BatchReader {
         };
         let start = self.next_byte;
         if start >= size {
+            // The batches cover the size the file had when it was opened: one that changed since
+            // (appended to while read, say) would have been cut short, perhaps mid-line.
+            let now = file.metadata().map_err(|e| self.io_error(e))?.len();
+            if now != size {
+                return Err(InputError::file(
+                    ErrorKind::Io,
+                    &self.path,
+                    format!("changed while it was read (from {size} to {now} bytes)"),
+                ));
+            }
             return Ok(None);
         }
-        let mut target = self.base_target as u64;
-        let mut probe = self.probe_first;
+        let mut target = (self.base_target as u64).max(1);
+        let mut probe = self.probe_first.max(1);
         let end = loop {
             let end = start.saturating_add(target);
             if end >= size {
@@ -547,11 +560,15 @@ impl BatchReader {
             if from == start {
                 // One goal (or line) fills the whole range: a longer batch.
                 target = target.saturating_mul(2);
-                probe = self.probe_first;
+                probe = self.probe_first.max(1);
             } else {
                 probe = probe.saturating_mul(2);
             }
         };
+        if self.probe.capacity() > 1 << 20 {
+            // A long goal's probe: not kept for the rest of the run.
+            self.probe = Vec::new();
+        }
         let claim = Claim {
             file,
             path: self.path.clone(),
@@ -780,6 +797,26 @@ mod tests {
     }
 
     #[test]
+    fn a_file_that_grows_while_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run");
+        std::fs::write(&p, "a Q0 x 1 1 t\nb Q0 x 1 0.").unwrap();
+        let mut r = BatchReader::new(open(&p).unwrap(), GoalKey::FirstField, 1 << 20);
+        let b = r.claim().unwrap().unwrap().read(Vec::new()).unwrap();
+        assert_eq!(&b.data[..], b"a Q0 x 1 1 t\nb Q0 x 1 0.\n");
+        // The writer finishes the line: the score read was cut short.
+        std::fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .unwrap()
+            .write_all(b"5 t\n")
+            .unwrap();
+        let e = r.claim().unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Io);
+        assert!(e.to_string().contains("changed while it was read"), "{e}");
+    }
+
+    #[test]
     fn a_file_that_shrinks_under_a_claim_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("run");
@@ -790,7 +827,8 @@ mod tests {
         let e = claim.read(Vec::new()).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Io);
         assert!(e.to_string().contains("cannot read"), "{e}");
-        assert!(r.claim().unwrap().is_none());
+        // And the end of the claims says so too.
+        assert!(r.claim().is_err());
     }
 
     #[test]
