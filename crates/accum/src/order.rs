@@ -149,6 +149,12 @@ mod tests {
     /// The order of `items` (score, name) through the repairer: scores compared as floats,
     /// items handed back or emitted.
     fn order(items: &[(f64, &str)]) -> Result<Vec<String>, OutOfOrder> {
+        order_with(items, false)
+    }
+
+    /// [`order`], with the fast path ([`TrecOrder::replace_lone`]) tried first when `fast`, as
+    /// the engine does.
+    fn order_with(items: &[(f64, &str)], fast: bool) -> Result<Vec<String>, OutOfOrder> {
         let mut o = TrecOrder::new();
         let mut out = Vec::new();
         let desc = |a: &&str, b: &&str| b.as_bytes().cmp(a.as_bytes());
@@ -156,8 +162,18 @@ mod tests {
         for &(s, n) in items {
             let vs_last = last.map_or(Ordering::Equal, |l: f64| s.partial_cmp(&l).unwrap());
             last = Some(s);
-            let back = o.push(vs_last, n, desc, |name: &str| out.push(name.to_string()))?;
-            out.extend(back.map(str::to_string));
+            let n = if fast {
+                o.replace_lone(vs_last, n)
+            } else {
+                Err(n)
+            };
+            match n {
+                Ok(previous) => out.push(previous.to_string()),
+                Err(n) => {
+                    let back = o.push(vs_last, n, desc, |name: &str| out.push(name.to_string()))?;
+                    out.extend(back.map(str::to_string));
+                }
+            }
         }
         o.finish(desc, |name: &str| out.push(name.to_string()));
         Ok(out)
@@ -189,27 +205,6 @@ mod tests {
         }
     }
 
-    /// [`order`] with the fast path tried first, as the engine does.
-    fn order_fast(items: &[(f64, &str)]) -> Result<Vec<String>, OutOfOrder> {
-        let mut o = TrecOrder::new();
-        let mut out = Vec::new();
-        let desc = |a: &&str, b: &&str| b.as_bytes().cmp(a.as_bytes());
-        let mut last = None;
-        for &(s, n) in items {
-            let vs_last = last.map_or(Ordering::Equal, |l: f64| s.partial_cmp(&l).unwrap());
-            last = Some(s);
-            match o.replace_lone(vs_last, n) {
-                Ok(previous) => out.push(previous.to_string()),
-                Err(n) => {
-                    let back = o.push(vs_last, n, desc, |name: &str| out.push(name.to_string()))?;
-                    out.extend(back.map(str::to_string));
-                }
-            }
-        }
-        o.finish(desc, |name: &str| out.push(name.to_string()));
-        Ok(out)
-    }
-
     #[test]
     fn the_fast_path_orders_as_push_alone() {
         let cases: [&[(f64, &str)]; 6] = [
@@ -221,7 +216,7 @@ mod tests {
             &[(2.0, "a"), (2.0, "b"), (1.0, "c"), (4.0, "d")],
         ];
         for items in cases {
-            assert_eq!(order_fast(items), order(items), "{items:?}");
+            assert_eq!(order_with(items, true), order(items), "{items:?}");
         }
         // A lone item is swapped for a lower one; a tie or a higher score is refused.
         let mut o = TrecOrder::new();
