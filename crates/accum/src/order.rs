@@ -64,7 +64,8 @@ impl<T> TrecOrder<T> {
     ///
     /// - `Ok(Some(previous))`: the previous item was alone at its score, so its rank is now
     ///   certain; the caller emits it, before anything it pushes later. This is the common case
-    ///   (no tie), and it costs a swap in place: no buffer push or pop, no call of `emit`.
+    ///   (no tie), [`TrecOrder::replace_lone`], which a caller's fast path may also try alone: a
+    ///   swap in place, no buffer push or pop, no call of `emit`.
     /// - `Ok(None)`: held. A run of two or more tied items, when a lower score closes it, is
     ///   sorted by `tie` (`Less`: the first ranks higher; a stable sort keeps arrival order for
     ///   `Equal`) and handed to `emit` in order.
@@ -81,6 +82,10 @@ impl<T> TrecOrder<T> {
         C: FnMut(&T, &T) -> Ordering,
         F: FnMut(T),
     {
+        let item = match self.replace_lone(vs_last, item) {
+            Ok(previous) => return Ok(Some(previous)),
+            Err(item) => item,
+        };
         let position = self.seen;
         self.seen += 1;
         if self.run.is_empty() {
@@ -93,9 +98,6 @@ impl<T> TrecOrder<T> {
                 self.run.push(item);
                 Ok(None)
             }
-            Ordering::Less if self.run.len() == 1 => {
-                Ok(Some(std::mem::replace(&mut self.run[0], item)))
-            }
             Ordering::Less => {
                 self.flush(tie, emit);
                 self.run.push(item);
@@ -104,9 +106,9 @@ impl<T> TrecOrder<T> {
         }
     }
 
-    /// The common case of [`TrecOrder::push`] alone, for a caller's fast path: `item` scores
-    /// below the previous item, which is held alone, so they swap and the previous item comes
-    /// back (`Ok`): its rank is certain. `Err(item)`: any other case, for [`TrecOrder::push`].
+    /// The common case of [`TrecOrder::push`] on its own: `item` scores below the previous item,
+    /// which is held alone, so they swap and the previous item comes back (`Ok`): its rank is
+    /// certain. `Err(item)`: any other case, nothing changed, for [`TrecOrder::push`].
     #[inline(always)]
     pub fn replace_lone(&mut self, vs_last: Ordering, item: T) -> Result<T, T> {
         match self.run.as_mut_slice() {

@@ -553,10 +553,8 @@ struct Worker<'a> {
 /// The previous score of the goal being read, to order the next one against: as text while the
 /// scores keep one shape ([`ScoreText`]: no parsing), else as a parsed value.
 struct LastScore {
-    /// The previous score's text, while it has a comparable shape (then it holds the value).
-    text: Option<ScoreText>,
-    /// The previous score's parsed value, when `text` is `None`.
-    value: Option<f64>,
+    /// The goal's previous score.
+    last: Last,
     /// Round parsed scores to f32 (trec_eval 9.0.8).
     f32_scores: bool,
     /// Whether scores may be compared as text: not when they are rounded to f32 first (the text
@@ -564,11 +562,18 @@ struct LastScore {
     text_allowed: bool,
 }
 
+/// A goal's previous score: none yet, its text (a comparable shape, which also gives its value),
+/// or its parsed value.
+enum Last {
+    None,
+    Text(ScoreText),
+    Value(f64),
+}
+
 impl LastScore {
     fn new(opts: &EvalOptions, plan: &Plan) -> Self {
         LastScore {
-            text: None,
-            value: None,
+            last: Last::None,
             f32_scores: opts.f32_scores,
             text_allowed: !opts.f32_scores && !plan.needs_scores(),
         }
@@ -586,8 +591,7 @@ impl LastScore {
 
     /// Forgets the previous score (a new goal).
     fn clear(&mut self) {
-        self.text = None;
-        self.value = None;
+        self.last = Last::None;
     }
 
     /// The score in `field` (at `at` in `data`) and its order against the previous one (`Equal`
@@ -595,24 +599,23 @@ impl LastScore {
     /// not a finite number.
     #[inline(always)]
     fn next(&mut self, data: &[u8], at: usize, field: &[u8]) -> Option<(f64, Ordering)> {
-        if let Some(t) = &mut self.text {
+        if let Last::Text(t) = &mut self.last {
             if let Some(order) = t.advance(data, at, field.len()) {
                 return Some((f64::NAN, order));
             }
         }
         let v = self.round(parse_score(field)?);
-        let last = match &self.text {
-            Some(t) => Some(t.value()),
-            None => self.value,
+        let last = match &self.last {
+            Last::None => None,
+            Last::Text(t) => Some(t.value()),
+            Last::Value(l) => Some(*l),
         };
         let order = last.map_or(Ordering::Equal, |l| {
             v.partial_cmp(&l).unwrap_or(Ordering::Equal)
         });
-        self.value = Some(v);
-        self.text = if self.text_allowed {
-            ScoreText::new(field)
-        } else {
-            None
+        self.last = match self.text_allowed.then(|| ScoreText::new(field)).flatten() {
+            Some(t) => Last::Text(t),
+            None => Last::Value(v),
         };
         Some((v, order))
     }
@@ -819,15 +822,8 @@ impl<'a> Worker<'a> {
         // Where the last run line starts: its tag (the run's name) is read again at the end.
         let mut last_line: Option<usize> = None;
         while pos < data.len() {
-            #[cfg(target_arch = "x86_64")]
-            let (parsed, end) = if AVX2 {
-                // SAFETY: the caller's contract.
-                unsafe { lemma_ingest::split_run_at_avx2(data, pos) }
-            } else {
-                split_run_at(data, pos)
-            };
-            #[cfg(not(target_arch = "x86_64"))]
-            let (parsed, end) = split_run_at(data, pos);
+            // SAFETY: the caller's contract.
+            let (parsed, end) = unsafe { lemma_ingest::split_run_with::<AVX2>(data, pos) };
             line_no += 1;
             let rl = match parsed {
                 Err(msg) => {
@@ -1111,8 +1107,7 @@ fn regroup(input: Input, key: GoalKey) -> Result<Regrouped, InputError> {
     let path = input.path.clone();
     let mut reader = input.reader;
     let mut all = Vec::new();
-    std::io::Read::read_to_end(&mut reader, &mut all)
-        .map_err(|e| InputError::file(ErrorKind::Io, &path, format!("cannot read: {e}")))?;
+    std::io::Read::read_to_end(&mut reader, &mut all).map_err(|e| InputError::read(&path, e))?;
     if all.last().is_some_and(|&b| b != b'\n') {
         all.push(b'\n');
     }
@@ -1232,7 +1227,7 @@ pub fn evaluate(
                     if stop.load(AtomicOrdering::Relaxed) {
                         break;
                     }
-                    let job = {
+                    let next = {
                         let mut input = input_state.lock().expect("input");
                         if input.done {
                             break;
@@ -1241,20 +1236,14 @@ pub fn evaluate(
                         if stop.load(AtomicOrdering::Relaxed) {
                             break;
                         }
-                        // A plain file: only the batch's range is claimed under the lock, and it
-                        // is read below, while the other workers claim and read theirs.
-                        let next = if input.reader.is_positional() {
-                            input.reader.claim().map(|c| c.map(Job::Claimed))
-                        } else {
-                            let b = input.reader.next_batch(std::mem::take(&mut buf));
-                            b.map(|b| b.map(Job::Read))
-                        };
-                        match next {
-                            Ok(Some(job)) => {
+                        // A plain file's batch is only claimed here, and read below, while the
+                        // other workers claim and read theirs.
+                        match input.reader.next(&mut buf) {
+                            Ok(Some(next)) => {
                                 if let Some(p) = progress {
                                     p(input.reader.bytes_read());
                                 }
-                                job
+                                next
                             }
                             Ok(None) => {
                                 input.done = true;
@@ -1267,26 +1256,21 @@ pub fn evaluate(
                             }
                         }
                     };
-                    let batch = match job {
-                        Job::Read(b) => b,
-                        Job::Claimed(claim) => {
-                            let index = claim.index();
-                            match claim.read(std::mem::take(&mut buf)) {
-                                Ok(b) => b,
-                                Err(e) => {
-                                    // In batch order, like an error in the batch's lines: the
-                                    // collector stops there and lets waiting workers go; the
-                                    // other workers stop taking batches.
-                                    stop.store(true, AtomicOrdering::Relaxed);
-                                    let res = BatchResult {
-                                        index,
-                                        error: Some(e.into()),
-                                        ..BatchResult::default()
-                                    };
-                                    let _ = res_tx.send(res);
-                                    break;
-                                }
-                            }
+                    let index = next.index();
+                    let batch = match next.read(&mut buf) {
+                        Ok(b) => b,
+                        Err(e) => {
+                            // In batch order, like an error in the batch's lines: the collector
+                            // stops there and lets waiting workers go; the other workers stop
+                            // taking batches.
+                            stop.store(true, AtomicOrdering::Relaxed);
+                            let res = BatchResult {
+                                index,
+                                error: Some(e.into()),
+                                ..BatchResult::default()
+                            };
+                            let _ = res_tx.send(res);
+                            break;
                         }
                     };
                     let mut res = BatchResult {
@@ -1353,13 +1337,6 @@ pub fn evaluate(
     let (summary, mut report) = outcome?;
     report.elapsed = started.elapsed();
     Ok((summary, report))
-}
-
-/// What a worker takes from the shared input: a batch already read (streams, mapped files), or
-/// the range of one to read itself (plain files).
-enum Job {
-    Read(Batch),
-    Claimed(lemma_ingest::Claim),
 }
 
 /// The input, shared by the workers: each takes the next batch under the lock.

@@ -690,6 +690,8 @@ fn run_trec(a: TrecArgs) -> Result<(), Fail> {
     if !quiet {
         eprint!("{}", report_text(&report, &summary.counts()));
     }
+    // As for `eval`: the process ends here, no freeing of every goal set one by one.
+    std::mem::forget(actual);
     Ok(())
 }
 

@@ -14,7 +14,7 @@
 //! byte on a tag match: two names whose hashes collide are still two lemmas. Growing hashes the
 //! names again (with the function the set was made with) from the caller's buffer.
 
-use lemma_ingest::is_space;
+use lemma_ingest::{is_delim, next_delim};
 
 /// Bits of a slot that hold where its name starts.
 const START_BITS: u32 = 40;
@@ -85,7 +85,7 @@ impl SeenSet {
                 // The same bytes, and the earlier name ends there too (a delimiter follows).
                 let len = end - start;
                 if data.get(first..first + len) == Some(&data[start..end])
-                    && data.get(first + len).is_none_or(|&b| is_delimiter(b))
+                    && data.get(first + len).is_none_or(|&b| is_delim(b))
                 {
                     return Some(first);
                 }
@@ -121,10 +121,7 @@ impl SeenSet {
                 continue;
             }
             let start = (slot & START_MASK) as usize;
-            let end = data[start..]
-                .iter()
-                .position(|&b| is_delimiter(b))
-                .map_or(data.len(), |e| start + e);
+            let end = next_delim(data, start);
             let mut i = (self.hash)(&data[start..end]) as usize & mask;
             while self.slots[i] >> 56 == self.generation {
                 i = (i + 1) & mask;
@@ -132,12 +129,6 @@ impl SeenSet {
             self.slots[i] = slot;
         }
     }
-}
-
-/// Whether `b` ends a name: whitespace or the newline.
-#[inline(always)]
-fn is_delimiter(b: u8) -> bool {
-    b == b'\n' || is_space(b)
 }
 
 #[cfg(test)]

@@ -49,6 +49,11 @@ impl InputError {
         }
     }
 
+    /// A file that cannot be read (`cannot read: ` and the system's reason).
+    pub fn read(path: &Path, e: std::io::Error) -> Self {
+        Self::file(ErrorKind::Io, path, format!("cannot read: {e}"))
+    }
+
     /// An error about one line.
     pub fn at(
         kind: ErrorKind,

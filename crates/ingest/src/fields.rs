@@ -8,7 +8,7 @@ pub fn is_space(b: u8) -> bool {
 
 /// Whether `b` ends a field: whitespace or the newline.
 #[inline(always)]
-fn is_delim(b: u8) -> bool {
+pub fn is_delim(b: u8) -> bool {
     is_space(b) || b == b'\n'
 }
 
@@ -17,7 +17,7 @@ fn is_delim(b: u8) -> bool {
 /// classic "has a byte less than n" bit trick; only its lowest flagged byte is exact, which is the
 /// one used).
 #[inline(always)]
-fn next_delim(data: &[u8], mut i: usize) -> usize {
+pub fn next_delim(data: &[u8], mut i: usize) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     while i + 8 <= data.len() {
         let w = u64::from_le_bytes(data[i..i + 8].try_into().expect("8 bytes"));

@@ -5,8 +5,8 @@
 //! goal in a block are carried into the next block, so every goal lies whole inside one batch and
 //! can be evaluated (and, if its lines are out of order, re-read and sorted) by one worker. Memory
 //! is the batch size plus the largest single goal, never the file. A plain regular file is read
-//! positionally instead: [`BatchReader::claim`] reads only the end of the next batch's range to
-//! find the cut, and whoever holds the [`Claim`] reads the batch (`pread`), so that several
+//! positionally instead: [`BatchReader::next`] reads only the end of the next batch's range to
+//! find the cut, and whoever holds the [`Next`] reads the batch (`pread`), so that several
 //! threads read their batches at once; the batches are the same bytes either way.
 
 use crate::error::{ErrorKind, InputError};
@@ -54,7 +54,7 @@ pub struct Input {
     /// then slices of the mapping, with no copy.
     pub map: Option<Arc<Mmap>>,
     /// The file, when it is a plain (uncompressed) regular file read without a mapping: batches
-    /// are then read at their offsets ([`BatchReader::claim`]), by several threads at once.
+    /// are then read at their offsets ([`BatchReader::next`]), by several threads at once.
     pub file: Option<Arc<File>>,
 }
 
@@ -85,8 +85,7 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
 /// the mapping, released with `MADV_DONTNEED` once evaluated). A mapped file must not be truncated
 /// by another process while it is read (the usual caveat of `mmap`).
 pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
-    let io_err =
-        |e: std::io::Error| InputError::file(ErrorKind::Io, path, format!("cannot read: {e}"));
+    let io_err = |e: std::io::Error| InputError::read(path, e);
     let mut positional: Option<File> = None;
     let (raw, size): (Box<dyn Read + Send>, Option<u64>) = if path == Path::new("-") {
         (Box::new(std::io::stdin()), None)
@@ -299,8 +298,34 @@ impl BatchData {
     }
 }
 
-/// A batch's place in a plain file, handed out by [`BatchReader::claim`] and read by
-/// [`Claim::read`].
+/// What [`BatchReader::next`] hands out: a batch, or a plain file's batch still to be read.
+#[derive(Debug)]
+pub enum Next {
+    /// Read (a stream) or sliced (a mapped file).
+    Ready(Batch),
+    /// A range of a plain file.
+    Claimed(Claim),
+}
+
+impl Next {
+    /// The batch's sequence number.
+    pub fn index(&self) -> u64 {
+        match self {
+            Next::Ready(b) => b.index,
+            Next::Claimed(c) => c.index,
+        }
+    }
+
+    /// The batch: a claimed range is read into `buf` (its allocation taken and reused).
+    pub fn read(self, buf: &mut Vec<u8>) -> Result<Batch, InputError> {
+        match self {
+            Next::Ready(b) => Ok(b),
+            Next::Claimed(c) => c.read(std::mem::take(buf)),
+        }
+    }
+}
+
+/// A batch's place in a plain file, handed out by [`BatchReader::next`].
 #[derive(Debug)]
 pub struct Claim {
     file: Arc<File>,
@@ -310,18 +335,12 @@ pub struct Claim {
 }
 
 impl Claim {
-    /// The batch's sequence number.
-    pub fn index(&self) -> u64 {
-        self.index
-    }
-
     /// Reads the batch into `buf` (its allocation reused; only growth is zero-filled).
-    pub fn read(self, mut buf: Vec<u8>) -> Result<Batch, InputError> {
+    fn read(self, mut buf: Vec<u8>) -> Result<Batch, InputError> {
         let len = usize::try_from(self.range.end - self.range.start).unwrap_or(usize::MAX);
         buf.resize(len, 0);
-        read_at(&self.file, &mut buf, self.range.start).map_err(|e| {
-            InputError::file(ErrorKind::Io, &self.path, format!("cannot read: {e}"))
-        })?;
+        read_at(&self.file, &mut buf, self.range.start)
+            .map_err(|e| InputError::read(&self.path, e))?;
         if buf.last() != Some(&b'\n') {
             // The file's last line, without its newline.
             buf.push(b'\n');
@@ -369,7 +388,7 @@ pub struct Batch {
 pub struct BatchReader {
     input: Box<dyn BufRead + Send>,
     map: Option<Arc<Mmap>>,
-    /// Positional reads of a plain file (see [`BatchReader::claim`]), with its size at opening.
+    /// Positional reads of a plain file (see [`BatchReader::next`]), with its size at opening.
     file: Option<(Arc<File>, u64)>,
     /// The end of the range before a claimed batch's end, read to find its cut (reused).
     probe: Vec<u8>,
@@ -445,15 +464,28 @@ impl BatchReader {
 
     /// The next batch, reusing `buf`'s allocation. `Ok(None)` at the end.
     pub fn next_batch(&mut self, mut buf: Vec<u8>) -> Result<Option<Batch>, InputError> {
+        match self.next(&mut buf)? {
+            Some(next) => next.read(&mut buf).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The next batch, or for a plain file only its place: [`Next::read`] then gives the batch,
+    /// reading a plain file's bytes (`pread`) into `buf`, so that a caller handing out batches
+    /// under a lock can read them outside it, several threads at once. Streams are read here,
+    /// into `buf` (its allocation taken); mapped files are sliced. `Ok(None)` at the end.
+    pub fn next(&mut self, buf: &mut Vec<u8>) -> Result<Option<Next>, InputError> {
         if let Some(map) = self.map.clone() {
-            return Ok(self.next_mapped(&map));
+            return Ok(self.next_mapped(&map).map(Next::Ready));
         }
         if self.file.is_some() {
-            return match self.claim()? {
-                Some(claim) => claim.read(buf).map(Some),
-                None => Ok(None),
-            };
+            return Ok(self.claim()?.map(Next::Claimed));
         }
+        Ok(self.next_streamed(std::mem::take(buf))?.map(Next::Ready))
+    }
+
+    /// The next batch of a stream: read into `buf`, the last goal's lines carried over.
+    fn next_streamed(&mut self, mut buf: Vec<u8>) -> Result<Option<Batch>, InputError> {
         // A recycled buffer keeps its length: its stale bytes are overwritten by the reads below,
         // so only growth is ever zero-filled (no memset of every batch).
         let carry = self.carry.len();
@@ -477,13 +509,7 @@ impl BatchReader {
                         self.bytes_read += n as u64;
                     }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => {
-                        return Err(InputError::file(
-                            ErrorKind::Io,
-                            &self.path,
-                            format!("cannot read: {e}"),
-                        ))
-                    }
+                    Err(e) => return Err(InputError::read(&self.path, e)),
                 }
             }
             buf.truncate(filled);
@@ -508,18 +534,10 @@ impl BatchReader {
         }
     }
 
-    /// Whether batches are read at their offsets: [`BatchReader::claim`] hands out the next
-    /// batch's range, and [`Claim::read`] reads it, so that threads can read batches at once
-    /// (a plain regular file, not mapped).
-    pub fn is_positional(&self) -> bool {
-        self.file.is_some()
-    }
-
-    /// The next batch's byte range, cut at a goal boundary, without reading the batch: only the
-    /// end of the range (64 KiB, more if the last goal is longer) is read, to find the cut. The
-    /// caller reads the batch with [`Claim::read`], outside whatever lock guards this reader.
-    /// `Ok(None)` at the end; for a reader that is not positional, always `Ok(None)`.
-    pub fn claim(&mut self) -> Result<Option<Claim>, InputError> {
+    /// The next batch's byte range in a plain file, cut at a goal boundary, without reading the
+    /// batch: only the end of the range (64 KiB, more if the last goal is longer) is read, to find
+    /// the cut. `Ok(None)` at the end; for a reader that is not positional, always `Ok(None)`.
+    fn claim(&mut self) -> Result<Option<Claim>, InputError> {
         let Some((file, size)) = self.file.clone() else {
             return Ok(None);
         };
@@ -527,7 +545,10 @@ impl BatchReader {
         if start >= size {
             // The batches cover the size the file had when it was opened: one that changed since
             // (appended to while read, say) would have been cut short, perhaps mid-line.
-            let now = file.metadata().map_err(|e| self.io_error(e))?.len();
+            let now = file
+                .metadata()
+                .map_err(|e| InputError::read(&self.path, e))?
+                .len();
             if now != size {
                 return Err(InputError::file(
                     ErrorKind::Io,
@@ -548,7 +569,7 @@ impl BatchReader {
             // (partial) line unless they begin the batch.
             let from = end.saturating_sub(probe).max(start);
             self.probe.resize((end - from) as usize, 0);
-            read_at(&file, &mut self.probe, from).map_err(|e| self.io_error(e))?;
+            read_at(&file, &mut self.probe, from).map_err(|e| InputError::read(&self.path, e))?;
             let skip = if from == start {
                 Some(0)
             } else {
@@ -579,10 +600,6 @@ impl BatchReader {
         self.next_byte = end;
         self.bytes_read = end;
         Ok(Some(claim))
-    }
-
-    fn io_error(&self, e: std::io::Error) -> InputError {
-        InputError::file(ErrorKind::Io, &self.path, format!("cannot read: {e}"))
     }
 
     /// The next batch of a mapped file: a slice cut at a goal boundary, no copy.
@@ -773,11 +790,11 @@ mod tests {
                     assert!(input.file.is_some(), "a plain file is read positionally");
                     let mut r = BatchReader::new(input, GoalKey::FirstField, target);
                     r.probe_first = probe;
-                    assert!(r.is_positional());
+                    assert!(r.file.is_some(), "the reader reads positionally");
                     let mut got = Vec::new();
                     let mut first_byte = 0;
                     while let Some(claim) = r.claim().unwrap() {
-                        assert_eq!(claim.index(), got.len() as u64);
+                        assert_eq!(claim.index, got.len() as u64);
                         let b = claim.read(Vec::new()).unwrap();
                         assert_eq!(b.first_byte, first_byte);
                         first_byte += b.data.len() as u64;

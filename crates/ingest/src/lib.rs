@@ -27,20 +27,18 @@ mod truth;
 
 pub use error::{ErrorKind, InputError};
 pub use fields::{
-    is_space, parse_grade, parse_score, same_bytes, show, split_fields, split_line,
-    split_line_checked, ScoreText,
+    is_delim, is_space, next_delim, parse_grade, parse_score, same_bytes, show, split_fields,
+    split_line, split_line_checked, ScoreText,
 };
 pub use input::{
     first_field, open, open_with, Batch, BatchData, BatchReader, Claim, Compression, Format,
-    GoalKey, Input,
+    GoalKey, Input, Next,
 };
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
-#[cfg(target_arch = "x86_64")]
-pub use run::split_run_at_avx2;
 pub use run::{
-    parse_prediction_line, parse_run_at, parse_run_line, score_error, split_run_at, Prediction,
-    RunFields, RunLine,
+    parse_prediction_line, parse_run_at, parse_run_line, score_error, split_run_at, split_run_with,
+    Prediction, RunFields, RunLine,
 };
 pub use store::{
     temp_file_beside, Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION,

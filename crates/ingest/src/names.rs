@@ -1,6 +1,6 @@
 //! Name lists: the goal (row) and lemma (column) names of a dense matrix, one buffer and offsets.
 
-use crate::error::{ErrorKind, InputError};
+use crate::error::InputError;
 use std::path::Path;
 
 /// A list of names, by position (a matrix's rows or columns). One contiguous buffer and an end
@@ -14,8 +14,7 @@ pub struct Names {
 impl Names {
     /// The names of a text file, one per line (`\n` or `\r\n`); blank lines are ignored.
     pub fn read(path: &Path) -> Result<Names, InputError> {
-        let text = std::fs::read(path)
-            .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot read: {e}")))?;
+        let text = std::fs::read(path).map_err(|e| InputError::read(path, e))?;
         Ok(Names::from_lines(&text))
     }
 

@@ -70,36 +70,32 @@ pub fn score_error(field: &[u8]) -> String {
 
 /// Splits the run line that starts at `start` in `data` into its fields and checks all but the
 /// score; also returns where the line ends. `Ok(None)` for blank and `#` comment lines. Chooses
-/// the SIMD width per call; a loop over many lines chooses once ([`split_run_at_avx2`]).
+/// the SIMD width per call; a loop over many lines chooses once ([`split_run_with`]).
 #[inline(always)]
 pub fn split_run_at(data: &[u8], start: usize) -> (Result<Option<RunFields<'_>>, String>, usize) {
     #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above).
-            return unsafe { split_run_at_avx2(data, start) };
-        }
-        // SAFETY: no AVX2 asked for.
-        if let Some(r) = unsafe { simple_run_line::<false>(data, start) } {
-            return r;
-        }
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { split_run_with::<true>(data, start) };
     }
-    split_run_general(data, start)
+    // SAFETY: no AVX2 asked for.
+    unsafe { split_run_with::<false>(data, start) }
 }
 
-/// [`split_run_at`] with AVX2 masks, for a caller that has checked the CPU once (for example a
-/// line loop compiled for AVX2).
+/// [`split_run_at`] with the SIMD width chosen by the caller, once (for example a line loop
+/// compiled for AVX2): `AVX2`, two 32-byte compares per mask, else SSE2 (x86_64) or the general
+/// splitter alone (other targets).
 ///
 /// # Safety
-/// The CPU must have AVX2.
-#[cfg(target_arch = "x86_64")]
+/// With `AVX2`, the CPU must have AVX2.
 #[inline(always)]
-pub unsafe fn split_run_at_avx2(
+pub unsafe fn split_run_with<const AVX2: bool>(
     data: &[u8],
     start: usize,
 ) -> (Result<Option<RunFields<'_>>, String>, usize) {
     // SAFETY: the caller's contract.
-    if let Some(r) = unsafe { simple_run_line::<true>(data, start) } {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(r) = unsafe { simple_run_line::<AVX2>(data, start) } {
         return r;
     }
     split_run_general(data, start)

@@ -290,9 +290,8 @@ impl ActualSets {
             None => {
                 let mut v = Vec::new();
                 let mut reader = input.reader;
-                std::io::Read::read_to_end(&mut reader, &mut v).map_err(|e| {
-                    InputError::file(ErrorKind::Io, &path, format!("cannot read: {e}"))
-                })?;
+                std::io::Read::read_to_end(&mut reader, &mut v)
+                    .map_err(|e| InputError::read(&path, e))?;
                 owned = v;
                 &owned
             }
@@ -415,9 +414,10 @@ impl ActualSets {
                 "has no judgments, expected at least one line",
             ));
         }
-        // Group by goal (stable: file order within a goal); grouped qrels need no sort.
+        // Group by goal; grouped qrels need no sort. Unstable: each goal's rows are sorted by
+        // lemma below, and a repeated judgment's lines are found again in the text.
         if rows.windows(2).any(|w| w[1].0 < w[0].0) {
-            rows.sort_by_key(|r| r.0);
+            rows.sort_unstable_by_key(|r| r.0);
         }
         sets.truths.reserve(sets.goals.len());
         let mut rest = &mut rows[..];
