@@ -391,6 +391,8 @@ fn main() -> ExitCode {
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
+        // A closed output pipe: a quiet end (write_fail).
+        Err(Fail(0, _)) => ExitCode::SUCCESS,
         Err(Fail(code, msg)) => {
             let _ = writeln!(std::io::stderr(), "lemma-eval: error: {msg}");
             ExitCode::from(code)
@@ -398,10 +400,12 @@ fn main() -> ExitCode {
     }
 }
 
-/// Stdout, or a temporary file renamed over the target on success.
+/// Where the output goes: stdout, or a file written through [`lemma_outfile::OutFile`] (a regular
+/// file replaced atomically on success, a device or FIFO written in place, nothing left behind on
+/// an error).
 enum Out {
     Stdout(std::io::BufWriter<std::io::Stdout>),
-    File(std::io::BufWriter<tempfile::NamedTempFile>, PathBuf),
+    File(std::io::BufWriter<lemma_outfile::OutFile>),
 }
 
 impl Out {
@@ -412,41 +416,61 @@ impl Out {
                 std::io::stdout(),
             ))),
             Some(p) => {
-                let tmp = lemma_ingest::temp_file_beside(p, ".lemma-eval-").map_err(|e| {
+                let f = lemma_outfile::OutFile::create(p).map_err(|e| {
                     Fail(
                         2,
                         format!("{}: cannot create the output file: {e}", p.display()),
                     )
                 })?;
-                Ok(Out::File(
-                    std::io::BufWriter::with_capacity(1 << 16, tmp),
-                    p.to_path_buf(),
-                ))
+                Ok(Out::File(std::io::BufWriter::with_capacity(1 << 16, f)))
             }
+        }
+    }
+
+    /// What an error message calls this output.
+    fn name(&self) -> String {
+        match self {
+            Out::Stdout(_) => "stdout".into(),
+            Out::File(w) => w.get_ref().path().display().to_string(),
         }
     }
 
     fn writer(&mut self) -> &mut dyn Write {
         match self {
             Out::Stdout(w) => w,
-            Out::File(w, _) => w,
+            Out::File(w) => w,
         }
     }
 
+    /// Flushes, and for a file commits it (sync and rename, or nothing more for a device).
     fn commit(self) -> Result<(), Fail> {
+        let name = self.name();
         match self {
-            Out::Stdout(mut w) => w
-                .flush()
-                .map_err(|e| Fail(2, format!("cannot write to stdout: {e}"))),
-            Out::File(w, p) => {
-                let tmp = w.into_inner().map_err(|e| {
-                    Fail(2, format!("{}: cannot write: {}", p.display(), e.error()))
-                })?;
-                tmp.persist(&p)
-                    .map_err(|e| Fail(2, format!("{}: cannot write: {}", p.display(), e.error)))?;
-                Ok(())
-            }
+            Out::Stdout(mut w) => w.flush().map_err(|e| write_fail(&name, e)),
+            Out::File(w) => w
+                .into_inner()
+                .map_err(|e| e.into_error())
+                .and_then(|f| f.commit())
+                .map_err(|e| write_fail(&name, e)),
         }
+    }
+}
+
+/// An evaluation's error; the row sink's errors are the output's ([`write_fail`]).
+fn eval_fail(out: &str, e: EvalError) -> Fail {
+    match e {
+        EvalError::Sink(e) => write_fail(out, e),
+        e => Fail::from(e),
+    }
+}
+
+/// A failed write to an output: a closed pipe (`... | head`) ends the run quietly with exit 0, as
+/// `cat` and ripgrep do; anything else (a full disk) is an error naming the output.
+fn write_fail(name: &str, e: std::io::Error) -> Fail {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        Fail(0, String::new())
+    } else {
+        Fail(2, format!("{name}: cannot write: {e}"))
     }
 }
 
@@ -532,11 +556,11 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     );
     let predicted_kind = kind(&a.predicted)?;
     let mut out = Out::new(a.common.output.as_deref())?;
+    let out_name = out.name();
     let plan = engine::plan_for(&opts);
     let (summary, report) = {
         let mut w = Writer::new(out.writer(), a.format, plan.measures());
-        w.begin(a.per_goal)
-            .map_err(|e| Fail(2, format!("cannot write output: {e}")))?;
+        w.begin(a.per_goal).map_err(|e| write_fail(&out_name, e))?;
         let mut sink = |row: GoalRow| w.row(&row);
         let rows: Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>> =
             if a.per_goal { Some(&mut sink) } else { None };
@@ -548,7 +572,8 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
                     &lemma_eval::full::Source::Store(&store),
                     &opts,
                     rows,
-                )?
+                )
+                .map_err(|e| eval_fail(&out_name, e))?
             }
             Kind::Npy => {
                 let matrix = lemma_ingest::Matrix::open(&a.predicted)?;
@@ -558,7 +583,8 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
                     goals: &goals,
                     lemmas: &lemmas,
                 };
-                lemma_eval::full::evaluate_full(&actual, &source, &opts, rows)?
+                lemma_eval::full::evaluate_full(&actual, &source, &opts, rows)
+                    .map_err(|e| eval_fail(&out_name, e))?
             }
             Kind::Text => {
                 let input = lemma_ingest::open_with(&a.predicted, a.common.mmap)?;
@@ -574,11 +600,11 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
                 if let Some(pb) = pb {
                     pb.finish_and_clear();
                 }
-                r?
+                r.map_err(|e| eval_fail(&out_name, e))?
             }
         };
         w.finish(&summary, a.per_goal)
-            .map_err(|e| Fail(2, format!("cannot write output: {e}")))?;
+            .map_err(|e| write_fail(&out_name, e))?;
         (summary, report)
     };
     out.commit()?;
@@ -683,9 +709,10 @@ fn run_trec(a: TrecArgs) -> Result<(), Fail> {
         trec::summary_block(&mut text, &tm, &summary, &runid, num_rel);
     }
     let mut out = Out::new(a.common.output.as_deref())?;
+    let out_name = out.name();
     out.writer()
         .write_all(text.as_bytes())
-        .map_err(|e| Fail(2, format!("cannot write output: {e}")))?;
+        .map_err(|e| write_fail(&out_name, e))?;
     out.commit()?;
     if !quiet {
         eprint!("{}", report_text(&report, &summary.counts()));
@@ -708,8 +735,12 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
         graded: a.graded,
         seed: a.seed,
     };
-    let io = |e: std::io::Error| Fail(2, format!("cannot write: {e}"));
     let mut q = Out::new(Some(&a.qrels))?;
+    let mut names = vec![q.name(), a.run.display().to_string()];
+    names.extend(a.goal_names.iter().map(|p| p.display().to_string()));
+    names.extend(a.lemma_names.iter().map(|p| p.display().to_string()));
+    let names = names.join(", ");
+    let io = |e: std::io::Error| write_fail(&names, e);
     match a.format {
         GenFormat::Trec => {
             let mut r = Out::new(Some(&a.run))?;

@@ -40,7 +40,5 @@ pub use run::{
     parse_prediction_line, parse_run_at, parse_run_line, score_error, split_run_at, split_run_with,
     Prediction, RunFields, RunLine,
 };
-pub use store::{
-    temp_file_beside, Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION,
-};
+pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
 pub use truth::{name_hash, ActualSets, GoalTruth, Interner};

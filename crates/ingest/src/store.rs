@@ -420,10 +420,10 @@ impl Store {
 
 /// Writes a store: goals one at a time (rankings streamed to disk), names and actual sets at the
 /// end, then the header. The file appears under its name only when [`StoreWriter::finish`]
-/// succeeds (temporary file, then rename).
+/// succeeds ([`lemma_outfile::OutFile`]: a temporary file synced and renamed over a regular file;
+/// a device is written in place; a FIFO cannot take a store, whose header is written last).
 pub struct StoreWriter {
-    out: BufWriter<tempfile::NamedTempFile>,
-    path: PathBuf,
+    out: BufWriter<lemma_outfile::OutFile>,
     scores: bool,
     block_crc: crc32fast::Hasher,
     block_len: u64,
@@ -433,25 +433,13 @@ pub struct StoreWriter {
     truths: Vec<u8>,
 }
 
-/// A temporary file in `path`'s directory (so that renaming it over `path` is atomic), named
-/// `prefix` and random characters; removed on drop unless persisted.
-pub fn temp_file_beside(path: &Path, prefix: &str) -> io::Result<tempfile::NamedTempFile> {
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    tempfile::Builder::new().prefix(prefix).tempfile_in(dir)
-}
-
 impl StoreWriter {
     /// Starts a store at `path`; `scores` says whether every ranking carries scores.
     pub fn create(path: &Path, scores: bool) -> io::Result<StoreWriter> {
-        let tmp = temp_file_beside(path, ".lemma-store-")?;
-        let mut out = BufWriter::with_capacity(1 << 20, tmp);
+        let mut out = BufWriter::with_capacity(1 << 20, lemma_outfile::OutFile::create(path)?);
         out.write_all(&[0u8; HEADER])?;
         Ok(StoreWriter {
             out,
-            path: path.to_path_buf(),
             scores,
             block_crc: crc32fast::Hasher::new(),
             block_len: 0,
@@ -594,8 +582,7 @@ impl StoreWriter {
         let mut tmp = self.out.into_inner().map_err(|e| e.into_error())?;
         tmp.seek(SeekFrom::Start(0))?;
         tmp.write_all(&header)?;
-        tmp.as_file().sync_data()?;
-        tmp.persist(&self.path).map_err(|e| e.error)?;
+        tmp.commit()?;
         Ok(())
     }
 }

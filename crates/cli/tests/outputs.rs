@@ -1,0 +1,360 @@
+//! Where the command's output goes: `-o` onto every kind of path (new, regular, symbolic link,
+//! device, FIFO, `/dev/stdout`), file modes under a umask of 022, errors that leave nothing
+//! behind, a full disk, and a closed pipe. Devices are made with mknod in a temporary directory,
+//! so the tests run as root (and are skipped, saying so, otherwise).
+
+use std::ffi::CString;
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lemma-eval");
+
+fn fixture(p: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(p)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// `lemma-eval ARGS` under a umask of 022 (set by the shell that execs it).
+fn run_umask(args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg("umask 022 && exec \"$0\" \"$@\"")
+        .arg(BIN)
+        .args(args)
+        .output()
+        .expect("sh runs")
+}
+
+fn eval_to(out: &Path, extra: &[&str]) -> Output {
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let mut args = vec![
+        "eval",
+        &q,
+        &r,
+        "--format",
+        "tsv",
+        "--per-goal",
+        "--quiet",
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    run_umask(&args)
+}
+
+fn expected_tsv() -> Vec<u8> {
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let o = Command::new(BIN)
+        .args(["eval", &q, &r, "--format", "tsv", "--per-goal", "--quiet"])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    assert!(o.stdout.len() > 100);
+    o.stdout
+}
+
+fn ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}; stderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn mode(p: &Path) -> u32 {
+    std::fs::metadata(p).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn new_and_existing_files_get_a_shells_modes() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = dir.path().join("new.tsv");
+    ok(&eval_to(&new, &[]));
+    assert_eq!(std::fs::read(&new).unwrap(), expected_tsv());
+    assert_eq!(mode(&new), 0o644, "0666 less the umask 022");
+
+    let kept = dir.path().join("kept.tsv");
+    std::fs::write(&kept, "old\n").unwrap();
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o664)).unwrap();
+    ok(&eval_to(&kept, &[]));
+    assert_eq!(std::fs::read(&kept).unwrap(), expected_tsv());
+    assert_eq!(mode(&kept), 0o664, "an existing file keeps its mode");
+
+    // gen and convert write through the same path.
+    let (q, r, s) = (
+        dir.path().join("g.qrels"),
+        dir.path().join("g.run"),
+        dir.path().join("g.store"),
+    );
+    let gen = run_umask(&[
+        "gen",
+        "--goals",
+        "20",
+        "--universe",
+        "100",
+        "--depth",
+        "10",
+        "--qrels",
+        q.to_str().unwrap(),
+        "--run",
+        r.to_str().unwrap(),
+    ]);
+    ok(&gen);
+    let convert = run_umask(&[
+        "convert",
+        q.to_str().unwrap(),
+        r.to_str().unwrap(),
+        "-o",
+        s.to_str().unwrap(),
+    ]);
+    ok(&convert);
+    for p in [&q, &r, &s] {
+        assert_eq!(mode(p), 0o644, "{}", p.display());
+    }
+    assert_eq!(
+        names_in(dir.path()),
+        ["g.qrels", "g.run", "g.store", "kept.tsv", "new.tsv"]
+    );
+}
+
+#[test]
+fn a_symbolic_link_is_followed_and_stays_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::create_dir(d.join("runs")).unwrap();
+    std::fs::write(d.join("runs/today.tsv"), "old\n").unwrap();
+    std::os::unix::fs::symlink("runs/today.tsv", d.join("latest.tsv")).unwrap();
+    ok(&eval_to(&d.join("latest.tsv"), &[]));
+    let link = std::fs::symlink_metadata(d.join("latest.tsv")).unwrap();
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    assert_eq!(
+        std::fs::read(d.join("runs/today.tsv")).unwrap(),
+        expected_tsv()
+    );
+    assert_eq!(names_in(d), ["latest.tsv", "runs"]);
+    assert_eq!(names_in(&d.join("runs")), ["today.tsv"]);
+}
+
+#[test]
+fn a_fifo_is_written_in_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("results");
+    let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string; mkfifo reads nothing else.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            std::fs::File::open(fifo)
+                .unwrap()
+                .read_to_end(&mut v)
+                .unwrap();
+            v
+        })
+    };
+    ok(&eval_to(&fifo, &[]));
+    assert_eq!(reader.join().unwrap(), expected_tsv());
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert_eq!(names_in(dir.path()), ["results"]);
+}
+
+/// A character device `1:minor` made with mknod in `dir` (3: null, 7: full), if allowed here.
+fn device(dir: &Path, name: &str, minor: u32) -> Option<PathBuf> {
+    // SAFETY: geteuid reads nothing.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: mknod needs root");
+        return None;
+    }
+    let p = dir.join(name);
+    let c = CString::new(p.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid C string.
+    if unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, minor)) } != 0 {
+        eprintln!(
+            "skipped: mknod refused: {}",
+            std::io::Error::last_os_error()
+        );
+        return None;
+    }
+    Some(p)
+}
+
+#[test]
+fn a_device_is_never_replaced_and_a_full_one_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (Some(null), Some(full)) = (device(dir.path(), "null", 3), device(dir.path(), "full", 7))
+    else {
+        return;
+    };
+    ok(&eval_to(&null, &[]));
+    let m = std::fs::symlink_metadata(&null).unwrap();
+    assert!(m.file_type().is_char_device());
+    assert_eq!(m.rdev(), libc::makedev(1, 3));
+
+    // The report written "to /dev/full" is not lost without a word.
+    let o = eval_to(&full, &[]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "{}: cannot write: No space left on device",
+            full.display()
+        )),
+        "{err}"
+    );
+    let m = std::fs::symlink_metadata(&full).unwrap();
+    assert!(m.file_type().is_char_device());
+    assert_eq!(m.rdev(), libc::makedev(1, 7));
+    // trec_eval mode and convert too.
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let o = run_umask(&["trec_eval", &q, &r, "-o", full.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(std::fs::symlink_metadata(&full)
+        .unwrap()
+        .file_type()
+        .is_char_device());
+    assert_eq!(names_in(dir.path()), ["full", "null"]);
+}
+
+#[test]
+fn a_full_disk_on_stdout_is_an_error() {
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full exists on Linux");
+    let o = Command::new(BIN)
+        .args(["eval", &q, &r, "--quiet"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("stdout: cannot write: No space left on device"));
+}
+
+#[test]
+fn dev_stdout_is_the_processs_stdout() {
+    // `-o /dev/stdout` with stdout appending to a file: appended, the file not replaced.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    std::fs::write(&log, "before\n").unwrap();
+    let inode = std::fs::metadata(&log).unwrap().ino();
+    let f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let o = Command::new(BIN)
+        .args([
+            "eval",
+            &q,
+            &r,
+            "--format",
+            "tsv",
+            "--per-goal",
+            "--quiet",
+            "-o",
+            "/dev/stdout",
+        ])
+        .stdout(f)
+        .output()
+        .unwrap();
+    ok(&o);
+    let mut want = b"before\n".to_vec();
+    want.extend(expected_tsv());
+    assert_eq!(std::fs::read(&log).unwrap(), want);
+    assert_eq!(std::fs::metadata(&log).unwrap().ino(), inode);
+}
+
+#[test]
+fn a_failed_run_leaves_the_old_file_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("res.tsv");
+    std::fs::write(&out, "old\n").unwrap();
+    let bad = dir.path().join("bad.run");
+    // The first goal's lines are fine (rows are written), the third line is not.
+    std::fs::write(
+        &bad,
+        "g1 Q0 a 1 0.9 t\ng1 Q0 b 2 0.8 t\ng2 Q0 a 1 not-a-score t\n",
+    )
+    .unwrap();
+    let q = fixture("seed/qrels.txt");
+    let o = run_umask(&[
+        "eval",
+        &q,
+        bad.to_str().unwrap(),
+        "--per-goal",
+        "--format",
+        "tsv",
+        "--quiet",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.run:3"));
+    assert_eq!(std::fs::read(&out).unwrap(), b"old\n");
+    assert_eq!(names_in(dir.path()), ["bad.run", "res.tsv"]);
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    // Enough goals that the rows overflow the pipe's buffer after the reader has gone.
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = (dir.path().join("q"), dir.path().join("r"));
+    let gen = Command::new(BIN)
+        .args([
+            "gen",
+            "--goals",
+            "20000",
+            "--universe",
+            "1000",
+            "--depth",
+            "5",
+            "--qrels",
+            q.to_str().unwrap(),
+            "--run",
+            r.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    ok(&gen);
+    for args in [
+        &["eval", "--per-goal", "--format", "tsv"][..],
+        &["trec_eval", "-q"][..],
+    ] {
+        let mut child = Command::new(BIN)
+            .args(args)
+            .args([&q, &r])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // The reader is dropped here, as `head -1` exits.
+        assert!(!first.is_empty());
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        // Nothing on stderr: no error, and no report of a run cut short.
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{args:?}");
+    }
+}

@@ -1,0 +1,313 @@
+//! # lemma-outfile: write an output file without ever destroying one
+//!
+//! Every file lemma-eval writes (reports, `-o`, stores, summaries, generated workloads) goes
+//! through [`OutFile`]. What happens depends on what the path names when it is opened:
+//!
+//! | the path names | what [`OutFile`] does |
+//! |---|---|
+//! | nothing | a new regular file with mode `0666` less the umask (as a shell's `>` makes), visible only once [`OutFile::commit`] succeeds |
+//! | a regular file | replaced atomically at commit (data synced, then renamed over it, then the directory synced); its mode and, where allowed, its owner are kept; until the commit every reader sees the old content |
+//! | a symbolic link (or a chain of them) | followed: its final target is treated as above and the link itself is kept; a dangling link's target is created |
+//! | a character or block device, a FIFO | opened for writing in place: never truncated, replaced or renamed (`/dev/null`, `/dev/full`, a named pipe) |
+//! | this process's own descriptor (`/dev/stdout`, `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`) | that descriptor, duplicated: the bytes go where it goes, at its offset and with its flags (an appending `>>` keeps appending) |
+//! | a directory or a socket | an error |
+//!
+//! An [`OutFile`] dropped without a commit (an error, a panic) leaves nothing behind: on Linux the
+//! temporary file is opened with `O_TMPFILE` and has no name until the commit, so even a process
+//! killed mid-write leaves no trace; on file systems without `O_TMPFILE` it is a hidden sibling
+//! (`.NAME.XXXXXX`) removed on drop. Every write, flush, sync and rename error is returned: a full
+//! disk is an error, never a short file. Replacing a regular file gives it a new inode, so other hard
+//! links to the old one keep the old content.
+//!
+//! ```
+//! use std::io::Write;
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("report.tsv");
+//! let mut out = lemma_outfile::OutFile::create(&path)?;
+//! out.write_all(b"goal\tmeasure\tvalue\n")?;
+//! assert!(!path.exists()); // nothing under the name before the commit
+//! out.commit()?;
+//! assert_eq!(std::fs::read(&path)?, b"goal\tmeasure\tvalue\n");
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+#![deny(missing_docs)]
+
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::path::{Component, Path, PathBuf};
+
+/// Symbolic links followed before giving up, as the kernel's own limit (`ELOOP`).
+const MAX_LINKS: usize = 40;
+
+/// An output file: see the [crate documentation](crate) for what happens to each kind of path.
+///
+/// Unbuffered (wrap it in a [`std::io::BufWriter`] and call `into_inner` before [`commit`]);
+/// seekable when the target is a regular file.
+///
+/// [`commit`]: OutFile::commit
+#[derive(Debug)]
+pub struct OutFile {
+    target: Target,
+    path: PathBuf,
+}
+
+#[derive(Debug)]
+enum Target {
+    /// A temporary file renamed over the path at commit.
+    Replace(atomic_write_file::AtomicWriteFile),
+    /// A device, FIFO or descriptor written where it is.
+    InPlace(File),
+}
+
+/// What a path names once its symbolic links are followed.
+#[derive(Debug, PartialEq, Eq)]
+enum Resolved {
+    /// A regular file or nothing: written atomically at this (link-free) path.
+    Replace(PathBuf),
+    /// A device or FIFO: opened for writing at this path.
+    InPlace(PathBuf),
+    /// A descriptor of this process (`/proc/self/fd/N` and its aliases).
+    OwnDescriptor(RawFd),
+}
+
+impl OutFile {
+    /// Opens `path` for writing as the [crate documentation](crate) describes. The error names
+    /// nothing but the cause; callers add the path.
+    pub fn create(path: impl AsRef<Path>) -> io::Result<OutFile> {
+        let path = path.as_ref();
+        let target = match resolve(path)? {
+            Resolved::Replace(real) => {
+                Target::Replace(atomic_write_file::AtomicWriteFile::options().open(real)?)
+            }
+            Resolved::InPlace(p) => Target::InPlace(File::options().write(true).open(p)?),
+            Resolved::OwnDescriptor(fd) => Target::InPlace(duplicate(fd)?),
+        };
+        Ok(OutFile {
+            target,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The path given to [`OutFile::create`].
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the commit replaces a file by renaming (`false`: the bytes are already where they
+    /// go, as for a device, a FIFO or a descriptor).
+    pub fn is_atomic(&self) -> bool {
+        matches!(self.target, Target::Replace(_))
+    }
+
+    /// Makes the written bytes the file's content: for a regular file, syncs and renames the
+    /// temporary file over the target (and syncs the directory); for a device, FIFO or descriptor
+    /// there is nothing left to do but to report success, as its bytes were written in place.
+    pub fn commit(self) -> io::Result<()> {
+        match self.target {
+            Target::Replace(f) => f.commit(),
+            Target::InPlace(mut f) => f.flush(),
+        }
+    }
+
+    /// Gives up: a temporary file is removed and the target left as it was (bytes already written
+    /// to a device, FIFO or descriptor cannot be taken back). Dropping does the same, silently.
+    pub fn discard(self) -> io::Result<()> {
+        match self.target {
+            Target::Replace(f) => f.discard(),
+            Target::InPlace(_) => Ok(()),
+        }
+    }
+}
+
+impl Write for OutFile {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match &mut self.target {
+            Target::Replace(f) => f.write(buf),
+            Target::InPlace(f) => f.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match &mut self.target {
+            Target::Replace(f) => f.write_all(buf),
+            Target::InPlace(f) => f.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.target {
+            Target::Replace(f) => f.flush(),
+            Target::InPlace(f) => f.flush(),
+        }
+    }
+}
+
+impl Seek for OutFile {
+    /// Seeks the temporary file; a device, FIFO or descriptor seeks if it can (a pipe cannot:
+    /// `ESPIPE`).
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        match &mut self.target {
+            Target::Replace(f) => f.seek(pos),
+            Target::InPlace(f) => f.seek(pos),
+        }
+    }
+}
+
+/// Follows `path`'s symbolic links to what it names.
+fn resolve(path: &Path) -> io::Result<Resolved> {
+    if path.as_os_str().is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "an empty path names no file",
+        ));
+    }
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        let meta = match std::fs::symlink_metadata(&p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Resolved::Replace(p)),
+            Err(e) => return Err(e),
+        };
+        let kind = meta.file_type();
+        if kind.is_symlink() {
+            if let Some(fd) = descriptor_link(&p) {
+                return Ok(match fd {
+                    Descriptor::Own(fd) => Resolved::OwnDescriptor(fd),
+                    // Another process's descriptor: opening the magic link reaches its file.
+                    Descriptor::Other => Resolved::InPlace(p),
+                });
+            }
+            let link = std::fs::read_link(&p)?;
+            p = match p.parent() {
+                Some(dir) if link.is_relative() => dir.join(link),
+                _ => link,
+            };
+            continue;
+        }
+        if kind.is_file() {
+            return Ok(Resolved::Replace(p));
+        }
+        if kind.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "is a directory, not a file",
+            ));
+        }
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_socket() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is a socket, which cannot be opened as a file",
+            ));
+        }
+        // Character or block device, FIFO.
+        return Ok(Resolved::InPlace(p));
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("more than {MAX_LINKS} symbolic links to follow"),
+    ))
+}
+
+enum Descriptor {
+    Own(RawFd),
+    Other,
+}
+
+/// Whether `link` is one of procfs's descriptor links (`/proc/PID/fd/N`, reached as
+/// `/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`, `/proc/thread-self/fd/N`...): these do not
+/// name a path (a pipe's is `pipe:[1234]`) and must be opened, never resolved.
+fn descriptor_link(link: &Path) -> Option<Descriptor> {
+    let fd: RawFd = link.file_name()?.to_str()?.parse().ok()?;
+    let dir = std::fs::canonicalize(link.parent()?).ok()?;
+    let parts: Vec<Component> = dir.components().collect();
+    let is_proc_fd = parts.len() >= 4
+        && parts[0] == Component::RootDir
+        && parts[1] == Component::Normal("proc".as_ref())
+        && parts.last() == Some(&Component::Normal("fd".as_ref()));
+    if !is_proc_fd {
+        return None;
+    }
+    let own = parts[2] == Component::Normal(std::process::id().to_string().as_ref());
+    Some(if own {
+        Descriptor::Own(fd)
+    } else {
+        Descriptor::Other
+    })
+}
+
+/// A new descriptor (close-on-exec) for this process's descriptor `fd`: the same open file, its
+/// offset and flags shared.
+fn duplicate(fd: RawFd) -> io::Result<File> {
+    // SAFETY: fcntl(F_DUPFD_CLOEXEC) reads no memory; on an fd that is not open it fails with
+    // EBADF, which is returned.
+    let new = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+    if new < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `new` was just returned by fcntl, is open, and is owned by nothing else.
+    Ok(File::from(unsafe { OwnedFd::from_raw_fd(new) }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn resolves_links_to_their_final_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("real"), b"old").unwrap();
+        symlink("real", d.join("one")).unwrap();
+        symlink(d.join("one"), d.join("two")).unwrap();
+        assert_eq!(
+            resolve(&d.join("two")).unwrap(),
+            Resolved::Replace(d.join("real"))
+        );
+        // A dangling link: its target is created, as a shell's `>` does.
+        symlink("missing", d.join("dangling")).unwrap();
+        assert_eq!(
+            resolve(&d.join("dangling")).unwrap(),
+            Resolved::Replace(d.join("missing"))
+        );
+        // A loop is an error, not a hang.
+        symlink("loop-b", d.join("loop-a")).unwrap();
+        symlink("loop-a", d.join("loop-b")).unwrap();
+        assert!(resolve(&d.join("loop-a")).is_err());
+    }
+
+    #[test]
+    fn procfs_descriptor_links_are_descriptors() {
+        assert_eq!(
+            resolve(Path::new("/dev/stdout")).unwrap(),
+            Resolved::OwnDescriptor(1)
+        );
+        assert_eq!(
+            resolve(Path::new("/dev/fd/2")).unwrap(),
+            Resolved::OwnDescriptor(2)
+        );
+        assert_eq!(
+            resolve(Path::new("/proc/self/fd/1")).unwrap(),
+            Resolved::OwnDescriptor(1)
+        );
+        // Init's descriptors are another process's.
+        if let Ok(Resolved::InPlace(p)) = resolve(Path::new("/proc/1/fd/1")) {
+            assert_eq!(p, Path::new("/proc/1/fd/1"));
+        }
+    }
+
+    #[test]
+    fn directories_sockets_and_empty_paths_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = OutFile::create(dir.path()).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::IsADirectory);
+        let sock = dir.path().join("s");
+        let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let e = OutFile::create(&sock).unwrap_err();
+        assert!(e.to_string().contains("socket"), "{e}");
+        assert!(OutFile::create("").is_err());
+    }
+}
