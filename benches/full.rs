@@ -7,8 +7,9 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lemma_accum::Measure;
 use lemma_eval::engine::EvalOptions;
 use lemma_eval::full::{evaluate_full, Source};
-use lemma_eval::gen::{generate_npy, generate_store, GenSpec};
+use lemma_eval::SummaryOnly;
 use lemma_ingest::{ActualSets, Matrix, Names, Store};
+use lemma_tools::gen::{generate_npy, generate_store, GenSpec};
 
 fn bench(c: &mut Criterion) {
     let dir = tempfile::tempdir().unwrap();
@@ -50,17 +51,20 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("full_library_20x200k");
     g.sample_size(20);
     for threads in [1, 2] {
-        let opts = EvalOptions {
-            measures: measures.clone(),
-            threads,
-            ..EvalOptions::default()
-        };
+        let mut opts = EvalOptions::default();
+        opts.measures = measures.clone();
+        opts.threads = threads;
         g.throughput(Throughput::Bytes(store.block_bytes()));
         g.bench_function(format!("store_{threads}_threads"), |b| {
             b.iter(|| {
-                evaluate_full(&store_actual, &Source::Store(&store), &opts, None)
-                    .unwrap()
-                    .0
+                evaluate_full(
+                    &store_actual,
+                    &Source::Store(&store),
+                    &opts,
+                    &mut SummaryOnly,
+                )
+                .unwrap()
+                .0
             })
         });
         g.throughput(Throughput::Bytes(matrix.data_bytes()));
@@ -71,7 +75,7 @@ fn bench(c: &mut Criterion) {
         };
         g.bench_function(format!("dense_{threads}_threads"), |b| {
             b.iter(|| {
-                evaluate_full(&dense_actual, &source, &opts, None)
+                evaluate_full(&dense_actual, &source, &opts, &mut SummaryOnly)
                     .unwrap()
                     .0
             })

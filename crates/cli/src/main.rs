@@ -1,32 +1,21 @@
 //! `lemma-eval`: evaluate ranked premise predictions against the lemmas actually used.
 
+//!
+//! A thin layer over the `lemma-eval` library: argument parsing, progress bars, logging, exit
+//! codes, and where the output goes.
+
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use lemma_accum::{Interpolation, Measure};
-use lemma_eval::engine::{
-    self, DuplicateMode, EvalError, EvalOptions, GoalRow, MissingMode, OrderMode, RankingOptions,
-    TieMode, ZeroRelMode,
-};
+use lemma_accum::Interpolation;
 use lemma_eval::output::{report_text, OutFormat, Writer};
-use lemma_eval::trec;
-use lemma_ingest::{ActualSets, ErrorKind, Names};
+use lemma_eval::trec::{self, TrecOptions, TrecVersion};
+use lemma_eval::{
+    DuplicateMode, EvalError, Evaluator, MatrixNames, MissingMode, OrderMode, Predictions,
+    RankingOptions, RowFn, SummaryOnly, TieMode, ZeroRelMode,
+};
+use lemma_ingest::ActualSets;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-
-/// The default measures for premise selection.
-const DEFAULT_MEASURES: [&str; 11] = [
-    "R@1",
-    "R@10",
-    "R@100",
-    "P@1",
-    "P@10",
-    "RR",
-    "AP",
-    "AP@100",
-    "nDCG@10",
-    "Rprec",
-    "Depth(recall=1.0)",
-];
 
 #[derive(Parser)]
 #[command(
@@ -96,12 +85,12 @@ struct RankingArgs {
 
 impl From<&RankingArgs> for RankingOptions {
     fn from(a: &RankingArgs) -> RankingOptions {
-        RankingOptions {
-            order: a.order.map(OrderMode::from),
-            ties: a.ties.into(),
-            duplicates: a.duplicates.into(),
-            depth: a.depth,
-        }
+        let mut r = RankingOptions::default();
+        r.order = a.order.map(OrderMode::from);
+        r.ties = a.ties.into();
+        r.duplicates = a.duplicates.into();
+        r.depth = a.depth;
+        r
     }
 }
 
@@ -215,6 +204,30 @@ impl From<Dups> for DuplicateMode {
     }
 }
 
+/// Output formats (the library's [`OutFormat`]).
+#[derive(Copy, Clone, ValueEnum)]
+enum FormatArg {
+    /// Aligned columns for people.
+    Table,
+    /// `goal<TAB>measure<TAB>value`, full precision, goal `all` for the aggregate.
+    Tsv,
+    /// One JSON object.
+    Json,
+    /// trec_eval's line format.
+    Trec,
+}
+
+impl From<FormatArg> for OutFormat {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Table => OutFormat::Table,
+            FormatArg::Tsv => OutFormat::Tsv,
+            FormatArg::Json => OutFormat::Json,
+            FormatArg::Trec => OutFormat::Trec,
+        }
+    }
+}
+
 #[derive(Copy, Clone, ValueEnum)]
 enum Missing {
     Zero,
@@ -262,7 +275,7 @@ struct EvalArgs {
     #[arg(long)]
     per_goal: bool,
     #[arg(long, value_enum, default_value = "table")]
-    format: OutFormat,
+    format: FormatArg,
     /// Goals with an actual set but no predictions: evaluated as empty (zero) or skipped.
     #[arg(long, value_enum, default_value = "zero")]
     missing: Missing,
@@ -301,7 +314,7 @@ struct EvalArgs {
 }
 
 #[derive(Copy, Clone, ValueEnum)]
-enum TrecVersion {
+enum TrecVersionArg {
     #[value(name = "9")]
     V9,
     #[value(name = "10")]
@@ -330,7 +343,7 @@ struct TrecArgs {
     level: i32,
     /// trec_eval version to reproduce.
     #[arg(long = "trec-version", value_enum, default_value = "10")]
-    version: TrecVersion,
+    version: TrecVersionArg,
     /// Print lemma-eval's report on stderr (trec_eval prints none).
     #[arg(long)]
     report: bool,
@@ -347,15 +360,6 @@ impl From<EvalError> for Fail {
     fn from(e: EvalError) -> Self {
         Fail(2, e.to_string())
     }
-}
-
-/// trec_eval's exit codes: 4 for a duplicate lemma ("Can't calculate measure"), 2 otherwise.
-fn trec_fail(e: EvalError) -> Fail {
-    let code = match &e {
-        EvalError::Input(ie) if ie.kind == ErrorKind::Duplicate => 4,
-        _ => 2,
-    };
-    Fail(code, e.to_string())
 }
 
 impl From<lemma_ingest::InputError> for Fail {
@@ -490,240 +494,121 @@ fn progress_bar(quiet: bool, size: Option<u64>) -> Option<indicatif::ProgressBar
 }
 
 fn run_eval(a: EvalArgs) -> Result<(), Fail> {
-    let names: Vec<&str> = if a.measures.is_empty() {
-        DEFAULT_MEASURES.to_vec()
-    } else {
-        a.measures.iter().map(|s| s.as_str()).collect()
-    };
-    let measures = Measure::parse_all(names).map_err(|e| Fail(2, e.to_string()))?;
-    if measures.contains(&Measure::AUC) && a.universe.is_none() && kind(&a.predicted)? == Kind::Text
-    {
-        return Err(Fail(
-            2,
-            "AUC needs the universe size: pass --universe N".into(),
-        ));
-    }
-    let opts = EvalOptions {
-        measures,
-        relevance_level: a.relevance_level,
-        interpolation: match a.interpolation {
-            Interp::Textbook => Interpolation::Textbook,
-            Interp::Trec10 => Interpolation::Trec10,
-            Interp::Trec9 => Interpolation::Trec9,
-        },
-        ranking: (&a.ranking).into(),
-        missing: match a.missing {
-            Missing::Zero => MissingMode::Zero,
-            Missing::Skip => MissingMode::Skip,
-        },
-        zero_rel: if a.keep_zero_relevant {
-            ZeroRelMode::Evaluate
-        } else {
-            ZeroRelMode::Skip
-        },
-        regroup: a.regroup,
-        threads: a
-            .common
-            .threads
-            .unwrap_or_else(|| EvalOptions::default().threads)
-            .max(1),
-        universe: a.universe,
-        ..EvalOptions::default()
-    };
     if a.actual == Path::new("-") && a.predicted == Path::new("-") {
         return Err(Fail(
             2,
             "only one of ACTUAL and PREDICTED can be - (stdin)".into(),
         ));
     }
-    let actual = match kind(&a.actual)? {
-        Kind::Store => lemma_ingest::Store::open(&a.actual)?.actual_sets()?,
-        Kind::Npy => {
+    let mut builder = Evaluator::builder()
+        .relevance_level(a.relevance_level)
+        .interpolation(match a.interpolation {
+            Interp::Textbook => Interpolation::Textbook,
+            Interp::Trec10 => Interpolation::Trec10,
+            Interp::Trec9 => Interpolation::Trec9,
+        })
+        .ranking((&a.ranking).into())
+        .missing(match a.missing {
+            Missing::Zero => MissingMode::Zero,
+            Missing::Skip => MissingMode::Skip,
+        })
+        .zero_relevant(if a.keep_zero_relevant {
+            ZeroRelMode::Evaluate
+        } else {
+            ZeroRelMode::Skip
+        })
+        .regroup(a.regroup)
+        .universe(a.universe);
+    if let Some(t) = a.common.threads {
+        builder = builder.threads(t);
+    }
+    if !a.measures.is_empty() {
+        builder = builder
+            .measure_names(&a.measures)
+            .map_err(|e| Fail(2, e.to_string()))?;
+    }
+    let names = match (&a.names, &a.goal_names, &a.lemma_names) {
+        (Some(store), None, None) => Some(MatrixNames::Store(store.clone())),
+        (None, Some(goals), Some(lemmas)) => Some(MatrixNames::Lists {
+            goals: goals.clone(),
+            lemmas: lemmas.clone(),
+        }),
+        (None, None, None) => None,
+        _ => {
             return Err(Fail(
                 2,
-                format!(
-                    "{}: a .npy matrix holds scores, not actual sets",
-                    a.actual.display()
-                ),
+                "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or --names STORE".into(),
             ))
         }
-        Kind::Text => ActualSets::read_path(&a.actual)?,
     };
+    let evaluator = builder.build_from_path(&a.actual)?;
     tracing::info!(
-        goals = actual.goals.len(),
-        lemmas = actual.lemmas.len(),
+        goals = evaluator.actual().goals.len(),
+        lemmas = evaluator.actual().lemmas.len(),
         "actual sets read"
     );
-    let predicted_kind = kind(&a.predicted)?;
+    let predictions = Predictions::open(&a.predicted, names.as_ref(), a.common.mmap)?;
     let mut out = Out::new(a.common.output.as_deref())?;
     let out_name = out.name();
-    let plan = engine::plan_for(&opts);
-    let (summary, report) = {
-        let mut w = Writer::new(out.writer(), a.format, plan.measures());
+    let done = {
+        let mut w = Writer::new(out.writer(), a.format.into(), evaluator.plan().measures());
         w.begin(a.per_goal).map_err(|e| write_fail(&out_name, e))?;
-        let mut sink = |row: GoalRow| w.row(&row);
-        let rows: Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>> =
-            if a.per_goal { Some(&mut sink) } else { None };
-        let (summary, report) = match predicted_kind {
-            Kind::Store => {
-                let store = lemma_ingest::Store::open(&a.predicted)?;
-                lemma_eval::full::evaluate_full(
-                    &actual,
-                    &lemma_eval::full::Source::Store(&store),
-                    &opts,
-                    rows,
-                )
-                .map_err(|e| eval_fail(&out_name, e))?
-            }
-            Kind::Npy => {
-                let matrix = lemma_ingest::Matrix::open(&a.predicted)?;
-                let (goals, lemmas) = matrix_names(&a, &matrix)?;
-                let source = lemma_eval::full::Source::Dense {
-                    matrix: &matrix,
-                    goals: &goals,
-                    lemmas: &lemmas,
-                };
-                lemma_eval::full::evaluate_full(&actual, &source, &opts, rows)
-                    .map_err(|e| eval_fail(&out_name, e))?
-            }
-            Kind::Text => {
-                let input = lemma_ingest::open_with(&a.predicted, a.common.mmap)?;
-                let pb = progress_bar(a.common.quiet, input.size_on_disk);
-                let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
-                let r = engine::evaluate(
-                    &actual,
-                    input,
-                    &opts,
-                    rows,
-                    progress.as_ref().map(|p| p as &(dyn Fn(u64) + Sync)),
-                );
-                if let Some(pb) = pb {
-                    pb.finish_and_clear();
-                }
-                r.map_err(|e| eval_fail(&out_name, e))?
-            }
+        let pb = progress_bar(a.common.quiet, predictions.size_on_disk());
+        let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
+        let progress = progress.as_ref().map(|p| p as &(dyn Fn(u64) + Sync));
+        let done = if a.per_goal {
+            evaluator.evaluate_with_progress(predictions, &mut RowFn(|row| w.row(&row)), progress)
+        } else {
+            evaluator.evaluate_with_progress(predictions, &mut SummaryOnly, progress)
         };
-        w.finish(&summary, a.per_goal)
+        if let Some(pb) = pb {
+            pb.finish_and_clear();
+        }
+        let done = done.map_err(|e| eval_fail(&out_name, e))?;
+        w.finish(&done.summary, a.per_goal)
             .map_err(|e| write_fail(&out_name, e))?;
-        (summary, report)
+        done
     };
     out.commit()?;
     if !a.common.quiet {
-        eprint!("{}", report_text(&report, &summary.counts()));
+        eprint!("{}", report_text(&done.report, &done.summary.counts()));
     }
     // The process ends here: freeing a million small goal sets one by one would only delay it.
-    std::mem::forget(actual);
+    std::mem::forget(evaluator.into_actual());
     Ok(())
 }
 
 fn run_trec(a: TrecArgs) -> Result<(), Fail> {
-    let tm = trec::resolve(&a.measures).map_err(|e| Fail(e.code as u8, e.message))?;
-    let measures: Vec<Measure> = tm.iter().filter_map(|m| m.measure).collect();
-    let v10 = matches!(a.version, TrecVersion::V10);
-    let mut opts = EvalOptions {
-        measures,
-        relevance_level: a.level,
-        interpolation: if v10 {
-            Interpolation::Trec10
-        } else {
-            Interpolation::Trec9
-        },
-        ranking: RankingOptions {
-            order: Some(OrderMode::Score),
-            ties: TieMode::Trec,
-            duplicates: DuplicateMode::Error,
-            depth: a.max_docs,
-        },
-        missing: if a.complete {
-            MissingMode::Zero
-        } else {
-            MissingMode::Skip
-        },
-        zero_rel: ZeroRelMode::Evaluate,
-        regroup: a.run == Path::new("-"),
-        f32_scores: !v10,
-        threads: a
-            .common
-            .threads
-            .unwrap_or_else(|| EvalOptions::default().threads)
-            .max(1),
-        ..EvalOptions::default()
+    let mut o = TrecOptions::default();
+    o.measures = a.measures.clone();
+    o.per_query = a.per_query;
+    o.complete = a.complete;
+    o.no_summary = a.no_summary;
+    o.max_docs = a.max_docs;
+    o.level = a.level;
+    o.version = match a.version {
+        TrecVersionArg::V9 => TrecVersion::V9,
+        TrecVersionArg::V10 => TrecVersion::V10,
     };
-    if a.qrels == Path::new("-") && a.run == Path::new("-") {
-        return Err(Fail(2, "only one of QRELS and RUN can be - (stdin)".into()));
+    if let Some(t) = a.common.threads {
+        o.threads = t.max(1);
     }
-    let actual = ActualSets::read_path(&a.qrels)?;
-    let mut rows: Vec<GoalRow> = Vec::new();
-    let quiet = a.common.quiet || !a.report;
-    // trec_eval accepts goals in any order: stream, and regroup in memory only if a goal reappears.
-    let (summary, report) = loop {
-        rows.clear();
-        let input = lemma_ingest::open_with(&a.run, a.common.mmap)?;
-        let mut sink = |row: GoalRow| {
-            rows.push(row);
-            Ok(())
-        };
-        match engine::evaluate(
-            &actual,
-            input,
-            &opts,
-            if a.per_query { Some(&mut sink) } else { None },
-            None,
-        ) {
-            Err(EvalError::Input(e)) if e.kind == ErrorKind::GoalNotContiguous && !opts.regroup => {
-                tracing::info!("goals are not contiguous: regrouping the run in memory");
-                opts.regroup = true;
-            }
-            r => break r.map_err(trec_fail)?,
-        }
-    };
-    if summary.counts().evaluated == 0 {
-        return Err(Fail(
-            7,
-            "no goals with both predictions and relevance judgments".into(),
-        ));
-    }
-    let mut text = String::new();
-    if a.per_query {
-        // Goals in byte order of their ids; measures in trec_eval's table order.
-        rows.sort_by(|x, y| x.goal.cmp(&y.goal));
-        let plan_measures = engine::plan_for(&opts).measures().to_vec();
-        for row in &rows {
-            if row.empty && !v10 {
-                continue;
-            }
-            let goal = String::from_utf8_lossy(&row.goal);
-            for m in tm.iter().filter(|m| m.per_goal) {
-                let measure = m.measure.expect("per-goal measures are computed");
-                let i = plan_measures
-                    .iter()
-                    .position(|x| *x == measure)
-                    .expect("in plan");
-                trec::line(&mut text, m, &goal, row.values[i].unwrap_or(0.0));
-            }
-        }
-    }
-    if !a.no_summary {
-        let runid = String::from_utf8_lossy(&report.runid).into_owned();
-        let num_rel = a.complete.then_some(actual.positive_rows);
-        trec::summary_block(&mut text, &tm, &summary, &runid, num_rel);
-    }
+    o.mmap = a.common.mmap;
+    let (text, done) = trec::run(&a.qrels, &a.run, &o).map_err(|e| Fail(e.code, e.message))?;
     let mut out = Out::new(a.common.output.as_deref())?;
     let out_name = out.name();
     out.writer()
         .write_all(text.as_bytes())
         .map_err(|e| write_fail(&out_name, e))?;
     out.commit()?;
-    if !quiet {
-        eprint!("{}", report_text(&report, &summary.counts()));
+    if !a.common.quiet && a.report {
+        eprint!("{}", report_text(&done.report, &done.summary.counts()));
     }
-    // As for `eval`: the process ends here, no freeing of every goal set one by one.
-    std::mem::forget(actual);
     Ok(())
 }
 
 fn run_gen(a: GenArgs) -> Result<(), Fail> {
-    let spec = lemma_eval::gen::GenSpec {
+    let spec = lemma_tools::gen::GenSpec {
         goals: a.goals,
         universe: a.universe.max(1),
         depth: if a.full { a.universe } else { a.depth },
@@ -744,16 +629,16 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
     match a.format {
         GenFormat::Trec => {
             let mut r = Out::new(Some(&a.run))?;
-            lemma_eval::gen::generate_trec(&spec, q.writer(), r.writer()).map_err(io)?;
+            lemma_tools::gen::generate_trec(&spec, q.writer(), r.writer()).map_err(io)?;
             r.commit()?;
         }
         GenFormat::Jsonl => {
             let mut r = Out::new(Some(&a.run))?;
-            lemma_eval::gen::generate_jsonl(&spec, q.writer(), r.writer()).map_err(io)?;
+            lemma_tools::gen::generate_jsonl(&spec, q.writer(), r.writer()).map_err(io)?;
             r.commit()?;
         }
         GenFormat::Store => {
-            lemma_eval::gen::generate_store(&spec, &a.run, q.writer(), a.scores).map_err(io)?
+            lemma_tools::gen::generate_store(&spec, &a.run, q.writer(), a.scores).map_err(io)?
         }
         GenFormat::Npy => {
             let (Some(gn), Some(ln)) = (&a.goal_names, &a.lemma_names) else {
@@ -767,7 +652,7 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
                 Out::new(Some(gn))?,
                 Out::new(Some(ln))?,
             );
-            lemma_eval::gen::generate_npy(&spec, r.writer(), g.writer(), l.writer(), q.writer())
+            lemma_tools::gen::generate_npy(&spec, r.writer(), g.writer(), l.writer(), q.writer())
                 .map_err(io)?;
             r.commit()?;
             g.commit()?;
@@ -775,65 +660,6 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
         }
     }
     q.commit()
-}
-
-/// What an input file is, from its first bytes.
-#[derive(Copy, Clone, PartialEq, Eq)]
-enum Kind {
-    Text,
-    Store,
-    Npy,
-}
-
-fn kind(path: &Path) -> Result<Kind, Fail> {
-    if path == Path::new("-") {
-        return Ok(Kind::Text);
-    }
-    let mut head = [0u8; 8];
-    let n = std::fs::File::open(path)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .map_err(|e| Fail(2, format!("{}: cannot open: {e}", path.display())))?;
-    Ok(if n == 8 && &head == lemma_ingest::STORE_MAGIC {
-        Kind::Store
-    } else if n >= 6 && &head[..6] == b"\x93NUMPY" {
-        Kind::Npy
-    } else {
-        Kind::Text
-    })
-}
-
-/// Goal (row) and lemma (column) names of a matrix: name lists, or a store's tables.
-fn matrix_names(a: &EvalArgs, m: &lemma_ingest::Matrix) -> Result<(Names, Names), Fail> {
-    let (goals, lemmas) = match (&a.names, &a.goal_names, &a.lemma_names) {
-        (Some(store), None, None) => {
-            let s = lemma_ingest::Store::open(store)?;
-            (
-                (0..s.goals()).map(|g| s.goal_name(g)).collect(),
-                (0..s.lemmas() as u32).map(|l| s.lemma_name(l)).collect(),
-            )
-        }
-        (None, Some(g), Some(l)) => (Names::read(g)?, Names::read(l)?),
-        _ => {
-            return Err(Fail(
-                2,
-                "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or --names STORE".into(),
-            ))
-        }
-    };
-    if goals.len() != m.rows() || lemmas.len() != m.cols() {
-        return Err(Fail(
-            2,
-            format!(
-                "{}: shape ({}, {}) but {} goal names and {} lemma names",
-                m.path().display(),
-                m.rows(),
-                m.cols(),
-                goals.len(),
-                lemmas.len()
-            ),
-        ));
-    }
-    Ok((goals, lemmas))
 }
 
 fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
@@ -852,29 +678,13 @@ fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
     Ok(())
 }
 
-/// The machine's read rate for `file`: sum it as little-endian u32 words through a mapping.
+/// The machine's read rate for `file` ([`lemma_tools::read_rate`]).
 fn read_rate(file: &Path, threads: usize) -> Result<(), Fail> {
-    let f = std::fs::File::open(file).map_err(|e| Fail(2, format!("{}: {e}", file.display())))?;
-    // SAFETY: read-only mapping of a file nobody truncates during the measurement.
-    let map = unsafe { memmap2::Mmap::map(&f) }
+    let (bytes, secs, total) = lemma_tools::read_rate(file, threads)
         .map_err(|e| Fail(2, format!("{}: {e}", file.display())))?;
-    let words: &[u32] = bytemuck::cast_slice(&map[..map.len() / 4 * 4]);
-    let started = std::time::Instant::now();
-    let part = words.len().div_ceil(threads.max(1)).max(1);
-    let total: u64 = std::thread::scope(|s| {
-        let hs: Vec<_> = words
-            .chunks(part)
-            .map(|c| s.spawn(move || c.iter().map(|&w| w as u64).sum::<u64>()))
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().expect("summing thread"))
-            .fold(0u64, |a, b| a.wrapping_add(b))
-    });
-    let secs = started.elapsed().as_secs_f64();
     println!(
-        "{} bytes in {secs:.4} s: {:.2} GB/s ({threads} threads; sum {total})",
-        map.len(),
-        map.len() as f64 / secs / 1e9
+        "{bytes} bytes in {secs:.4} s: {:.2} GB/s ({threads} threads; sum {total})",
+        bytes as f64 / secs / 1e9
     );
     Ok(())
 }

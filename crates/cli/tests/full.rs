@@ -4,11 +4,13 @@
 
 use lemma_accum::Measure;
 use lemma_eval::convert::convert;
+#[path = "../../engine/tests/common/mod.rs"]
 mod common;
 
 use common::text_eval;
 use lemma_eval::engine::{DuplicateMode, EvalOptions, GoalRow, RankingOptions, TieMode};
 use lemma_eval::full::{evaluate_full, Source};
+use lemma_eval::SummaryOnly;
 use lemma_ingest::{ActualSets, Matrix, Names, Store};
 use proptest::prelude::*;
 use std::io::Write;
@@ -37,20 +39,15 @@ const MEASURES: &[&str] = &[
 ];
 
 fn opts(threads: usize) -> EvalOptions {
-    EvalOptions {
-        measures: Measure::parse_all(MEASURES.iter().copied()).unwrap(),
-        threads,
-        ..EvalOptions::default()
-    }
+    let mut o = EvalOptions::default();
+    o.measures = Measure::parse_all(MEASURES.iter().copied()).unwrap();
+    o.threads = threads;
+    o
 }
 
 fn full_eval(actual: &ActualSets, source: &Source<'_>, o: &EvalOptions) -> (Vec<GoalRow>, String) {
-    let mut rows = Vec::new();
-    let mut sink = |r: GoalRow| {
-        rows.push(r);
-        Ok(())
-    };
-    let (s, _) = evaluate_full(actual, source, o, Some(&mut sink)).unwrap();
+    let mut rows: Vec<GoalRow> = Vec::new();
+    let (s, _) = evaluate_full(actual, source, o, &mut rows).unwrap();
     (rows, format!("{:?} {:?}", s.aggregates(), s.counts()))
 }
 
@@ -109,12 +106,9 @@ fn trec_to_store_round_trip_on_generated_workloads() {
         let (q, r) = gen_trec(dir.path(), extra);
         let actual = ActualSets::read_path(&q).unwrap();
         let store = dir.path().join("g.store");
-        let copt = RankingOptions {
-            order: None,
-            ties: TieMode::Trec,
-            duplicates: DuplicateMode::First,
-            depth: None,
-        };
+        let mut copt = RankingOptions::default();
+        copt.ties = TieMode::Trec;
+        copt.duplicates = DuplicateMode::First;
         convert(&actual, lemma_ingest::open(&r).unwrap(), &copt, &store).unwrap();
         let s = Store::open(&store).unwrap();
         s.verify().unwrap();
@@ -443,7 +437,7 @@ fn store_scan_stops_once_every_judged_lemma_is_ranked() {
         w.finish(&lemmas).unwrap();
         let store = Store::open(&p).unwrap();
         let actual = store.actual_sets().unwrap();
-        let e = evaluate_full(&actual, &Source::Store(&store), &o, None)
+        let e = evaluate_full(&actual, &Source::Store(&store), &o, &mut SummaryOnly)
             .map(|_| ())
             .expect_err("an id beyond the lemma table")
             .to_string();

@@ -22,6 +22,7 @@ use crate::engine::{
     evaluate_unseen, plan_for, record_goal, truth_of, CloseOnDrop, EvalError, EvalOptions, GoalRow,
     Report, Window,
 };
+use crate::sink::Sink;
 use lemma_accum::{GoalAccumulator, GoalFate, Summary};
 use lemma_ingest::{show, ActualSets, ErrorKind, InputError, Matrix, Names, Row, Store};
 use std::collections::BTreeMap;
@@ -35,8 +36,11 @@ pub enum Source<'a> {
     Store(&'a Store),
     /// A dense matrix with its goal names (rows) and lemma names (columns; ids are column numbers).
     Dense {
+        /// The scores.
         matrix: &'a Matrix,
+        /// Goal names, one per row.
         goals: &'a Names,
+        /// Lemma names, one per column.
         lemmas: &'a Names,
     },
 }
@@ -538,7 +542,7 @@ pub fn evaluate_full(
     actual: &ActualSets,
     source: &Source<'_>,
     opts: &EvalOptions,
-    mut rows: Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>>,
+    rows: &mut dyn Sink,
 ) -> Result<(Summary, Report), EvalError> {
     let started = Instant::now();
     let plan = plan_for(opts);
@@ -578,7 +582,7 @@ pub fn evaluate_full(
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let window = Window::new(4 * threads as u64 + 4);
-    let want_rows = rows.is_some();
+    let want_rows = rows.wants_rows();
     let (tx, rx) = sync_channel::<ChunkResult>(threads * 2);
     let mut summary = Summary::new(&plan);
     let mut seen = vec![false; actual.goals.len()];
@@ -669,13 +673,11 @@ pub fn evaluate_full(
                 for gid in r.seen {
                     seen[gid as usize] = true;
                 }
-                if let Some(sink) = rows.as_mut() {
-                    for row in r.rows {
-                        if let Err(e) = sink(row) {
-                            first_error = Some(EvalError::Sink(e));
-                            stop.store(true, Ordering::Relaxed);
-                            break;
-                        }
+                for row in r.rows {
+                    if let Err(e) = rows.row(row) {
+                        first_error = Some(EvalError::Sink(e));
+                        stop.store(true, Ordering::Relaxed);
+                        break;
                     }
                 }
             }
@@ -693,7 +695,7 @@ pub fn evaluate_full(
         |gid| seen[gid],
         Some(source.universe() as u64),
         &mut summary,
-        &mut rows,
+        rows,
     )?;
     let report = Report {
         path: source.path().to_path_buf(),

@@ -6,7 +6,7 @@ use lemma_accum::{Aggregate, GoalCounts, Measure, Summary};
 use std::io::{self, Write};
 
 /// Output formats of `eval`.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum OutFormat {
     /// Aligned columns for people.
     Table,

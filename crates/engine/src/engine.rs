@@ -17,6 +17,7 @@
 //! order. Summaries merge exactly, so the figures do not depend on the number of threads.
 
 use crate::seen::SeenSet;
+use crate::sink::Sink as RowSink;
 use hashbrown::{HashMap, HashTable};
 use lemma_accum::{
     trec_cmp, Config, GoalAccumulator, GoalError, GoalFate, GoalValues, Interpolation, Label,
@@ -99,6 +100,7 @@ pub enum ZeroRelMode {
 /// How a goal's ranking is built from its prediction lines: order, ties, repeats, depth. The same
 /// for `eval` and `convert`, so a store holds exactly the rankings `eval` would evaluate.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct RankingOptions {
     /// Ranking order; `None` picks the format's default ([`RankingOptions::order_for`]).
     pub order: Option<OrderMode>,
@@ -121,8 +123,10 @@ impl RankingOptions {
     }
 }
 
-/// Everything that decides the numbers.
+/// Everything that decides the numbers. Built with [`EvaluatorBuilder`](crate::EvaluatorBuilder)
+/// (or from `EvalOptions::default()` by setting fields: more may come).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct EvalOptions {
     /// Measures, in output order.
     pub measures: Vec<Measure>,
@@ -250,9 +254,16 @@ pub enum EvalError {
     /// Bad input (file, line, what was expected).
     Input(InputError),
     /// A goal could not be evaluated.
-    Goal { goal: String, error: GoalError },
+    Goal {
+        /// The goal, printable.
+        goal: String,
+        /// What went wrong.
+        error: GoalError,
+    },
     /// The caller's row sink failed.
     Sink(std::io::Error),
+    /// The options cannot evaluate this input (AUC on text without a universe size).
+    Options(String),
 }
 
 impl std::fmt::Display for EvalError {
@@ -261,6 +272,7 @@ impl std::fmt::Display for EvalError {
             EvalError::Input(e) => write!(f, "{e}"),
             EvalError::Goal { goal, error } => write!(f, "goal `{goal}`: {error}"),
             EvalError::Sink(e) => write!(f, "cannot write output: {e}"),
+            EvalError::Options(m) => write!(f, "{m}"),
         }
     }
 }
@@ -348,7 +360,7 @@ pub(crate) fn evaluate_unseen(
     seen: impl Fn(usize) -> bool,
     universe: Option<u64>,
     summary: &mut Summary,
-    rows: &mut Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>>,
+    rows: &mut dyn RowSink,
 ) -> Result<(), EvalError> {
     let mut acc = GoalAccumulator::new(plan.clone());
     for (gid, truth) in actual.truths.iter().enumerate() {
@@ -367,8 +379,9 @@ pub(crate) fn evaluate_unseen(
         let goal = actual.goals.name(gid as u32);
         let values = goal_values(goal, acc.evaluate_ranks(&t, 0, []))?;
         summary.add_empty(&values);
-        if let Some(sink) = rows.as_mut() {
-            sink(GoalRow::new(goal, &values, true)).map_err(EvalError::Sink)?;
+        if rows.wants_rows() {
+            rows.row(GoalRow::new(goal, &values, true))
+                .map_err(EvalError::Sink)?;
         }
     }
     Ok(())
@@ -1157,7 +1170,7 @@ pub fn evaluate(
     actual: &ActualSets,
     input: Input,
     opts: &EvalOptions,
-    mut rows: Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>>,
+    rows: &mut dyn RowSink,
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<(Summary, Report), EvalError> {
     let started = Instant::now();
@@ -1197,7 +1210,7 @@ pub fn evaluate(
         (BatchReader::new(input, key, opts.batch_bytes), None)
     };
     let threads = opts.threads.max(1);
-    let want_rows = rows.is_some();
+    let want_rows = rows.wants_rows();
     let stop = AtomicBool::new(false);
     let window = Window::new(4 * threads as u64 + 4);
     // No reader thread: each worker takes the next batch itself, so the bytes it copies in are in
@@ -1312,7 +1325,7 @@ pub fn evaluate(
             &path,
             res_rx,
             line_map.as_deref(),
-            &mut rows,
+            rows,
             &mut report,
         );
         if collected.is_err() {
@@ -1357,7 +1370,7 @@ fn collect(
     path: &Path,
     res_rx: Receiver<BatchResult>,
     line_map: Option<&[u64]>,
-    rows: &mut Option<&mut dyn FnMut(GoalRow) -> std::io::Result<()>>,
+    rows: &mut dyn RowSink,
     report: &mut Report,
 ) -> Result<Summary, EvalError> {
     let mut first_line = vec![0u64; actual.goals.len()];
@@ -1435,10 +1448,8 @@ fn collect(
             if let (Some(tag), None) = (res.last_tag.take(), line_map) {
                 report.runid = tag;
             }
-            if let Some(sink) = rows.as_mut() {
-                for row in res.rows.drain(..) {
-                    sink(row).map_err(EvalError::Sink)?;
-                }
+            for row in res.rows.drain(..) {
+                rows.row(row).map_err(EvalError::Sink)?;
             }
         }
     }

@@ -1,6 +1,7 @@
 //! Errors in later batches name the file's own line and byte, whichever way the file is read.
 
 use lemma_eval::engine::{evaluate, EvalError, EvalOptions};
+use lemma_eval::SummaryOnly;
 use lemma_ingest::{ActualSets, ErrorKind};
 use std::io::Write;
 
@@ -41,14 +42,13 @@ fn an_error_in_a_later_batch_names_the_files_line_and_byte() {
         e.finish().unwrap();
         // The plain file is read positionally, the gzip one streamed; batches of about 100 bytes.
         for (path, threads) in [(&plain, 1), (&plain, 2), (&gz, 2)] {
-            let o = EvalOptions {
-                batch_bytes: 100,
-                threads,
-                ..EvalOptions::default()
-            };
+            let mut o = EvalOptions::default();
+            o.batch_bytes = 100;
+            o.threads = threads;
             let input = lemma_ingest::open(path).unwrap();
             assert_eq!(input.file.is_some(), path == &plain);
-            let Err(EvalError::Input(e)) = evaluate(&actual, input, &o, None, None) else {
+            let Err(EvalError::Input(e)) = evaluate(&actual, input, &o, &mut SummaryOnly, None)
+            else {
                 panic!("line {bad} is bad");
             };
             assert_eq!(e.kind, ErrorKind::Syntax);

@@ -5,6 +5,11 @@
 //! measure parameters wins; cutoff lists are sorted ascending and must not repeat. Lines are
 //! `format!("{:<22}\t{}\t{:.4}", name, goal, value)`, integers for the `num_*` counts.
 
+use crate::engine::{
+    DuplicateMode, EvalError, EvalOptions, GoalRow, MissingMode, OrderMode, TieMode, ZeroRelMode,
+};
+use crate::{Evaluation, Evaluator, Predictions, Sink, SummaryOnly};
+use lemma_accum::Interpolation;
 use lemma_accum::{
     Aggregate, ApNorm, Level, Measure, RecallNorm, Summary, TREC_CUTOFFS, TREC_SUCCESS_CUTOFFS,
 };
@@ -476,4 +481,239 @@ mod tests {
             "map                   \tq1\t0.5333\nnum_ret               \tall\t1000\n"
         );
     }
+}
+
+/// Which trec_eval to reproduce.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum TrecVersion {
+    /// trec_eval 9.0.8 (pytrec_eval's): scores rounded to f32, 9.0.8's interpolation, goals
+    /// without predictions not printed under `-q`.
+    V9,
+    /// trec_eval 10.0.
+    #[default]
+    V10,
+}
+
+/// trec_eval's flags.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct TrecOptions {
+    /// `-m` arguments, as given (`P.5,10`, `official`, ...).
+    pub measures: Vec<String>,
+    /// `-q`: per-goal lines too.
+    pub per_query: bool,
+    /// `-c`: average over every qrels goal (missing ones count 0).
+    pub complete: bool,
+    /// `-n`: no summary.
+    pub no_summary: bool,
+    /// `-M`: evaluate only the first N lemmas of each goal.
+    pub max_docs: Option<u64>,
+    /// `-l`: relevance level.
+    pub level: i32,
+    /// The version reproduced.
+    pub version: TrecVersion,
+    /// Worker threads.
+    pub threads: usize,
+    /// Memory-map a plain run file.
+    pub mmap: bool,
+}
+
+impl Default for TrecOptions {
+    fn default() -> Self {
+        TrecOptions {
+            measures: Vec::new(),
+            per_query: false,
+            complete: false,
+            no_summary: false,
+            max_docs: None,
+            level: 1,
+            version: TrecVersion::V10,
+            threads: EvalOptions::default().threads,
+            mmap: false,
+        }
+    }
+}
+
+/// A trec_eval failure and trec_eval's exit code for it: 1 for a bad measure, 4 for a repeated
+/// lemma ("Can't calculate measure"), 7 when no goal has both predictions and judgments, 2
+/// otherwise.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrecError {
+    /// The exit code trec_eval would give.
+    pub code: u8,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl std::fmt::Display for TrecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TrecError {}
+
+impl From<lemma_ingest::InputError> for TrecError {
+    fn from(e: lemma_ingest::InputError) -> Self {
+        TrecError {
+            code: 2,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<EvalError> for TrecError {
+    fn from(e: EvalError) -> Self {
+        let code = match &e {
+            EvalError::Input(ie) if ie.kind == lemma_ingest::ErrorKind::Duplicate => 4,
+            _ => 2,
+        };
+        TrecError {
+            code,
+            message: e.to_string(),
+        }
+    }
+}
+
+/// What trec_eval prints for `qrels` and `run` under `o`, byte for byte, and the evaluation
+/// behind it. The run is streamed; goals that are not contiguous make it regroup in memory
+/// (trec_eval accepts any order).
+pub fn run(
+    qrels: &std::path::Path,
+    run: &std::path::Path,
+    o: &TrecOptions,
+) -> Result<(String, Evaluation), TrecError> {
+    use lemma_ingest::{ActualSets, ErrorKind};
+    let tm = resolve(&o.measures).map_err(|e| TrecError {
+        code: e.code as u8,
+        message: e.message,
+    })?;
+    let v10 = o.version == TrecVersion::V10;
+    let opts = EvalOptions {
+        measures: tm.iter().filter_map(|m| m.measure).collect(),
+        relevance_level: o.level,
+        interpolation: if v10 {
+            Interpolation::Trec10
+        } else {
+            Interpolation::Trec9
+        },
+        ranking: crate::RankingOptions {
+            order: Some(OrderMode::Score),
+            ties: TieMode::Trec,
+            duplicates: DuplicateMode::Error,
+            depth: o.max_docs,
+        },
+        missing: if o.complete {
+            MissingMode::Zero
+        } else {
+            MissingMode::Skip
+        },
+        zero_rel: ZeroRelMode::Evaluate,
+        regroup: run == std::path::Path::new("-"),
+        f32_scores: !v10,
+        threads: o.threads.max(1),
+        ..EvalOptions::default()
+    };
+    if qrels == std::path::Path::new("-") && run == std::path::Path::new("-") {
+        return Err(TrecError {
+            code: 2,
+            message: "only one of QRELS and RUN can be - (stdin)".into(),
+        });
+    }
+    let actual = ActualSets::read_path(qrels)?;
+    // Stream, and regroup in memory only if a goal reappears.
+    let evaluator = Evaluator::builder().options(opts).build(actual);
+    match evaluate_run(&evaluator, &tm, run, o, v10) {
+        Err(EvalOrTrec::Eval(EvalError::Input(e)))
+            if e.kind == ErrorKind::GoalNotContiguous && !evaluator.options().regroup =>
+        {
+            tracing::info!("goals are not contiguous: regrouping the run in memory");
+            let mut opts = evaluator.options().clone();
+            opts.regroup = true;
+            let evaluator = Evaluator::builder()
+                .options(opts)
+                .build(evaluator.into_actual());
+            Ok(evaluate_run(&evaluator, &tm, run, o, v10)?)
+        }
+        r => Ok(r?),
+    }
+}
+
+/// An evaluation error (which may call for a regroup) or trec_eval's own.
+enum EvalOrTrec {
+    Eval(EvalError),
+    Trec(TrecError),
+}
+
+impl From<EvalOrTrec> for TrecError {
+    fn from(e: EvalOrTrec) -> Self {
+        match e {
+            EvalOrTrec::Eval(e) => e.into(),
+            EvalOrTrec::Trec(e) => e,
+        }
+    }
+}
+
+fn evaluate_run(
+    evaluator: &Evaluator,
+    tm: &[TrecMeasure],
+    run: &std::path::Path,
+    o: &TrecOptions,
+    v10: bool,
+) -> Result<(String, Evaluation), EvalOrTrec> {
+    let mut rows: Vec<GoalRow> = Vec::new();
+    let input =
+        lemma_ingest::open_with(run, o.mmap).map_err(|e| EvalOrTrec::Eval(EvalError::Input(e)))?;
+    let sink: &mut dyn Sink = if o.per_query {
+        &mut rows
+    } else {
+        &mut SummaryOnly
+    };
+    let done = evaluator
+        .evaluate(Predictions::Text(input), sink)
+        .map_err(EvalOrTrec::Eval)?;
+    let num_rel = evaluator.actual().positive_rows;
+    finish(tm, rows, done, num_rel, evaluator.plan().measures(), o, v10).map_err(EvalOrTrec::Trec)
+}
+
+/// The per-goal lines (goals in byte order, measures in trec_eval's table order) and the summary.
+fn finish(
+    tm: &[TrecMeasure],
+    mut rows: Vec<GoalRow>,
+    done: Evaluation,
+    positive_rows: u64,
+    plan_measures: &[Measure],
+    o: &TrecOptions,
+    v10: bool,
+) -> Result<(String, Evaluation), TrecError> {
+    if done.summary.counts().evaluated == 0 {
+        return Err(TrecError {
+            code: 7,
+            message: "no goals with both predictions and relevance judgments".into(),
+        });
+    }
+    let mut text = String::new();
+    if o.per_query {
+        rows.sort_by(|x, y| x.goal.cmp(&y.goal));
+        for row in &rows {
+            if row.empty && !v10 {
+                continue;
+            }
+            let goal = String::from_utf8_lossy(&row.goal);
+            for m in tm.iter().filter(|m| m.per_goal) {
+                let measure = m.measure.expect("per-goal measures are computed");
+                let i = plan_measures
+                    .iter()
+                    .position(|x| *x == measure)
+                    .expect("in plan");
+                line(&mut text, m, &goal, row.values[i].unwrap_or(0.0));
+            }
+        }
+    }
+    if !o.no_summary {
+        let runid = String::from_utf8_lossy(&done.report.runid).into_owned();
+        let num_rel = o.complete.then_some(positive_rows);
+        summary_block(&mut text, tm, &done.summary, &runid, num_rel);
+    }
+    Ok((text, done))
 }

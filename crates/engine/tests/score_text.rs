@@ -20,11 +20,9 @@ const MEASURES: &[&str] = &[
 ];
 
 fn eval(actual: &ActualSets, run: &Path, threads: usize) -> (Vec<GoalRow>, String) {
-    let o = EvalOptions {
-        measures: Measure::parse_all(MEASURES.iter().copied()).unwrap(),
-        threads,
-        ..EvalOptions::default()
-    };
+    let mut o = EvalOptions::default();
+    o.measures = Measure::parse_all(MEASURES.iter().copied()).unwrap();
+    o.threads = threads;
     text_eval(actual, run, &o)
 }
 

@@ -1,0 +1,445 @@
+//! The front door: an [`Evaluator`] built once from actual sets and options, run on
+//! [`Predictions`] of any kind, per-goal rows delivered to a [`Sink`].
+
+use crate::engine::{
+    self, DuplicateMode, EvalError, EvalOptions, MissingMode, OrderMode, RankingOptions, Report,
+    TieMode, ZeroRelMode,
+};
+use crate::full::{self, Source};
+use crate::sink::Sink;
+use lemma_accum::{Interpolation, Measure, Plan, Summary};
+use lemma_ingest::{ActualSets, ErrorKind, Input, InputError, Matrix, Names, Store};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The measures evaluated when none are named: the usual ones for premise selection.
+pub const DEFAULT_MEASURES: [&str; 11] = [
+    "R@1",
+    "R@10",
+    "R@100",
+    "P@1",
+    "P@10",
+    "RR",
+    "AP",
+    "AP@100",
+    "nDCG@10",
+    "Rprec",
+    "Depth(recall=1.0)",
+];
+
+/// What a file holds, recognised from its first bytes (never from its name).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum InputKind {
+    /// TREC or JSONL text, plain, gzip or zstd (also stdin, `-`).
+    Text,
+    /// A binary store (docs/FORMAT.md): rankings and actual sets.
+    Store,
+    /// A dense NumPy `.npy` score matrix `[goals, lemmas]`.
+    Matrix,
+}
+
+impl InputKind {
+    /// The kind of `path`'s content (`-`, stdin, is text).
+    pub fn of(path: &Path) -> Result<InputKind, InputError> {
+        if path == Path::new("-") {
+            return Ok(InputKind::Text);
+        }
+        let mut head = [0u8; 8];
+        let mut f = std::fs::File::open(path)
+            .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot open: {e}")))?;
+        let mut n = 0;
+        while n < head.len() {
+            match std::io::Read::read(&mut f, &mut head[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(InputError::read(path, e)),
+            }
+        }
+        Ok(if n == 8 && &head == lemma_ingest::STORE_MAGIC {
+            InputKind::Store
+        } else if n >= 6 && &head[..6] == b"\x93NUMPY" {
+            InputKind::Matrix
+        } else {
+            InputKind::Text
+        })
+    }
+}
+
+/// Reads actual sets from a path of any kind that holds them: TREC qrels or JSONL (plain, gzip,
+/// zstd, `-` for stdin) or a binary store's.
+pub fn read_actual(path: &Path) -> Result<ActualSets, InputError> {
+    match InputKind::of(path)? {
+        InputKind::Text => ActualSets::read_path(path),
+        InputKind::Store => Store::open(path)?.actual_sets(),
+        InputKind::Matrix => Err(InputError::file(
+            ErrorKind::Syntax,
+            path,
+            "a .npy matrix holds scores, not actual sets",
+        )),
+    }
+}
+
+/// Where a dense matrix's goal (row) and lemma (column) names come from.
+#[derive(Clone, Debug)]
+pub enum MatrixNames {
+    /// Two files of names, one per line: the rows', then the columns'.
+    Lists {
+        /// The goal names, one per row.
+        goals: PathBuf,
+        /// The lemma names, one per column.
+        lemmas: PathBuf,
+    },
+    /// A store's goal and lemma tables (a store converted from the same goals and universe).
+    Store(PathBuf),
+}
+
+/// Predictions of any kind, opened.
+pub enum Predictions {
+    /// TREC run or JSONL text, streamed.
+    Text(Input),
+    /// A binary store, memory-mapped.
+    Store(Store),
+    /// A dense score matrix, memory-mapped, with its names.
+    Matrix {
+        /// The scores.
+        matrix: Matrix,
+        /// Goal names, one per row.
+        goals: Names,
+        /// Lemma names, one per column.
+        lemmas: Names,
+    },
+}
+
+impl Predictions {
+    /// Opens `path` as what its content is. A matrix needs its names: pass them in `names` (an
+    /// error names the missing option otherwise). `mmap` lets a plain text file be memory-mapped
+    /// rather than read in chunks.
+    pub fn open(
+        path: &Path,
+        names: Option<&MatrixNames>,
+        mmap: bool,
+    ) -> Result<Predictions, InputError> {
+        Ok(match InputKind::of(path)? {
+            InputKind::Text => Predictions::Text(lemma_ingest::open_with(path, mmap)?),
+            InputKind::Store => Predictions::Store(Store::open(path)?),
+            InputKind::Matrix => {
+                let matrix = Matrix::open(path)?;
+                let Some(names) = names else {
+                    return Err(InputError::file(
+                        ErrorKind::Syntax,
+                        path,
+                        "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, \
+                         or --names STORE",
+                    ));
+                };
+                let (goals, lemmas) = match names {
+                    MatrixNames::Store(store) => {
+                        let s = Store::open(store)?;
+                        (
+                            (0..s.goals()).map(|g| s.goal_name(g)).collect(),
+                            (0..s.lemmas() as u32).map(|l| s.lemma_name(l)).collect(),
+                        )
+                    }
+                    MatrixNames::Lists { goals, lemmas } => {
+                        (Names::read(goals)?, Names::read(lemmas)?)
+                    }
+                };
+                Predictions::matrix(matrix, goals, lemmas)?
+            }
+        })
+    }
+
+    /// A matrix with its names, checked against its shape.
+    pub fn matrix(matrix: Matrix, goals: Names, lemmas: Names) -> Result<Predictions, InputError> {
+        if goals.len() != matrix.rows() || lemmas.len() != matrix.cols() {
+            return Err(InputError::file(
+                ErrorKind::Syntax,
+                matrix.path(),
+                format!(
+                    "shape ({}, {}) but {} goal names and {} lemma names",
+                    matrix.rows(),
+                    matrix.cols(),
+                    goals.len(),
+                    lemmas.len()
+                ),
+            ));
+        }
+        Ok(Predictions::Matrix {
+            matrix,
+            goals,
+            lemmas,
+        })
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> InputKind {
+        match self {
+            Predictions::Text(_) => InputKind::Text,
+            Predictions::Store(_) => InputKind::Store,
+            Predictions::Matrix { .. } => InputKind::Matrix,
+        }
+    }
+
+    /// The file's size on disk, when known (for progress).
+    pub fn size_on_disk(&self) -> Option<u64> {
+        match self {
+            Predictions::Text(i) => i.size_on_disk,
+            Predictions::Store(_) | Predictions::Matrix { .. } => None,
+        }
+    }
+}
+
+/// An evaluation's outcome: the summary (exact, mergeable) and what happened.
+#[derive(Debug)]
+pub struct Evaluation {
+    /// Aggregates and goal counts.
+    pub summary: Summary,
+    /// Lines, bytes, goals reordered, duplicates dropped, time.
+    pub report: Report,
+}
+
+/// Actual sets and options, ready to evaluate any number of predictions.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use lemma_eval::{Evaluator, Predictions, SummaryOnly};
+/// let dir = tempfile::tempdir()?;
+/// let (qrels, run) = (dir.path().join("qrels"), dir.path().join("run"));
+/// std::fs::write(&qrels, "g1 0 a 1\ng1 0 b 1\ng1 0 c 1\n")?;
+/// std::fs::write(&run, "g1 Q0 x 1 6 t\ng1 Q0 a 2 5 t\ng1 Q0 y 3 4 t\n\
+///                       g1 Q0 b 4 3 t\ng1 Q0 c 5 2 t\ng1 Q0 z 6 1 t\n")?;
+/// let evaluator = Evaluator::builder()
+///     .measure_names(["AP", "P@2", "RR"])?
+///     .threads(1)
+///     .build_from_path(&qrels)?;
+/// let done = evaluator.evaluate(Predictions::open(&run, None, false)?, &mut SummaryOnly)?;
+/// let means: Vec<f64> = done.summary.aggregates().iter().filter_map(|(_, a)| a.headline()).collect();
+/// // The ranking x a y b c z against {a, b, c}: AP = (1/2 + 2/4 + 3/5) / 3, P@2 = 1/2, RR = 1/2.
+/// assert_eq!(means, [(1.0 / 2.0 + 2.0 / 4.0 + 3.0 / 5.0) / 3.0, 0.5, 0.5]);
+/// # Ok(()) }
+/// ```
+pub struct Evaluator {
+    actual: ActualSets,
+    options: EvalOptions,
+    plan: Arc<Plan>,
+}
+
+impl std::fmt::Debug for Evaluator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Evaluator")
+            .field("goals", &self.actual.goals.len())
+            .field("lemmas", &self.actual.lemmas.len())
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl Evaluator {
+    /// Options first, actual sets last ([`EvaluatorBuilder::build`]).
+    pub fn builder() -> EvaluatorBuilder {
+        EvaluatorBuilder::default()
+    }
+
+    /// The actual sets.
+    pub fn actual(&self) -> &ActualSets {
+        &self.actual
+    }
+
+    /// The options.
+    pub fn options(&self) -> &EvalOptions {
+        &self.options
+    }
+
+    /// The measures in output order, and what a summary holds.
+    pub fn plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+
+    /// Evaluates `predictions`; per-goal rows go to `sink`.
+    pub fn evaluate(
+        &self,
+        predictions: Predictions,
+        sink: &mut dyn Sink,
+    ) -> Result<Evaluation, EvalError> {
+        self.evaluate_with_progress(predictions, sink, None)
+    }
+
+    /// [`Evaluator::evaluate`], telling `progress` (from worker threads) how many bytes of a
+    /// text input have been read.
+    pub fn evaluate_with_progress(
+        &self,
+        predictions: Predictions,
+        sink: &mut dyn Sink,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+    ) -> Result<Evaluation, EvalError> {
+        let (summary, report) = match &predictions {
+            Predictions::Text(_) => {
+                if self.options.universe.is_none() && self.options.measures.contains(&Measure::AUC)
+                {
+                    return Err(EvalError::Options(
+                        "AUC needs the universe size: pass --universe N".into(),
+                    ));
+                }
+                let Predictions::Text(input) = predictions else {
+                    unreachable!("matched above")
+                };
+                engine::evaluate(&self.actual, input, &self.options, sink, progress)?
+            }
+            Predictions::Store(store) => {
+                full::evaluate_full(&self.actual, &Source::Store(store), &self.options, sink)?
+            }
+            Predictions::Matrix {
+                matrix,
+                goals,
+                lemmas,
+            } => {
+                let source = Source::Dense {
+                    matrix,
+                    goals,
+                    lemmas,
+                };
+                full::evaluate_full(&self.actual, &source, &self.options, sink)?
+            }
+        };
+        Ok(Evaluation { summary, report })
+    }
+
+    /// Gives the actual sets back (a process about to exit may `std::mem::forget` them rather than
+    /// free a million small sets one by one).
+    pub fn into_actual(self) -> ActualSets {
+        self.actual
+    }
+}
+
+/// Builds an [`Evaluator`]: every option has the command's default.
+#[derive(Clone, Debug, Default)]
+pub struct EvaluatorBuilder {
+    options: EvalOptions,
+}
+
+impl EvaluatorBuilder {
+    /// All options at once.
+    pub fn options(mut self, options: EvalOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The measures, in output order (default: [`DEFAULT_MEASURES`]).
+    pub fn measures(mut self, measures: impl IntoIterator<Item = Measure>) -> Self {
+        self.options.measures = measures.into_iter().collect();
+        self
+    }
+
+    /// The measures by name, native (`AP@100`, `Depth(recall=1.0)`) or trec_eval's (`P.5,10`).
+    pub fn measure_names<S: AsRef<str>>(
+        self,
+        names: impl IntoIterator<Item = S>,
+    ) -> Result<Self, lemma_accum::MeasureError> {
+        let names: Vec<S> = names.into_iter().collect();
+        Ok(self.measures(Measure::parse_all(names.iter().map(|n| n.as_ref()))?))
+    }
+
+    /// A lemma is relevant when its grade is at least `level` (default 1).
+    pub fn relevance_level(mut self, level: i32) -> Self {
+        self.options.relevance_level = level;
+        self
+    }
+
+    /// Relevant count needed at a recall level for IPrec and AP11 (default textbook).
+    pub fn interpolation(mut self, i: Interpolation) -> Self {
+        self.options.interpolation = i;
+        self
+    }
+
+    /// How rankings are built from lines: order, ties, duplicates, depth.
+    pub fn ranking(mut self, ranking: RankingOptions) -> Self {
+        self.options.ranking = ranking;
+        self
+    }
+
+    /// Ranking order (default: by score for TREC runs, file order for JSONL).
+    pub fn order(mut self, order: OrderMode) -> Self {
+        self.options.ranking.order = Some(order);
+        self
+    }
+
+    /// Equal scores (default trec: name descending).
+    pub fn ties(mut self, ties: TieMode) -> Self {
+        self.options.ranking.ties = ties;
+        self
+    }
+
+    /// A lemma repeated in a goal (default: the first counts).
+    pub fn duplicates(mut self, d: DuplicateMode) -> Self {
+        self.options.ranking.duplicates = d;
+        self
+    }
+
+    /// Evaluate only the first `depth` lemmas of each goal, after ordering.
+    pub fn depth(mut self, depth: Option<u64>) -> Self {
+        self.options.ranking.depth = depth;
+        self
+    }
+
+    /// Goals with an actual set and no predictions (default: evaluated as empty).
+    pub fn missing(mut self, m: MissingMode) -> Self {
+        self.options.missing = m;
+        self
+    }
+
+    /// Goals with nothing relevant (default: skipped).
+    pub fn zero_relevant(mut self, z: ZeroRelMode) -> Self {
+        self.options.zero_rel = z;
+        self
+    }
+
+    /// Accept goals whose lines are not contiguous by buffering the whole text input.
+    pub fn regroup(mut self, yes: bool) -> Self {
+        self.options.regroup = yes;
+        self
+    }
+
+    /// Round scores to f32 before ordering (trec_eval 9.0.8).
+    pub fn f32_scores(mut self, yes: bool) -> Self {
+        self.options.f32_scores = yes;
+        self
+    }
+
+    /// Worker threads (default: all cores; at least 1).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.options.threads = n.max(1);
+        self
+    }
+
+    /// Target batch size of text inputs in bytes (default 4 MiB).
+    pub fn batch_bytes(mut self, n: usize) -> Self {
+        self.options.batch_bytes = n.max(1);
+        self
+    }
+
+    /// The universe's size, for AUC on text inputs (stores and matrices know theirs).
+    pub fn universe(mut self, n: Option<u64>) -> Self {
+        self.options.universe = n;
+        self
+    }
+
+    /// The evaluator of `actual` with these options.
+    pub fn build(mut self, actual: ActualSets) -> Evaluator {
+        if self.options.measures.is_empty() {
+            self.options.measures =
+                Measure::parse_all(DEFAULT_MEASURES).expect("the default measures parse");
+        }
+        let plan = engine::plan_for(&self.options);
+        Evaluator {
+            actual,
+            options: self.options,
+            plan,
+        }
+    }
+
+    /// The evaluator of the actual sets in `path` ([`read_actual`]).
+    pub fn build_from_path(self, path: &Path) -> Result<Evaluator, InputError> {
+        Ok(self.build(read_actual(path)?))
+    }
+}

@@ -1,0 +1,47 @@
+//! # lemma-eval: evaluate ranked premise predictions against the truth, as a library
+//!
+//! The engine behind the `lemma-eval` command, without its command line. It wires the ingest
+//! crate (formats, no measures) to the accumulator crate (measures, no I/O):
+//!
+//! - [`Evaluator`] (built by [`EvaluatorBuilder`]) holds the actual sets and the options and
+//!   evaluates [`Predictions`] of every kind: TREC runs and JSONL streamed in batches of whole
+//!   goals on worker threads ([`engine`]), binary stores and dense `.npy` matrices on all cores
+//!   ([`full`]). Per-goal rows go to a [`Sink`], in order; the exact summary comes back.
+//! - [`convert`] writes binary stores; [`output`] writes `table`, `tsv`, `json` and `trec`;
+//!   [`trec`] reproduces trec_eval's `-m` rules and output.
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use lemma_eval::{Evaluator, GoalRow, Predictions};
+//! # let dir = tempfile::tempdir()?;
+//! # let (qrels, run) = (dir.path().join("qrels"), dir.path().join("run"));
+//! # std::fs::write(&qrels, "g1 0 a 1\ng2 0 b 1\n")?;
+//! # std::fs::write(&run, "g1 Q0 a 1 0.9 t\ng1 Q0 b 2 0.8 t\ng2 Q0 a 1 0.9 t\ng2 Q0 b 2 0.8 t\n")?;
+//! let evaluator = Evaluator::builder().measure_names(["RR", "P@1"])?.build_from_path(&qrels)?;
+//! let mut rows: Vec<GoalRow> = Vec::new();
+//! let done = evaluator.evaluate(Predictions::open(&run, None, false)?, &mut rows)?;
+//! assert_eq!(rows[1].values, [Some(0.5), Some(0.0)]); // g2: b at rank 2
+//! assert_eq!(done.summary.aggregates()[0].1.headline(), Some(0.75)); // mean RR
+//! # Ok(()) }
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod convert;
+pub mod engine;
+mod evaluator;
+pub mod full;
+pub mod output;
+mod seen;
+mod sink;
+pub mod trec;
+
+pub use engine::{
+    DuplicateMode, EvalError, EvalOptions, GoalRow, MissingMode, OrderMode, RankingOptions, Report,
+    TieMode, ZeroRelMode,
+};
+pub use evaluator::{
+    read_actual, Evaluation, Evaluator, EvaluatorBuilder, InputKind, MatrixNames, Predictions,
+    DEFAULT_MEASURES,
+};
+pub use sink::{RowFn, Sink, SummaryOnly};
