@@ -45,3 +45,8 @@ pub use evaluator::{
     DEFAULT_MEASURES,
 };
 pub use sink::{RowFn, Sink, SummaryOnly};
+
+/// README.md's Rust examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
