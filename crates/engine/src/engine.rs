@@ -24,9 +24,9 @@ use lemma_accum::{
     Measure, Plan, Summary, Ties, TrecOrder, Truth,
 };
 use lemma_ingest::{
-    parse_prediction_line, parse_run_line, parse_score, same_bytes, score_error, show,
+    bytes::same_bytes, parse_prediction_line, parse_run_line, parse_score, score_error, show,
     split_run_at, ActualSets, Batch, BatchReader, ErrorKind, Format, GoalKey, GoalTruth, Input,
-    InputError, ScoreText,
+    InputError, RunLineVisitor, ScoreText, Step, VisitedLine,
 };
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -650,7 +650,7 @@ impl<'a> Worker<'a> {
             items: Vec::new(),
             sink: Sink {
                 acc: GoalAccumulator::new(plan.clone()),
-                dedup: SeenSet::new(lemma_ingest::name_hash),
+                dedup: SeenSet::new(lemma_ingest::bytes::name_hash),
                 emitted: 0,
                 depth: opts.ranking.depth.unwrap_or(u64::MAX),
                 dup_mode: opts.ranking.duplicates,
@@ -782,183 +782,34 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Evaluates one batch of TREC run lines.
+    /// Evaluates one batch of TREC run lines: parse, group by goal, order, evaluate.
     fn trec_batch(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("popcnt")
-                && std::arch::is_x86_feature_detected!("bmi1")
-                && std::arch::is_x86_feature_detected!("avx2")
-            {
-                // SAFETY: the CPU has the features (checked just above).
-                return unsafe { self.trec_batch_x86_v3(batch, res) };
-            }
-        }
-        // SAFETY: no AVX2 asked for.
-        unsafe { self.trec_batch_lines::<false>(batch, res) }
-    }
-
-    /// [`Worker::trec_batch_lines`] compiled for CPUs with POPCNT, BMI1 and AVX2 (chosen at run
-    /// time): the line splitter's bit counting and scanning become single instructions.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "popcnt,bmi1,avx2")]
-    unsafe fn trec_batch_x86_v3(
-        &mut self,
-        batch: &Batch,
-        res: &mut BatchResult,
-    ) -> Result<(), EvalError> {
-        // SAFETY: this function runs only where the CPU has AVX2.
-        unsafe { self.trec_batch_lines::<true>(batch, res) }
-    }
-
-    /// The lines of one TREC batch: parse, group by goal, order, evaluate. `AVX2`: the line
-    /// splitter's masks are AVX2 ones (chosen once for the batch, not per line).
-    ///
-    /// # Safety
-    /// With `AVX2`, the CPU must have AVX2.
-    #[inline(always)]
-    unsafe fn trec_batch_lines<const AVX2: bool>(
-        &mut self,
-        batch: &Batch,
-        res: &mut BatchResult,
-    ) -> Result<(), EvalError> {
         let data = &batch.data[..];
-        let path = Path::new("");
         if data.len() >= SeenSet::MAX_DATA {
             // A batch holds whole goals: this is one goal's lines.
             let msg = "expected a goal's lines to take less than 1 TiB".to_string();
-            return Err(InputError::at(ErrorKind::Syntax, path, 1, 0, msg).into());
+            return Err(InputError::at(ErrorKind::Syntax, Path::new(""), 1, 0, msg).into());
         }
         // UTF-8 is checked line by line by the parser (free for ASCII lines).
-        let (mut pos, mut line_no) = (0usize, 0u64);
-        let mut cur: Option<OpenGoal<'a>> = None;
-        // Where the last run line starts: its tag (the run's name) is read again at the end.
-        let mut last_line: Option<usize> = None;
-        while pos < data.len() {
-            // SAFETY: the caller's contract.
-            let (parsed, end) = unsafe { lemma_ingest::split_run_with::<AVX2>(data, pos) };
-            line_no += 1;
-            let rl = match parsed {
-                Err(msg) => {
-                    return Err(
-                        InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg).into(),
-                    )
-                }
-                Ok(None) => {
-                    pos = end + 1;
-                    continue;
-                }
-                Ok(Some(rl)) => rl,
-            };
-            last_line = Some(pos);
-            let same = match &cur {
-                Some(c) => same_bytes(&data[c.name.0..c.name.1], rl.goal),
-                None => false,
-            };
-            if !same {
-                self.close(cur.take(), data, res)?;
-                let state = self.begin_goal(rl.goal, line_no, res);
-                let goal_start = rl.goal.as_ptr() as usize - data.as_ptr() as usize;
-                cur = Some(OpenGoal {
-                    name: (goal_start, goal_start + rl.goal.len()),
-                    first_line: line_no,
-                    first_pos: pos,
-                    state,
-                    reread: false,
-                });
-            }
-            let c = cur.as_mut().expect("a goal is open");
-            let syntax = |line_no| {
-                let msg = score_error(rl.score);
-                InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg)
-            };
-            let GoalState::Eval { truth } = c.state else {
-                // Not evaluated, but the line must still be valid.
-                if parse_score(rl.score).is_none() {
-                    return Err(syntax(line_no).into());
-                }
-                pos = end + 1;
-                continue;
-            };
-            // The score, and how it orders against the previous line's (re-read goals are sorted
-            // whole, with parsed scores).
-            let (score, vs_last) = if c.reread {
-                match parse_score(rl.score) {
-                    Some(v) => (self.last_score.round(v), Ordering::Equal),
-                    None => return Err(syntax(line_no).into()),
-                }
-            } else {
-                let at = rl.score.as_ptr() as usize - data.as_ptr() as usize;
-                match self.last_score.next(data, at, rl.score) {
-                    Some(s) => s,
-                    None => return Err(syntax(line_no).into()),
-                }
-            };
-            let start = rl.lemma.as_ptr() as usize - data.as_ptr() as usize;
-            let Ok(len) = u32::try_from(rl.lemma.len()) else {
-                let msg = "expected a lemma name shorter than 4 GiB".to_string();
-                return Err(
-                    InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg).into(),
-                );
-            };
-            let hash = self.actual.lemmas.hash(rl.lemma);
-            let label = self.label(hash, rl.lemma);
-            let it = Item {
-                score,
-                hash,
-                start,
-                len,
-                label,
-            };
-            // `Ok(false)`: out of order.
-            let fed: Result<bool, Box<Dup>> = if c.reread {
-                // Re-reading an out-of-order goal: collect, sort at its end.
-                self.items.push(it);
-                Ok(true)
-            } else if self.order == OrderMode::File {
-                self.sink.emit(data, it).map(|()| true)
-            } else if let Ok(previous) = self.order_buf.replace_lone(vs_last, it) {
-                // The previous item, alone at its score: its rank is certain.
-                self.sink.emit(data, previous).map(|()| true)
-            } else {
-                let sink = &mut self.sink;
-                let mut err = None;
-                let pushed = self.order_buf.push(
-                    vs_last,
-                    it,
-                    tie_rule(data, self.opts.ranking.ties),
-                    |it| {
-                        if err.is_none() {
-                            err = sink.emit(data, it).err();
-                        }
-                    },
-                );
-                match (pushed, err) {
-                    // The previous item, alone at its score: its rank is certain.
-                    (Ok(Some(previous)), _) => sink.emit(data, previous).map(|()| true),
-                    (Ok(None), None) => Ok(true),
-                    (Ok(None), Some(d)) => Err(d),
-                    (Err(_), _) => Ok(false),
-                }
-            };
-            match fed {
-                Ok(true) => {}
-                Ok(false) => {
-                    // Out of order: restart this goal from its first line and sort it whole.
-                    res.stats.goals_reordered += 1;
-                    self.sink.stats = self.goal_stats;
-                    self.reset_goal();
-                    self.sink.acc.begin(&self.truth(truth));
-                    c.reread = true;
-                    pos = c.first_pos;
-                    line_no = c.first_line - 1;
-                    continue;
-                }
-                Err(d) => return Err(dup_error(&data[c.name.0..c.name.1], data, &d)),
-            }
-            pos = end + 1;
+        let mut lines = TrecLines {
+            w: self,
+            data,
+            res,
+            cur: None,
+            last_line: None,
+            error: None,
+        };
+        let line_no = lemma_ingest::visit_run_lines(data, &mut lines);
+        let TrecLines {
+            cur,
+            last_line,
+            error,
+            ..
+        } = lines;
+        if let Some(e) = error {
+            return Err(e);
         }
-        self.close(cur.take(), data, res)?;
+        self.close(cur, data, res)?;
         res.lines = line_no;
         res.last_tag = last_line
             .and_then(|at| split_run_at(data, at).0.ok().flatten())
@@ -1058,6 +909,158 @@ impl<'a> Worker<'a> {
     }
 }
 
+/// A TREC batch's line loop, as the ingest crate's line visitor: one goal open at a time.
+struct TrecLines<'w, 'a, 'd> {
+    w: &'w mut Worker<'a>,
+    /// The batch's bytes.
+    data: &'d [u8],
+    res: &'w mut BatchResult,
+    /// The goal being read.
+    cur: Option<OpenGoal<'a>>,
+    /// Where the last run line starts: its tag (the run's name) is read again at the end.
+    last_line: Option<usize>,
+    /// What stopped the loop.
+    error: Option<EvalError>,
+}
+
+impl TrecLines<'_, '_, '_> {
+    #[cold]
+    fn stop(&mut self, e: EvalError) -> Step {
+        self.error = Some(e);
+        Step::Stop
+    }
+}
+
+impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
+    #[inline(always)]
+    fn line(&mut self, l: VisitedLine<'d>) -> Step {
+        let data = self.data;
+        let path = Path::new("");
+        let (pos, line_no) = (l.start, l.line);
+        let rl = match l.fields {
+            Err(msg) => {
+                let e = InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg);
+                return self.stop(e.into());
+            }
+            Ok(None) => return Step::Next,
+            Ok(Some(rl)) => rl,
+        };
+        self.last_line = Some(pos);
+        let same = match &self.cur {
+            Some(c) => same_bytes(&data[c.name.0..c.name.1], rl.goal),
+            None => false,
+        };
+        if !same {
+            if let Err(e) = self.w.close(self.cur.take(), data, self.res) {
+                return self.stop(e);
+            }
+            let state = self.w.begin_goal(rl.goal, line_no, self.res);
+            let goal_start = rl.goal.as_ptr() as usize - data.as_ptr() as usize;
+            self.cur = Some(OpenGoal {
+                name: (goal_start, goal_start + rl.goal.len()),
+                first_line: line_no,
+                first_pos: pos,
+                state,
+                reread: false,
+            });
+        }
+        let w = &mut *self.w;
+        let c = self.cur.as_mut().expect("a goal is open");
+        let syntax = |line_no| {
+            let msg = score_error(rl.score);
+            EvalError::from(InputError::at(
+                ErrorKind::Syntax,
+                path,
+                line_no,
+                pos as u64,
+                msg,
+            ))
+        };
+        let GoalState::Eval { truth } = c.state else {
+            // Not evaluated, but the line must still be valid.
+            if parse_score(rl.score).is_none() {
+                let e = syntax(line_no);
+                return self.stop(e);
+            }
+            return Step::Next;
+        };
+        // The score, and how it orders against the previous line's (re-read goals are sorted
+        // whole, with parsed scores).
+        let scored = if c.reread {
+            parse_score(rl.score).map(|v| (w.last_score.round(v), Ordering::Equal))
+        } else {
+            let at = rl.score.as_ptr() as usize - data.as_ptr() as usize;
+            w.last_score.next(data, at, rl.score)
+        };
+        let Some((score, vs_last)) = scored else {
+            let e = syntax(line_no);
+            return self.stop(e);
+        };
+        let start = rl.lemma.as_ptr() as usize - data.as_ptr() as usize;
+        let Ok(len) = u32::try_from(rl.lemma.len()) else {
+            let msg = "expected a lemma name shorter than 4 GiB".to_string();
+            let e = InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg);
+            return self.stop(e.into());
+        };
+        let hash = w.actual.lemmas.hash(rl.lemma);
+        let label = w.label(hash, rl.lemma);
+        let it = Item {
+            score,
+            hash,
+            start,
+            len,
+            label,
+        };
+        // `Ok(false)`: out of order.
+        let fed: Result<bool, Box<Dup>> = if c.reread {
+            // Re-reading an out-of-order goal: collect, sort at its end.
+            w.items.push(it);
+            Ok(true)
+        } else if w.order == OrderMode::File {
+            w.sink.emit(data, it).map(|()| true)
+        } else if let Ok(previous) = w.order_buf.replace_lone(vs_last, it) {
+            // The previous item, alone at its score: its rank is certain.
+            w.sink.emit(data, previous).map(|()| true)
+        } else {
+            let sink = &mut w.sink;
+            let mut err = None;
+            let pushed = w
+                .order_buf
+                .push(vs_last, it, tie_rule(data, w.opts.ranking.ties), |it| {
+                    if err.is_none() {
+                        err = sink.emit(data, it).err();
+                    }
+                });
+            match (pushed, err) {
+                // The previous item, alone at its score: its rank is certain.
+                (Ok(Some(previous)), _) => sink.emit(data, previous).map(|()| true),
+                (Ok(None), None) => Ok(true),
+                (Ok(None), Some(d)) => Err(d),
+                (Err(_), _) => Ok(false),
+            }
+        };
+        match fed {
+            Ok(true) => Step::Next,
+            Ok(false) => {
+                // Out of order: restart this goal from its first line and sort it whole.
+                self.res.stats.goals_reordered += 1;
+                w.sink.stats = w.goal_stats;
+                w.reset_goal();
+                w.sink.acc.begin(&w.truth(truth));
+                c.reread = true;
+                Step::Restart {
+                    at: c.first_pos,
+                    line: c.first_line,
+                }
+            }
+            Err(d) => {
+                let e = dup_error(&data[c.name.0..c.name.1], data, &d);
+                self.stop(e)
+            }
+        }
+    }
+}
+
 /// How items of equal score are ordered: by name descending (trec), or kept in file order.
 #[inline]
 fn tie_rule(data: &[u8], ties: TieMode) -> impl Fn(&Item, &Item) -> std::cmp::Ordering + '_ {
@@ -1132,7 +1135,7 @@ fn regroup(input: Input, key: GoalKey) -> Result<Regrouped, InputError> {
         let end = memchr::memchr(b'\n', &all[pos..]).map_or(all.len(), |e| pos + e);
         no += 1;
         let g = match key {
-            GoalKey::FirstField => lemma_ingest::first_field(&all[pos..end]),
+            GoalKey::FirstField => lemma_ingest::bytes::first_field(&all[pos..end]),
             GoalKey::Line => Some(&all[pos..end]),
         };
         if let Some(g) = g {

@@ -14,7 +14,7 @@
 //! byte on a tag match: two names whose hashes collide are still two lemmas. Growing hashes the
 //! names again (with the function the set was made with) from the caller's buffer.
 
-use lemma_ingest::{is_delim, next_delim};
+use lemma_ingest::bytes::{is_delim, next_delim};
 
 /// Bits of a slot that hold where its name starts.
 const START_BITS: u32 = 40;

@@ -26,19 +26,24 @@ mod store;
 mod truth;
 
 pub use error::{ErrorKind, InputError};
-pub use fields::{
-    is_delim, is_space, next_delim, parse_grade, parse_score, same_bytes, show, split_fields,
-    split_line, split_line_checked, ScoreText,
-};
+pub use fields::{parse_score, show, ScoreText};
 pub use input::{
-    first_field, open, open_with, Batch, BatchData, BatchReader, Claim, Compression, Format,
-    GoalKey, Input, Next,
+    open, open_with, Batch, BatchData, BatchReader, Claim, Compression, Format, GoalKey, Input,
+    Next,
 };
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
 pub use run::{
-    parse_prediction_line, parse_run_at, parse_run_line, score_error, split_run_at, split_run_with,
-    Prediction, RunFields, RunLine,
+    parse_prediction_line, parse_run_at, parse_run_line, score_error, split_run_at,
+    visit_run_lines, Prediction, RunFields, RunLine, RunLineVisitor, Step, VisitedLine,
 };
 pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
-pub use truth::{name_hash, ActualSets, GoalTruth, Interner};
+pub use truth::{ActualSets, GoalTruth, Interner};
+
+/// Byte-level helpers for code that works on a batch's bytes directly (the engine's duplicate
+/// table): what ends a field, where it ends, equality, the lemma hash.
+pub mod bytes {
+    pub use crate::fields::{is_delim, is_space, next_delim, same_bytes};
+    pub use crate::input::first_field;
+    pub use crate::truth::name_hash;
+}

@@ -70,7 +70,7 @@ pub fn score_error(field: &[u8]) -> String {
 
 /// Splits the run line that starts at `start` in `data` into its fields and checks all but the
 /// score; also returns where the line ends. `Ok(None)` for blank and `#` comment lines. Chooses
-/// the SIMD width per call; a loop over many lines chooses once ([`split_run_with`]).
+/// the SIMD width per call; a loop over many lines chooses once ([`visit_run_lines`]).
 #[inline(always)]
 pub fn split_run_at(data: &[u8], start: usize) -> (Result<Option<RunFields<'_>>, String>, usize) {
     #[cfg(target_arch = "x86_64")]
@@ -89,7 +89,7 @@ pub fn split_run_at(data: &[u8], start: usize) -> (Result<Option<RunFields<'_>>,
 /// # Safety
 /// With `AVX2`, the CPU must have AVX2.
 #[inline(always)]
-pub unsafe fn split_run_with<const AVX2: bool>(
+pub(crate) unsafe fn split_run_with<const AVX2: bool>(
     data: &[u8],
     start: usize,
 ) -> (Result<Option<RunFields<'_>>, String>, usize) {
@@ -356,4 +356,121 @@ mod tests {
             .unwrap_err()
             .starts_with("expected a JSON object"));
     }
+}
+
+/// One line of a TREC run as [`visit_run_lines`] hands it to its visitor.
+#[derive(Clone, Debug)]
+pub struct VisitedLine<'a> {
+    /// 1-based line number within the data (restarts count from where they restart).
+    pub line: u64,
+    /// Byte offset of the line's start in the data.
+    pub start: usize,
+    /// Byte offset of its end (its `\n`, or the data's length).
+    pub end: usize,
+    /// Its fields: `Ok(None)` for a blank or `#` comment line; `Err` says what was expected.
+    pub fields: Result<Option<RunFields<'a>>, String>,
+}
+
+/// What a [`RunLineVisitor`] wants after a line.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The next line.
+    Next,
+    /// Go back (or forward) to the line that starts at byte `at`, numbering it `line`.
+    Restart {
+        /// Where that line starts (a line start given to the visitor earlier).
+        at: usize,
+        /// Its line number.
+        line: u64,
+    },
+    /// Stop visiting (the visitor keeps whatever made it stop).
+    Stop,
+}
+
+/// Receives a TREC run's lines from [`visit_run_lines`]. Mark `line` `#[inline(always)]`: it is
+/// then compiled into the splitter's SIMD path rather than called per line.
+pub trait RunLineVisitor<'a> {
+    /// One line; returns what to do next.
+    fn line(&mut self, line: VisitedLine<'a>) -> Step;
+}
+
+/// Visits `data`'s lines in order as TREC run lines, splitting each into its fields. The
+/// splitter's SIMD path (AVX2 masks and BMI1 / POPCNT bit scans where the CPU has them, SSE2
+/// otherwise) is chosen once per call, not per line. Returns the number of the last line visited
+/// (0 for none).
+///
+/// ```
+/// use lemma_ingest::{visit_run_lines, RunLineVisitor, Step, VisitedLine};
+/// struct Lemmas(Vec<String>);
+/// impl<'a> RunLineVisitor<'a> for Lemmas {
+///     #[inline(always)]
+///     fn line(&mut self, l: VisitedLine<'a>) -> Step {
+///         match l.fields {
+///             Ok(Some(f)) => self.0.push(String::from_utf8_lossy(f.lemma).into_owned()),
+///             Ok(None) => {}
+///             Err(_) => return Step::Stop,
+///         }
+///         Step::Next
+///     }
+/// }
+/// let mut v = Lemmas(Vec::new());
+/// let last = visit_run_lines(b"g Q0 a 1 0.9 t\n# note\ng Q0 b 2 0.8 t\n", &mut v);
+/// assert_eq!((v.0, last), (vec!["a".to_string(), "b".to_string()], 3));
+/// ```
+pub fn visit_run_lines<'a, V: RunLineVisitor<'a>>(data: &'a [u8], v: &mut V) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("popcnt")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("avx2")
+        {
+            // SAFETY: the CPU has the features (checked just above).
+            return unsafe { visit_x86_v3(data, v) };
+        }
+    }
+    // SAFETY: no AVX2 asked for.
+    unsafe { visit_with::<false, V>(data, v) }
+}
+
+/// [`visit_with`] compiled for CPUs with POPCNT, BMI1 and AVX2: the splitter's bit counting and
+/// scanning become single instructions, and the visitor's `line` is compiled in.
+///
+/// # Safety
+/// The CPU must have POPCNT, BMI1 and AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,bmi1,avx2")]
+unsafe fn visit_x86_v3<'a, V: RunLineVisitor<'a>>(data: &'a [u8], v: &mut V) -> u64 {
+    // SAFETY: this function runs only where the CPU has AVX2.
+    unsafe { visit_with::<true, V>(data, v) }
+}
+
+/// The line loop.
+///
+/// # Safety
+/// With `AVX2`, the CPU must have AVX2.
+#[inline(always)]
+unsafe fn visit_with<'a, const AVX2: bool, V: RunLineVisitor<'a>>(
+    data: &'a [u8],
+    v: &mut V,
+) -> u64 {
+    let (mut pos, mut line) = (0usize, 0u64);
+    while pos < data.len() {
+        // SAFETY: the caller's contract.
+        let (fields, end) = unsafe { split_run_with::<AVX2>(data, pos) };
+        line += 1;
+        match v.line(VisitedLine {
+            line,
+            start: pos,
+            end,
+            fields,
+        }) {
+            Step::Next => pos = end + 1,
+            Step::Restart { at, line: l } => {
+                pos = at;
+                line = l - 1;
+            }
+            Step::Stop => return line,
+        }
+    }
+    line
 }
