@@ -5,8 +5,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lemma_accum::Measure;
-use lemma_eval::engine::EvalOptions;
 use lemma_eval::full::{evaluate_full, Source};
+use lemma_eval::EvalOptions;
 use lemma_eval::SummaryOnly;
 use lemma_ingest::{ActualSets, Matrix, Names, Store};
 use lemma_tools::gen::{generate_npy, generate_store, GenSpec};

@@ -8,9 +8,9 @@ use lemma_eval::convert::convert;
 mod common;
 
 use common::text_eval;
-use lemma_eval::engine::{DuplicateMode, EvalOptions, GoalRow, RankingOptions, TieMode};
 use lemma_eval::full::{evaluate_full, Source};
 use lemma_eval::SummaryOnly;
+use lemma_eval::{DuplicateMode, EvalOptions, GoalRow, RankingOptions, TieMode};
 use lemma_ingest::{ActualSets, Matrix, Names, Store};
 use proptest::prelude::*;
 use std::io::Write;

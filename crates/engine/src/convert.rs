@@ -6,7 +6,7 @@
 //! no sorting and no hashing. Lemma ids: the actual sets' lemmas first (in their order), then every
 //! other predicted lemma as it first appears.
 
-use crate::engine::{DuplicateMode, EvalError, OrderMode, RankingOptions};
+use crate::{DuplicateMode, EvalError, OrderMode, RankingOptions};
 use lemma_ingest::{
     parse_prediction_line, parse_run_at, show, ActualSets, BatchReader, ErrorKind, Format, GoalKey,
     Input, InputError, Interner, StoreWriter,

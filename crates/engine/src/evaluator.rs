@@ -1,12 +1,12 @@
 //! The front door: an [`Evaluator`] built once from actual sets and options, run on
 //! [`Predictions`] of any kind, per-goal rows delivered to a [`Sink`].
 
-use crate::engine::{
-    self, DuplicateMode, EvalError, EvalOptions, MissingMode, OrderMode, RankingOptions, Report,
-    TieMode, ZeroRelMode,
-};
 use crate::full::{self, Source};
 use crate::sink::Sink;
+use crate::{
+    DuplicateMode, EvalError, EvalOptions, MissingMode, OrderMode, RankingOptions, Report, TieMode,
+    ZeroRelMode,
+};
 use lemma_accum::{Interpolation, Measure, Plan, Summary};
 use lemma_ingest::{ActualSets, ErrorKind, Input, InputError, Matrix, Names, Store};
 use std::path::{Path, PathBuf};
@@ -284,7 +284,7 @@ impl Evaluator {
                 let Predictions::Text(input) = predictions else {
                     unreachable!("matched above")
                 };
-                engine::evaluate(&self.actual, input, &self.options, sink, progress)?
+                crate::text::evaluate(&self.actual, input, &self.options, sink, progress)?
             }
             Predictions::Store(store) => {
                 full::evaluate_full(&self.actual, &Source::Store(store), &self.options, sink)?
@@ -430,7 +430,7 @@ impl EvaluatorBuilder {
             self.options.measures =
                 Measure::parse_all(DEFAULT_MEASURES).expect("the default measures parse");
         }
-        let plan = engine::plan_for(&self.options);
+        let plan = crate::plan_for(&self.options);
         Evaluator {
             actual,
             options: self.options,

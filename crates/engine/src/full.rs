@@ -18,11 +18,10 @@
 //! memory grow. A worker drops a chunk's mapped pages when done with it, so resident file pages
 //! stay at the chunks in flight and unmapping costs nothing at the end.
 
-use crate::engine::{
-    evaluate_unseen, plan_for, record_goal, truth_of, CloseOnDrop, EvalError, EvalOptions, GoalRow,
-    Report, Window,
-};
+use crate::outcome::{evaluate_unseen, record_goal, truth_of};
+use crate::pool::{CloseOnDrop, Window};
 use crate::sink::Sink;
+use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report};
 use lemma_accum::{GoalAccumulator, GoalFate, Summary};
 use lemma_ingest::{show, ActualSets, ErrorKind, InputError, Matrix, Names, Row, Store};
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //!
 //! - [`Evaluator`] (built by [`EvaluatorBuilder`]) holds the actual sets and the options and
 //!   evaluates [`Predictions`] of every kind: TREC runs and JSONL streamed in batches of whole
-//!   goals on worker threads ([`engine`]), binary stores and dense `.npy` matrices on all cores
+//!   goals on worker threads ([`text`]), binary stores and dense `.npy` matrices on all cores
 //!   ([`full`]). Per-goal rows go to a [`Sink`], in order; the exact summary comes back.
 //! - [`convert`] writes binary stores; [`output`] writes `table`, `tsv`, `json` and `trec`;
 //!   [`trec`] reproduces trec_eval's `-m` rules and output.
@@ -28,22 +28,28 @@
 #![deny(missing_docs)]
 
 pub mod convert;
-pub mod engine;
 mod evaluator;
 pub mod full;
+mod options;
+mod outcome;
 pub mod output;
+mod pool;
 mod seen;
 mod sink;
+pub mod text;
 pub mod trec;
 
-pub use engine::{
-    DuplicateMode, EvalError, EvalOptions, GoalRow, MissingMode, OrderMode, RankingOptions, Report,
-    TieMode, ZeroRelMode,
-};
 pub use evaluator::{
     read_actual, Evaluation, Evaluator, EvaluatorBuilder, InputKind, MatrixNames, Predictions,
     DEFAULT_MEASURES,
 };
+
+pub use options::{
+    plan_for, DuplicateMode, EvalOptions, MissingMode, OrderMode, RankingOptions, TieMode,
+    ZeroRelMode,
+};
+
+pub use outcome::{EvalError, GoalRow, Report};
 pub use sink::{RowFn, Sink, SummaryOnly};
 
 /// README.md's Rust examples, compiled and run as doc tests.

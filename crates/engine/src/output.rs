@@ -1,7 +1,7 @@
 //! Output of `lemma-eval eval`: `table` for people, `tsv` and `json` for programs, `trec` for
 //! trec_eval-shaped lines. Per-goal rows are written as they arrive (file order); the summary last.
 
-use crate::engine::{GoalRow, Report};
+use crate::{GoalRow, Report};
 use lemma_accum::{Aggregate, GoalCounts, Measure, Summary};
 use std::io::{self, Write};
 

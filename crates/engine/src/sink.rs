@@ -1,6 +1,6 @@
 //! Where per-goal rows go: a [`Sink`] the evaluation calls on the caller's thread, in order.
 
-use crate::engine::GoalRow;
+use crate::GoalRow;
 use std::io;
 
 /// Receives each evaluated goal's row, in order: goals with predictions in input order (file order

@@ -5,7 +5,7 @@
 //! measure parameters wins; cutoff lists are sorted ascending and must not repeat. Lines are
 //! `format!("{:<22}\t{}\t{:.4}", name, goal, value)`, integers for the `num_*` counts.
 
-use crate::engine::{
+use crate::{
     DuplicateMode, EvalError, EvalOptions, GoalRow, MissingMode, OrderMode, TieMode, ZeroRelMode,
 };
 use crate::{Evaluation, Evaluator, Predictions, Sink, SummaryOnly};

@@ -1,7 +1,8 @@
 //! Errors in later batches name the file's own line and byte, whichever way the file is read.
 
-use lemma_eval::engine::{evaluate, EvalError, EvalOptions};
+use lemma_eval::text::evaluate;
 use lemma_eval::SummaryOnly;
+use lemma_eval::{EvalError, EvalOptions};
 use lemma_ingest::{ActualSets, ErrorKind};
 use std::io::Write;
 

@@ -9,7 +9,7 @@ use lemma_accum::Measure;
 mod common;
 
 use common::text_eval;
-use lemma_eval::engine::{EvalOptions, GoalRow};
+use lemma_eval::{EvalOptions, GoalRow};
 use lemma_ingest::ActualSets;
 use proptest::prelude::*;
 use std::fmt::Write as _;

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 
-use lemma_eval::engine::{evaluate, EvalOptions, GoalRow};
+use lemma_eval::text::evaluate;
+use lemma_eval::{EvalOptions, GoalRow};
 use lemma_ingest::ActualSets;
 use std::path::Path;
 

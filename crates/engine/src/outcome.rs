@@ -1,0 +1,171 @@
+//! What an evaluation gives back: per-goal rows, the report, errors; and the goals no prediction
+//! ranked, evaluated the same way by every pipeline.
+
+use crate::options::{EvalOptions, MissingMode};
+use crate::sink::Sink as RowSink;
+use lemma_accum::{GoalAccumulator, GoalError, GoalFate, GoalValues, Plan, Summary, Truth};
+use lemma_ingest::{show, ActualSets, GoalTruth, InputError};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// One goal's values, handed to the caller in file order (then goals without predictions).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GoalRow {
+    /// Goal id.
+    pub goal: Vec<u8>,
+    /// Values parallel to the plan's measures.
+    pub values: Vec<Option<f64>>,
+    /// Whether the goal had no predictions (evaluated as empty).
+    pub empty: bool,
+}
+
+impl GoalRow {
+    /// The row of a goal's values.
+    pub(crate) fn new(goal: &[u8], values: &GoalValues<'_>, empty: bool) -> GoalRow {
+        GoalRow {
+            goal: goal.to_vec(),
+            values: values.values().to_vec(),
+            empty,
+        }
+    }
+}
+
+/// A goal's values, or its error with the goal named.
+pub(crate) fn goal_values<'v>(
+    goal: &[u8],
+    values: Result<GoalValues<'v>, GoalError>,
+) -> Result<GoalValues<'v>, EvalError> {
+    values.map_err(|error| EvalError::Goal {
+        goal: show(goal),
+        error,
+    })
+}
+
+/// Adds an evaluated goal (with predictions) to a partial summary, and to the partial rows when
+/// rows are asked for.
+pub(crate) fn record_goal(
+    summary: &mut Summary,
+    rows: Option<&mut Vec<GoalRow>>,
+    goal: &[u8],
+    values: Result<GoalValues<'_>, GoalError>,
+) -> Result<(), EvalError> {
+    let values = goal_values(goal, values)?;
+    summary.add(&values);
+    if let Some(rows) = rows {
+        rows.push(GoalRow::new(goal, &values, false));
+    }
+    Ok(())
+}
+
+/// What happened, for the report on stderr.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// Predictions file.
+    pub path: PathBuf,
+    /// Lines read (all of them: blank and comment lines too).
+    pub lines: u64,
+    /// Decompressed bytes read.
+    pub bytes: u64,
+    /// Lemmas read in goals that were evaluated.
+    pub items: u64,
+    /// Repeated lemmas dropped (`--duplicates first`).
+    pub duplicates_dropped: u64,
+    /// Lemmas beyond `--depth`.
+    pub beyond_depth: u64,
+    /// Goals whose lines were out of score order and were sorted.
+    pub goals_reordered: u64,
+    /// Goal runs seen in the predictions.
+    pub goals_in_predictions: u64,
+    /// Whether the input was regrouped in memory.
+    pub regrouped: bool,
+    /// The tag of the last run line in the file (trec_eval's `runid`).
+    pub runid: Vec<u8>,
+    /// Wall time.
+    pub elapsed: Duration,
+    /// Worker threads used.
+    pub threads: usize,
+}
+
+/// Why an evaluation stopped.
+#[derive(Debug)]
+pub enum EvalError {
+    /// Bad input (file, line, what was expected).
+    Input(InputError),
+    /// A goal could not be evaluated.
+    Goal {
+        /// The goal, printable.
+        goal: String,
+        /// What went wrong.
+        error: GoalError,
+    },
+    /// The caller's row sink failed.
+    Sink(std::io::Error),
+    /// The options cannot evaluate this input (AUC on text without a universe size).
+    Options(String),
+}
+
+impl std::fmt::Display for EvalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EvalError::Input(e) => write!(f, "{e}"),
+            EvalError::Goal { goal, error } => write!(f, "goal `{goal}`: {error}"),
+            EvalError::Sink(e) => write!(f, "cannot write output: {e}"),
+            EvalError::Options(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+impl From<InputError> for EvalError {
+    fn from(e: InputError) -> Self {
+        EvalError::Input(e)
+    }
+}
+
+/// A goal's truth as the accumulator takes it: its grades, within `universe` lemmas when known.
+pub(crate) fn truth_of(truth: &GoalTruth, universe: Option<u64>) -> Truth<'_> {
+    let t = Truth::graded(&truth.grades_desc).expect("grades are stored sorted");
+    match universe {
+        Some(u) => t.with_universe(u),
+        None => t,
+    }
+}
+
+/// Goals of the actual sets that the predictions never ranked: evaluated as empty rankings (every
+/// measure 0), or skipped per `--missing skip`; goals with R = 0 skipped per the policy. Shared by
+/// the text and the full-library pipelines; rows come in actual-set order.
+pub(crate) fn evaluate_unseen(
+    actual: &ActualSets,
+    plan: &Arc<Plan>,
+    opts: &EvalOptions,
+    seen: impl Fn(usize) -> bool,
+    universe: Option<u64>,
+    summary: &mut Summary,
+    rows: &mut dyn RowSink,
+) -> Result<(), EvalError> {
+    let mut acc = GoalAccumulator::new(plan.clone());
+    for (gid, truth) in actual.truths.iter().enumerate() {
+        if seen(gid) {
+            continue;
+        }
+        let t = truth_of(truth, universe);
+        if opts.skips_no_relevant(&t) {
+            summary.skip(GoalFate::SkippedNoRelevant);
+            continue;
+        }
+        if opts.missing == MissingMode::Skip {
+            summary.skip(GoalFate::SkippedNoPredictions);
+            continue;
+        }
+        let goal = actual.goals.name(gid as u32);
+        let values = goal_values(goal, acc.evaluate_ranks(&t, 0, []))?;
+        summary.add_empty(&values);
+        if rows.wants_rows() {
+            rows.row(GoalRow::new(goal, &values, true))
+                .map_err(EvalError::Sink)?;
+        }
+    }
+    Ok(())
+}

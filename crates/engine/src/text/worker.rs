@@ -1,0 +1,715 @@
+//! A worker: one batch of whole goals at a time, line by line (TREC) or record by record (JSONL),
+//! through the order check, the depth cut, duplicate removal and the accumulator.
+
+use super::{BatchResult, GoalRef, Stats};
+use crate::options::{DuplicateMode, EvalOptions, OrderMode, TieMode};
+use crate::outcome::{record_goal, truth_of, EvalError};
+use crate::seen::SeenSet;
+use hashbrown::HashTable;
+use lemma_accum::{GoalAccumulator, GoalFate, Label, Plan, Summary, TrecOrder, Truth};
+use lemma_ingest::{
+    bytes::same_bytes, parse_prediction_line, parse_score, score_error, show, split_run_at,
+    ActualSets, Batch, ErrorKind, Format, GoalTruth, InputError, RunLineVisitor, ScoreText, Step,
+    VisitedLine,
+};
+use std::cmp::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One ranked item on its way to the accumulator: where its name is in the batch, its hash, label.
+/// 32 bytes, copied a few times per line: its line is counted only for an error message.
+#[derive(Copy, Clone, Debug)]
+struct Item {
+    score: f64,
+    hash: u64,
+    start: usize,
+    len: u32,
+    label: Label,
+}
+
+impl Item {
+    /// Where the name ends in the batch.
+    #[inline(always)]
+    fn end(&self) -> usize {
+        self.start + self.len as usize
+    }
+
+    /// The name, in the batch `data`.
+    #[inline(always)]
+    fn name<'d>(&self, data: &'d [u8]) -> &'d [u8] {
+        &data[self.start..self.end()]
+    }
+}
+
+/// The batch-local line (1-based) of byte `at`: counted on error paths only.
+fn line_at(data: &[u8], at: usize) -> u64 {
+    1 + memchr::memchr_iter(b'\n', &data[..at]).count() as u64
+}
+
+/// The part of a worker after ordering: depth cut, duplicates, accumulator.
+struct Sink {
+    acc: GoalAccumulator,
+    /// Lemmas of the current goal seen so far.
+    dedup: SeenSet,
+    emitted: u64,
+    depth: u64,
+    dup_mode: DuplicateMode,
+    scored: bool,
+    stats: Stats,
+}
+
+impl Sink {
+    /// Feeds one ordered item. `data` holds the names.
+    #[inline(always)]
+    fn emit(&mut self, data: &[u8], it: Item) -> Result<(), Box<Dup>> {
+        if self.emitted >= self.depth {
+            self.stats.beyond_depth += 1;
+            return Ok(());
+        }
+        self.emitted += 1;
+        if let Some(first) = self.dedup.insert(data, it.hash, it.start, it.end()) {
+            if self.dup_mode == DuplicateMode::Error {
+                // Both lines (batch-local), counted now.
+                return Err(Box::new(Dup {
+                    first: line_at(data, first),
+                    second: line_at(data, it.start),
+                    start: it.start,
+                    end: it.end(),
+                }));
+            }
+            self.stats.duplicates_dropped += 1;
+            return Ok(());
+        }
+        self.stats.items += 1;
+        if self.scored {
+            // Scores are finite (checked by the parser).
+            let _ = self.acc.push_scored(it.label, it.score);
+        } else {
+            self.acc.push(it.label);
+        }
+        Ok(())
+    }
+}
+
+/// A repeated lemma under `--duplicates error`.
+#[derive(Debug)]
+struct Dup {
+    first: u64,
+    second: u64,
+    start: usize,
+    end: usize,
+}
+
+/// The goal whose lines a TREC batch is reading.
+struct OpenGoal<'a> {
+    /// Where the goal id is in the batch.
+    name: (usize, usize),
+    /// Its first line (batch-local) and that line's offset, to re-read it if it is out of order.
+    first_line: u64,
+    first_pos: usize,
+    state: GoalState<'a>,
+    /// Being re-read to be sorted whole.
+    reread: bool,
+}
+
+/// Per-goal state while its lines stream by.
+enum GoalState<'a> {
+    /// Evaluated: truth known.
+    Eval { truth: &'a GoalTruth },
+    /// Lines validated but not evaluated.
+    Skip,
+}
+
+/// The bit of a name hash in [`Worker`]'s judged filter: its top six bits (the table probes use
+/// the low ones).
+#[inline(always)]
+fn judged_bit(hash: u64) -> u64 {
+    1 << (hash >> 58)
+}
+
+pub(super) struct Worker<'a> {
+    actual: &'a ActualSets,
+    opts: &'a EvalOptions,
+    order: OrderMode,
+    order_buf: TrecOrder<Item>,
+    items: Vec<Item>,
+    sink: Sink,
+    summary: Summary,
+    want_rows: bool,
+    /// The current goal's judged lemmas: (name hash, lemma id, grade). A few entries that stay in
+    /// L1 cache: the per-line relevance lookup never touches the (large) interner.
+    judged: HashTable<(u64, u32, i32)>,
+    /// A one-word filter of `judged`: bit [`judged_bit`] of each judged lemma's hash. A lemma
+    /// whose bit is clear is not judged (with R judged lemmas, at most R of 64 bits are set).
+    judged_bits: u64,
+    /// Sink statistics when the current goal began (restored if the goal is re-read).
+    goal_stats: Stats,
+    /// The current goal's previous score.
+    last_score: LastScore,
+}
+
+/// The previous score of the goal being read, to order the next one against: as text while the
+/// scores keep one shape ([`ScoreText`]: no parsing), else as a parsed value.
+struct LastScore {
+    /// The goal's previous score.
+    last: Last,
+    /// Round parsed scores to f32 (trec_eval 9.0.8).
+    f32_scores: bool,
+    /// Whether scores may be compared as text: not when they are rounded to f32 first (the text
+    /// order is the f64 order), nor when a measure needs their values.
+    text_allowed: bool,
+}
+
+/// A goal's previous score: none yet, its text (a comparable shape, which also gives its value),
+/// or its parsed value.
+enum Last {
+    None,
+    Text(ScoreText),
+    Value(f64),
+}
+
+impl LastScore {
+    fn new(opts: &EvalOptions, plan: &Plan) -> Self {
+        LastScore {
+            last: Last::None,
+            f32_scores: opts.f32_scores,
+            text_allowed: !opts.f32_scores && !plan.needs_scores(),
+        }
+    }
+
+    /// A parsed score as the options round it.
+    #[inline(always)]
+    fn round(&self, v: f64) -> f64 {
+        if self.f32_scores {
+            v as f32 as f64
+        } else {
+            v
+        }
+    }
+
+    /// Forgets the previous score (a new goal).
+    fn clear(&mut self) {
+        self.last = Last::None;
+    }
+
+    /// The score in `field` (at `at` in `data`) and its order against the previous one (`Equal`
+    /// for a goal's first). The value is NaN when the score was only compared as text. `None`:
+    /// not a finite number.
+    #[inline(always)]
+    fn next(&mut self, data: &[u8], at: usize, field: &[u8]) -> Option<(f64, Ordering)> {
+        if let Last::Text(t) = &mut self.last {
+            if let Some(order) = t.advance(data, at, field.len()) {
+                return Some((f64::NAN, order));
+            }
+        }
+        let v = self.round(parse_score(field)?);
+        let last = match &self.last {
+            Last::None => None,
+            Last::Text(t) => Some(t.value()),
+            Last::Value(l) => Some(*l),
+        };
+        let order = last.map_or(Ordering::Equal, |l| {
+            v.partial_cmp(&l).unwrap_or(Ordering::Equal)
+        });
+        self.last = match self.text_allowed.then(|| ScoreText::new(field)).flatten() {
+            Some(t) => Last::Text(t),
+            None => Last::Value(v),
+        };
+        Some((v, order))
+    }
+}
+
+impl<'a> Worker<'a> {
+    pub(super) fn new(
+        actual: &'a ActualSets,
+        opts: &'a EvalOptions,
+        plan: &Arc<Plan>,
+        order: OrderMode,
+        want_rows: bool,
+    ) -> Self {
+        Worker {
+            actual,
+            opts,
+            order,
+            order_buf: TrecOrder::new(),
+            items: Vec::new(),
+            sink: Sink {
+                acc: GoalAccumulator::new(plan.clone()),
+                dedup: SeenSet::new(lemma_ingest::bytes::name_hash),
+                emitted: 0,
+                depth: opts.ranking.depth.unwrap_or(u64::MAX),
+                dup_mode: opts.ranking.duplicates,
+                scored: plan.needs_scores(),
+                stats: Stats::default(),
+            },
+            summary: Summary::new(plan),
+            want_rows,
+            judged: HashTable::new(),
+            judged_bits: 0,
+            goal_stats: Stats::default(),
+            last_score: LastScore::new(opts, plan),
+        }
+    }
+
+    /// Starts a goal: decides whether it is evaluated, and records it for the collector.
+    fn begin_goal(&mut self, goal: &[u8], line: u64, res: &mut BatchResult) -> GoalState<'a> {
+        self.reset_goal();
+        self.goal_stats = self.sink.stats;
+        match self.actual.goal(goal) {
+            None => {
+                res.goals.push((GoalRef::Unknown(goal.to_vec()), line));
+                self.summary.skip(GoalFate::SkippedNoActual);
+                GoalState::Skip
+            }
+            Some((gid, truth)) => {
+                res.goals.push((GoalRef::Known(gid), line));
+                let t = self.truth(truth);
+                if self.opts.skips_no_relevant(&t) {
+                    self.summary.skip(GoalFate::SkippedNoRelevant);
+                    return GoalState::Skip;
+                }
+                self.sink.acc.begin(&t);
+                self.judged.clear();
+                self.judged_bits = 0;
+                let lemmas = &self.actual.lemmas;
+                for id in truth.judged.iter() {
+                    let grade = truth.grade(id).expect("judged");
+                    let hash = lemmas.hash_of(id);
+                    self.judged_bits |= judged_bit(hash);
+                    self.judged.insert_unique(hash, (hash, id, grade), |e| e.0);
+                }
+                GoalState::Eval { truth }
+            }
+        }
+    }
+
+    /// Empties the per-goal state: a new goal, or a goal read again from its first line.
+    fn reset_goal(&mut self) {
+        self.order_buf.reset();
+        self.items.clear();
+        self.last_score.clear();
+        self.sink.dedup.clear();
+        self.sink.emitted = 0;
+    }
+
+    fn truth<'t>(&self, truth: &'t GoalTruth) -> Truth<'t> {
+        truth_of(truth, self.opts.universe)
+    }
+
+    /// The label of a lemma of the current goal.
+    #[inline]
+    fn label(&self, hash: u64, name: &[u8]) -> Label {
+        if self.judged_bits & judged_bit(hash) == 0 {
+            // Most ranked lemmas: no judged lemma has this hash's bit, no table probe.
+            return Label::UNJUDGED;
+        }
+        let lemmas = &self.actual.lemmas;
+        self.judged
+            .find(hash, |e| e.0 == hash && same_bytes(lemmas.name(e.1), name))
+            .map_or(Label::UNJUDGED, |e| Label::judged(e.2))
+    }
+
+    /// Ends a goal: flushes ordering, finishes the accumulator, adds to the summary.
+    fn end_goal(
+        &mut self,
+        goal: &[u8],
+        data: &[u8],
+        reorder: bool,
+        res: &mut BatchResult,
+    ) -> Result<(), EvalError> {
+        if reorder {
+            // Sort the whole goal (stable: file order breaks what the tie rule leaves equal).
+            let ties = self.opts.ranking.ties;
+            self.items
+                .sort_by(|a, b| ties.cmp(a.score, a.name(data), b.score, b.name(data)));
+            for it in std::mem::take(&mut self.items) {
+                self.sink
+                    .emit(data, it)
+                    .map_err(|d| dup_error(goal, data, &d))?;
+            }
+        } else if self.order == OrderMode::Score {
+            let sink = &mut self.sink;
+            let mut err = None;
+            self.order_buf
+                .finish(tie_rule(data, self.opts.ranking.ties), |it| {
+                    if err.is_none() {
+                        err = sink.emit(data, it).err();
+                    }
+                });
+            if let Some(d) = err {
+                return Err(dup_error(goal, data, &d));
+            }
+        }
+        self.record(goal, res)
+    }
+
+    /// Finishes the accumulator's goal: its values go to the summary, and to a row when asked.
+    fn record(&mut self, goal: &[u8], res: &mut BatchResult) -> Result<(), EvalError> {
+        let rows = self.want_rows.then_some(&mut res.rows);
+        record_goal(&mut self.summary, rows, goal, self.sink.acc.finish())
+    }
+
+    /// Ends the goal a TREC batch was reading, if it was being evaluated.
+    fn close(
+        &mut self,
+        goal: Option<OpenGoal<'a>>,
+        data: &[u8],
+        res: &mut BatchResult,
+    ) -> Result<(), EvalError> {
+        match goal {
+            Some(OpenGoal {
+                name: (s, e),
+                state: GoalState::Eval { .. },
+                reread,
+                ..
+            }) => self.end_goal(&data[s..e], data, reread, res),
+            _ => Ok(()),
+        }
+    }
+
+    /// Evaluates one batch; its counts (and an error, which stops the goal's evaluation) go to
+    /// `res`.
+    pub(super) fn batch(&mut self, format: Format, batch: &Batch, res: &mut BatchResult) {
+        let r = match format {
+            Format::Trec => self.trec_batch(batch, res),
+            Format::Jsonl => self.jsonl_batch(batch, res),
+        };
+        if let Err(e) = r {
+            res.error = Some(e);
+        }
+        let stats = &mut self.sink.stats;
+        res.stats.items += std::mem::take(&mut stats.items);
+        res.stats.duplicates_dropped += std::mem::take(&mut stats.duplicates_dropped);
+        res.stats.beyond_depth += std::mem::take(&mut stats.beyond_depth);
+    }
+
+    /// The summary of every goal this worker evaluated.
+    pub(super) fn into_summary(self) -> Summary {
+        self.summary
+    }
+
+    /// Evaluates one batch of TREC run lines: parse, group by goal, order, evaluate.
+    fn trec_batch(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
+        let data = &batch.data[..];
+        if data.len() >= SeenSet::MAX_DATA {
+            // A batch holds whole goals: this is one goal's lines.
+            let msg = "expected a goal's lines to take less than 1 TiB".to_string();
+            return Err(InputError::at(ErrorKind::Syntax, Path::new(""), 1, 0, msg).into());
+        }
+        // UTF-8 is checked line by line by the parser (free for ASCII lines).
+        let mut lines = TrecLines {
+            w: self,
+            data,
+            res,
+            cur: None,
+            last_line: None,
+            error: None,
+        };
+        let line_no = lemma_ingest::visit_run_lines(data, &mut lines);
+        let TrecLines {
+            cur,
+            last_line,
+            error,
+            ..
+        } = lines;
+        if let Some(e) = error {
+            return Err(e);
+        }
+        self.close(cur, data, res)?;
+        res.lines = line_no;
+        res.last_tag = last_line
+            .and_then(|at| split_run_at(data, at).0.ok().flatten())
+            .map(|rl| rl.tag.to_vec());
+        Ok(())
+    }
+
+    /// Evaluates one batch of JSONL prediction records (one goal a line).
+    fn jsonl_batch(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
+        let data = &batch.data[..];
+        let path = Path::new("");
+        check_utf8(data)?;
+        let text = std::str::from_utf8(data).expect("checked");
+        let (mut pos, mut line_no) = (0usize, 0u64);
+        for line in text.split_inclusive('\n') {
+            line_no += 1;
+            let here = pos;
+            pos += line.len();
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') {
+                continue;
+            }
+            let err = |m: String| {
+                EvalError::Input(InputError::at(
+                    ErrorKind::Syntax,
+                    path,
+                    line_no,
+                    here as u64,
+                    m,
+                ))
+            };
+            let p = parse_prediction_line(l).map_err(err)?;
+            let goal = p.goal.as_bytes();
+            let state = self.begin_goal(goal, line_no, res);
+            let GoalState::Eval { .. } = state else {
+                continue;
+            };
+            let order = self.opts.ranking.order_for(Format::Jsonl);
+            if order == OrderMode::Score && p.scores.is_none() {
+                return Err(err(
+                    "--order score needs `scores` in every prediction record".into(),
+                ));
+            }
+            let mut items: Vec<(f64, &str, Label, usize)> = p
+                .lemmas
+                .iter()
+                .enumerate()
+                .map(|(i, name)| {
+                    let score = self
+                        .last_score
+                        .round(p.scores.as_ref().map_or(0.0, |s| s[i]));
+                    let hash = self.actual.lemmas.hash(name.as_bytes());
+                    (score, name.as_ref(), self.label(hash, name.as_bytes()), i)
+                })
+                .collect();
+            if order == OrderMode::Score {
+                let ties = self.opts.ranking.ties;
+                items.sort_by(|a, b| ties.cmp(a.0, a.1.as_bytes(), b.0, b.1.as_bytes()));
+            }
+            let mut seen: hashbrown::HashSet<&str> = hashbrown::HashSet::with_capacity(items.len());
+            let mut emitted = 0u64;
+            for (score, name, label, _) in items {
+                if emitted >= self.sink.depth {
+                    res.stats.beyond_depth += 1;
+                    continue;
+                }
+                emitted += 1;
+                if !seen.insert(name) {
+                    if self.opts.ranking.duplicates == DuplicateMode::Error {
+                        return Err(EvalError::Input(InputError {
+                            kind: ErrorKind::Duplicate,
+                            path: PathBuf::new(),
+                            line: Some(line_no),
+                            byte: Some(here as u64),
+                            first_line: None,
+                            message: format!(
+                                "lemma `{}` appears twice in goal `{}`",
+                                show(name.as_bytes()),
+                                show(goal)
+                            ),
+                        }));
+                    }
+                    res.stats.duplicates_dropped += 1;
+                    continue;
+                }
+                res.stats.items += 1;
+                if self.sink.scored {
+                    let _ = self.sink.acc.push_scored(label, score);
+                } else {
+                    self.sink.acc.push(label);
+                }
+            }
+            self.record(goal, res)?;
+        }
+        res.lines = line_no;
+        Ok(())
+    }
+}
+
+/// A TREC batch's line loop, as the ingest crate's line visitor: one goal open at a time.
+struct TrecLines<'w, 'a, 'd> {
+    w: &'w mut Worker<'a>,
+    /// The batch's bytes.
+    data: &'d [u8],
+    res: &'w mut BatchResult,
+    /// The goal being read.
+    cur: Option<OpenGoal<'a>>,
+    /// Where the last run line starts: its tag (the run's name) is read again at the end.
+    last_line: Option<usize>,
+    /// What stopped the loop.
+    error: Option<EvalError>,
+}
+
+impl TrecLines<'_, '_, '_> {
+    #[cold]
+    fn stop(&mut self, e: EvalError) -> Step {
+        self.error = Some(e);
+        Step::Stop
+    }
+}
+
+impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
+    #[inline(always)]
+    fn line(&mut self, l: VisitedLine<'d>) -> Step {
+        let data = self.data;
+        let path = Path::new("");
+        let (pos, line_no) = (l.start, l.line);
+        let rl = match l.fields {
+            Err(msg) => {
+                let e = InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg);
+                return self.stop(e.into());
+            }
+            Ok(None) => return Step::Next,
+            Ok(Some(rl)) => rl,
+        };
+        self.last_line = Some(pos);
+        let same = match &self.cur {
+            Some(c) => same_bytes(&data[c.name.0..c.name.1], rl.goal),
+            None => false,
+        };
+        if !same {
+            if let Err(e) = self.w.close(self.cur.take(), data, self.res) {
+                return self.stop(e);
+            }
+            let state = self.w.begin_goal(rl.goal, line_no, self.res);
+            let goal_start = rl.goal.as_ptr() as usize - data.as_ptr() as usize;
+            self.cur = Some(OpenGoal {
+                name: (goal_start, goal_start + rl.goal.len()),
+                first_line: line_no,
+                first_pos: pos,
+                state,
+                reread: false,
+            });
+        }
+        let w = &mut *self.w;
+        let c = self.cur.as_mut().expect("a goal is open");
+        let syntax = |line_no| {
+            let msg = score_error(rl.score);
+            EvalError::from(InputError::at(
+                ErrorKind::Syntax,
+                path,
+                line_no,
+                pos as u64,
+                msg,
+            ))
+        };
+        let GoalState::Eval { truth } = c.state else {
+            // Not evaluated, but the line must still be valid.
+            if parse_score(rl.score).is_none() {
+                let e = syntax(line_no);
+                return self.stop(e);
+            }
+            return Step::Next;
+        };
+        // The score, and how it orders against the previous line's (re-read goals are sorted
+        // whole, with parsed scores).
+        let scored = if c.reread {
+            parse_score(rl.score).map(|v| (w.last_score.round(v), Ordering::Equal))
+        } else {
+            let at = rl.score.as_ptr() as usize - data.as_ptr() as usize;
+            w.last_score.next(data, at, rl.score)
+        };
+        let Some((score, vs_last)) = scored else {
+            let e = syntax(line_no);
+            return self.stop(e);
+        };
+        let start = rl.lemma.as_ptr() as usize - data.as_ptr() as usize;
+        let Ok(len) = u32::try_from(rl.lemma.len()) else {
+            let msg = "expected a lemma name shorter than 4 GiB".to_string();
+            let e = InputError::at(ErrorKind::Syntax, path, line_no, pos as u64, msg);
+            return self.stop(e.into());
+        };
+        let hash = w.actual.lemmas.hash(rl.lemma);
+        let label = w.label(hash, rl.lemma);
+        let it = Item {
+            score,
+            hash,
+            start,
+            len,
+            label,
+        };
+        // `Ok(false)`: out of order.
+        let fed: Result<bool, Box<Dup>> = if c.reread {
+            // Re-reading an out-of-order goal: collect, sort at its end.
+            w.items.push(it);
+            Ok(true)
+        } else if w.order == OrderMode::File {
+            w.sink.emit(data, it).map(|()| true)
+        } else if let Ok(previous) = w.order_buf.replace_lone(vs_last, it) {
+            // The previous item, alone at its score: its rank is certain.
+            w.sink.emit(data, previous).map(|()| true)
+        } else {
+            let sink = &mut w.sink;
+            let mut err = None;
+            let pushed = w
+                .order_buf
+                .push(vs_last, it, tie_rule(data, w.opts.ranking.ties), |it| {
+                    if err.is_none() {
+                        err = sink.emit(data, it).err();
+                    }
+                });
+            match (pushed, err) {
+                // The previous item, alone at its score: its rank is certain.
+                (Ok(Some(previous)), _) => sink.emit(data, previous).map(|()| true),
+                (Ok(None), None) => Ok(true),
+                (Ok(None), Some(d)) => Err(d),
+                (Err(_), _) => Ok(false),
+            }
+        };
+        match fed {
+            Ok(true) => Step::Next,
+            Ok(false) => {
+                // Out of order: restart this goal from its first line and sort it whole.
+                self.res.stats.goals_reordered += 1;
+                w.sink.stats = w.goal_stats;
+                w.reset_goal();
+                w.sink.acc.begin(&w.truth(truth));
+                c.reread = true;
+                Step::Restart {
+                    at: c.first_pos,
+                    line: c.first_line,
+                }
+            }
+            Err(d) => {
+                let e = dup_error(&data[c.name.0..c.name.1], data, &d);
+                self.stop(e)
+            }
+        }
+    }
+}
+
+/// How items of equal score are ordered: by name descending (trec), or kept in file order.
+#[inline]
+fn tie_rule(data: &[u8], ties: TieMode) -> impl Fn(&Item, &Item) -> std::cmp::Ordering + '_ {
+    move |a, b| {
+        if ties == TieMode::Trec {
+            b.name(data).cmp(a.name(data))
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    }
+}
+
+fn dup_error(goal: &[u8], data: &[u8], d: &Dup) -> EvalError {
+    EvalError::Input(InputError {
+        kind: ErrorKind::Duplicate,
+        path: PathBuf::new(),
+        line: Some(d.second),
+        byte: None,
+        first_line: Some(d.first),
+        message: format!(
+            "lemma `{}` appears twice in goal `{}`",
+            show(&data[d.start..d.end]),
+            show(goal)
+        ),
+    })
+}
+
+/// Checks a batch is UTF-8; the error names the line.
+fn check_utf8(data: &[u8]) -> Result<(), InputError> {
+    if let Err(e) = std::str::from_utf8(data) {
+        let off = e.valid_up_to();
+        let line_start = memchr::memrchr(b'\n', &data[..off]).map_or(0, |p| p + 1);
+        let line = memchr::memchr_iter(b'\n', &data[..off]).count() as u64 + 1;
+        return Err(InputError::at(
+            ErrorKind::Syntax,
+            Path::new(""),
+            line,
+            line_start as u64,
+            format!(
+                "invalid UTF-8 at column {}, expected UTF-8 text",
+                off - line_start + 1
+            ),
+        ));
+    }
+    Ok(())
+}
