@@ -34,6 +34,7 @@ mod options;
 mod outcome;
 pub mod output;
 mod pool;
+mod ranking;
 mod seen;
 mod sink;
 pub mod text;

@@ -1,12 +1,13 @@
 //! A worker: one batch of whole goals at a time, line by line (TREC) or record by record (JSONL),
 //! through the order check, the depth cut, duplicate removal and the accumulator.
 
-use super::{BatchResult, GoalRef, Stats};
-use crate::options::{DuplicateMode, EvalOptions, OrderMode, TieMode};
+use super::{BatchResult, GoalRef};
+use crate::options::{EvalOptions, OrderMode};
 use crate::outcome::{record_goal, truth_of, EvalError};
+use crate::ranking::{line_at, Dup, Item, RankStats, Ranked, RankingBuilder};
 use crate::seen::SeenSet;
 use hashbrown::HashTable;
-use lemma_accum::{GoalAccumulator, GoalFate, Label, Plan, Summary, TrecOrder, Truth};
+use lemma_accum::{GoalAccumulator, GoalFate, Label, Plan, Summary, Truth};
 use lemma_ingest::{
     bytes::same_bytes, parse_prediction_line, parse_score, score_error, show, split_run_at,
     ActualSets, Batch, ErrorKind, Format, GoalTruth, InputError, RunLineVisitor, ScoreText, Step,
@@ -16,88 +17,23 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// One ranked item on its way to the accumulator: where its name is in the batch, its hash, label.
-/// 32 bytes, copied a few times per line: its line is counted only for an error message.
-#[derive(Copy, Clone, Debug)]
-struct Item {
-    score: f64,
-    hash: u64,
-    start: usize,
-    len: u32,
-    label: Label,
-}
-
-impl Item {
-    /// Where the name ends in the batch.
-    #[inline(always)]
-    fn end(&self) -> usize {
-        self.start + self.len as usize
-    }
-
-    /// The name, in the batch `data`.
-    #[inline(always)]
-    fn name<'d>(&self, data: &'d [u8]) -> &'d [u8] {
-        &data[self.start..self.end()]
-    }
-}
-
-/// The batch-local line (1-based) of byte `at`: counted on error paths only.
-fn line_at(data: &[u8], at: usize) -> u64 {
-    1 + memchr::memchr_iter(b'\n', &data[..at]).count() as u64
-}
-
-/// The part of a worker after ordering: depth cut, duplicates, accumulator.
-struct Sink {
+/// The accumulator as a ranking's consumer.
+struct AccFeed {
     acc: GoalAccumulator,
-    /// Lemmas of the current goal seen so far.
-    dedup: SeenSet,
-    emitted: u64,
-    depth: u64,
-    dup_mode: DuplicateMode,
+    /// Whether a measure reads scores.
     scored: bool,
-    stats: Stats,
 }
 
-impl Sink {
-    /// Feeds one ordered item. `data` holds the names.
+impl Ranked for AccFeed {
     #[inline(always)]
-    fn emit(&mut self, data: &[u8], it: Item) -> Result<(), Box<Dup>> {
-        if self.emitted >= self.depth {
-            self.stats.beyond_depth += 1;
-            return Ok(());
-        }
-        self.emitted += 1;
-        if let Some(first) = self.dedup.insert(data, it.hash, it.start, it.end()) {
-            if self.dup_mode == DuplicateMode::Error {
-                // Both lines (batch-local), counted now.
-                return Err(Box::new(Dup {
-                    first: line_at(data, first),
-                    second: line_at(data, it.start),
-                    start: it.start,
-                    end: it.end(),
-                }));
-            }
-            self.stats.duplicates_dropped += 1;
-            return Ok(());
-        }
-        self.stats.items += 1;
+    fn ranked(&mut self, _: &[u8], it: &Item) {
         if self.scored {
             // Scores are finite (checked by the parser).
             let _ = self.acc.push_scored(it.label, it.score);
         } else {
             self.acc.push(it.label);
         }
-        Ok(())
     }
-}
-
-/// A repeated lemma under `--duplicates error`.
-#[derive(Debug)]
-struct Dup {
-    first: u64,
-    second: u64,
-    start: usize,
-    end: usize,
 }
 
 /// The goal whose lines a TREC batch is reading.
@@ -130,10 +66,8 @@ fn judged_bit(hash: u64) -> u64 {
 pub(super) struct Worker<'a> {
     actual: &'a ActualSets,
     opts: &'a EvalOptions,
-    order: OrderMode,
-    order_buf: TrecOrder<Item>,
-    items: Vec<Item>,
-    sink: Sink,
+    /// Order, depth, duplicates; the accumulator at the end.
+    ranking: RankingBuilder<AccFeed>,
     summary: Summary,
     want_rows: bool,
     /// The current goal's judged lemmas: (name hash, lemma id, grade). A few entries that stay in
@@ -142,8 +76,10 @@ pub(super) struct Worker<'a> {
     /// A one-word filter of `judged`: bit [`judged_bit`] of each judged lemma's hash. A lemma
     /// whose bit is clear is not judged (with R judged lemmas, at most R of 64 bits are set).
     judged_bits: u64,
-    /// Sink statistics when the current goal began (restored if the goal is re-read).
-    goal_stats: Stats,
+    /// A JSONL record's lemma names, one a line (reused).
+    names: Vec<u8>,
+    /// Ranking counts when the current goal began (restored if the goal is re-read).
+    goal_stats: RankStats,
     /// The current goal's previous score.
     last_score: LastScore,
 }
@@ -230,23 +166,20 @@ impl<'a> Worker<'a> {
         Worker {
             actual,
             opts,
-            order,
-            order_buf: TrecOrder::new(),
-            items: Vec::new(),
-            sink: Sink {
-                acc: GoalAccumulator::new(plan.clone()),
-                dedup: SeenSet::new(lemma_ingest::bytes::name_hash),
-                emitted: 0,
-                depth: opts.ranking.depth.unwrap_or(u64::MAX),
-                dup_mode: opts.ranking.duplicates,
-                scored: plan.needs_scores(),
-                stats: Stats::default(),
-            },
+            ranking: RankingBuilder::new(
+                &opts.ranking,
+                order,
+                AccFeed {
+                    acc: GoalAccumulator::new(plan.clone()),
+                    scored: plan.needs_scores(),
+                },
+            ),
             summary: Summary::new(plan),
             want_rows,
             judged: HashTable::new(),
             judged_bits: 0,
-            goal_stats: Stats::default(),
+            names: Vec::new(),
+            goal_stats: RankStats::default(),
             last_score: LastScore::new(opts, plan),
         }
     }
@@ -254,7 +187,7 @@ impl<'a> Worker<'a> {
     /// Starts a goal: decides whether it is evaluated, and records it for the collector.
     fn begin_goal(&mut self, goal: &[u8], line: u64, res: &mut BatchResult) -> GoalState<'a> {
         self.reset_goal();
-        self.goal_stats = self.sink.stats;
+        self.goal_stats = *self.ranking.stats();
         match self.actual.goal(goal) {
             None => {
                 res.goals.push((GoalRef::Unknown(goal.to_vec()), line));
@@ -268,7 +201,7 @@ impl<'a> Worker<'a> {
                     self.summary.skip(GoalFate::SkippedNoRelevant);
                     return GoalState::Skip;
                 }
-                self.sink.acc.begin(&t);
+                self.ranking.consumer().acc.begin(&t);
                 self.judged.clear();
                 self.judged_bits = 0;
                 let lemmas = &self.actual.lemmas;
@@ -285,11 +218,8 @@ impl<'a> Worker<'a> {
 
     /// Empties the per-goal state: a new goal, or a goal read again from its first line.
     fn reset_goal(&mut self) {
-        self.order_buf.reset();
-        self.items.clear();
+        self.ranking.reset();
         self.last_score.clear();
-        self.sink.dedup.clear();
-        self.sink.emitted = 0;
     }
 
     fn truth<'t>(&self, truth: &'t GoalTruth) -> Truth<'t> {
@@ -314,39 +244,23 @@ impl<'a> Worker<'a> {
         &mut self,
         goal: &[u8],
         data: &[u8],
-        reorder: bool,
         res: &mut BatchResult,
     ) -> Result<(), EvalError> {
-        if reorder {
-            // Sort the whole goal (stable: file order breaks what the tie rule leaves equal).
-            let ties = self.opts.ranking.ties;
-            self.items
-                .sort_by(|a, b| ties.cmp(a.score, a.name(data), b.score, b.name(data)));
-            for it in std::mem::take(&mut self.items) {
-                self.sink
-                    .emit(data, it)
-                    .map_err(|d| dup_error(goal, data, &d))?;
-            }
-        } else if self.order == OrderMode::Score {
-            let sink = &mut self.sink;
-            let mut err = None;
-            self.order_buf
-                .finish(tie_rule(data, self.opts.ranking.ties), |it| {
-                    if err.is_none() {
-                        err = sink.emit(data, it).err();
-                    }
-                });
-            if let Some(d) = err {
-                return Err(dup_error(goal, data, &d));
-            }
-        }
+        self.ranking
+            .finish(data)
+            .map_err(|d| dup_error(goal, data, &d))?;
         self.record(goal, res)
     }
 
     /// Finishes the accumulator's goal: its values go to the summary, and to a row when asked.
     fn record(&mut self, goal: &[u8], res: &mut BatchResult) -> Result<(), EvalError> {
         let rows = self.want_rows.then_some(&mut res.rows);
-        record_goal(&mut self.summary, rows, goal, self.sink.acc.finish())
+        record_goal(
+            &mut self.summary,
+            rows,
+            goal,
+            self.ranking.consumer().acc.finish(),
+        )
     }
 
     /// Ends the goal a TREC batch was reading, if it was being evaluated.
@@ -360,9 +274,8 @@ impl<'a> Worker<'a> {
             Some(OpenGoal {
                 name: (s, e),
                 state: GoalState::Eval { .. },
-                reread,
                 ..
-            }) => self.end_goal(&data[s..e], data, reread, res),
+            }) => self.end_goal(&data[s..e], data, res),
             _ => Ok(()),
         }
     }
@@ -377,7 +290,7 @@ impl<'a> Worker<'a> {
         if let Err(e) = r {
             res.error = Some(e);
         }
-        let stats = &mut self.sink.stats;
+        let stats = self.ranking.stats();
         res.stats.items += std::mem::take(&mut stats.items);
         res.stats.duplicates_dropped += std::mem::take(&mut stats.duplicates_dropped);
         res.stats.beyond_depth += std::mem::take(&mut stats.beyond_depth);
@@ -459,54 +372,42 @@ impl<'a> Worker<'a> {
                     "--order score needs `scores` in every prediction record".into(),
                 ));
             }
-            let mut items: Vec<(f64, &str, Label, usize)> = p
-                .lemmas
-                .iter()
-                .enumerate()
-                .map(|(i, name)| {
-                    let score = self
-                        .last_score
-                        .round(p.scores.as_ref().map_or(0.0, |s| s[i]));
-                    let hash = self.actual.lemmas.hash(name.as_bytes());
-                    (score, name.as_ref(), self.label(hash, name.as_bytes()), i)
-                })
-                .collect();
-            if order == OrderMode::Score {
-                let ties = self.opts.ranking.ties;
-                items.sort_by(|a, b| ties.cmp(a.0, a.1.as_bytes(), b.0, b.1.as_bytes()));
+            // The record's names, one a line: the bytes the ranking's items point into.
+            let mut names = std::mem::take(&mut self.names);
+            names.clear();
+            for (i, name) in p.lemmas.iter().enumerate() {
+                let start = names.len();
+                names.extend_from_slice(name.as_bytes());
+                names.push(b'\n');
+                let name = name.as_bytes();
+                let Ok(len) = u32::try_from(name.len()) else {
+                    return Err(err("expected a lemma name shorter than 4 GiB".into()));
+                };
+                let hash = self.actual.lemmas.hash(name);
+                let score = p.scores.as_ref().map_or(0.0, |s| s[i]);
+                self.ranking.collect(Item {
+                    score: self.last_score.round(score),
+                    hash,
+                    start,
+                    len,
+                    label: self.label(hash, name),
+                });
             }
-            let mut seen: hashbrown::HashSet<&str> = hashbrown::HashSet::with_capacity(items.len());
-            let mut emitted = 0u64;
-            for (score, name, label, _) in items {
-                if emitted >= self.sink.depth {
-                    res.stats.beyond_depth += 1;
-                    continue;
-                }
-                emitted += 1;
-                if !seen.insert(name) {
-                    if self.opts.ranking.duplicates == DuplicateMode::Error {
-                        return Err(EvalError::Input(InputError {
-                            kind: ErrorKind::Duplicate,
-                            path: PathBuf::new(),
-                            line: Some(line_no),
-                            byte: Some(here as u64),
-                            first_line: None,
-                            message: format!(
-                                "lemma `{}` appears twice in goal `{}`",
-                                show(name.as_bytes()),
-                                show(goal)
-                            ),
-                        }));
-                    }
-                    res.stats.duplicates_dropped += 1;
-                    continue;
-                }
-                res.stats.items += 1;
-                if self.sink.scored {
-                    let _ = self.sink.acc.push_scored(label, score);
-                } else {
-                    self.sink.acc.push(label);
-                }
+            let ranked = self.ranking.finish(&names);
+            self.names = names;
+            if let Err(d) = ranked {
+                return Err(EvalError::Input(InputError {
+                    kind: ErrorKind::Duplicate,
+                    path: PathBuf::new(),
+                    line: Some(line_no),
+                    byte: Some(here as u64),
+                    first_line: None,
+                    message: format!(
+                        "lemma `{}` appears twice in goal `{}`",
+                        show(&self.names[d.second..d.end]),
+                        show(goal)
+                    ),
+                }));
             }
             self.record(goal, res)?;
         }
@@ -618,41 +519,22 @@ impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
             label,
         };
         // `Ok(false)`: out of order.
-        let fed: Result<bool, Box<Dup>> = if c.reread {
+        let fed = if c.reread {
             // Re-reading an out-of-order goal: collect, sort at its end.
-            w.items.push(it);
+            w.ranking.collect(it);
             Ok(true)
-        } else if w.order == OrderMode::File {
-            w.sink.emit(data, it).map(|()| true)
-        } else if let Ok(previous) = w.order_buf.replace_lone(vs_last, it) {
-            // The previous item, alone at its score: its rank is certain.
-            w.sink.emit(data, previous).map(|()| true)
         } else {
-            let sink = &mut w.sink;
-            let mut err = None;
-            let pushed = w
-                .order_buf
-                .push(vs_last, it, tie_rule(data, w.opts.ranking.ties), |it| {
-                    if err.is_none() {
-                        err = sink.emit(data, it).err();
-                    }
-                });
-            match (pushed, err) {
-                // The previous item, alone at its score: its rank is certain.
-                (Ok(Some(previous)), _) => sink.emit(data, previous).map(|()| true),
-                (Ok(None), None) => Ok(true),
-                (Ok(None), Some(d)) => Err(d),
-                (Err(_), _) => Ok(false),
-            }
+            w.ranking.push(data, vs_last, it)
         };
         match fed {
             Ok(true) => Step::Next,
             Ok(false) => {
                 // Out of order: restart this goal from its first line and sort it whole.
                 self.res.stats.goals_reordered += 1;
-                w.sink.stats = w.goal_stats;
+                *w.ranking.stats() = w.goal_stats;
                 w.reset_goal();
-                w.sink.acc.begin(&w.truth(truth));
+                let t = w.truth(truth);
+                w.ranking.consumer().acc.begin(&t);
                 c.reread = true;
                 Step::Restart {
                     at: c.first_pos,
@@ -667,28 +549,17 @@ impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
     }
 }
 
-/// How items of equal score are ordered: by name descending (trec), or kept in file order.
-#[inline]
-fn tie_rule(data: &[u8], ties: TieMode) -> impl Fn(&Item, &Item) -> std::cmp::Ordering + '_ {
-    move |a, b| {
-        if ties == TieMode::Trec {
-            b.name(data).cmp(a.name(data))
-        } else {
-            std::cmp::Ordering::Equal
-        }
-    }
-}
-
+/// The error for a repeated lemma under `--duplicates error`, with both lines (batch-local).
 fn dup_error(goal: &[u8], data: &[u8], d: &Dup) -> EvalError {
     EvalError::Input(InputError {
         kind: ErrorKind::Duplicate,
         path: PathBuf::new(),
-        line: Some(d.second),
+        line: Some(line_at(data, d.second)),
         byte: None,
-        first_line: Some(d.first),
+        first_line: Some(line_at(data, d.first)),
         message: format!(
             "lemma `{}` appears twice in goal `{}`",
-            show(&data[d.start..d.end]),
+            show(&data[d.second..d.end]),
             show(goal)
         ),
     })

@@ -1,0 +1,254 @@
+//! One goal's ranking, built from its items as they arrive: the one place where the ranking
+//! options (docs/METRICS.md §2) take effect, for every input (TREC lines, JSONL records) and every
+//! consumer (the accumulator in `eval`, the store in `convert`), so a store holds exactly the
+//! rankings `eval` evaluates.
+//!
+//! ```text
+//!  items in arrival order ──▶ order (score + tie rule, or file) ──▶ depth cut ──▶ duplicates ──▶ Ranked
+//! ```
+//!
+//! Under score order an item is placed as it arrives when the goal is already in order (only a run
+//! of equal scores is held back, [`TrecOrder`]); an item that would go up is reported, and the
+//! caller then collects the goal whole ([`RankingBuilder::collect`]) to be sorted at its end. The
+//! depth cut counts ranks after ordering, repeated lemmas included ("first" is first in rank
+//! order). Items name their lemma by position in bytes the caller holds (a batch, or a record's
+//! names joined by newlines): the duplicate table hashes and compares those bytes, copying none.
+
+use crate::options::{DuplicateMode, OrderMode, RankingOptions, TieMode};
+use crate::seen::SeenSet;
+use lemma_accum::{trec_cmp, Label, TrecOrder};
+use std::cmp::Ordering;
+
+/// One item on its way to a ranking: where its name is in the caller's bytes, its hash, score and
+/// label. 32 bytes, copied a few times per line.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Item {
+    /// The score (NaN when only compared as text: then no consumer reads it).
+    pub(crate) score: f64,
+    /// The name's hash ([`lemma_ingest::bytes::name_hash`]).
+    pub(crate) hash: u64,
+    /// Where the name starts in the caller's bytes.
+    pub(crate) start: usize,
+    /// Its length.
+    pub(crate) len: u32,
+    /// Relevance, for the accumulator.
+    pub(crate) label: Label,
+}
+
+impl Item {
+    /// Where the name ends.
+    #[inline(always)]
+    pub(crate) fn end(&self) -> usize {
+        self.start + self.len as usize
+    }
+
+    /// The name, in `data`.
+    #[inline(always)]
+    pub(crate) fn name<'d>(&self, data: &'d [u8]) -> &'d [u8] {
+        &data[self.start..self.end()]
+    }
+}
+
+/// What a ranking is for: receives each ranked item, in rank order.
+pub(crate) trait Ranked {
+    /// The next ranked item; `data` holds its name.
+    fn ranked(&mut self, data: &[u8], it: &Item);
+}
+
+/// Counts of what the ranking options did.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct RankStats {
+    /// Items ranked (handed to the consumer).
+    pub(crate) items: u64,
+    /// Repeated lemmas dropped.
+    pub(crate) duplicates_dropped: u64,
+    /// Items beyond the depth.
+    pub(crate) beyond_depth: u64,
+}
+
+/// A repeated lemma under `--duplicates error`: where both occurrences start in the caller's
+/// bytes.
+#[derive(Debug)]
+pub(crate) struct Dup {
+    /// The first occurrence's name.
+    pub(crate) first: usize,
+    /// The repeat's name.
+    pub(crate) second: usize,
+    /// The repeat's name's end.
+    pub(crate) end: usize,
+}
+
+/// The batch-local line (1-based) of byte `at`: counted on error paths only.
+pub(crate) fn line_at(data: &[u8], at: usize) -> u64 {
+    1 + memchr::memchr_iter(b'\n', &data[..at]).count() as u64
+}
+
+/// How items of equal score are ordered: by name descending (trec), or kept in arrival order.
+#[inline]
+fn tie_rule(data: &[u8], ties: TieMode) -> impl Fn(&Item, &Item) -> Ordering + '_ {
+    move |a, b| {
+        if ties == TieMode::Trec {
+            trec_cmp(a.score, a.name(data), b.score, b.name(data))
+        } else {
+            Ordering::Equal
+        }
+    }
+}
+
+/// The part after ordering: depth cut, duplicates, consumer.
+struct Tail<C> {
+    consumer: C,
+    /// Lemmas of the current goal ranked so far.
+    dedup: SeenSet,
+    emitted: u64,
+    depth: u64,
+    duplicates: DuplicateMode,
+    stats: RankStats,
+}
+
+impl<C: Ranked> Tail<C> {
+    /// Ranks one ordered item.
+    #[inline(always)]
+    fn emit(&mut self, data: &[u8], it: Item) -> Result<(), Box<Dup>> {
+        if self.emitted >= self.depth {
+            self.stats.beyond_depth += 1;
+            return Ok(());
+        }
+        self.emitted += 1;
+        if let Some(first) = self.dedup.insert(data, it.hash, it.start, it.end()) {
+            if self.duplicates == DuplicateMode::Error {
+                return Err(Box::new(Dup {
+                    first,
+                    second: it.start,
+                    end: it.end(),
+                }));
+            }
+            self.stats.duplicates_dropped += 1;
+            return Ok(());
+        }
+        self.stats.items += 1;
+        self.consumer.ranked(data, &it);
+        Ok(())
+    }
+}
+
+/// Builds one goal's ranking at a time for a consumer `C`: see the [module documentation](self).
+pub(crate) struct RankingBuilder<C> {
+    order: OrderMode,
+    ties: TieMode,
+    order_buf: TrecOrder<Item>,
+    /// Items collected to be sorted at the goal's end.
+    items: Vec<Item>,
+    tail: Tail<C>,
+}
+
+impl<C: Ranked> RankingBuilder<C> {
+    /// A builder for rankings in `order` under `opts` (its `order` field is the caller's to
+    /// resolve, as it depends on the input's format).
+    pub(crate) fn new(opts: &RankingOptions, order: OrderMode, consumer: C) -> Self {
+        RankingBuilder {
+            order,
+            ties: opts.ties,
+            order_buf: TrecOrder::new(),
+            items: Vec::new(),
+            tail: Tail {
+                consumer,
+                dedup: SeenSet::new(lemma_ingest::bytes::name_hash),
+                emitted: 0,
+                depth: opts.depth.unwrap_or(u64::MAX),
+                duplicates: opts.duplicates,
+                stats: RankStats::default(),
+            },
+        }
+    }
+
+    /// The consumer.
+    #[inline(always)]
+    pub(crate) fn consumer(&mut self) -> &mut C {
+        &mut self.tail.consumer
+    }
+
+    /// What the options did so far (items ranked, repeats dropped, items beyond the depth).
+    pub(crate) fn stats(&mut self) -> &mut RankStats {
+        &mut self.tail.stats
+    }
+
+    /// Forgets the current goal's items: a new goal, or a goal about to be collected whole.
+    pub(crate) fn reset(&mut self) {
+        self.order_buf.reset();
+        self.items.clear();
+        self.tail.dedup.clear();
+        self.tail.emitted = 0;
+    }
+
+    /// Streams the goal's next item, whose score compares with the previous item's as `vs_last`
+    /// (`Equal` for the goal's first). `Ok(false)`: it would go up, the goal is not in order; the
+    /// caller resets, collects the goal whole and finishes it.
+    #[inline(always)]
+    pub(crate) fn push(
+        &mut self,
+        data: &[u8],
+        vs_last: Ordering,
+        it: Item,
+    ) -> Result<bool, Box<Dup>> {
+        if self.order == OrderMode::File {
+            return self.tail.emit(data, it).map(|()| true);
+        }
+        if let Ok(previous) = self.order_buf.replace_lone(vs_last, it) {
+            // The previous item, alone at its score: its rank is certain.
+            return self.tail.emit(data, previous).map(|()| true);
+        }
+        let tail = &mut self.tail;
+        let mut err = None;
+        let pushed = self
+            .order_buf
+            .push(vs_last, it, tie_rule(data, self.ties), |it| {
+                if err.is_none() {
+                    err = tail.emit(data, it).err();
+                }
+            });
+        match (pushed, err) {
+            // The previous item, alone at its score: its rank is certain.
+            (Ok(Some(previous)), _) => tail.emit(data, previous).map(|()| true),
+            (Ok(None), None) => Ok(true),
+            (Ok(None), Some(d)) => Err(d),
+            (Err(_), _) => Ok(false),
+        }
+    }
+
+    /// Collects an item of a goal that is ranked at its end (re-read goals, JSONL records,
+    /// `convert`).
+    #[inline]
+    pub(crate) fn collect(&mut self, it: Item) {
+        self.items.push(it);
+    }
+
+    /// Ends the goal: ranks what is held back (the last tie run of a streamed goal) or the
+    /// collected items (sorted under score order; stable, so what the tie rule leaves equal keeps
+    /// arrival order).
+    pub(crate) fn finish(&mut self, data: &[u8]) -> Result<(), Box<Dup>> {
+        if !self.items.is_empty() {
+            let mut items = std::mem::take(&mut self.items);
+            if self.order == OrderMode::Score {
+                let ties = self.ties;
+                items.sort_by(|a, b| ties.cmp(a.score, a.name(data), b.score, b.name(data)));
+            }
+            let r = items.drain(..).try_for_each(|it| self.tail.emit(data, it));
+            self.items = items;
+            return r;
+        }
+        if self.order == OrderMode::Score {
+            let tail = &mut self.tail;
+            let mut err = None;
+            self.order_buf.finish(tie_rule(data, self.ties), |it| {
+                if err.is_none() {
+                    err = tail.emit(data, it).err();
+                }
+            });
+            if let Some(d) = err {
+                return Err(d);
+            }
+        }
+        Ok(())
+    }
+}
