@@ -7,7 +7,7 @@
 //! recorded once, at [`GoalAccumulator::finish`]. So a goal costs O(n) trivial steps plus
 //! O(judged · levels + cutoffs) real work, and O(cutoffs + levels) memory whatever `n` is.
 
-use crate::measure::{ApNorm, Measure, RecallNorm};
+use crate::measure::Measure;
 use crate::plan::{LevelRule, Plan, Slot, Ties};
 use std::sync::Arc;
 
@@ -168,13 +168,25 @@ pub struct GoalAccumulator {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum GoalError {
     /// Ranks must be strictly increasing and within `1..=n`.
-    BadRank { rank: u64, n: u64, previous: u64 },
+    BadRank {
+        /// The rank given.
+        rank: u64,
+        /// The ranking's length.
+        n: u64,
+        /// The rank before it.
+        previous: u64,
+    },
     /// The plan needs scores (thresholds or tie groups), which a ranks-only goal lacks.
     NeedsScores,
     /// Scores must be finite.
     NonFiniteScore,
     /// `AUC` needs a universe at least as large as the ranking and the actual set.
-    UniverseTooSmall { universe: u64, needed: u64 },
+    UniverseTooSmall {
+        /// The universe's size.
+        universe: u64,
+        /// At least this many lemmas are needed.
+        needed: u64,
+    },
 }
 
 impl std::fmt::Display for GoalError {
@@ -528,166 +540,171 @@ impl GoalAccumulator {
                 }
             }
         }
-        let n = self.n;
-        let r = self.num_rel;
-        let rf = r as f64;
-        let div = |a: f64, b: f64| if b == 0.0 { 0.0 } else { a / b };
-        // F = (1+b²)·p·r / (b²·p + r) with p = s/k, r = s/R, which is (1+b²)·s / (b²·R + k): the
-        // count form rounds once less (F1@5 of the seed ranking is exactly 0.75).
-        let f_beta = |beta2: f64, s: u64, k: u64| -> f64 {
-            if s == 0 || r == 0 {
-                return 0.0;
-            }
-            (1.0 + beta2) * s as f64 / (beta2 * rf + k as f64)
-        };
+        // Every measure reads its value from the final state through its declaration.
+        let mut values = std::mem::take(&mut self.values);
         let plan = &*self.plan;
-        for (i, m) in plan.measures.iter().enumerate() {
-            let cut = |slot: &Slot| match *slot {
-                Slot::Cut(c) => (plan.cutoffs[c], self.cut_rec[c]),
-                _ => (n, fin),
+        for ((m, slot), v) in plan.measures.iter().zip(&plan.slots).zip(&mut values) {
+            let (k, at) = match slot.cut {
+                Some(c) => (plan.cutoffs[c], self.cut_rec[c]),
+                None => (self.n, fin),
             };
-            let (k, rec) = cut(&plan.slots[i]);
-            let v = match *m {
-                Measure::P { .. } => Some(rec.s as f64 / k as f64),
-                Measure::R {
-                    norm: RecallNorm::Rel,
-                    ..
-                } => Some(div(rec.s as f64, rf)),
-                Measure::R {
-                    norm: RecallNorm::Min,
-                    ..
-                } => Some(div(rec.s as f64, k.min(r) as f64)),
-                Measure::AP {
-                    norm: ApNorm::Rel,
-                    cutoff,
-                } => {
-                    if cutoff.is_none() && plan.config.ties == Ties::Group {
-                        Some(div(self.ap_group, rf))
-                    } else {
-                        Some(div(rec.ap, rf))
-                    }
-                }
-                Measure::AP {
-                    norm: ApNorm::Min, ..
-                } => Some(div(rec.ap, k.min(r) as f64)),
-                Measure::AP {
-                    norm: ApNorm::Hits, ..
-                } => Some(div(rec.ap, rec.s as f64)),
-                Measure::Rprec => {
-                    let s_r = self.rprec_s.unwrap_or(self.s);
-                    Some(div(s_r as f64, rf))
-                }
-                Measure::Depth { .. } | Measure::PAtRecall { .. } => {
-                    let Slot::Level(l) = plan.slots[i] else {
-                        unreachable!()
-                    };
-                    let need = self.need[l];
-                    let depth = if r == 0 || n == 0 {
-                        None
-                    } else if need == 0 {
-                        Some(1)
-                    } else if self.depth[l] > 0 {
-                        Some(self.depth[l])
-                    } else {
-                        None
-                    };
-                    if matches!(m, Measure::Depth { .. }) {
-                        depth.map(|d| d as f64)
-                    } else {
-                        Some(match depth {
-                            None => 0.0,
-                            Some(_) if need == 0 => {
-                                // p(1) = s(1)
-                                let c1 = plan.cutoffs.binary_search(&1).expect("cutoff 1 planned");
-                                self.cut_rec[c1].s as f64
-                            }
-                            Some(d) => need as f64 / d as f64,
-                        })
-                    }
-                }
-                Measure::IPrec { .. } => {
-                    let Slot::Level(l) = plan.slots[i] else {
-                        unreachable!()
-                    };
-                    Some(if r == 0 { 0.0 } else { self.imax[l] })
-                }
-                Measure::AP11 => {
-                    let Slot::Levels11(l) = plan.slots[i] else {
-                        unreachable!()
-                    };
-                    Some(if r == 0 {
-                        0.0
-                    } else {
-                        self.imax[l..l + 11].iter().sum::<f64>() / 11.0
-                    })
-                }
-                Measure::RR { cutoff } => Some(match (self.first_rel, cutoff) {
-                    (0, _) => 0.0,
-                    (f, Some(c)) if f > c as u64 => 0.0,
-                    (f, _) => 1.0 / f as f64,
-                }),
-                Measure::Success { .. } => Some(if rec.s >= 1 { 1.0 } else { 0.0 }),
-                Measure::F { beta2, .. } => Some(f_beta(beta2, rec.s, k)),
-                Measure::E { beta2, .. } => Some(1.0 - f_beta(beta2, rec.s, k)),
-                Measure::SetP { threshold: None } => Some(div(self.s as f64, n as f64)),
-                Measure::SetR { threshold: None } => Some(div(self.s as f64, rf)),
-                // trec_eval's set_F arithmetic, operation for operation, so that exact decimal
-                // ties (5/32 = 0.15625) print as trec_eval prints them.
-                Measure::SetF {
-                    beta2,
-                    threshold: None,
-                } => Some(if self.s == 0 || r == 0 {
-                    0.0
-                } else {
-                    let (p, rc) = (self.s as f64 / n as f64, self.s as f64 / rf);
-                    (beta2 + 1.0) * p * rc / (beta2 * p + rc)
-                }),
-                Measure::SetP { threshold: Some(_) }
-                | Measure::SetR { threshold: Some(_) }
-                | Measure::SetF {
-                    threshold: Some(_), ..
-                } => {
-                    let Slot::Threshold(t) = plan.slots[i] else {
-                        unreachable!()
-                    };
-                    let (nt, st) = (self.thr_n[t], self.thr_s[t]);
-                    Some(match *m {
-                        Measure::SetP { .. } => div(st as f64, nt as f64),
-                        Measure::SetR { .. } => div(st as f64, rf),
-                        Measure::SetF { beta2, .. } => f_beta(beta2, st, nt),
-                        _ => unreachable!(),
-                    })
-                }
-                Measure::NDCG { cutoff } => Some(match (cutoff, &plan.slots[i]) {
-                    (Some(_), Slot::Cut(c)) => div(rec.dcg, self.ideal_at_cut[*c]),
-                    _ => div(self.dcg, self.ideal_full),
-                }),
-                Measure::Bpref => Some(div(self.bpref, rf)),
-                Measure::AUC => self.universe.map(|u| {
-                    let nonrel_total = u - r;
-                    if r == 0 || nonrel_total == 0 {
-                        return 0.0;
-                    }
-                    // Each retrieved relevant item beats every non-relevant below it; unretrieved
-                    // relevant items tie with the unretrieved non-relevant ones (1/2 each).
-                    let retrieved_pairs = self.s * nonrel_total - self.above_sum;
-                    let unret_rel = r - self.s;
-                    let unret_nonrel = u - n - unret_rel;
-                    let num =
-                        retrieved_pairs as f64 + 0.5 * (unret_rel as f64 * unret_nonrel as f64);
-                    num / (rf * nonrel_total as f64)
-                }),
-                Measure::NumRet => Some(n as f64),
-                Measure::NumRel => Some(rf),
-                Measure::NumRelRet => Some(self.s as f64),
-                Measure::NumQ => Some(1.0),
-                Measure::GMAP => Some(div(self.ap, rf)),
-            };
-            self.values[i] = v;
+            *v = m.value(&GoalView {
+                acc: self,
+                slot,
+                k,
+                at,
+            });
         }
+        self.values = values;
         Ok(GoalValues {
             measures: &self.plan.measures,
             values: &self.values,
         })
+    }
+}
+
+/// What a measure's declaration reads when the goal finishes: the accumulator's final state, and
+/// the records (cutoff, level, threshold) the measure's [`Needs`](crate::measures::Needs) asked
+/// for. Notation of METRICS.md §1: `n` items ranked, `R` relevant in the actual set, `s(k)` relevant
+/// among the first `k`, `p(k) = s(k)/k`.
+pub(crate) struct GoalView<'a> {
+    acc: &'a GoalAccumulator,
+    slot: &'a Slot,
+    /// The measure's cutoff, or `n` without one.
+    k: u64,
+    /// The state at rank `k`.
+    at: CutRec,
+}
+
+/// A recall level's record: see [`GoalView::level`].
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct LevelState {
+    /// Relevant items the level requires.
+    pub need: u64,
+    /// The first rank `k` at a relevant item with `s(k) >= need`, if reached.
+    pub depth: Option<u64>,
+    /// The best `p(k)` over relevant ranks `k` with `s(k) >= need` (0 if none).
+    pub max_p: f64,
+}
+
+impl GoalView<'_> {
+    /// `n`: the ranking's length.
+    #[inline]
+    pub fn n(&self) -> u64 {
+        self.acc.n
+    }
+
+    /// `R`: relevant items in the actual set.
+    #[inline]
+    pub fn r(&self) -> u64 {
+        self.acc.num_rel
+    }
+
+    /// `s(n)`: relevant items retrieved.
+    #[inline]
+    pub fn s(&self) -> u64 {
+        self.acc.s
+    }
+
+    /// `sum of p(i)` over the relevant ranks `i` of the whole ranking.
+    #[inline]
+    pub fn ap_sum(&self) -> f64 {
+        self.acc.ap
+    }
+
+    /// The measure's cutoff `k` (which may exceed `n`), or `n` without one.
+    #[inline]
+    pub fn k(&self) -> u64 {
+        self.k
+    }
+
+    /// `s(k)`.
+    #[inline]
+    pub fn s_k(&self) -> u64 {
+        self.at.s
+    }
+
+    /// `sum of p(i)` over the relevant ranks `i <= k`.
+    #[inline]
+    pub fn ap_sum_k(&self) -> f64 {
+        self.at.ap
+    }
+
+    /// Under [`Ties::Group`], AP's sum with each relevant item credited the precision at the end
+    /// of its tie group; `None` under [`Ties::Given`].
+    #[inline]
+    pub fn ap_sum_grouped(&self) -> Option<f64> {
+        (self.acc.plan.config.ties == Ties::Group).then_some(self.acc.ap_group)
+    }
+
+    /// DCG of the first `k` items (every positive grade a gain, discount `log2(rank + 1)`).
+    #[inline]
+    pub fn dcg_k(&self) -> f64 {
+        self.at.dcg
+    }
+
+    /// The ideal DCG at the measure's cutoff, or of the whole ideal ranking without one.
+    #[inline]
+    pub fn ideal_dcg_k(&self) -> f64 {
+        match self.slot.cut {
+            Some(c) => self.acc.ideal_at_cut[c],
+            None => self.acc.ideal_full,
+        }
+    }
+
+    /// `k1`, the first relevant rank.
+    #[inline]
+    pub fn first_relevant(&self) -> Option<u64> {
+        (self.acc.first_rel > 0).then_some(self.acc.first_rel)
+    }
+
+    /// `s(R)`.
+    #[inline]
+    pub fn s_at_r(&self) -> u64 {
+        self.acc.rprec_s.unwrap_or(self.acc.s)
+    }
+
+    /// trec_eval's Bpref sum: over retrieved relevant items, `1 - min(N_above, R) / min(R, N)`
+    /// (1 when no judged non-relevant item is above or none is judged).
+    #[inline]
+    pub fn bpref_sum(&self) -> f64 {
+        self.acc.bpref
+    }
+
+    /// Over retrieved relevant items, the number of non-relevant items ranked above each.
+    #[inline]
+    pub fn nonrelevant_above_sum(&self) -> u64 {
+        self.acc.above_sum
+    }
+
+    /// The universe size, when the truth gave one.
+    #[inline]
+    pub fn universe(&self) -> Option<u64> {
+        self.acc.universe
+    }
+
+    /// The measure's recall-level record.
+    #[inline]
+    pub fn level(&self) -> LevelState {
+        let l = self.slot.level.expect("the measure needs a level");
+        LevelState {
+            need: self.acc.need[l],
+            depth: (self.acc.depth[l] > 0).then_some(self.acc.depth[l]),
+            max_p: self.acc.imax[l],
+        }
+    }
+
+    /// The best precisions of `count` consecutive level records starting at the measure's.
+    #[inline]
+    pub fn max_p_run(&self, count: usize) -> &[f64] {
+        let l = self.slot.level.expect("the measure needs levels");
+        &self.acc.imax[l..l + count]
+    }
+
+    /// `(items, relevant items)` scored at or above the measure's threshold.
+    #[inline]
+    pub fn threshold(&self) -> (u64, u64) {
+        let t = self.slot.threshold.expect("the measure needs a threshold");
+        (self.acc.thr_n[t], self.acc.thr_s[t])
     }
 }

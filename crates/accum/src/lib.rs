@@ -27,6 +27,14 @@
 //! summary.add(&values);
 //! ```
 //!
+//! ## Measures
+//!
+//! Each kind of [`Measure`] is declared once, in its family's file under `src/measures/` (after
+//! trec_eval's `m_*.c`): its names, definition, trec_eval names, aggregation, what it reads from
+//! the accumulator, and its tests. The parsers, `Display`, [`Measure::trec_name`], the `-m` help
+//! ([`Measure::help_text`]), trec_eval's table and `-m` rules ([`trec`]) and the plan are derived
+//! from those declarations. [`Measure::kinds`] lists them.
+//!
 //! ## Costs
 //!
 //! * An unjudged item costs one increment ([`GoalAccumulator::push`]); a run of them costs O(1)
@@ -42,16 +50,18 @@
 mod exact;
 mod goal;
 mod measure;
+mod measures;
 mod order;
 mod plan;
 mod pooled;
 mod summary;
+pub mod trec;
 
 pub use exact::ExactSum;
 pub use goal::{GoalAccumulator, GoalError, GoalValues, Label, Truth};
 pub use measure::{
-    Aggregation, ApNorm, Level, Measure, MeasureError, RecallNorm, TREC_CUTOFFS,
-    TREC_SUCCESS_CUTOFFS,
+    Aggregation, ApNorm, Level, Measure, MeasureError, MeasureKind, RecallNorm, Syntax,
+    TREC_CUTOFFS, TREC_SUCCESS_CUTOFFS,
 };
 pub use order::{trec_cmp, OutOfOrder, TrecOrder};
 pub use plan::{Config, Interpolation, Plan, Ties};

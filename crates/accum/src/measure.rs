@@ -2,8 +2,12 @@
 //! trec_eval aliases (`P.5,10`, `map_cut_10`, `set_F.0.5`, `iprec_at_recall`, ...).
 //!
 //! A [`Measure`] is one number per goal (or one summary figure). Its [`Display`](std::fmt::Display)
-//! is the canonical METRICS.md name; [`Measure::trec_name`] is the name trec_eval prints.
+//! is the canonical METRICS.md name; [`Measure::trec_name`] is the name trec_eval prints. The
+//! measures themselves are declared in `measures/` (one file per family); this module holds the
+//! grammar they share and the entry points, which only dispatch to the declarations.
 
+use crate::measures::KINDS;
+pub use crate::measures::{Measure, MeasureKind, Syntax};
 use std::fmt;
 
 /// trec_eval's default cutoffs for `P`, `recall`, `map_cut`, `ndcg_cut`, `relative_P`.
@@ -34,57 +38,6 @@ pub enum ApNorm {
 /// A recall level `r` in `[0, 1]`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Level(pub f64);
-
-/// One measure of METRICS.md §3. Cutoffs are `>= 1`; `None` means "the whole ranking".
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub enum Measure {
-    /// `P@k = s(k)/k`.
-    P { k: u32 },
-    /// `R@k = s(k)/R`, or `s(k)/min(k,R)` with [`RecallNorm::Min`].
-    R { k: u32, norm: RecallNorm },
-    /// `AP` / `AP@k`: sum of `p(k')` over relevant ranks `k' <= k`, normalised per [`ApNorm`].
-    AP { cutoff: Option<u32>, norm: ApNorm },
-    /// `Rprec = s(R)/R`.
-    Rprec,
-    /// `Depth(recall=r)`: smallest `k` with `s(k) >= c(r)`; undefined when not reached.
-    Depth { recall: Level },
-    /// `P(recall=r) = p(Depth(recall=r))`; 0 when not reached.
-    PAtRecall { recall: Level },
-    /// `IPrec@r = max_{k: s(k) >= need(r)} p(k)`; 0 when no such k.
-    IPrec { recall: Level },
-    /// `AP11`: mean of `IPrec@r` at r = 0.0, 0.1, ..., 1.0.
-    AP11,
-    /// `RR` / `RR@k`: `1/k1` with `k1` the first relevant rank (within k); 0 if none.
-    RR { cutoff: Option<u32> },
-    /// `Success@k`: 1 if `s(k) >= 1`.
-    Success { k: u32 },
-    /// `F(beta=b)@k`; `beta2` is `b^2`. Without a cutoff, `k = n`.
-    F { beta2: f64, cutoff: Option<u32> },
-    /// `E(beta=b)@k = 1 - F(beta=b)@k`.
-    E { beta2: f64, cutoff: Option<u32> },
-    /// `SetP`: precision of the retrieved set, or of the items with score `>= threshold`.
-    SetP { threshold: Option<f64> },
-    /// `SetR`: recall of the retrieved set, or of the items with score `>= threshold`.
-    SetR { threshold: Option<f64> },
-    /// `SetF(beta=b)`: F of the retrieved set (or of the items with score `>= threshold`).
-    SetF { beta2: f64, threshold: Option<f64> },
-    /// `nDCG` / `nDCG@k`: trec_eval's `ndcg` / `ndcg_cut_k`.
-    NDCG { cutoff: Option<u32> },
-    /// `Bpref`: trec_eval's `bpref`.
-    Bpref,
-    /// `AUC`: fraction of (relevant, non-relevant) pairs of the universe in the right order.
-    AUC,
-    /// `NumRet = n`.
-    NumRet,
-    /// `NumRel = R`.
-    NumRel,
-    /// `NumRelRet = s(n)`.
-    NumRelRet,
-    /// `NumQ`: goals evaluated (1 per goal; summed).
-    NumQ,
-    /// `GM_AP = exp(mean(ln(max(AP, 1e-5))))`; summary only.
-    GMAP,
-}
 
 /// What went wrong parsing a measure name.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -118,7 +71,9 @@ pub enum Aggregation {
 
 impl Measure {
     /// Parses one name in either grammar. trec_eval names with parameter lists expand to several
-    /// measures (`P.5,10` is `P@5` and `P@10`; bare `P` is trec_eval's nine default cutoffs).
+    /// measures (`P.5,10` is `P@5` and `P@10`; bare `P` is trec_eval's nine default cutoffs), under
+    /// trec_eval's rules ([`crate::trec`]: cutoffs sorted, duplicates refused). The names
+    /// trec_eval prints (`P_10`, `map_cut_100`, `iprec_at_recall_0.10`) are accepted too.
     pub fn parse(name: &str) -> Result<Vec<Measure>, MeasureError> {
         let err = |reason: String| MeasureError {
             name: name.to_string(),
@@ -128,8 +83,11 @@ impl Measure {
         if name_trim.is_empty() {
             return Err(err("empty measure name".into()));
         }
-        if let Some(ms) = parse_trec(name_trim).map_err(err)? {
-            return Ok(ms);
+        if let Some(m) = crate::trec::parse_printed(name_trim) {
+            return m.map(|m| vec![m]).map_err(err);
+        }
+        if let Some(ms) = crate::trec::parse_arg(name_trim) {
+            return ms.map_err(err);
         }
         parse_native(name_trim).map(|m| vec![m]).map_err(err)
     }
@@ -150,81 +108,163 @@ impl Measure {
         Ok(out)
     }
 
-    /// How the measure aggregates over goals.
-    pub fn aggregation(&self) -> Aggregation {
-        match self {
-            Measure::NumRet | Measure::NumRel | Measure::NumRelRet | Measure::NumQ => {
-                Aggregation::Sum
-            }
-            Measure::Depth { .. } => Aggregation::Depth,
-            Measure::GMAP => Aggregation::GeoMean,
-            _ => Aggregation::Mean,
-        }
-    }
-
-    /// Whether the measure has a per-goal value (`NumQ` and `GM_AP` are summary-only).
-    pub fn per_goal(&self) -> bool {
-        !matches!(self, Measure::NumQ | Measure::GMAP)
-    }
-
     /// Whether the measure needs item scores (score thresholds).
     pub fn needs_scores(&self) -> bool {
-        matches!(
-            self,
-            Measure::SetP { threshold: Some(_) }
-                | Measure::SetR { threshold: Some(_) }
-                | Measure::SetF {
-                    threshold: Some(_),
-                    ..
-                }
-        )
+        self.needs().threshold.is_some()
     }
 
-    /// The name trec_eval prints for this measure, when trec_eval has it.
-    pub fn trec_name(&self) -> Option<String> {
-        Some(match *self {
-            Measure::P { k } => format!("P_{k}"),
-            Measure::R {
-                k,
-                norm: RecallNorm::Rel,
-            } => format!("recall_{k}"),
-            Measure::R {
-                k,
-                norm: RecallNorm::Min,
-            } => format!("relative_P_{k}"),
-            Measure::AP {
-                cutoff: None,
-                norm: ApNorm::Rel,
-            } => "map".into(),
-            Measure::AP {
-                cutoff: Some(k),
-                norm: ApNorm::Rel,
-            } => format!("map_cut_{k}"),
-            Measure::Rprec => "Rprec".into(),
-            Measure::IPrec { recall } => format!("iprec_at_recall_{:.2}", recall.0),
-            Measure::AP11 => "11pt_avg".into(),
-            Measure::RR { cutoff: None } => "recip_rank".into(),
-            Measure::Success { k } => format!("success_{k}"),
-            Measure::SetP { threshold: None } => "set_P".into(),
-            Measure::SetR { threshold: None } => "set_recall".into(),
-            Measure::SetF {
-                threshold: None, ..
-            } => "set_F".into(),
-            Measure::NDCG { cutoff: None } => "ndcg".into(),
-            Measure::NDCG { cutoff: Some(k) } => format!("ndcg_cut_{k}"),
-            Measure::Bpref => "bpref".into(),
-            Measure::NumRet => "num_ret".into(),
-            Measure::NumRel => "num_rel".into(),
-            Measure::NumRelRet => "num_rel_ret".into(),
-            Measure::NumQ => "num_q".into(),
-            Measure::GMAP => "gm_map".into(),
-            _ => return None,
-        })
+    /// Every kind of measure, in declaration order.
+    pub fn kinds() -> &'static [MeasureKind] {
+        KINDS
+    }
+
+    /// Every native syntax with its one-line description, in declaration order.
+    pub fn syntaxes() -> impl Iterator<Item = &'static Syntax> {
+        KINDS.iter().flat_map(|k| k.syntax)
+    }
+
+    /// The `-m` help: one line per native syntax with its description, and the trec_eval names
+    /// of each kind (on the kind's line, or on a line of their own after a kind of several
+    /// syntaxes).
+    pub fn help_text() -> String {
+        let mut s = String::new();
+        for kind in KINDS {
+            let trec: Vec<String> = kind.trec_entries().iter().map(|e| e.syntax()).collect();
+            let trec = (!trec.is_empty()).then(|| format!("[trec_eval: {}]", trec.join(", ")));
+            for syn in kind.syntax {
+                s += &format!("  {:<28} {}", syn.syntax, syn.about);
+                if let (Some(t), 1) = (&trec, kind.syntax.len()) {
+                    s += &format!("  {t}");
+                }
+                s += "\n";
+            }
+            if let (Some(t), 2..) = (&trec, kind.syntax.len()) {
+                s += &format!("  {:<28} {t}\n", "");
+            }
+        }
+        s
     }
 }
 
+impl fmt::Display for Measure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.fmt_native(f)
+    }
+}
+
+/// A name of the METRICS.md §3 grammar, split: `base(key=value,...)@at`. Each kind's
+/// [`parse`](crate::measures) claims the bases it knows and takes the parameters it accepts.
+#[derive(Clone, Debug)]
+pub(crate) struct NativeName<'a> {
+    /// The name before any `(` or `@`.
+    pub base: &'a str,
+    params: Vec<(&'a str, &'a str)>,
+    at: Option<&'a str>,
+}
+
+impl<'a> NativeName<'a> {
+    /// Splits `name` (after any parenthesised parameters, the last `@` introduces the cutoff).
+    pub fn split(name: &'a str) -> Result<NativeName<'a>, String> {
+        let close = name.rfind(')');
+        let at = name.rfind('@').filter(|&i| close.is_none_or(|c| i > c));
+        let (head, at) = match at {
+            Some(i) => (&name[..i], Some(&name[i + 1..])),
+            None => (name, None),
+        };
+        let (base, params) = match head.find('(') {
+            Some(i) => {
+                if !head.ends_with(')') {
+                    return Err("expected `)` closing the parameter list".into());
+                }
+                (&head[..i], Some(&head[i + 1..head.len() - 1]))
+            }
+            None => (head, None),
+        };
+        let mut kv = Vec::new();
+        if let Some(p) = params {
+            for part in p.split(',') {
+                let Some((k, v)) = part.split_once('=') else {
+                    return Err(format!(
+                        "expected `param=value` in the parameter list, found `{part}`"
+                    ));
+                };
+                kv.push((k.trim(), v.trim()));
+            }
+        }
+        Ok(NativeName {
+            base,
+            params: kv,
+            at,
+        })
+    }
+
+    /// Whether the base is one of `names`.
+    pub fn is(&self, names: &[&str]) -> bool {
+        names.contains(&self.base)
+    }
+
+    /// Whether parameter `key` is given.
+    pub fn has(&self, key: &str) -> bool {
+        self.params.iter().any(|(k, _)| *k == key)
+    }
+
+    /// Takes parameter `key` (its first occurrence; a repeated key stays, and is then unknown).
+    pub fn take(&mut self, key: &str) -> Option<&'a str> {
+        let i = self.params.iter().position(|(k, _)| *k == key)?;
+        Some(self.params.remove(i).1)
+    }
+
+    /// The text after `@`, raw (`IPrec@r` reads a recall level there).
+    pub fn at(&self) -> Option<&'a str> {
+        self.at
+    }
+
+    /// The cutoff after `@`, if any.
+    pub fn cutoff(&self) -> Result<Option<u32>, String> {
+        self.at.map(parse_u32_cutoff).transpose()
+    }
+
+    /// The cutoff after `@`, required.
+    pub fn need_cutoff(&self) -> Result<u32, String> {
+        self.cutoff()?
+            .ok_or_else(|| format!("`{0}` needs a cutoff: `{0}@k`", self.base))
+    }
+
+    /// No cutoff allowed.
+    pub fn no_cutoff(&self) -> Result<(), String> {
+        match self.at {
+            None => Ok(()),
+            Some(_) => Err(format!("`{}` takes no cutoff", self.base)),
+        }
+    }
+
+    /// `m`, if every parameter was taken.
+    fn finish(self, m: Measure) -> Result<Measure, String> {
+        match self.params.first() {
+            None => Ok(m),
+            Some((k, _)) => Err(format!("unknown parameter `{k}` for `{m}`")),
+        }
+    }
+}
+
+/// The METRICS.md §3 grammar: the first kind claiming the name parses it.
+fn parse_native(name: &str) -> Result<Measure, String> {
+    let mut n = NativeName::split(name)?;
+    for kind in KINDS {
+        if let Some(m) = (kind.parse)(&mut n) {
+            return n.finish(m?);
+        }
+    }
+    let syntaxes: Vec<&str> = Measure::syntaxes().map(|s| s.syntax).collect();
+    Err(format!(
+        "unknown measure; expected a METRICS.md §3 name ({}) or a trec_eval name (P.5,10, map, \
+         map_cut.10, ...)",
+        syntaxes.join(", ")
+    ))
+}
+
 /// Formats a recall level or threshold: always with a decimal point (`1.0`, `0.5`, `0.25`).
-fn fmt_level(x: f64) -> String {
+pub(crate) fn fmt_level(x: f64) -> String {
     if x.fract() == 0.0 {
         format!("{x:.1}")
     } else {
@@ -233,72 +273,17 @@ fn fmt_level(x: f64) -> String {
 }
 
 /// Formats beta from beta^2 (`1`, `0.5`, `2`).
-fn fmt_beta(beta2: f64) -> String {
+pub(crate) fn fmt_beta(beta2: f64) -> String {
     format!("{}", beta2.sqrt())
 }
 
-impl fmt::Display for Measure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let at = |k: Option<u32>| k.map(|k| format!("@{k}")).unwrap_or_default();
-        match *self {
-            Measure::P { k } => write!(f, "P@{k}"),
-            Measure::R {
-                k,
-                norm: RecallNorm::Rel,
-            } => write!(f, "R@{k}"),
-            Measure::R {
-                k,
-                norm: RecallNorm::Min,
-            } => write!(f, "R(norm=min)@{k}"),
-            Measure::AP { cutoff, norm } => {
-                let n = match norm {
-                    ApNorm::Rel => "",
-                    ApNorm::Min => "(norm=min)",
-                    ApNorm::Hits => "(norm=hits)",
-                };
-                write!(f, "AP{n}{}", at(cutoff))
-            }
-            Measure::Rprec => write!(f, "Rprec"),
-            Measure::Depth { recall } => write!(f, "Depth(recall={})", fmt_level(recall.0)),
-            Measure::PAtRecall { recall } => write!(f, "P(recall={})", fmt_level(recall.0)),
-            Measure::IPrec { recall } => write!(f, "IPrec@{}", fmt_level(recall.0)),
-            Measure::AP11 => write!(f, "AP11"),
-            Measure::RR { cutoff } => write!(f, "RR{}", at(cutoff)),
-            Measure::Success { k } => write!(f, "Success@{k}"),
-            Measure::F { beta2, cutoff } => write!(f, "F(beta={}){}", fmt_beta(beta2), at(cutoff)),
-            Measure::E { beta2, cutoff } => write!(f, "E(beta={}){}", fmt_beta(beta2), at(cutoff)),
-            Measure::SetP { threshold: None } => write!(f, "SetP"),
-            Measure::SetP { threshold: Some(t) } => write!(f, "SetP(threshold={})", fmt_level(t)),
-            Measure::SetR { threshold: None } => write!(f, "SetR"),
-            Measure::SetR { threshold: Some(t) } => write!(f, "SetR(threshold={})", fmt_level(t)),
-            Measure::SetF {
-                beta2,
-                threshold: None,
-            } => write!(f, "SetF(beta={})", fmt_beta(beta2)),
-            Measure::SetF {
-                beta2,
-                threshold: Some(t),
-            } => {
-                write!(
-                    f,
-                    "SetF(beta={},threshold={})",
-                    fmt_beta(beta2),
-                    fmt_level(t)
-                )
-            }
-            Measure::NDCG { cutoff } => write!(f, "nDCG{}", at(cutoff)),
-            Measure::Bpref => write!(f, "Bpref"),
-            Measure::AUC => write!(f, "AUC"),
-            Measure::NumRet => write!(f, "NumRet"),
-            Measure::NumRel => write!(f, "NumRel"),
-            Measure::NumRelRet => write!(f, "NumRelRet"),
-            Measure::NumQ => write!(f, "NumQ"),
-            Measure::GMAP => write!(f, "GM_AP"),
-        }
-    }
+/// `@k` or nothing.
+pub(crate) fn fmt_at(k: Option<u32>) -> String {
+    k.map(|k| format!("@{k}")).unwrap_or_default()
 }
 
-fn parse_u32_cutoff(s: &str) -> Result<u32, String> {
+/// A cutoff: a whole number `>= 1`.
+pub(crate) fn parse_u32_cutoff(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u32>() {
         Ok(0) => Err("a cutoff must be at least 1".into()),
         Ok(k) => Ok(k),
@@ -307,7 +292,7 @@ fn parse_u32_cutoff(s: &str) -> Result<u32, String> {
 }
 
 /// A number, or a fraction `a/b` (so `Depth(recall=1/3)` reads as in METRICS.md §7).
-fn parse_number(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_number(s: &str) -> Result<f64, String> {
     let s = s.trim();
     let v = if let Some((a, b)) = s.split_once('/') {
         let a: f64 = a
@@ -332,7 +317,8 @@ fn parse_number(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
-fn parse_level(s: &str) -> Result<Level, String> {
+/// A recall level in `[0, 1]` (a fraction allowed).
+pub(crate) fn parse_level(s: &str) -> Result<Level, String> {
     let v = parse_number(s)?;
     if !(0.0..=1.0).contains(&v) {
         return Err(format!("a recall level must be in [0, 1], found `{s}`"));
@@ -340,324 +326,13 @@ fn parse_level(s: &str) -> Result<Level, String> {
     Ok(Level(v))
 }
 
-fn parse_beta(s: &str) -> Result<f64, String> {
+/// `beta` (positive), returned squared.
+pub(crate) fn parse_beta(s: &str) -> Result<f64, String> {
     let b = parse_number(s)?;
     if b <= 0.0 {
         return Err(format!("beta must be positive, found `{s}`"));
     }
     Ok(b * b)
-}
-
-/// trec_eval names: `name`, `name_K` (one cutoff), `name.K1,K2` (a list). Returns `Ok(None)` when
-/// the name is not a trec_eval name.
-fn parse_trec(name: &str) -> Result<Option<Vec<Measure>>, String> {
-    // Split `base.params` (the dot introduces the parameter list) or `base_K`.
-    let (base, params): (&str, Option<&str>) = match name.split_once('.') {
-        Some((b, p)) if TREC_BASES.contains(&b) => (b, Some(p)),
-        _ => (name, None),
-    };
-    let cut_list = |params: Option<&str>, default: &[u32]| -> Result<Vec<u32>, String> {
-        match params {
-            None => Ok(default.to_vec()),
-            Some(p) => p.split(',').map(parse_u32_cutoff).collect(),
-        }
-    };
-    let with_cuts =
-        |default: &[u32], f: &dyn Fn(u32) -> Measure| -> Result<Option<Vec<Measure>>, String> {
-            Ok(Some(
-                cut_list(params, default)?.into_iter().map(f).collect(),
-            ))
-        };
-    let single = |m: Measure| -> Result<Option<Vec<Measure>>, String> {
-        match params {
-            None => Ok(Some(vec![m])),
-            Some(p) => Err(format!("`{base}` takes no parameter, found `.{p}`")),
-        }
-    };
-    // `name_K` forms for cutoff measures.
-    for (prefix, kind) in [
-        ("P_", 0),
-        ("recall_", 1),
-        ("map_cut_", 2),
-        ("ndcg_cut_", 3),
-        ("success_", 4),
-        ("relative_P_", 5),
-    ] {
-        if params.is_none() {
-            if let Some(k) = name.strip_prefix(prefix) {
-                if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) {
-                    let k = parse_u32_cutoff(k)?;
-                    return Ok(Some(vec![trec_cut(kind, k)]));
-                }
-            }
-        }
-    }
-    if params.is_none() {
-        if let Some(r) = name.strip_prefix("iprec_at_recall_") {
-            return Ok(Some(vec![Measure::IPrec {
-                recall: parse_level(r)?,
-            }]));
-        }
-    }
-    match base {
-        "P" => with_cuts(&TREC_CUTOFFS, &|k| trec_cut(0, k)),
-        "recall" => with_cuts(&TREC_CUTOFFS, &|k| trec_cut(1, k)),
-        "map_cut" => with_cuts(&TREC_CUTOFFS, &|k| trec_cut(2, k)),
-        "ndcg_cut" => with_cuts(&TREC_CUTOFFS, &|k| trec_cut(3, k)),
-        "success" => with_cuts(&TREC_SUCCESS_CUTOFFS, &|k| trec_cut(4, k)),
-        "relative_P" => with_cuts(&TREC_CUTOFFS, &|k| trec_cut(5, k)),
-        "iprec_at_recall" => match params {
-            None => Ok(Some(
-                (0..=10)
-                    .map(|i| Measure::IPrec {
-                        recall: Level(i as f64 / 10.0),
-                    })
-                    .collect(),
-            )),
-            Some(p) => Ok(Some(
-                p.split(',')
-                    .map(|r| parse_level(r).map(|recall| Measure::IPrec { recall }))
-                    .collect::<Result<_, _>>()?,
-            )),
-        },
-        "set_F" => match params {
-            None => Ok(Some(vec![Measure::SetF {
-                beta2: 1.0,
-                threshold: None,
-            }])),
-            Some(p) => {
-                let x = parse_number(p)?;
-                if x <= 0.0 {
-                    return Err(format!(
-                        "set_F's parameter (beta squared) must be positive, found `{p}`"
-                    ));
-                }
-                Ok(Some(vec![Measure::SetF {
-                    beta2: x,
-                    threshold: None,
-                }]))
-            }
-        },
-        "map" => single(Measure::AP {
-            cutoff: None,
-            norm: ApNorm::Rel,
-        }),
-        "Rprec" => single(Measure::Rprec),
-        "recip_rank" => single(Measure::RR { cutoff: None }),
-        "11pt_avg" => single(Measure::AP11),
-        "ndcg" => single(Measure::NDCG { cutoff: None }),
-        "bpref" => single(Measure::Bpref),
-        "set_P" => single(Measure::SetP { threshold: None }),
-        "set_recall" => single(Measure::SetR { threshold: None }),
-        "num_q" => single(Measure::NumQ),
-        "num_ret" => single(Measure::NumRet),
-        "num_rel" => single(Measure::NumRel),
-        "num_rel_ret" => single(Measure::NumRelRet),
-        "gm_map" => single(Measure::GMAP),
-        _ => Ok(None),
-    }
-}
-
-const TREC_BASES: [&str; 23] = [
-    "P",
-    "recall",
-    "map_cut",
-    "ndcg_cut",
-    "success",
-    "relative_P",
-    "iprec_at_recall",
-    "set_F",
-    "map",
-    "Rprec",
-    "recip_rank",
-    "11pt_avg",
-    "ndcg",
-    "bpref",
-    "set_P",
-    "set_recall",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "gm_map",
-    "runid",
-    "official",
-];
-
-fn trec_cut(kind: u8, k: u32) -> Measure {
-    match kind {
-        0 => Measure::P { k },
-        1 => Measure::R {
-            k,
-            norm: RecallNorm::Rel,
-        },
-        2 => Measure::AP {
-            cutoff: Some(k),
-            norm: ApNorm::Rel,
-        },
-        3 => Measure::NDCG { cutoff: Some(k) },
-        4 => Measure::Success { k },
-        _ => Measure::R {
-            k,
-            norm: RecallNorm::Min,
-        },
-    }
-}
-
-/// The METRICS.md §3 grammar: `Name[(param=value,...)][@cutoff]`.
-fn parse_native(name: &str) -> Result<Measure, String> {
-    // Split off `@cutoff` (after any parenthesised parameters).
-    let close = name.rfind(')');
-    let at = name.rfind('@').filter(|&i| close.is_none_or(|c| i > c));
-    let (head, cutoff_str) = match at {
-        Some(i) => (&name[..i], Some(&name[i + 1..])),
-        None => (name, None),
-    };
-    let (base, params) = match head.find('(') {
-        Some(i) => {
-            if !head.ends_with(')') {
-                return Err("expected `)` closing the parameter list".into());
-            }
-            (&head[..i], Some(&head[i + 1..head.len() - 1]))
-        }
-        None => (head, None),
-    };
-    let mut kv: Vec<(&str, &str)> = Vec::new();
-    if let Some(p) = params {
-        for part in p.split(',') {
-            let Some((k, v)) = part.split_once('=') else {
-                return Err(format!(
-                    "expected `param=value` in the parameter list, found `{part}`"
-                ));
-            };
-            kv.push((k.trim(), v.trim()));
-        }
-    }
-    let take = |kv: &mut Vec<(&str, &str)>, key: &str| -> Option<String> {
-        kv.iter()
-            .position(|(k, _)| *k == key)
-            .map(|i| kv.remove(i).1.to_string())
-    };
-    let mut kv_mut = kv;
-    let cutoff = if base == "IPrec" {
-        None
-    } else {
-        cutoff_str.map(parse_u32_cutoff).transpose()?
-    };
-    // `IPrec@r` takes a recall level where others take a cutoff.
-    let need_cut = |c: Option<u32>| c.ok_or_else(|| format!("`{base}` needs a cutoff: `{base}@k`"));
-    let no_cut = |c: Option<u32>| match c {
-        None => Ok(()),
-        Some(_) => Err(format!("`{base}` takes no cutoff")),
-    };
-    let m = match base {
-        "P" => {
-            if let Some(r) = take(&mut kv_mut, "recall") {
-                no_cut(cutoff)?;
-                Measure::PAtRecall { recall: parse_level(&r)? }
-            } else {
-                Measure::P { k: need_cut(cutoff)? }
-            }
-        }
-        "R" | "Recall" => {
-            let norm = match take(&mut kv_mut, "norm").as_deref() {
-                None | Some("rel") | Some("R") => RecallNorm::Rel,
-                Some("min") => RecallNorm::Min,
-                Some(o) => return Err(format!("`norm` for R@k is `min` (or absent), found `{o}`")),
-            };
-            Measure::R { k: need_cut(cutoff)?, norm }
-        }
-        "AP" | "MAP" => {
-            let norm = match take(&mut kv_mut, "norm").as_deref() {
-                None | Some("rel") | Some("R") => ApNorm::Rel,
-                Some("min") => ApNorm::Min,
-                Some("hits") => ApNorm::Hits,
-                Some(o) => return Err(format!("`norm` for AP is `min` or `hits` (or absent), found `{o}`")),
-            };
-            if norm != ApNorm::Rel && cutoff.is_none() {
-                return Err("AP(norm=...) needs a cutoff: `AP(norm=min)@k`".into());
-            }
-            Measure::AP { cutoff, norm }
-        }
-        "Rprec" | "RPrec" => {
-            no_cut(cutoff)?;
-            Measure::Rprec
-        }
-        "Depth" => {
-            no_cut(cutoff)?;
-            let r = take(&mut kv_mut, "recall").ok_or("`Depth` needs `(recall=r)`")?;
-            Measure::Depth { recall: parse_level(&r)? }
-        }
-        "IPrec" => {
-            let r = cutoff_str.ok_or("`IPrec` needs a recall level: `IPrec@0.5`")?;
-            return finish(kv_mut, Measure::IPrec { recall: parse_level(r)? });
-        }
-        "AP11" => {
-            no_cut(cutoff)?;
-            Measure::AP11
-        }
-        "RR" | "MRR" => Measure::RR { cutoff },
-        "Success" => Measure::Success { k: need_cut(cutoff)? },
-        "F" | "E" | "F1" | "E1" => {
-            let beta2 = match take(&mut kv_mut, "beta") {
-                Some(b) if base.ends_with('1') => return Err(format!("`{base}` fixes beta = 1; use `F(beta={b})`")),
-                Some(b) => parse_beta(&b)?,
-                None => 1.0,
-            };
-            if base.starts_with('F') {
-                Measure::F { beta2, cutoff }
-            } else {
-                Measure::E { beta2, cutoff }
-            }
-        }
-        "SetP" | "SetR" | "SetF" => {
-            no_cut(cutoff)?;
-            let threshold = take(&mut kv_mut, "threshold").map(|t| parse_number(&t)).transpose()?;
-            match base {
-                "SetP" => Measure::SetP { threshold },
-                "SetR" => Measure::SetR { threshold },
-                _ => {
-                    let beta2 = take(&mut kv_mut, "beta").map(|b| parse_beta(&b)).transpose()?.unwrap_or(1.0);
-                    Measure::SetF { beta2, threshold }
-                }
-            }
-        }
-        "nDCG" | "NDCG" => Measure::NDCG { cutoff },
-        "Bpref" => {
-            no_cut(cutoff)?;
-            Measure::Bpref
-        }
-        "AUC" => {
-            no_cut(cutoff)?;
-            Measure::AUC
-        }
-        "NumRet" | "NumRel" | "NumRelRet" | "NumQ" | "GM_AP" | "GMAP" => {
-            no_cut(cutoff)?;
-            match base {
-                "NumRet" => Measure::NumRet,
-                "NumRel" => Measure::NumRel,
-                "NumRelRet" => Measure::NumRelRet,
-                "NumQ" => Measure::NumQ,
-                _ => Measure::GMAP,
-            }
-        }
-        _ => {
-            return Err(
-                "unknown measure; expected a METRICS.md §3 name (P@k, R@k, AP, AP@k, Rprec, Depth(recall=r), \
-                 P(recall=r), IPrec@r, AP11, RR, Success@k, F(beta=b)@k, E(beta=b)@k, SetP, SetR, SetF, nDCG, \
-                 Bpref, AUC, NumRet, NumRel, NumRelRet, NumQ, GM_AP) or a trec_eval name (P.5,10, map, map_cut.10, ...)"
-                    .into(),
-            )
-        }
-    };
-    finish(kv_mut, m)
-}
-
-fn finish(rest: Vec<(&str, &str)>, m: Measure) -> Result<Measure, String> {
-    match rest.first() {
-        None => Ok(m),
-        Some((k, _)) => Err(format!("unknown parameter `{k}` for `{m}`")),
-    }
 }
 
 #[cfg(test)]
@@ -778,6 +453,46 @@ mod tests {
     }
 
     #[test]
+    fn trec_syntax_follows_trec_eval_rules() {
+        // The `trec_eval` command's rules: cutoffs sorted, duplicates and fractions refused.
+        assert_eq!(
+            Measure::parse("P.10,5").unwrap(),
+            vec![Measure::P { k: 5 }, Measure::P { k: 10 }]
+        );
+        assert!(Measure::parse("P.5,5")
+            .unwrap_err()
+            .reason
+            .contains("duplicate cutoffs"));
+        assert!(Measure::parse("set_F.1/4")
+            .unwrap_err()
+            .reason
+            .contains("positive number"));
+        assert!(Measure::parse("iprec_at_recall.0.5,0.5").is_err());
+        assert!(Measure::parse("P.").is_err());
+        assert!(Measure::parse("infAP")
+            .unwrap_err()
+            .reason
+            .contains("not supported"));
+        assert!(Measure::parse("runid").is_err());
+        // `official` is trec_eval's default set, without `runid`.
+        let official = Measure::parse("official").unwrap();
+        // num_q, num_ret, num_rel, num_rel_ret; map, gm_map, Rprec, bpref, recip_rank; 11 + 9.
+        assert_eq!(official.len(), 4 + 5 + 11 + 9);
+        assert_eq!(official[0], Measure::NumQ);
+        // Printed names round-trip through `trec_name`.
+        for s in [
+            "P_5",
+            "recall_10",
+            "relative_P_5",
+            "success_1",
+            "set_F_0.5",
+            "num_rel_ret",
+        ] {
+            assert_eq!(one(s).trec_name().unwrap(), s);
+        }
+    }
+
+    #[test]
     fn errors_name_the_problem() {
         let e = Measure::parse("Foo@3").unwrap_err();
         assert_eq!(e.name, "Foo@3");
@@ -820,5 +535,19 @@ mod tests {
             .reason
             .contains("no cutoff"));
         assert!(Measure::parse("").is_err());
+    }
+
+    #[test]
+    fn help_lists_every_syntax_with_trec_names() {
+        let h = Measure::help_text();
+        for s in Measure::syntaxes() {
+            assert!(h.contains(s.syntax), "{}", s.syntax);
+        }
+        assert!(h.contains("[trec_eval: P.k1,k2,...]"), "{h}");
+        assert!(h.contains("[trec_eval: map, map_cut.k1,k2,...]"), "{h}");
+        assert!(
+            h.contains("[trec_eval: recall.k1,k2,..., relative_P.k1,k2,...]"),
+            "{h}"
+        );
     }
 }

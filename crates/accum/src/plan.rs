@@ -5,7 +5,8 @@
 //! threshold slot. Per goal, the accumulator records its state when the ranking crosses a slot, so
 //! the cost of a measure set is paid at relevant items and at crossings, not at every item.
 
-use crate::measure::{Level, Measure};
+use crate::measure::Measure;
+use crate::measures::{LevelNeed, Needs};
 
 /// How many relevant items a recall level `r` requires, for interpolated precision (METRICS.md §8).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -74,15 +75,15 @@ pub(crate) enum LevelRule {
     Interpolated,
 }
 
-/// Where a measure reads its inputs from.
-#[derive(Copy, Clone, Debug)]
-pub(crate) enum Slot {
-    None,
-    Cut(usize),
-    Level(usize),
-    /// AP11: eleven level slots starting here.
-    Levels11(usize),
-    Threshold(usize),
+/// Where a measure reads its inputs from: the records its [`Needs`] asked for.
+#[derive(Copy, Clone, Debug, Default)]
+pub(crate) struct Slot {
+    /// Index into the plan's cutoffs.
+    pub cut: Option<usize>,
+    /// Index into the plan's levels (the first of eleven for AP11).
+    pub level: Option<usize>,
+    /// Index into the plan's thresholds.
+    pub threshold: Option<usize>,
 }
 
 /// A compiled measure set. Build it once; share it (it is `Sync`) between accumulators.
@@ -110,89 +111,59 @@ impl Plan {
                 ms.push(*m);
             }
         }
+        let needs: Vec<Needs> = ms.iter().map(Measure::needs).collect();
         let mut cutoffs: Vec<u64> = Vec::new();
         let mut levels: Vec<(f64, LevelRule)> = Vec::new();
         let mut thresholds: Vec<f64> = Vec::new();
-        let add_level = |levels: &mut Vec<(f64, LevelRule)>, r: f64, rule: LevelRule| -> usize {
-            match levels.iter().position(|&(x, ru)| x == r && ru == rule) {
-                Some(i) => i,
-                None => {
-                    levels.push((r, rule));
-                    levels.len() - 1
-                }
-            }
-        };
+        let mut slots: Vec<Slot> = vec![Slot::default(); ms.len()];
         // First pass: collect cutoffs (sorted later) and levels / thresholds (indices are final).
-        let mut level_slots: Vec<Option<usize>> = vec![None; ms.len()];
-        let mut threshold_slots: Vec<Option<usize>> = vec![None; ms.len()];
-        for (i, m) in ms.iter().enumerate() {
-            if let Some(k) = cutoff_of(m) {
+        for (need, slot) in needs.iter().zip(&mut slots) {
+            if let Some(k) = need.cutoff {
                 cutoffs.push(k as u64);
             }
-            match *m {
-                Measure::Depth { recall: Level(r) } | Measure::PAtRecall { recall: Level(r) } => {
-                    if r == 0.0 {
-                        // c(0) = 0 is reached at k = 1; P(recall=0) = p(1) needs s(1).
-                        cutoffs.push(1);
-                    }
-                    level_slots[i] = Some(add_level(&mut levels, r, LevelRule::Textbook));
-                }
-                Measure::IPrec { recall: Level(r) } => {
-                    level_slots[i] = Some(add_level(&mut levels, r, LevelRule::Interpolated));
-                }
-                Measure::AP11 => {
+            slot.level = match need.level {
+                LevelNeed::None => None,
+                LevelNeed::One(r, rule) => Some(
+                    match levels.iter().position(|&(x, ru)| x == r && ru == rule) {
+                        Some(i) => i,
+                        None => {
+                            levels.push((r, rule));
+                            levels.len() - 1
+                        }
+                    },
+                ),
+                LevelNeed::Eleven => {
                     // Eleven consecutive slots, so that AP11 can read them as a run.
                     let first = levels.len();
                     for j in 0..=10 {
                         levels.push((j as f64 / 10.0, LevelRule::Interpolated));
                     }
-                    level_slots[i] = Some(first);
+                    Some(first)
                 }
-                Measure::SetP { threshold: Some(t) }
-                | Measure::SetR { threshold: Some(t) }
-                | Measure::SetF {
-                    threshold: Some(t), ..
-                } => {
-                    let idx = match thresholds.iter().position(|&x| x == t) {
+            };
+            slot.threshold =
+                need.threshold
+                    .map(|t| match thresholds.iter().position(|&x| x == t) {
                         Some(j) => j,
                         None => {
                             thresholds.push(t);
                             thresholds.len() - 1
                         }
-                    };
-                    threshold_slots[i] = Some(idx);
-                }
-                _ => {}
-            }
+                    });
         }
         cutoffs.sort_unstable();
         cutoffs.dedup();
-        let slots = ms
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                if let Some(k) = cutoff_of(m) {
-                    Slot::Cut(
-                        cutoffs
-                            .binary_search(&(k as u64))
-                            .expect("cutoff collected"),
-                    )
-                } else if let Some(t) = threshold_slots[i] {
-                    Slot::Threshold(t)
-                } else if let Some(l) = level_slots[i] {
-                    if matches!(m, Measure::AP11) {
-                        Slot::Levels11(l)
-                    } else {
-                        Slot::Level(l)
-                    }
-                } else {
-                    Slot::None
-                }
-            })
-            .collect();
-        let needs_scores = ms.iter().any(Measure::needs_scores) || config.ties == Ties::Group;
-        let needs_ndcg = ms.iter().any(|m| matches!(m, Measure::NDCG { .. }));
-        let needs_auc = ms.contains(&Measure::AUC);
+        for (need, slot) in needs.iter().zip(&mut slots) {
+            slot.cut = need.cutoff.map(|k| {
+                cutoffs
+                    .binary_search(&(k as u64))
+                    .expect("cutoff collected")
+            });
+        }
+        let needs_scores =
+            needs.iter().any(|n| n.threshold.is_some()) || config.ties == Ties::Group;
+        let needs_ndcg = needs.iter().any(|n| n.ideal_dcg);
+        let needs_auc = needs.iter().any(|n| n.universe);
         Plan {
             measures: ms,
             config,
@@ -220,19 +191,6 @@ impl Plan {
     /// thresholds or tie groups.
     pub fn needs_scores(&self) -> bool {
         self.needs_scores
-    }
-}
-
-/// The rank cutoff a measure reads, if any.
-fn cutoff_of(m: &Measure) -> Option<u32> {
-    match *m {
-        Measure::P { k } | Measure::R { k, .. } | Measure::Success { k } => Some(k),
-        Measure::AP { cutoff, .. }
-        | Measure::RR { cutoff }
-        | Measure::F { cutoff, .. }
-        | Measure::E { cutoff, .. }
-        | Measure::NDCG { cutoff } => cutoff,
-        _ => None,
     }
 }
 

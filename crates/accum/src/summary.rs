@@ -175,9 +175,7 @@ impl Summary {
     pub fn aggregate(&self, i: usize) -> Aggregate {
         let goals = self.counts.evaluated;
         let mean = |sum: f64| if goals == 0 { 0.0 } else { sum / goals as f64 };
-        let m = &self.measures[i];
-        match m.aggregation() {
-            Aggregation::Sum if *m == Measure::NumQ => Aggregate::Sum(goals as f64),
+        match self.measures[i].aggregation() {
             Aggregation::Sum => Aggregate::Sum(self.sums[i].value()),
             Aggregation::Mean => Aggregate::Mean(mean(self.sums[i].value())),
             Aggregation::GeoMean => Aggregate::GeoMean(if goals == 0 {

@@ -149,6 +149,7 @@ const MEASURES: &[&str] = &[
     "NumRel",
     "NumRelRet",
     "NumQ",
+    "GM_AP",
 ];
 const SCORED: &[&str] = &[
     "SetP(threshold=0.5)",
@@ -325,6 +326,18 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
     })
 }
 
+#[test]
+fn every_kind_is_checked_against_the_reference() {
+    let tested = Measure::parse_all(MEASURES.iter().chain(SCORED).copied()).unwrap();
+    for kind in Measure::kinds() {
+        assert!(
+            tested.iter().any(|m| m.kind().variant == kind.variant),
+            "{} is not in MEASURES",
+            kind.variant
+        );
+    }
+}
+
 fn plan_for(c: &Case, names: &[&str], ties: Ties) -> Arc<Plan> {
     let ms = Measure::parse_all(names.iter().copied()).unwrap();
     Arc::new(Plan::new(
@@ -372,6 +385,8 @@ proptest! {
     fn streamed_equals_reference(c in case_strategy()) {
         let mut names = MEASURES.to_vec();
         names.extend_from_slice(SCORED);
+        // Every declared kind's examples too, so a new kind is checked as soon as it exists.
+        names.extend(Measure::kinds().iter().flat_map(|k| k.examples.iter().copied()));
         let plan = plan_for(&c, &names, Ties::Given);
         let got = stream(&c, &plan, true);
         for (m, v) in plan.measures().iter().zip(got) {

@@ -4,7 +4,7 @@
 //! A thin layer over the `lemma-eval` library: argument parsing, progress bars, logging, exit
 //! codes, and where the output goes.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use lemma_accum::Interpolation;
 use lemma_eval::output::{report_text, OutFormat, Writer};
 use lemma_eval::trec::{self, TrecOptions, TrecVersion};
@@ -369,7 +369,17 @@ impl From<lemma_ingest::InputError> for Fail {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // `eval -m`'s long help lists every measure, from the measures' own declarations.
+    let help = format!(
+        "A measure (repeatable), native or trec_eval's name:\n\n{}",
+        lemma_accum::Measure::help_text()
+    );
+    let command =
+        Cli::command().mut_subcommand("eval", |c| c.mut_arg("measures", |a| a.long_help(help)));
+    let cli = match Cli::from_arg_matches(&command.get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let verbose = match &cli.cmd {
         Cmd::Eval(a) => a.common.verbose,
         Cmd::TrecEval(a) => a.common.verbose,

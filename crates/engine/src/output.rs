@@ -2,7 +2,7 @@
 //! trec_eval-shaped lines. Per-goal rows are written as they arrive (file order); the summary last.
 
 use crate::{GoalRow, Report};
-use lemma_accum::{Aggregate, GoalCounts, Measure, Summary};
+use lemma_accum::{Aggregate, Aggregation, GoalCounts, Measure, Summary};
 use std::io::{self, Write};
 
 /// Output formats of `eval`.
@@ -142,10 +142,7 @@ impl<'w> Writer<'w> {
             OutFormat::Trec => {
                 for (m, a) in &aggs {
                     if let Some(v) = a.headline() {
-                        if matches!(
-                            m,
-                            Measure::NumRet | Measure::NumRel | Measure::NumRelRet | Measure::NumQ
-                        ) {
+                        if m.aggregation() == Aggregation::Sum {
                             writeln!(self.out, "{:<22}\tall\t{}", trec_or_canonical(m), v as i64)?;
                         } else {
                             writeln!(self.out, "{:<22}\tall\t{:.4}", trec_or_canonical(m), v)?;

@@ -1,0 +1,137 @@
+//! # `NumRet`, `NumRel`, `NumRelRet`, `NumQ`: counts
+//!
+//! Per goal: `NumRet = n` (items ranked), `NumRel = R` (relevant items in the actual set),
+//! `NumRelRet = s(n)` (relevant items ranked), `NumQ = 1`. Summed over goals, not averaged
+//! (`NumQ` is then the number of goals evaluated, and has no per-goal value of its own).
+//!
+//! trec_eval: `num_ret`, `num_rel`, `num_rel_ret`, `num_q` (all official, printed as integers).
+
+use super::{Alias, Def, Needs, Syntax};
+use crate::goal::GoalView;
+use crate::measure::{Aggregation, NativeName};
+use crate::trec::{TrecArg, TrecEntry, TrecParams};
+use crate::Measure;
+use std::fmt;
+
+/// `NumRet`.
+pub(crate) struct NumRet;
+/// `NumRel`.
+pub(crate) struct NumRel;
+/// `NumRelRet`.
+pub(crate) struct NumRelRet;
+/// `NumQ`.
+pub(crate) struct NumQ;
+
+/// A count's declaration: native name, trec_eval name and place, value.
+macro_rules! count {
+    ($def:ident, $native:literal, $about:literal, $trec:literal, $order:literal, $per_goal:literal,
+     |$g:ident| $value:expr) => {
+        impl Def for $def {
+            type Fields = ();
+            const SYNTAX: &'static [Syntax] = &[Syntax {
+                syntax: $native,
+                about: $about,
+            }];
+            const EXAMPLES: &'static [&'static str] = &[$native];
+            const TREC: &'static [Alias<()>] = &[Alias {
+                entry: TrecEntry {
+                    name: $trec,
+                    order: $order,
+                    official: true,
+                    params: TrecParams::Fixed {
+                        measure: Measure::$def,
+                        refused: None,
+                    },
+                },
+                of: |()| Some(TrecArg::None),
+            }];
+            const AGGREGATION: Aggregation = Aggregation::Sum;
+            const PER_GOAL: bool = $per_goal;
+
+            fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
+                n.is(&[$native])
+                    .then(|| n.no_cutoff().map(|()| Measure::$def))
+            }
+
+            fn fmt((): (), f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str($native)
+            }
+
+            fn needs((): ()) -> Needs {
+                Needs::NOTHING
+            }
+
+            fn value((): (), $g: &GoalView<'_>) -> Option<f64> {
+                Some($value)
+            }
+        }
+    };
+}
+
+count!(
+    NumRet,
+    "NumRet",
+    "n: items ranked (summed)",
+    "num_ret",
+    2,
+    true,
+    |g| g.n() as f64
+);
+count!(
+    NumRel,
+    "NumRel",
+    "R: relevant items (summed)",
+    "num_rel",
+    3,
+    true,
+    |g| g.r() as f64
+);
+count!(
+    NumRelRet,
+    "NumRelRet",
+    "s(n): relevant items ranked (summed)",
+    "num_rel_ret",
+    4,
+    true,
+    |g| g.s() as f64
+);
+count!(
+    NumQ,
+    "NumQ",
+    "goals evaluated (summary only)",
+    "num_q",
+    1,
+    false,
+    |_g| 1.0
+);
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{eval, SEED};
+
+    #[test]
+    fn seed_counts() {
+        let v = eval(&["NumRet", "NumRel", "NumRelRet", "NumQ"], 3, &SEED);
+        assert_eq!(v, [Some(6.0), Some(3.0), Some(3.0), Some(1.0)]);
+        // Two of four relevant retrieved.
+        let v = eval(&["NumRet", "NumRel", "NumRelRet"], 4, &SEED[..4]);
+        assert_eq!(v, [Some(4.0), Some(4.0), Some(2.0)]);
+    }
+
+    #[test]
+    fn summed_over_goals() {
+        use crate::{Aggregate, Config, GoalAccumulator, Measure, Plan, Summary, Truth};
+        use std::sync::Arc;
+        let ms = Measure::parse_all(["NumRet", "NumQ"]).unwrap();
+        let plan = Arc::new(Plan::new(&ms, Config::default()));
+        let mut acc = GoalAccumulator::new(plan.clone());
+        let mut sum = Summary::new(&plan);
+        for n in [6, 0, 2] {
+            acc.begin(&Truth::binary(1, 0));
+            acc.push_unjudged(n);
+            sum.add(&acc.finish().unwrap());
+        }
+        assert_eq!(sum.aggregate(0), Aggregate::Sum(8.0));
+        assert_eq!(sum.aggregate(1), Aggregate::Sum(3.0));
+    }
+}

@@ -1,0 +1,618 @@
+//! trec_eval's measure table and `-m` parser (METRICS.md §8), derived from the measure
+//! declarations.
+//!
+//! Each measure kind declares its trec_eval names (a [`TrecEntry`]: name, place in trec_eval's
+//! output order, parameter syntax and defaults); [`table`] collects them in trec_eval's order.
+//! [`resolve`] applies trec_eval's rules to a list of `-m` arguments: measures print in table
+//! order, not `-m` order; the first `-m` that gives a measure parameters wins; cutoff lists are
+//! sorted ascending and must not repeat; errors carry trec_eval's exit codes (1 for an illegal
+//! measure, 2 for parameters that cannot initialise). [`crate::Measure::parse`] uses the same
+//! parser for one argument, so `eval -m P.5,5` fails as `trec_eval -m P.5,5` does.
+
+use crate::measure::{parse_u32_cutoff, Aggregation, Measure};
+use crate::measures::KINDS;
+use std::fmt;
+use std::sync::OnceLock;
+
+/// One entry of trec_eval's measure table.
+#[derive(Copy, Clone, Debug)]
+pub struct TrecEntry {
+    /// The name `-m` takes (`P`, `map_cut`, `set_F`).
+    pub name: &'static str,
+    /// Index in trec_eval's measure table (`te_trec_measures[]` of trec_eval 9's `measures.c`:
+    /// `runid` 0, `P` 11, `set_F` 32), which is the order trec_eval prints measures in. Measures
+    /// lemma-eval lacks leave gaps, so a new entry takes its trec_eval index unchanged.
+    pub order: u8,
+    /// Part of trec_eval's `official` set (its default).
+    pub official: bool,
+    /// What the parameters after `name.` are, and which measures the entry gives.
+    pub params: TrecParams,
+}
+
+/// The parameters of a [`TrecEntry`] and the measures it expands to.
+#[derive(Copy, Clone, Debug)]
+pub enum TrecParams {
+    /// `runid`: no measure; the summary prints the run's name.
+    RunId,
+    /// One measure, no parameters. `refused` names what trec_eval's parameters would be
+    /// (`custom gains` for `ndcg`) when lemma-eval does not support them.
+    Fixed {
+        /// The measure.
+        measure: Measure,
+        /// What trec_eval's parameters would be, when refused.
+        refused: Option<&'static str>,
+    },
+    /// One measure per cutoff (`P.5,10` gives `P_5`, `P_10`); `default` without parameters.
+    Cutoffs {
+        /// The cutoffs without parameters.
+        default: &'static [u32],
+        /// The measure at one cutoff.
+        make: fn(u32) -> Measure,
+    },
+    /// One measure per recall level (`iprec_at_recall.0.1,0.5`), printed with two decimals.
+    Levels {
+        /// The levels without parameters.
+        default: &'static [f64],
+        /// The measure at one level.
+        make: fn(f64) -> Measure,
+    },
+    /// One measure with a number parameter (`set_F.0.5`), printed `name_param` as given.
+    Float {
+        /// The measure without parameters.
+        default: Measure,
+        /// The measure with one.
+        make: fn(f64) -> Measure,
+    },
+}
+
+/// The parameter under which an entry names one measure (see [`TrecEntry::printed_name`]).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub(crate) enum TrecArg {
+    /// The bare name (`map`, or `set_F` with its default parameter).
+    None,
+    Cutoff(u32),
+    Level(f64),
+    Float(f64),
+}
+
+/// One measure as trec_eval prints it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrecMeasure {
+    /// The printed name (`P_5`, `set_F_0.5`).
+    pub name: String,
+    /// What lemma-eval computes for it (`None` for `runid`).
+    pub measure: Option<Measure>,
+    /// Printed as an integer (the `num_*` counts).
+    pub integer: bool,
+    /// Printed per goal with `-q` (`runid`, `num_q` and `gm_map` only in the summary).
+    pub per_goal: bool,
+}
+
+/// A `-m` error: `(exit code, message)` with trec_eval's exit codes (1 for an illegal measure, 2 for
+/// a parameter that cannot initialise).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrecMeasureError {
+    /// Exit code.
+    pub code: i32,
+    /// Message.
+    pub message: String,
+}
+
+impl fmt::Display for TrecMeasureError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TrecMeasureError {}
+
+fn err(code: i32, message: String) -> TrecMeasureError {
+    TrecMeasureError { code, message }
+}
+
+/// trec_eval measures lemma-eval does not compute (named in the error).
+pub const UNSUPPORTED: [&str; 30] = [
+    "relstring",
+    "infAP",
+    "gm_bpref",
+    "Rprec_mult",
+    "utility",
+    "binG",
+    "G",
+    "dcg",
+    "ideal_dcg",
+    "ndcg_rel",
+    "Rndcg",
+    "set_relative_P",
+    "set_map",
+    "num_nonrel_judged_ret",
+    "prefs_num_prefs_poss",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "map_avgjg",
+    "P_avgjg",
+    "yaap",
+    "rbp",
+    "rbp_resid",
+    "unj",
+    "all_trec",
+    "all_prefs",
+    "prefs",
+    "qrels_jg",
+    "set",
+    "Rprec_mult_avgjg",
+];
+
+/// `runid`, the one entry that is not a measure.
+const RUNID: TrecEntry = TrecEntry {
+    name: "runid",
+    order: 0,
+    official: true,
+    params: TrecParams::RunId,
+};
+
+/// trec_eval's measure table, restricted to what lemma-eval computes, in trec_eval's order.
+pub fn table() -> &'static [TrecEntry] {
+    static TABLE: OnceLock<Vec<TrecEntry>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut t = vec![RUNID];
+        for kind in KINDS {
+            (kind.trec)(&mut t);
+        }
+        t.sort_by_key(|e| e.order);
+        t
+    })
+}
+
+/// The entry named `name`.
+pub fn entry(name: &str) -> Option<&'static TrecEntry> {
+    table().iter().find(|e| e.name == name)
+}
+
+/// The `official` set (trec_eval's default), in table order.
+pub fn official() -> impl Iterator<Item = &'static TrecEntry> {
+    table().iter().filter(|e| e.official)
+}
+
+fn names() -> String {
+    table()
+        .iter()
+        .map(|e| e.name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl TrecEntry {
+    /// The `-m` syntax, for help: `map`, `P.k1,k2,...`, `set_F.x`.
+    pub fn syntax(&self) -> String {
+        match self.params {
+            TrecParams::RunId | TrecParams::Fixed { .. } => self.name.to_string(),
+            TrecParams::Cutoffs { .. } => format!("{}.k1,k2,...", self.name),
+            TrecParams::Levels { .. } => format!("{}.r1,r2,...", self.name),
+            TrecParams::Float { .. } => format!("{}.x", self.name),
+        }
+    }
+
+    /// The name trec_eval prints for the entry's measure under `arg`.
+    pub(crate) fn printed_name(&self, arg: TrecArg) -> String {
+        match arg {
+            TrecArg::None => self.name.to_string(),
+            TrecArg::Cutoff(k) => format!("{}_{k}", self.name),
+            TrecArg::Level(x) => format!("{}_{x:.2}", self.name),
+            TrecArg::Float(x) => format!("{}_{x}", self.name),
+        }
+    }
+
+    /// The measures of this entry given `-m name.params` (or `-m name`), as trec_eval prints them.
+    pub fn expand(&self, params: Option<&str>) -> Result<Vec<TrecMeasure>, TrecMeasureError> {
+        let name = self.name;
+        Ok(match self.params {
+            TrecParams::RunId => vec![TrecMeasure {
+                name: name.into(),
+                measure: None,
+                integer: false,
+                per_goal: false,
+            }],
+            TrecParams::Fixed { measure, refused } => {
+                match (params, refused) {
+                    (Some(p), Some(what)) => {
+                        return Err(err(
+                            2,
+                            format!("{name} with {what} (`{p}`) is not supported"),
+                        ))
+                    }
+                    (Some(p), None) => {
+                        return Err(err(
+                            2,
+                            format!("measure `{name}` takes no parameters, found `{p}`"),
+                        ))
+                    }
+                    (None, _) => {}
+                }
+                vec![printed(name.into(), measure)]
+            }
+            TrecParams::Cutoffs { default, make } => {
+                let ks = match params {
+                    Some(p) => parse_cutoffs(name, p)?,
+                    None => default.to_vec(),
+                };
+                ks.into_iter()
+                    .map(|k| printed(self.printed_name(TrecArg::Cutoff(k)), make(k)))
+                    .collect()
+            }
+            TrecParams::Levels { default, make } => {
+                let xs = match params {
+                    Some(p) => parse_levels(name, p)?,
+                    None => default.to_vec(),
+                };
+                xs.into_iter()
+                    .map(|x| printed(self.printed_name(TrecArg::Level(x)), make(x)))
+                    .collect()
+            }
+            TrecParams::Float { default, make } => vec![match params {
+                None => printed(name.into(), default),
+                Some(p) => {
+                    // trec_eval reads the first number of the list; the name keeps the text.
+                    let first = p.split(',').next().unwrap_or(p);
+                    let x = parse_positive(first).ok_or_else(|| {
+                        err(
+                            2,
+                            format!("measure `{name}`: expected a positive number, found `{p}`"),
+                        )
+                    })?;
+                    printed(format!("{name}_{p}"), make(x))
+                }
+            }],
+        })
+    }
+}
+
+fn printed(name: String, measure: Measure) -> TrecMeasure {
+    TrecMeasure {
+        name,
+        measure: Some(measure),
+        integer: measure.aggregation() == Aggregation::Sum,
+        per_goal: measure.per_goal(),
+    }
+}
+
+fn parse_positive(s: &str) -> Option<f64> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| *x > 0.0 && x.is_finite())
+}
+
+fn parse_level(s: &str) -> Option<f64> {
+    s.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|x| (0.0..=1.0).contains(x))
+}
+
+fn parse_cutoffs(base: &str, params: &str) -> Result<Vec<u32>, TrecMeasureError> {
+    let mut v = Vec::new();
+    for p in params.split(',') {
+        let k: u32 = p.trim().parse().map_err(|_| {
+            err(
+                2,
+                format!("measure `{base}`: expected whole-number cutoffs, found `{p}`"),
+            )
+        })?;
+        if k == 0 {
+            return Err(err(
+                2,
+                format!("measure `{base}`: cutoffs must be positive, found `{p}`"),
+            ));
+        }
+        v.push(k);
+    }
+    v.sort_unstable();
+    if v.windows(2).any(|w| w[0] == w[1]) {
+        return Err(err(
+            2,
+            format!("measure `{base}`: duplicate cutoffs in `{params}`"),
+        ));
+    }
+    Ok(v)
+}
+
+fn parse_levels(base: &str, params: &str) -> Result<Vec<f64>, TrecMeasureError> {
+    let mut v = Vec::new();
+    for p in params.split(',') {
+        let x = parse_level(p).ok_or_else(|| {
+            err(
+                2,
+                format!("measure `{base}`: expected recall levels in [0, 1], found `{p}`"),
+            )
+        })?;
+        v.push(x);
+    }
+    v.sort_by(|a, b| a.partial_cmp(b).expect("finite"));
+    if v.windows(2).any(|w| w[0] == w[1]) {
+        return Err(err(
+            2,
+            format!("measure `{base}`: duplicate levels in `{params}`"),
+        ));
+    }
+    Ok(v)
+}
+
+/// What one `-m` argument designates.
+enum Arg<'a> {
+    /// `official` (its parameters, if any, are ignored, as trec_eval does).
+    Official,
+    /// An entry of the table, with the text after its first `.`.
+    Entry(&'static TrecEntry, Option<&'a str>),
+}
+
+/// The one trec_eval name parser: `Ok(None)` when `arg` is not a trec_eval name at all.
+fn classify(arg: &str) -> Result<Option<Arg<'_>>, TrecMeasureError> {
+    let (base, params) = match arg.split_once('.') {
+        Some((b, p)) => (b, Some(p)),
+        None => (arg, None),
+    };
+    let target = if base == "official" {
+        Arg::Official
+    } else if let Some(e) = entry(base) {
+        Arg::Entry(e, params)
+    } else if UNSUPPORTED.contains(&base) {
+        return Err(err(
+            1,
+            format!(
+                "trec_eval measure `{base}` is not supported by lemma-eval; supported: {}",
+                names()
+            ),
+        ));
+    } else {
+        return Ok(None);
+    };
+    if params == Some("") {
+        return Err(err(
+            1,
+            format!("illegal measure `{arg}`: empty parameter list"),
+        ));
+    }
+    Ok(Some(target))
+}
+
+/// Resolves `-m` arguments (none: `official`) to the measures trec_eval would print, in its order.
+pub fn resolve<S: AsRef<str>>(args: &[S]) -> Result<Vec<TrecMeasure>, TrecMeasureError> {
+    let table = table();
+    let mut marked = vec![false; table.len()];
+    let mut params: Vec<Option<&str>> = vec![None; table.len()];
+    let mark_official = |marked: &mut [bool]| {
+        for (m, e) in marked.iter_mut().zip(table) {
+            *m |= e.official;
+        }
+    };
+    if args.is_empty() {
+        mark_official(&mut marked);
+    }
+    for a in args {
+        let a = a.as_ref();
+        match classify(a)? {
+            Some(Arg::Official) => mark_official(&mut marked),
+            Some(Arg::Entry(e, p)) => {
+                let i = table
+                    .iter()
+                    .position(|t| std::ptr::eq(t, e))
+                    .expect("entry of the table");
+                marked[i] = true;
+                if params[i].is_none() {
+                    params[i] = p;
+                }
+            }
+            None => {
+                return Err(err(
+                    1,
+                    format!("illegal measure `{a}`; supported: official, {}", names()),
+                ))
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, e) in table.iter().enumerate() {
+        if marked[i] {
+            out.extend(e.expand(params[i])?);
+        }
+    }
+    Ok(out)
+}
+
+/// One `-m` argument under trec_eval's rules, as measures (`None`: not a trec_eval name). `runid`
+/// is refused: it is not a measure.
+pub(crate) fn parse_arg(arg: &str) -> Option<Result<Vec<Measure>, String>> {
+    let measures = |e: &TrecEntry, p: Option<&str>| -> Result<Vec<Measure>, TrecMeasureError> {
+        Ok(e.expand(p)?.into_iter().filter_map(|m| m.measure).collect())
+    };
+    let r = match classify(arg) {
+        Ok(None) => return None,
+        Err(e) => Err(e),
+        Ok(Some(Arg::Official)) => official()
+            .map(|e| measures(e, None))
+            .collect::<Result<Vec<_>, _>>()
+            .map(|v| v.concat()),
+        Ok(Some(Arg::Entry(e, _))) if matches!(e.params, TrecParams::RunId) => Err(err(
+            1,
+            "`runid` is the run's name in trec_eval's output, not a measure".into(),
+        )),
+        Ok(Some(Arg::Entry(e, p))) => measures(e, p),
+    };
+    Some(r.map_err(|e| e.message))
+}
+
+/// A name as trec_eval prints it (`P_10`, `map_cut_100`, `iprec_at_recall_0.10`, `set_F_0.5`,
+/// `map`): the inverse of [`Measure::trec_name`]. `None` when `name` is not one.
+pub(crate) fn parse_printed(name: &str) -> Option<Result<Measure, String>> {
+    for e in table() {
+        let suffix = name.strip_prefix(e.name).and_then(|r| r.strip_prefix('_'));
+        match e.params {
+            TrecParams::RunId => {}
+            TrecParams::Fixed { measure, .. } => {
+                if name == e.name {
+                    return Some(Ok(measure));
+                }
+            }
+            TrecParams::Cutoffs { make, .. } => {
+                if let Some(k) =
+                    suffix.filter(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+                {
+                    return Some(parse_u32_cutoff(k).map(make));
+                }
+            }
+            TrecParams::Levels { make, .. } => {
+                if let Some(x) = suffix.filter(|x| !x.is_empty()) {
+                    return Some(parse_level(x).map(make).ok_or_else(|| {
+                        format!("expected a recall level in [0, 1] after `{}_`", e.name)
+                    }));
+                }
+            }
+            TrecParams::Float { make, .. } => {
+                if let Some(x) = suffix.filter(|x| !x.is_empty()) {
+                    return Some(
+                        parse_positive(x).map(make).ok_or_else(|| {
+                            format!("expected a positive number after `{}_`", e.name)
+                        }),
+                    );
+                }
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names_of(args: &[&str]) -> Vec<String> {
+        resolve(args).unwrap().into_iter().map(|m| m.name).collect()
+    }
+
+    #[test]
+    fn table_is_trec_evals_order() {
+        let names: Vec<&str> = table().iter().map(|e| e.name).collect();
+        assert_eq!(
+            names,
+            [
+                "runid",
+                "num_q",
+                "num_ret",
+                "num_rel",
+                "num_rel_ret",
+                "map",
+                "gm_map",
+                "Rprec",
+                "bpref",
+                "recip_rank",
+                "iprec_at_recall",
+                "P",
+                "recall",
+                "11pt_avg",
+                "ndcg",
+                "ndcg_cut",
+                "map_cut",
+                "relative_P",
+                "success",
+                "set_P",
+                "set_recall",
+                "set_F",
+            ]
+        );
+        let orders: Vec<u8> = table().iter().map(|e| e.order).collect();
+        assert!(orders.windows(2).all(|w| w[0] < w[1]), "distinct orders");
+        let official: Vec<&str> = official().map(|e| e.name).collect();
+        assert_eq!(official, names[..12]);
+        for e in table() {
+            assert!(!UNSUPPORTED.contains(&e.name), "{}", e.name);
+        }
+    }
+
+    #[test]
+    fn official_is_thirty_lines_in_table_order() {
+        let n = names_of(&[]);
+        assert_eq!(n.len(), 30);
+        assert_eq!(
+            &n[..6],
+            &["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map"]
+        );
+        assert_eq!(n[10], "iprec_at_recall_0.00");
+        assert_eq!(n[20], "iprec_at_recall_1.00");
+        assert_eq!(n[21], "P_5");
+        assert_eq!(n[29], "P_1000");
+        assert_eq!(names_of(&["official"]), n);
+    }
+
+    #[test]
+    fn table_order_first_params_win_sorted_cutoffs() {
+        assert_eq!(names_of(&["P.10,5", "map", "P.20"]), ["map", "P_5", "P_10"]);
+        assert_eq!(
+            names_of(&["set_F.0.5", "ndcg_cut.10"]),
+            ["ndcg_cut_10", "set_F_0.5"]
+        );
+        assert_eq!(
+            names_of(&["success"]),
+            ["success_1", "success_5", "success_10"]
+        );
+        assert_eq!(
+            names_of(&["iprec_at_recall.0.5,0.1"]),
+            ["iprec_at_recall_0.10", "iprec_at_recall_0.50"]
+        );
+        assert_eq!(names_of(&["map", "map"]), ["map"]);
+    }
+
+    #[test]
+    fn integer_and_per_goal_follow_the_measures() {
+        let all = resolve(&["official", "set_F", "ndcg_cut.3"]).unwrap();
+        for m in &all {
+            let integer = ["num_q", "num_ret", "num_rel", "num_rel_ret"].contains(&&*m.name);
+            assert_eq!(m.integer, integer, "{}", m.name);
+            let summary_only = ["runid", "num_q", "gm_map"].contains(&&*m.name);
+            assert_eq!(m.per_goal, !summary_only, "{}", m.name);
+            if let Some(measure) = m.measure {
+                // What trec_eval prints is what `trec_name` gives, for default parameters.
+                assert_eq!(measure.trec_name().unwrap(), m.name);
+                assert_eq!(Measure::parse(&m.name).unwrap(), [measure]);
+            }
+        }
+    }
+
+    #[test]
+    fn errors() {
+        let e = resolve(&["infAP"]).unwrap_err();
+        assert_eq!(e.code, 1);
+        assert!(
+            e.message.contains("`infAP` is not supported"),
+            "{}",
+            e.message
+        );
+        assert_eq!(resolve(&["foo"]).unwrap_err().code, 1);
+        assert_eq!(resolve(&["P.5,5"]).unwrap_err().code, 2);
+        assert_eq!(resolve(&["P."]).unwrap_err().code, 1);
+        assert_eq!(resolve(&["map.3"]).unwrap_err().code, 2);
+        assert_eq!(resolve(&["set_F.1/4"]).unwrap_err().code, 2);
+        assert_eq!(resolve(&["P_5"]).unwrap_err().code, 1);
+        let e = resolve(&["ndcg.1=2"]).unwrap_err();
+        assert_eq!(
+            (e.code, &*e.message),
+            (2, "ndcg with custom gains (`1=2`) is not supported")
+        );
+        assert_eq!(resolve(&["iprec_at_recall.0.5,0.50"]).unwrap_err().code, 2);
+        assert_eq!(resolve(&["P.0"]).unwrap_err().code, 2);
+    }
+
+    #[test]
+    fn set_f_keeps_the_parameter_text() {
+        let v = resolve(&["set_F.0.50,3"]).unwrap();
+        assert_eq!(v[0].name, "set_F_0.50,3");
+        assert_eq!(
+            v[0].measure,
+            Some(Measure::SetF {
+                beta2: 0.5,
+                threshold: None
+            })
+        );
+    }
+}
