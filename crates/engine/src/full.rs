@@ -19,14 +19,13 @@
 //! stay at the chunks in flight and unmapping costs nothing at the end.
 
 use crate::outcome::{evaluate_unseen, record_goal, truth_of};
-use crate::pool::{CloseOnDrop, Window};
+use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink;
 use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report};
-use lemma_accum::{GoalAccumulator, GoalFate, Summary};
+use lemma_accum::{GoalAccumulator, GoalFate, Plan, Summary};
 use lemma_ingest::{show, ActualSets, ErrorKind, InputError, Matrix, Names, Row, Store};
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc::sync_channel;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Where per-goal rankings come from.
@@ -79,7 +78,6 @@ impl Source<'_> {
 
 /// A chunk's output.
 struct ChunkResult {
-    index: usize,
     summary: Summary,
     rows: Vec<GoalRow>,
     /// Goal ids of the actual sets that this chunk saw.
@@ -534,6 +532,92 @@ fn tied_above<T: Score>(row: &[T], t: T, col: u32, lemmas: &Names) -> u64 {
     above
 }
 
+/// The full-library pipeline as an ordered job: units are chunks of consecutive goals, handed out
+/// by an atomic counter.
+struct FullJob<'a> {
+    actual: &'a ActualSets,
+    opts: &'a EvalOptions,
+    source: &'a Source<'a>,
+    to_source: &'a [u32],
+    plan: &'a Arc<Plan>,
+    want_rows: bool,
+    /// Goals a chunk.
+    chunk: usize,
+    chunks: usize,
+    goals: usize,
+    next: AtomicUsize,
+}
+
+impl<'a> OrderedJob for FullJob<'a> {
+    type Worker = Worker<'a>;
+    type Unit = ();
+    type Output = ChunkResult;
+    type Done = ();
+
+    fn worker(&self) -> Worker<'a> {
+        Worker {
+            actual: self.actual,
+            opts: self.opts,
+            source: self.source,
+            to_source: self.to_source,
+            acc: GoalAccumulator::new(self.plan.clone()),
+            bits: vec![0; self.source.universe().div_ceil(64) + 1],
+            ranks: Vec::new(),
+            judged: Vec::new(),
+            want_rows: self.want_rows,
+            scanned: 0,
+        }
+    }
+
+    fn next(&self, _: &mut Worker<'a>, window: &Window) -> Option<(u64, ())> {
+        let c = self.next.fetch_add(1, Ordering::Relaxed);
+        if c >= self.chunks {
+            return None;
+        }
+        window.wait_for(c as u64);
+        Some((c as u64, ()))
+    }
+
+    fn run(&self, w: &mut Worker<'a>, index: u64, _: ()) -> ChunkResult {
+        let c = index as usize;
+        let mut res = ChunkResult {
+            summary: Summary::new(self.plan),
+            rows: if self.want_rows {
+                Vec::with_capacity(self.chunk)
+            } else {
+                Vec::new()
+            },
+            seen: Vec::new(),
+            entries: 0,
+            scanned: 0,
+            error: None,
+        };
+        let mut s = Summary::new(self.plan);
+        let goals = c * self.chunk..((c + 1) * self.chunk).min(self.goals);
+        for g in goals.clone() {
+            if let Err(e) = w.goal(g, &mut s, &mut res) {
+                res.error = Some(e);
+                break;
+            }
+        }
+        // Done with the chunk's rankings: unmapping their pages now, on this thread, spreads over
+        // the workers what the final unmap would do alone.
+        match self.source {
+            Source::Store(store) => store.release(goals),
+            Source::Dense { matrix, .. } => matrix.release(goals),
+        }
+        res.summary = s;
+        res.scanned = std::mem::take(&mut w.scanned);
+        res
+    }
+
+    fn failed(res: &ChunkResult) -> bool {
+        res.error.is_some()
+    }
+
+    fn finish(&self, _: Worker<'a>) {}
+}
+
 /// Evaluates every goal of `source` against `actual`. Rows (when asked for) come in the source's
 /// goal order, then the actual goals the source does not have (evaluated as empty, or skipped per
 /// `--missing`).
@@ -578,113 +662,38 @@ pub fn evaluate_full(
     let threads = opts.threads.max(1);
     let chunk = chunk.min(goals.div_ceil(4 * threads)).max(1);
     let chunks = goals.div_ceil(chunk);
-    let next = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let window = Window::new(4 * threads as u64 + 4);
-    let want_rows = rows.wants_rows();
-    let (tx, rx) = sync_channel::<ChunkResult>(threads * 2);
+    let job = FullJob {
+        actual,
+        opts,
+        source,
+        to_source: &to_source,
+        plan: &plan,
+        want_rows: rows.wants_rows(),
+        chunk,
+        chunks,
+        goals,
+        next: AtomicUsize::new(0),
+    };
     let mut summary = Summary::new(&plan);
     let mut seen = vec![false; actual.goals.len()];
     let mut entries = 0u64;
     let mut scanned = 0u64;
-    let mut first_error = None;
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            let tx = tx.clone();
-            let (next, stop, plan, to_source, window) = (&next, &stop, &plan, &to_source, &window);
-            scope.spawn(move || {
-                let mut w = Worker {
-                    actual,
-                    opts,
-                    source,
-                    to_source,
-                    acc: GoalAccumulator::new(plan.clone()),
-                    bits: vec![0; source.universe().div_ceil(64) + 1],
-                    ranks: Vec::new(),
-                    judged: Vec::new(),
-                    want_rows,
-                    scanned: 0,
-                };
-                loop {
-                    let c = next.fetch_add(1, Ordering::Relaxed);
-                    if c >= chunks || stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    window.wait_for(c as u64);
-                    let mut res = ChunkResult {
-                        index: c,
-                        summary: Summary::new(plan),
-                        rows: if want_rows {
-                            Vec::with_capacity(chunk)
-                        } else {
-                            Vec::new()
-                        },
-                        seen: Vec::new(),
-                        entries: 0,
-                        scanned: 0,
-                        error: None,
-                    };
-                    let mut s = Summary::new(plan);
-                    let goals_done = c * chunk..((c + 1) * chunk).min(goals);
-                    for g in goals_done.clone() {
-                        if let Err(e) = w.goal(g, &mut s, &mut res) {
-                            res.error = Some(e);
-                            break;
-                        }
-                    }
-                    // Done with the chunk's rankings: unmapping their pages now, on this
-                    // thread, spreads over the workers what the final unmap would do alone.
-                    match source {
-                        Source::Store(store) => store.release(goals_done),
-                        Source::Dense { matrix, .. } => matrix.release(goals_done),
-                    }
-                    res.summary = s;
-                    res.scanned = std::mem::take(&mut w.scanned);
-                    if tx.send(res).is_err() {
-                        break;
-                    }
-                }
-            });
+    let (_, collected) = run_ordered(&job, threads, |mut r: ChunkResult| {
+        if let Some(e) = r.error.take() {
+            return Err(e);
         }
-        drop(tx);
-        // The collector drains the channel even after an error; should it panic, producers
-        // waiting on the window must still go.
-        let _close = CloseOnDrop(&window);
-        // Collector: merge in chunk order (rows in goal order).
-        let mut pending: BTreeMap<usize, ChunkResult> = BTreeMap::new();
-        let mut expect = 0;
-        for res in rx.iter() {
-            pending.insert(res.index, res);
-            while let Some(mut r) = pending.remove(&expect) {
-                expect += 1;
-                window.advance(expect as u64);
-                if first_error.is_some() {
-                    continue;
-                }
-                if let Some(e) = r.error.take() {
-                    first_error = Some(e);
-                    stop.store(true, Ordering::Relaxed);
-                    continue;
-                }
-                summary.merge(&r.summary).expect("same plan");
-                entries += r.entries;
-                scanned += r.scanned;
-                for gid in r.seen {
-                    seen[gid as usize] = true;
-                }
-                for row in r.rows {
-                    if let Err(e) = rows.row(row) {
-                        first_error = Some(EvalError::Sink(e));
-                        stop.store(true, Ordering::Relaxed);
-                        break;
-                    }
-                }
-            }
+        summary.merge(&r.summary).expect("same plan");
+        entries += r.entries;
+        scanned += r.scanned;
+        for gid in r.seen {
+            seen[gid as usize] = true;
         }
+        for row in r.rows {
+            rows.row(row).map_err(EvalError::Sink)?;
+        }
+        Ok(())
     });
-    if let Some(e) = first_error {
-        return Err(e);
-    }
+    collected?;
     tracing::debug!(entries, scanned, "ranked entries, and how many were read");
     // Actual goals the source never ranked.
     evaluate_unseen(

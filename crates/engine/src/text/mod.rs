@@ -19,18 +19,17 @@
 mod regroup;
 mod worker;
 
-use crate::options::{plan_for, EvalOptions};
+use crate::options::{plan_for, EvalOptions, OrderMode};
 use crate::outcome::{evaluate_unseen, EvalError, GoalRow, Report};
-use crate::pool::{CloseOnDrop, Window};
+use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink as RowSink;
 use hashbrown::HashMap;
 use lemma_accum::{Plan, Summary};
-use lemma_ingest::{show, ActualSets, BatchReader, ErrorKind, Format, GoalKey, Input, InputError};
+use lemma_ingest::{
+    show, ActualSets, BatchReader, ErrorKind, Format, GoalKey, Input, InputError, Next,
+};
 use regroup::{regroup, Regrouped};
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use worker::Worker;
@@ -44,7 +43,6 @@ enum GoalRef {
 
 #[derive(Debug, Default)]
 struct BatchResult {
-    index: u64,
     /// Where the batch starts in the input: error byte offsets are the batch's own.
     first_byte: u64,
     lines: u64,
@@ -109,135 +107,60 @@ pub fn evaluate(
     } else {
         (BatchReader::new(input, key, opts.batch_bytes), None)
     };
-    let threads = opts.threads.max(1);
-    let want_rows = rows.wants_rows();
-    let stop = AtomicBool::new(false);
-    let window = Window::new(4 * threads as u64 + 4);
-    // No reader thread: each worker takes the next batch itself, so the bytes it copies in are in
-    // its own core's cache when it parses them, and two threads share two cores rather than three.
-    // A plain file's batches are only claimed under the lock (their last 64 KiB read to find the
-    // cut, some microseconds) and read outside it, by both workers at once; a stream's are read
-    // under the lock (a few hundred microseconds per batch).
-    let input_state = Mutex::new(SharedInput {
-        reader,
-        done: false,
-        error: None,
-    });
-    let (res_tx, res_rx) = sync_channel::<BatchResult>(threads * 2);
-
-    let outcome = std::thread::scope(|scope| -> Result<(Summary, Report), EvalError> {
-        let mut workers = Vec::new();
-        for _ in 0..threads {
-            let res_tx: SyncSender<BatchResult> = res_tx.clone();
-            let plan = &plan;
-            let stop = &stop;
-            let window = &window;
-            let input_state = &input_state;
-            workers.push(scope.spawn(move || -> Summary {
-                let mut w = Worker::new(actual, opts, plan, order, want_rows);
-                let mut buf = Vec::new();
-                loop {
-                    if stop.load(AtomicOrdering::Relaxed) {
-                        break;
-                    }
-                    let next = {
-                        let mut input = input_state.lock().expect("input");
-                        if input.done {
-                            break;
-                        }
-                        window.wait_for(input.reader.next_index());
-                        if stop.load(AtomicOrdering::Relaxed) {
-                            break;
-                        }
-                        // A plain file's batch is only claimed here, and read below, while the
-                        // other workers claim and read theirs.
-                        match input.reader.next(&mut buf) {
-                            Ok(Some(next)) => {
-                                if let Some(p) = progress {
-                                    p(input.reader.bytes_read());
-                                }
-                                next
-                            }
-                            Ok(None) => {
-                                input.done = true;
-                                break;
-                            }
-                            Err(e) => {
-                                input.done = true;
-                                input.error = Some(e);
-                                break;
-                            }
-                        }
-                    };
-                    let index = next.index();
-                    let batch = match next.read(&mut buf) {
-                        Ok(b) => b,
-                        Err(e) => {
-                            // In batch order, like an error in the batch's lines: the collector
-                            // stops there and lets waiting workers go; the other workers stop
-                            // taking batches.
-                            stop.store(true, AtomicOrdering::Relaxed);
-                            let res = BatchResult {
-                                index,
-                                error: Some(e.into()),
-                                ..BatchResult::default()
-                            };
-                            let _ = res_tx.send(res);
-                            break;
-                        }
-                    };
-                    let mut res = BatchResult {
-                        index: batch.index,
-                        first_byte: batch.first_byte,
-                        ..BatchResult::default()
-                    };
-                    w.batch(format, &batch, &mut res);
-                    // Done with the bytes: keep the buffer for the next batch, or drop the mapped
-                    // pages now rather than when the collector reaches this batch in order.
-                    if let Some(b) = batch.data.release() {
-                        buf = b;
-                    }
-                    if res_tx.send(res).is_err() {
-                        break;
-                    }
-                }
-                w.into_summary()
-            }));
-        }
-        drop(res_tx);
-        // Workers waiting on the window are let go once the collector is done (even by a panic).
-        let close = CloseOnDrop(&window);
-        let collected = collect(
-            &window,
-            actual,
-            &plan,
-            opts,
-            &path,
-            res_rx,
-            line_map.as_deref(),
-            rows,
-            &mut report,
-        );
-        if collected.is_err() {
-            stop.store(true, AtomicOrdering::Relaxed);
-        }
-        drop(close);
-        let mut summary = Summary::new(&plan);
-        for w in workers {
-            let s = w.join().expect("worker panicked");
-            summary.merge(&s).expect("same plan");
-        }
-        // An error the collector found is about an earlier batch than any read error.
-        let extra = collected?;
-        let mut input = input_state.lock().expect("input");
-        if let Some(e) = input.error.take() {
-            return Err(e.into());
-        }
-        report.bytes = input.reader.bytes_read();
-        summary.merge(&extra).expect("same plan");
-        Ok((summary, std::mem::take(&mut report)))
-    });
-    let (summary, mut report) = outcome?;
+    let job = TextJob {
+        actual,
+        opts,
+        plan: &plan,
+        order,
+        format,
+        want_rows: rows.wants_rows(),
+        progress,
+        input: Mutex::new(SharedInput {
+            reader,
+            done: false,
+            error: None,
+        }),
+    };
+    let mut collector = Collector {
+        actual,
+        path: &path,
+        line_map: line_map.as_deref(),
+        rows,
+        report: &mut report,
+        first_line: vec![0u64; actual.goals.len()],
+        unknown_first: HashMap::new(),
+        lines_before: 0,
+    };
+    let (summaries, collected) = run_ordered(&job, opts.threads, |res| collector.take(res));
+    // An error the collector found is about an earlier batch than any read error.
+    collected?;
+    let mut input = job.input.into_inner().expect("input");
+    if let Some(e) = input.error.take() {
+        return Err(e.into());
+    }
+    let Collector {
+        rows,
+        report: rep,
+        first_line,
+        lines_before,
+        ..
+    } = collector;
+    rep.lines = lines_before;
+    rep.bytes = input.reader.bytes_read();
+    let mut summary = Summary::new(&plan);
+    for s in &summaries {
+        summary.merge(s).expect("same plan");
+    }
+    // Goals of the actual sets that the predictions never ranked.
+    evaluate_unseen(
+        actual,
+        &plan,
+        opts,
+        |gid| first_line[gid] != 0,
+        opts.universe,
+        &mut summary,
+        rows,
+    )?;
     report.elapsed = started.elapsed();
     Ok((summary, report))
 }
@@ -249,110 +172,191 @@ struct SharedInput {
     error: Option<InputError>,
 }
 
-/// The collector: results in batch order, contiguity, line numbers, rows; then goals without
-/// predictions. Returns the summary of those goals.
-#[allow(clippy::too_many_arguments)]
-fn collect(
-    window: &Window,
-    actual: &ActualSets,
-    plan: &Arc<Plan>,
-    opts: &EvalOptions,
-    path: &Path,
-    res_rx: Receiver<BatchResult>,
-    line_map: Option<&[u64]>,
-    rows: &mut dyn RowSink,
-    report: &mut Report,
-) -> Result<Summary, EvalError> {
-    let mut first_line = vec![0u64; actual.goals.len()];
-    let mut unknown_first: HashMap<Vec<u8>, u64> = HashMap::new();
-    let mut pending: BTreeMap<u64, BatchResult> = BTreeMap::new();
-    let mut next = 0u64;
-    let mut lines_before = 0u64;
-    let original = |global: u64| {
-        line_map.map_or(global, |m| {
+/// The text pipeline as an ordered job: units are batches of whole goals. No reader thread: each
+/// worker takes the next batch itself, so the bytes it copies in are in its own core's cache when
+/// it parses them, and two threads share two cores rather than three. A plain file's batches are
+/// only claimed under the lock (their last 64 KiB read to find the cut, some microseconds) and
+/// read outside it, by both workers at once; a stream's are read under the lock (a few hundred
+/// microseconds per batch).
+struct TextJob<'a> {
+    actual: &'a ActualSets,
+    opts: &'a EvalOptions,
+    plan: &'a Arc<Plan>,
+    order: OrderMode,
+    format: Format,
+    want_rows: bool,
+    progress: Option<&'a (dyn Fn(u64) + Sync)>,
+    input: Mutex<SharedInput>,
+}
+
+impl<'a> OrderedJob for TextJob<'a> {
+    /// The worker and its batch buffer.
+    type Worker = (Worker<'a>, Vec<u8>);
+    type Unit = Next;
+    type Output = BatchResult;
+    type Done = Summary;
+
+    fn worker(&self) -> Self::Worker {
+        let w = Worker::new(
+            self.actual,
+            self.opts,
+            self.plan,
+            self.order,
+            self.want_rows,
+        );
+        (w, Vec::new())
+    }
+
+    fn next(&self, (_, buf): &mut Self::Worker, window: &Window) -> Option<(u64, Next)> {
+        let mut input = self.input.lock().expect("input");
+        if input.done {
+            return None;
+        }
+        window.wait_for(input.reader.next_index());
+        // A plain file's batch is only claimed here, and read in `run`, while the other workers
+        // claim and read theirs.
+        match input.reader.next(buf) {
+            Ok(Some(next)) => {
+                if let Some(p) = self.progress {
+                    p(input.reader.bytes_read());
+                }
+                Some((next.index(), next))
+            }
+            Ok(None) => {
+                input.done = true;
+                None
+            }
+            Err(e) => {
+                input.done = true;
+                input.error = Some(e);
+                None
+            }
+        }
+    }
+
+    fn run(&self, (w, buf): &mut Self::Worker, _: u64, next: Next) -> BatchResult {
+        let batch = match next.read(buf) {
+            Ok(b) => b,
+            // In batch order, like an error in the batch's lines.
+            Err(e) => {
+                return BatchResult {
+                    error: Some(e.into()),
+                    ..BatchResult::default()
+                }
+            }
+        };
+        let mut res = BatchResult {
+            first_byte: batch.first_byte,
+            ..BatchResult::default()
+        };
+        w.batch(self.format, &batch, &mut res);
+        // Done with the bytes: keep the buffer for the next batch, or drop the mapped pages now
+        // rather than when the collector reaches this batch in order.
+        if let Some(b) = batch.data.release() {
+            *buf = b;
+        }
+        res
+    }
+
+    fn failed(res: &BatchResult) -> bool {
+        res.error.is_some()
+    }
+
+    fn finish(&self, (w, _): Self::Worker) -> Summary {
+        w.into_summary()
+    }
+}
+
+/// The collector: batch results in order; contiguity, line numbers, the report, rows.
+struct Collector<'c> {
+    actual: &'c ActualSets,
+    path: &'c Path,
+    /// Regrouped input: each line's original number.
+    line_map: Option<&'c [u64]>,
+    rows: &'c mut dyn RowSink,
+    report: &'c mut Report,
+    /// Each known goal's first line (0: not seen).
+    first_line: Vec<u64>,
+    unknown_first: HashMap<Vec<u8>, u64>,
+    lines_before: u64,
+}
+
+impl Collector<'_> {
+    /// A line's number in the original input.
+    fn original(&self, global: u64) -> u64 {
+        self.line_map.map_or(global, |m| {
             m.get(global as usize - 1).copied().unwrap_or(global)
         })
-    };
-    let fix = |e: EvalError, lines_before: u64, first_byte: u64| -> EvalError {
+    }
+
+    /// A batch's error, with file-wide lines and bytes.
+    fn fix(&self, e: EvalError, first_byte: u64) -> EvalError {
         match e {
             EvalError::Input(mut ie) => {
-                ie.path = path.to_path_buf();
-                ie.line = ie.line.map(|l| original(l + lines_before));
-                ie.byte = match line_map {
+                ie.path = self.path.to_path_buf();
+                ie.line = ie.line.map(|l| self.original(l + self.lines_before));
+                ie.byte = match self.line_map {
                     Some(_) => None,
                     None => ie.byte.map(|b| b + first_byte),
                 };
-                ie.first_line = ie.first_line.map(|l| original(l + lines_before));
+                ie.first_line = ie.first_line.map(|l| self.original(l + self.lines_before));
                 EvalError::Input(ie)
             }
             other => other,
         }
-    };
-    for res in res_rx.iter() {
-        pending.insert(res.index, res);
-        while let Some(mut res) = pending.remove(&next) {
-            next += 1;
-            window.advance(next);
-            if let Some(e) = res.error.take() {
-                return Err(fix(e, lines_before, res.first_byte));
-            }
-            for (g, local) in res.goals.drain(..) {
-                let line = lines_before + local;
-                let earlier = match &g {
-                    GoalRef::Known(id) => {
-                        let slot = &mut first_line[*id as usize];
-                        let e = *slot;
-                        if e == 0 {
-                            *slot = line;
-                        }
-                        e
-                    }
-                    GoalRef::Unknown(name) => *unknown_first.entry(name.clone()).or_insert(line),
-                };
-                if earlier != 0 && earlier != line {
-                    let name = match &g {
-                        GoalRef::Known(id) => show(actual.goals.name(*id)),
-                        GoalRef::Unknown(n) => show(n),
-                    };
-                    return Err(EvalError::Input(InputError {
-                        kind: ErrorKind::GoalNotContiguous,
-                        path: path.to_path_buf(),
-                                                line: Some(original(line)),
-                        byte: None,
-                        first_line: None,
-                        message: format!(
-                            "goal `{name}` appears again; its lines began at line {} and were interrupted by other \
-                             goals. A goal's lines must be contiguous: sort the file by goal, or pass --regroup \
-                             (which buffers the whole file in memory)",
-                            original(earlier)
-                        ),
-                    }));
-                }
-                report.goals_in_predictions += 1;
-            }
-            lines_before += res.lines;
-            report.items += res.stats.items;
-            report.duplicates_dropped += res.stats.duplicates_dropped;
-            report.beyond_depth += res.stats.beyond_depth;
-            report.goals_reordered += res.stats.goals_reordered;
-            if let (Some(tag), None) = (res.last_tag.take(), line_map) {
-                report.runid = tag;
-            }
-            for row in res.rows.drain(..) {
-                rows.row(row).map_err(EvalError::Sink)?;
-            }
-        }
     }
-    report.lines = lines_before;
-    let mut summary = Summary::new(plan);
-    evaluate_unseen(
-        actual,
-        plan,
-        opts,
-        |gid| first_line[gid] != 0,
-        opts.universe,
-        &mut summary,
-        rows,
-    )?;
-    Ok(summary)
+
+    /// The next batch's result, in order.
+    fn take(&mut self, mut res: BatchResult) -> Result<(), EvalError> {
+        if let Some(e) = res.error.take() {
+            return Err(self.fix(e, res.first_byte));
+        }
+        for (g, local) in res.goals.drain(..) {
+            let line = self.lines_before + local;
+            let earlier = match &g {
+                GoalRef::Known(id) => {
+                    let slot = &mut self.first_line[*id as usize];
+                    let e = *slot;
+                    if e == 0 {
+                        *slot = line;
+                    }
+                    e
+                }
+                GoalRef::Unknown(name) => *self.unknown_first.entry(name.clone()).or_insert(line),
+            };
+            if earlier != 0 && earlier != line {
+                let name = match &g {
+                    GoalRef::Known(id) => show(self.actual.goals.name(*id)),
+                    GoalRef::Unknown(n) => show(n),
+                };
+                return Err(EvalError::Input(InputError {
+                    kind: ErrorKind::GoalNotContiguous,
+                    path: self.path.to_path_buf(),
+                    line: Some(self.original(line)),
+                    byte: None,
+                    first_line: None,
+                    message: format!(
+                        "goal `{name}` appears again; its lines began at line {} and were interrupted by other \
+                         goals. A goal's lines must be contiguous: sort the file by goal, or pass --regroup \
+                         (which buffers the whole file in memory)",
+                        self.original(earlier)
+                    ),
+                }));
+            }
+            self.report.goals_in_predictions += 1;
+        }
+        self.lines_before += res.lines;
+        let report = &mut *self.report;
+        report.items += res.stats.items;
+        report.duplicates_dropped += res.stats.duplicates_dropped;
+        report.beyond_depth += res.stats.beyond_depth;
+        report.goals_reordered += res.stats.goals_reordered;
+        if let (Some(tag), None) = (res.last_tag.take(), self.line_map) {
+            report.runid = tag;
+        }
+        for row in res.rows.drain(..) {
+            self.rows.row(row).map_err(EvalError::Sink)?;
+        }
+        Ok(())
+    }
 }
