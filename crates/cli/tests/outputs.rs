@@ -358,3 +358,47 @@ fn a_closed_pipe_ends_quietly() {
         assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{args:?}");
     }
 }
+
+#[test]
+fn a_failed_convert_names_both_lines_and_leaves_no_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r, s) = (
+        dir.path().join("q"),
+        dir.path().join("r"),
+        dir.path().join("s.store"),
+    );
+    std::fs::write(&q, "g1 0 a 1\ng1 0 b 1\n").unwrap();
+    // Ranked by score: x (0.9), a (0.5), b (0.5), a (0.4): the repeat is the file's line 3.
+    std::fs::write(
+        &r,
+        "g1 Q0 a 1 0.5 t\ng1 Q0 b 2 0.5 t\ng1 Q0 a 3 0.4 t\ng1 Q0 x 4 0.9 t\n",
+    )
+    .unwrap();
+    let o = run_umask(&[
+        "convert",
+        q.to_str().unwrap(),
+        r.to_str().unwrap(),
+        "--duplicates",
+        "error",
+        "-o",
+        s.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(":3: lemma `a` appears twice in goal `g1` (first at line 1)"),
+        "{err}"
+    );
+    assert_eq!(names_in(dir.path()), ["q", "r"]);
+    // Without --duplicates error the repeat is dropped: x, a, b.
+    let o = run_umask(&[
+        "convert",
+        q.to_str().unwrap(),
+        r.to_str().unwrap(),
+        "-o",
+        s.to_str().unwrap(),
+    ]);
+    ok(&o);
+    assert!(String::from_utf8_lossy(&o.stderr)
+        .contains("3 ranked lemmas, 3 distinct lemmas, 1 duplicates dropped"));
+}

@@ -13,7 +13,7 @@ use lemma_ingest::{
     parse_prediction_line, parse_run_at, show, ActualSets, BatchReader, ErrorKind, Format, GoalKey,
     Input, InputError, Interner, StoreWriter,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// What was converted.
 #[derive(Clone, Debug, Default)]
@@ -48,6 +48,23 @@ struct Open {
     line: u64,
 }
 
+/// A conversion under way: the ranking builder feeding the store, and what was seen.
+struct Converter<'a> {
+    actual: &'a ActualSets,
+    path: PathBuf,
+    out: &'a Path,
+    order: OrderMode,
+    ranking: RankingBuilder<StoreFeed>,
+    writer: StoreWriter,
+    /// Each goal converted, and its first line: a goal that comes back is an error.
+    seen_goals: hashbrown::HashMap<Vec<u8>, u64>,
+    /// Which goals of the actual sets had predictions.
+    has_truth: Vec<bool>,
+    report: ConvertReport,
+    /// A JSONL record's names, one a line (reused).
+    names: Vec<u8>,
+}
+
 /// Converts `input` (with `actual`) into a store at `out`.
 pub fn convert(
     actual: &ActualSets,
@@ -55,102 +72,24 @@ pub fn convert(
     opts: &RankingOptions,
     out: &Path,
 ) -> Result<ConvertReport, EvalError> {
-    let path = input.path.clone();
     let format = input.format;
     let order = opts.order_for(format);
-    let io = |e: std::io::Error| {
-        EvalError::Input(InputError::file(
-            ErrorKind::Io,
-            out,
-            format!("cannot write: {e}"),
-        ))
-    };
-    let mut writer = StoreWriter::create(out, true).map_err(io)?;
     let feed = StoreFeed {
         lemmas: actual.lemmas.clone(),
         ids: Vec::new(),
         scores: Vec::new(),
     };
-    let mut ranking = RankingBuilder::new(opts, order, feed);
-    let mut seen_goals: hashbrown::HashMap<Vec<u8>, u64> = hashbrown::HashMap::new();
-    let mut has_truth = vec![false; actual.goals.len()];
-    let mut report = ConvertReport::default();
-    // Ends a goal whose items are collected in `ranking` (names in `data`); `line_of` turns a
-    // repeated lemma's name position into its line.
-    let mut finish_goal = |goal: Open,
-                           data: &[u8],
-                           line_of: &dyn Fn(usize) -> u64,
-                           ranking: &mut RankingBuilder<StoreFeed>,
-                           writer: &mut StoreWriter|
-     -> Result<(), EvalError> {
-        if let Some(&first) = seen_goals.get(&goal.name) {
-            return Err(EvalError::Input(InputError {
-                kind: ErrorKind::GoalNotContiguous,
-                path: path.clone(),
-                line: Some(goal.line),
-                byte: None,
-                first_line: None,
-                message: format!(
-                    "goal `{}` appears again; its lines began at line {first}. convert needs each goal's lines together",
-                    show(&goal.name)
-                ),
-            }));
-        }
-        seen_goals.insert(goal.name.clone(), goal.line);
-        if let Err(d) = ranking.finish(data) {
-            return Err(EvalError::Input(InputError {
-                kind: ErrorKind::Duplicate,
-                path: path.clone(),
-                line: Some(line_of(d.second)),
-                byte: None,
-                first_line: Some(line_of(d.first)).filter(|&l| l != line_of(d.second)),
-                message: format!(
-                    "lemma `{}` appears twice in goal `{}`",
-                    show(&data[d.second..d.end]),
-                    show(&goal.name)
-                ),
-            }));
-        }
-        let truth = actual.goal(&goal.name).map(|(gid, t)| {
-            has_truth[gid as usize] = true;
-            t.judged
-                .iter()
-                .map(|id| (id, t.grade(id).expect("judged")))
-                .collect::<Vec<_>>()
-        });
-        let feed = ranking.consumer();
-        writer
-            .add_goal(
-                &goal.name,
-                Some((&feed.ids, Some(&feed.scores))),
-                truth.as_deref(),
-            )
-            .map_err(io)?;
-        report.goals += 1;
-        report.entries += feed.ids.len() as u64;
-        feed.ids.clear();
-        feed.scores.clear();
-        ranking.reset();
-        Ok(())
-    };
-    let item = |data: &[u8], name: &[u8], score: f64, line: u64, at: usize| {
-        let start = name.as_ptr() as usize - data.as_ptr() as usize;
-        let len = u32::try_from(name.len()).map_err(|_| {
-            InputError::at(
-                ErrorKind::Syntax,
-                &path,
-                line,
-                at as u64,
-                "expected a lemma name shorter than 4 GiB",
-            )
-        })?;
-        Ok::<_, InputError>(Item {
-            score,
-            hash: lemma_ingest::bytes::name_hash(name),
-            start,
-            len,
-            label: Label::UNJUDGED,
-        })
+    let mut c = Converter {
+        actual,
+        path: input.path.clone(),
+        out,
+        order,
+        ranking: RankingBuilder::new(opts, order, feed),
+        writer: StoreWriter::create(out, true).map_err(|e| write_error(out, e))?,
+        seen_goals: hashbrown::HashMap::new(),
+        has_truth: vec![false; actual.goals.len()],
+        report: ConvertReport::default(),
+        names: Vec::new(),
     };
     let key = if format == Format::Trec {
         GoalKey::FirstField
@@ -159,110 +98,208 @@ pub fn convert(
     };
     let mut reader = BatchReader::new(input, key, 4 << 20);
     let mut line_base = 0u64;
-    let mut names: Vec<u8> = Vec::new();
     while let Some(batch) = reader.next_batch(Vec::new())? {
-        let data = &batch.data[..];
+        line_base = match format {
+            Format::Trec => c.trec_batch(&batch.data, line_base)?,
+            Format::Jsonl => c.jsonl_batch(&batch.data, line_base)?,
+        };
+    }
+    c.finish()
+}
+
+/// A store that cannot be written.
+fn write_error(out: &Path, e: std::io::Error) -> EvalError {
+    EvalError::Input(InputError::file(
+        ErrorKind::Io,
+        out,
+        format!("cannot write: {e}"),
+    ))
+}
+
+impl Converter<'_> {
+    /// A batch of TREC lines (whole goals) whose first line follows `line_base`; returns the
+    /// batch's last line number.
+    fn trec_batch(&mut self, data: &[u8], line_base: u64) -> Result<u64, EvalError> {
         let (mut pos, mut line) = (0usize, line_base);
-        // Batches hold whole goals: a TREC goal opens and closes within one.
         let mut cur: Option<Open> = None;
-        let base = line_base;
-        let batch_line = |at: usize| base + line_at(data, at);
+        let line_of = |at: usize| line_base + line_at(data, at);
         while pos < data.len() {
             line += 1;
             let here = pos;
-            match format {
-                Format::Trec => {
-                    let (parsed, end) = parse_run_at(data, pos);
-                    pos = end + 1;
-                    let rl = parsed.map_err(|m| {
-                        InputError::at(ErrorKind::Syntax, &path, line, here as u64, m)
-                    })?;
-                    let Some(rl) = rl else { continue };
-                    if cur.as_ref().is_none_or(|c| c.name != rl.goal) {
-                        if let Some(g) = cur.take() {
-                            finish_goal(g, data, &batch_line, &mut ranking, &mut writer)?;
-                        }
-                        cur = Some(Open {
-                            name: rl.goal.to_vec(),
-                            line,
-                        });
-                    }
-                    ranking.collect(item(data, rl.lemma, rl.score, line, here)?);
+            let (parsed, end) = parse_run_at(data, pos);
+            pos = end + 1;
+            let rl = parsed.map_err(|m| self.syntax(line, here, m))?;
+            let Some(rl) = rl else { continue };
+            if cur.as_ref().is_none_or(|c| c.name != rl.goal) {
+                if let Some(g) = cur.take() {
+                    self.finish_goal(g, data, &line_of)?;
                 }
-                Format::Jsonl => {
-                    let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |e| pos + e);
-                    pos = end + 1;
-                    let text = std::str::from_utf8(&data[here..end])
-                        .map_err(|_| {
-                            InputError::at(
-                                ErrorKind::Syntax,
-                                &path,
-                                line,
-                                here as u64,
-                                "invalid UTF-8",
-                            )
-                        })?
-                        .trim();
-                    if text.is_empty() || text.starts_with('#') {
-                        continue;
-                    }
-                    let p = parse_prediction_line(text).map_err(|m| {
-                        InputError::at(ErrorKind::Syntax, &path, line, here as u64, m)
-                    })?;
-                    if order == OrderMode::Score && p.scores.is_none() {
-                        return Err(InputError::at(
-                            ErrorKind::Syntax,
-                            &path,
-                            line,
-                            here as u64,
-                            "--order score needs `scores`",
-                        )
-                        .into());
-                    }
-                    // The record's names, one a line: the bytes the items point into.
-                    names.clear();
-                    let mut spans = Vec::with_capacity(p.lemmas.len());
-                    for n in &p.lemmas {
-                        let start = names.len();
-                        names.extend_from_slice(n.as_bytes());
-                        names.push(b'\n');
-                        spans.push((start, n.len()));
-                    }
-                    for (i, &(start, len)) in spans.iter().enumerate() {
-                        let score = p.scores.as_ref().map_or(0.0, |s| s[i]);
-                        let name = &names[start..start + len];
-                        ranking.collect(item(&names, name, score, line, here)?);
-                    }
-                    let goal = Open {
-                        name: p.goal.as_bytes().to_vec(),
-                        line,
-                    };
-                    finish_goal(goal, &names, &|_| line, &mut ranking, &mut writer)?;
-                }
+                cur = Some(Open {
+                    name: rl.goal.to_vec(),
+                    line,
+                });
+            }
+            let it = self.item(data, rl.lemma, rl.score, line, here)?;
+            self.ranking.collect(it);
+        }
+        // Batches hold whole goals: a goal opens and closes within one.
+        if let Some(g) = cur.take() {
+            self.finish_goal(g, data, &line_of)?;
+        }
+        Ok(line)
+    }
+
+    /// A batch of JSONL records (a goal each); returns the batch's last line number.
+    fn jsonl_batch(&mut self, data: &[u8], line_base: u64) -> Result<u64, EvalError> {
+        let (mut pos, mut line) = (0usize, line_base);
+        while pos < data.len() {
+            line += 1;
+            let here = pos;
+            let end = memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |e| pos + e);
+            pos = end + 1;
+            let text = std::str::from_utf8(&data[here..end])
+                .map_err(|_| self.syntax(line, here, "invalid UTF-8".into()))?
+                .trim();
+            if text.is_empty() || text.starts_with('#') {
+                continue;
+            }
+            let p = parse_prediction_line(text).map_err(|m| self.syntax(line, here, m))?;
+            if self.order == OrderMode::Score && p.scores.is_none() {
+                return Err(self.syntax(line, here, "--order score needs `scores`".into()));
+            }
+            // The record's names, one a line: the bytes the items point into.
+            let mut names = std::mem::take(&mut self.names);
+            names.clear();
+            let mut spans = Vec::with_capacity(p.lemmas.len());
+            for n in &p.lemmas {
+                spans.push((names.len(), n.len()));
+                names.extend_from_slice(n.as_bytes());
+                names.push(b'\n');
+            }
+            for (i, &(start, len)) in spans.iter().enumerate() {
+                let score = p.scores.as_ref().map_or(0.0, |s| s[i]);
+                let it = self.item(&names, &names[start..start + len], score, line, here)?;
+                self.ranking.collect(it);
+            }
+            let goal = Open {
+                name: p.goal.as_bytes().to_vec(),
+                line,
+            };
+            let done = self.finish_goal(goal, &names, &|_| line);
+            self.names = names;
+            done?;
+        }
+        Ok(line)
+    }
+
+    fn syntax(&self, line: u64, at: usize, message: String) -> EvalError {
+        InputError::at(ErrorKind::Syntax, &self.path, line, at as u64, message).into()
+    }
+
+    /// The item of a lemma `name` inside `data`.
+    fn item(
+        &self,
+        data: &[u8],
+        name: &[u8],
+        score: f64,
+        line: u64,
+        at: usize,
+    ) -> Result<Item, EvalError> {
+        let len = u32::try_from(name.len()).map_err(|_| {
+            self.syntax(line, at, "expected a lemma name shorter than 4 GiB".into())
+        })?;
+        Ok(Item {
+            score,
+            hash: lemma_ingest::bytes::name_hash(name),
+            start: name.as_ptr() as usize - data.as_ptr() as usize,
+            len,
+            label: Label::UNJUDGED,
+        })
+    }
+
+    /// Ends a goal whose items are collected (names in `data`): ranks it and stores it.
+    /// `line_of` turns a repeated lemma's position into its line.
+    fn finish_goal(
+        &mut self,
+        goal: Open,
+        data: &[u8],
+        line_of: &dyn Fn(usize) -> u64,
+    ) -> Result<(), EvalError> {
+        if let Some(&first) = self.seen_goals.get(&goal.name) {
+            return Err(EvalError::Input(InputError {
+                kind: ErrorKind::GoalNotContiguous,
+                path: self.path.clone(),
+                line: Some(goal.line),
+                byte: None,
+                first_line: None,
+                message: format!(
+                    "goal `{}` appears again; its lines began at line {first}. convert needs each \
+                     goal's lines together",
+                    show(&goal.name)
+                ),
+            }));
+        }
+        self.seen_goals.insert(goal.name.clone(), goal.line);
+        if let Err(d) = self.ranking.finish(data) {
+            let (first, second) = (line_of(d.first), line_of(d.second));
+            return Err(EvalError::Input(InputError {
+                kind: ErrorKind::Duplicate,
+                path: self.path.clone(),
+                line: Some(second),
+                byte: None,
+                first_line: Some(first).filter(|&l| l != second),
+                message: format!(
+                    "lemma `{}` appears twice in goal `{}`",
+                    show(&data[d.second..d.end]),
+                    show(&goal.name)
+                ),
+            }));
+        }
+        let truth = self.actual.goal(&goal.name).map(|(gid, t)| {
+            self.has_truth[gid as usize] = true;
+            judged(t)
+        });
+        let feed = self.ranking.consumer();
+        self.writer
+            .add_goal(
+                &goal.name,
+                Some((&feed.ids, Some(&feed.scores))),
+                truth.as_deref(),
+            )
+            .map_err(|e| write_error(self.out, e))?;
+        self.report.goals += 1;
+        self.report.entries += feed.ids.len() as u64;
+        feed.ids.clear();
+        feed.scores.clear();
+        self.ranking.reset();
+        Ok(())
+    }
+
+    /// Adds the goals with an actual set and no predictions, and writes the tables.
+    fn finish(mut self) -> Result<ConvertReport, EvalError> {
+        self.report.duplicates_dropped = self.ranking.stats().duplicates_dropped;
+        let lemmas = std::mem::replace(&mut self.ranking.consumer().lemmas, Interner::new());
+        let out = self.out;
+        for (gid, &done) in self.has_truth.iter().enumerate() {
+            if !done {
+                let t = &self.actual.truths[gid];
+                self.writer
+                    .add_goal(self.actual.goals.name(gid as u32), None, Some(&judged(t)))
+                    .map_err(|e| write_error(out, e))?;
             }
         }
-        if let Some(g) = cur.take() {
-            finish_goal(g, data, &batch_line, &mut ranking, &mut writer)?;
-        }
-        line_base = line;
+        self.report.lemmas = lemmas.len() as u64;
+        self.writer
+            .finish(&lemmas)
+            .map_err(|e| write_error(out, e))?;
+        Ok(self.report)
     }
-    report.duplicates_dropped = ranking.stats().duplicates_dropped;
-    let lemmas = std::mem::replace(&mut ranking.consumer().lemmas, Interner::new());
-    // Goals with an actual set and no predictions.
-    for (gid, &done) in has_truth.iter().enumerate() {
-        if !done {
-            let t = &actual.truths[gid];
-            let judged: Vec<(u32, i32)> = t
-                .judged
-                .iter()
-                .map(|id| (id, t.grade(id).expect("judged")))
-                .collect();
-            writer
-                .add_goal(actual.goals.name(gid as u32), None, Some(&judged))
-                .map_err(io)?;
-        }
-    }
-    report.lemmas = lemmas.len() as u64;
-    writer.finish(&lemmas).map_err(io)?;
-    Ok(report)
+}
+
+/// A goal's judged lemmas with their grades.
+fn judged(t: &lemma_ingest::GoalTruth) -> Vec<(u32, i32)> {
+    t.judged
+        .iter()
+        .map(|id| (id, t.grade(id).expect("judged")))
+        .collect()
 }
