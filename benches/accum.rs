@@ -1,5 +1,5 @@
 //! Accumulator throughput: items per second over a 1,000,000-item ranking with 20 relevant items,
-//! for the measure set of issue 2 (P@1,10,100, R@1,10,100, AP, AP@100, RR, nDCG@10,
+//! for the default measure set (P@1,10,100, R@1,10,100, AP, AP@100, RR, nDCG@10,
 //! Depth(recall=1.0)). Three input paths: one `push` per item, `push_labels` over the slice, and
 //! the ranks-only path. Run: `cargo bench -p lemma-benches --bench accum`.
 
