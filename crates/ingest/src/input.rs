@@ -349,8 +349,6 @@ impl Claim {
             index: self.index,
             first_byte: self.range.start,
             data: BatchData::Owned(buf),
-            line_map: None,
-            line_map_start: 0,
         })
     }
 }
@@ -378,10 +376,6 @@ pub struct Batch {
     pub data: BatchData,
     /// Byte offset of `data[0]` in the decompressed input.
     pub first_byte: u64,
-    /// When the lines were regrouped (`--regroup`), the original 1-based line number of each line.
-    pub line_map: Option<std::sync::Arc<Vec<u64>>>,
-    /// Index of the first line of `data` in `line_map`.
-    pub line_map_start: usize,
 }
 
 /// Cuts an input into batches of whole goals. See the module documentation.
@@ -629,8 +623,6 @@ impl BatchReader {
             index: self.index,
             first_byte: self.next_byte,
             data,
-            line_map: None,
-            line_map_start: 0,
         };
         self.index += 1;
         self.next_byte += b.data.len() as u64;
