@@ -485,14 +485,15 @@ impl GoalAccumulator {
 
     /// Accumulates a goal given only the ranks (1-based, strictly increasing) and grades of its
     /// judged items and the ranking length `n`: the dense-matrix path. Equals streaming the
-    /// ranking with every other item unjudged.
+    /// ranking with every other item unjudged. A plan that needs scores (thresholds, tie groups)
+    /// can evaluate only an empty ranking this way (`n = 0`: a goal without predictions).
     pub fn evaluate_ranks(
         &mut self,
         truth: &Truth<'_>,
         n: u64,
         judged: impl IntoIterator<Item = (u64, i32)>,
     ) -> Result<GoalValues<'_>, GoalError> {
-        if self.plan.needs_scores {
+        if self.plan.needs_scores && n > 0 {
             return Err(GoalError::NeedsScores);
         }
         self.begin(truth);

@@ -474,3 +474,30 @@ fn summary_means_sums_depth_and_gm_ap() {
     assert_eq!(sum.counts().evaluated, 3);
     assert_eq!(sum.counts().skipped_no_relevant, 1);
 }
+
+/// A plan that needs scores (a threshold, tie groups) evaluates an empty ranking from ranks alone
+/// (a goal without predictions: every measure 0), and refuses a non-empty one.
+#[test]
+fn empty_rankings_need_no_scores() {
+    for (names, config) in [
+        (&["SetP(threshold=0.5)", "AP"][..], Config::default()),
+        (
+            &["AP", "P@1"][..],
+            Config {
+                ties: Ties::Group,
+                ..Config::default()
+            },
+        ),
+    ] {
+        let ms = Measure::parse_all(names.iter().copied()).unwrap();
+        let plan = Arc::new(Plan::new(&ms, config));
+        let mut acc = GoalAccumulator::new(plan);
+        let truth = Truth::binary(2, 0);
+        let v = acc.evaluate_ranks(&truth, 0, []).unwrap();
+        assert!(v.values().iter().all(|x| *x == Some(0.0)), "{names:?}");
+        assert_eq!(
+            acc.evaluate_ranks(&truth, 3, [(1, 1)]).map(|_| ()),
+            Err(GoalError::NeedsScores)
+        );
+    }
+}

@@ -528,3 +528,51 @@ fn threads_and_batch_sizes_do_not_change_output() {
     assert_eq!(one, stdout_ok(&args("7")));
     assert!(one.lines().count() > 1000);
 }
+
+/// A goal with an actual set and no predictions is an empty ranking under every tie policy and
+/// with score-threshold measures: it never stops the evaluation (g2 below: AP 0, so the mean is
+/// 0.5; skipped with `--missing skip`, the mean is g1's 1).
+#[test]
+fn goals_without_predictions_under_tie_groups_and_thresholds() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q");
+    let trec = dir.path().join("r");
+    let jsonl = dir.path().join("r.jsonl");
+    std::fs::write(&q, "g1 0 a 1\ng2 0 a 1\n").unwrap();
+    std::fs::write(&trec, "g1 Q0 a 1 0.5 t\n").unwrap();
+    std::fs::write(
+        &jsonl,
+        "{\"goal_id\": \"g1\", \"retrieved_premises\": [\"a\"], \"scores\": [0.5]}\n",
+    )
+    .unwrap();
+    for predicted in [&trec, &jsonl] {
+        for (extra, want) in [
+            (&["--ties", "group", "-m", "AP"][..], "all\tAP\t0.5\n"),
+            (
+                &["-m", "SetP(threshold=0.5)", "-m", "AP"][..],
+                "all\tSetP(threshold=0.5)\t0.5\nall\tAP\t0.5\n",
+            ),
+            (
+                &["--ties", "group", "-m", "AP", "--missing", "skip"][..],
+                "all\tAP\t1\n",
+            ),
+        ] {
+            let mut args = vec![
+                "eval",
+                q.to_str().unwrap(),
+                predicted.to_str().unwrap(),
+                "--format",
+                "tsv",
+                "--quiet",
+            ];
+            args.extend_from_slice(extra);
+            let out = stdout_ok(&run(&args));
+            let all: String = out
+                .lines()
+                .filter(|l| l.starts_with("all\t"))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            assert_eq!(all, want, "{} {extra:?}", predicted.display());
+        }
+    }
+}
