@@ -576,3 +576,26 @@ fn goals_without_predictions_under_tie_groups_and_thresholds() {
         }
     }
 }
+
+/// `eval --format trec` prints counts as integers per goal and in the summary, as trec_eval does.
+#[test]
+fn trec_format_prints_counts_as_integers() {
+    let out = stdout_ok(&run(&[
+        "eval",
+        &fixture("seed/qrels.txt"),
+        &fixture("seed/run.txt"),
+        "-m",
+        "NumRet",
+        "-m",
+        "AP",
+        "--format",
+        "trec",
+        "--per-goal",
+        "--quiet",
+    ]));
+    assert_eq!(
+        out,
+        "num_ret               \tg1\t6\nmap                   \tg1\t0.5333\n\
+         num_ret               \tall\t6\nmap                   \tall\t0.5333\n"
+    );
+}

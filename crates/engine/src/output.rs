@@ -18,6 +18,16 @@ pub enum OutFormat {
     Trec,
 }
 
+/// One line in trec_eval's format: counts (summed measures) as integers, the rest with 4
+/// decimals.
+fn trec_line(out: &mut dyn Write, m: &Measure, goal: &str, v: f64) -> io::Result<()> {
+    if m.aggregation() == Aggregation::Sum {
+        writeln!(out, "{:<22}\t{goal}\t{}", trec_or_canonical(m), v as i64)
+    } else {
+        writeln!(out, "{:<22}\t{goal}\t{v:.4}", trec_or_canonical(m))
+    }
+}
+
 /// Writes per-goal rows and the summary in one format.
 pub struct Writer<'w> {
     out: &'w mut dyn Write,
@@ -90,7 +100,7 @@ impl<'w> Writer<'w> {
             OutFormat::Trec => {
                 for (m, v) in pairs {
                     if let Some(v) = v {
-                        writeln!(self.out, "{:<22}\t{}\t{:.4}", trec_or_canonical(m), goal, v)?;
+                        trec_line(self.out, m, &goal, *v)?;
                     }
                 }
             }
@@ -142,11 +152,7 @@ impl<'w> Writer<'w> {
             OutFormat::Trec => {
                 for (m, a) in &aggs {
                     if let Some(v) = a.headline() {
-                        if m.aggregation() == Aggregation::Sum {
-                            writeln!(self.out, "{:<22}\tall\t{}", trec_or_canonical(m), v as i64)?;
-                        } else {
-                            writeln!(self.out, "{:<22}\tall\t{:.4}", trec_or_canonical(m), v)?;
-                        }
+                        trec_line(self.out, m, "all", v)?;
                     }
                 }
             }
