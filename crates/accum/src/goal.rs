@@ -118,12 +118,20 @@ impl<'a> Truth<'a> {
     }
 }
 
-/// Per-cutoff record: the state when the ranking passed the cutoff.
+/// Per-cutoff record: the state when the ranking passed the cutoff. Under tie groups, the
+/// expected state over the orderings of the group the cutoff falls in (so `s` may be fractional).
 #[derive(Copy, Clone, Debug, Default)]
 struct CutRec {
-    s: u64,
+    /// `s(k)`.
+    s: f64,
+    /// The AP sum up to `k`.
     ap: f64,
+    /// DCG up to `k`.
     dcg: f64,
+    /// The probability of a relevant item among the first `k` (0 or 1 for a given order).
+    hit: f64,
+    /// The reciprocal rank of the first relevant item within `k` (0 if none).
+    rr: f64,
 }
 
 /// Streams one goal at a time. Reuse one accumulator for many goals: [`begin`](Self::begin) resets
@@ -147,18 +155,28 @@ pub struct GoalAccumulator {
     nonrel_seen: u64,
     bpref: f64,
     above_sum: u64,
-    rprec_s: Option<u64>,
+    /// Under tie groups: (relevant, non-relevant) pairs inside groups, each counted 1/2 by AUC.
+    tied_pairs: u64,
+    rprec_s: Option<f64>,
     next_cut: usize,
     cut_rec: Vec<CutRec>,
     need: Vec<u64>,
     depth: Vec<u64>,
+    /// The precision at `depth` (`need / depth` for a given order; at the group's end for ties).
+    depth_p: Vec<f64>,
     imax: Vec<f64>,
     thr_n: Vec<u64>,
     thr_s: Vec<u64>,
-    // Tie groups.
+    // The current tie group (Ties::Group): its score, size, relevant and judged non-relevant
+    // items, and the sum of its positive grades (DCG gains).
     group_score: f64,
+    group_n: u64,
     group_rel: u64,
-    ap_group: f64,
+    group_nonrel: u64,
+    group_gain: f64,
+    /// Under tie groups, the expected reciprocal rank of the first relevant item (set with the
+    /// first group that holds one).
+    rr_group: Option<f64>,
     last_score: f64,
     values: Vec<Option<f64>>,
     started: bool,
@@ -263,17 +281,22 @@ impl GoalAccumulator {
             nonrel_seen: 0,
             bpref: 0.0,
             above_sum: 0,
+            tied_pairs: 0,
             rprec_s: None,
             next_cut: 0,
             cut_rec: vec![CutRec::default(); nc],
             need: vec![0; nl],
             depth: vec![0; nl],
+            depth_p: vec![0.0; nl],
             imax: vec![0.0; nl],
             thr_n: vec![0; nt],
             thr_s: vec![0; nt],
             group_score: f64::NAN,
+            group_n: 0,
             group_rel: 0,
-            ap_group: 0.0,
+            group_nonrel: 0,
+            group_gain: 0.0,
+            rr_group: None,
             last_score: f64::INFINITY,
             values: vec![None; nm],
             started: false,
@@ -299,6 +322,7 @@ impl GoalAccumulator {
         self.nonrel_seen = 0;
         self.bpref = 0.0;
         self.above_sum = 0;
+        self.tied_pairs = 0;
         self.rprec_s = None;
         self.next_cut = 0;
         let interp = self.plan.config.interpolation;
@@ -308,13 +332,17 @@ impl GoalAccumulator {
                 LevelRule::Interpolated => interp.need(lv, r),
             };
             self.depth[i] = 0;
+            self.depth_p[i] = 0.0;
             self.imax[i] = 0.0;
         }
         self.thr_n.iter_mut().for_each(|x| *x = 0);
         self.thr_s.iter_mut().for_each(|x| *x = 0);
         self.group_score = f64::NAN;
+        self.group_n = 0;
         self.group_rel = 0;
-        self.ap_group = 0.0;
+        self.group_nonrel = 0;
+        self.group_gain = 0.0;
+        self.rr_group = None;
         self.last_score = f64::INFINITY;
         if self.plan.needs_ndcg {
             self.compute_ideal(truth);
@@ -400,15 +428,6 @@ impl GoalAccumulator {
             return Err(GoalError::NonFiniteScore);
         }
         let relevant = label.grade().is_some_and(|g| g >= self.level);
-        if self.plan.config.ties == Ties::Group {
-            if score != self.group_score {
-                self.close_group();
-                self.group_score = score;
-            }
-            if relevant {
-                self.group_rel += 1;
-            }
-        }
         for (i, &t) in self.plan.thresholds.iter().enumerate() {
             if score >= t {
                 self.thr_n[i] += 1;
@@ -416,16 +435,139 @@ impl GoalAccumulator {
             }
         }
         self.last_score = score;
-        self.push(label);
+        if self.plan.config.ties == Ties::Group {
+            // The item joins its tie group; the group is evaluated whole when it closes.
+            if score != self.group_score {
+                self.close_group();
+                self.group_score = score;
+            }
+            self.n += 1;
+            self.group_n += 1;
+            if let Some(g) = label.grade() {
+                if g > 0 {
+                    self.group_gain += g as f64;
+                }
+                if g >= self.level {
+                    self.group_rel += 1;
+                } else if g >= 0 {
+                    self.group_nonrel += 1;
+                }
+            }
+        } else {
+            self.push(label);
+        }
         Ok(())
     }
 
-    /// Closes the current tie group at rank `n`: each of its relevant items gets `s(n)/n`.
+    /// Closes the current tie group, ranks `a+1 ..= a+g` with `h` relevant items (docs/METRICS.md
+    /// §2): threshold measures see its end (each relevant item is credited `p(a+g)`), counts at a
+    /// cutoff inside it take their expected value over the group's orderings, DCG gives each item
+    /// the mean discount of the group's ranks, and a non-relevant item of the group counts as half
+    /// an item above each relevant one (Bpref, AUC). Cost: O(g) for a group with a relevant item or
+    /// a gain, O(cutoffs and levels it closes) otherwise.
     fn close_group(&mut self) {
-        if self.group_rel > 0 {
-            self.ap_group += self.group_rel as f64 * (self.s as f64 / self.n as f64);
+        let g = self.group_n;
+        if g == 0 {
+            return;
         }
+        let (h, j, gain) = (self.group_rel, self.group_nonrel, self.group_gain);
+        let a = self.n - g;
+        let s0 = self.s as f64;
+        let (hf, gf) = (h as f64, g as f64);
+        let end = a + g;
+        let p_end = (self.s + h) as f64 / end as f64;
+        let disc = |rank: u64| 1.0 / ((rank + 1) as f64).log2();
+        // The probability that the first relevant item of the group is its j-th (j = 1..), when
+        // none ranks above it: h/g, then times (g-j-h+1)/(g-j) per step.
+        let found_before = self.s > 0;
+        // Cutoffs inside the group: expected state at each.
+        let cutoffs = &self.plan.cutoffs;
+        let (mut dsum, mut miss, mut pfirst, mut rr) = (0.0, 1.0, 0.0, 0.0);
+        let rr_before = self.rr_group.unwrap_or(0.0);
+        let mut m = 0u64;
+        while self.next_cut < cutoffs.len() && cutoffs[self.next_cut] <= end {
+            let k = cutoffs[self.next_cut];
+            while a + m < k {
+                // Item m+1 of the group, at rank a+m+1.
+                m += 1;
+                dsum += disc(a + m);
+                if !found_before && h > 0 && m <= g - h + 1 {
+                    pfirst = if m == 1 {
+                        hf / gf
+                    } else {
+                        pfirst * (g - (m - 1) - h + 1) as f64 / (g - (m - 1)) as f64
+                    };
+                    rr += pfirst / (a + m) as f64;
+                }
+                // P(no relevant among the first m of the group).
+                miss = if g - m < h {
+                    0.0
+                } else {
+                    miss * (g - m + 1 - h) as f64 / (g - m + 1) as f64
+                };
+            }
+            let frac = m as f64 / gf;
+            self.cut_rec[self.next_cut] = CutRec {
+                s: s0 + frac * hf,
+                ap: self.ap + frac * hf * p_end,
+                dcg: self.dcg + gain / gf * dsum,
+                hit: if found_before { 1.0 } else { 1.0 - miss },
+                rr: if found_before { rr_before } else { rr },
+            };
+            self.next_cut += 1;
+        }
+        // The whole group.
+        if gain > 0.0 {
+            self.dcg += gain / gf * (a + 1..=end).map(disc).sum::<f64>();
+        }
+        if h > 0 {
+            self.ap += hf * p_end;
+            if self.rr_group.is_none() {
+                let mut pfirst = hf / gf;
+                let mut err = pfirst / (a + 1) as f64;
+                for m in 2..=g - h + 1 {
+                    pfirst *= (g - (m - 1) - h + 1) as f64 / (g - (m - 1)) as f64;
+                    err += pfirst / (a + m) as f64;
+                }
+                self.rr_group = Some(err);
+            }
+            let r = self.num_rel;
+            if self.rprec_s.is_none() && r > a && r <= end {
+                self.rprec_s = Some(s0 + (r - a) as f64 * hf / gf);
+            }
+            // Bpref: the group's judged non-relevant items count half above each relevant one.
+            let above = self.nonrel_seen as f64 + j as f64 / 2.0;
+            let term = if above > 0.0 && self.num_nonrel > 0 {
+                let denom = r.min(self.num_nonrel) as f64;
+                1.0 - above.min(r as f64) / denom
+            } else {
+                1.0
+            };
+            self.bpref += hf * term;
+            // AUC: non-relevant items above each relevant one; those of the group count half.
+            self.above_sum += h * (a - self.s);
+            self.tied_pairs += h * (g - h);
+            let s_end = self.s + h;
+            for i in 0..self.need.len() {
+                if s_end >= self.need[i] {
+                    if self.depth[i] == 0 {
+                        self.depth[i] = end;
+                        self.depth_p[i] = p_end;
+                    }
+                    if p_end > self.imax[i] {
+                        self.imax[i] = p_end;
+                    }
+                }
+            }
+            self.s = s_end;
+        } else if self.rprec_s.is_none() && self.num_rel > a && self.num_rel <= end {
+            self.rprec_s = Some(s0);
+        }
+        self.nonrel_seen += j;
+        self.group_n = 0;
         self.group_rel = 0;
+        self.group_nonrel = 0;
+        self.group_gain = 0.0;
     }
 
     /// A judged item at `rank`.
@@ -433,11 +575,7 @@ impl GoalAccumulator {
     fn event(&mut self, rank: u64, grade: i32) {
         let cutoffs = &self.plan.cutoffs;
         while self.next_cut < cutoffs.len() && cutoffs[self.next_cut] < rank {
-            self.cut_rec[self.next_cut] = CutRec {
-                s: self.s,
-                ap: self.ap,
-                dcg: self.dcg,
-            };
+            self.cut_rec[self.next_cut] = self.rec_now();
             self.next_cut += 1;
         }
         if grade > 0 {
@@ -450,11 +588,27 @@ impl GoalAccumulator {
         }
     }
 
+    /// The state after the last item (a given order).
+    #[inline]
+    fn rec_now(&self) -> CutRec {
+        CutRec {
+            s: self.s as f64,
+            ap: self.ap,
+            dcg: self.dcg,
+            hit: if self.s > 0 { 1.0 } else { 0.0 },
+            rr: if self.first_rel > 0 {
+                1.0 / self.first_rel as f64
+            } else {
+                0.0
+            },
+        }
+    }
+
     /// A relevant item at `rank`.
     fn relevant(&mut self, rank: u64) {
         let r = self.num_rel;
         if self.rprec_s.is_none() && rank > r {
-            self.rprec_s = Some(self.s);
+            self.rprec_s = Some(self.s as f64);
         }
         self.s += 1;
         let s = self.s;
@@ -475,6 +629,7 @@ impl GoalAccumulator {
             if s >= self.need[i] {
                 if self.depth[i] == 0 {
                     self.depth[i] = rank;
+                    self.depth_p[i] = self.need[i] as f64 / rank as f64;
                 }
                 if p > self.imax[i] {
                     self.imax[i] = p;
@@ -519,13 +674,15 @@ impl GoalAccumulator {
     pub fn finish(&mut self) -> Result<GoalValues<'_>, GoalError> {
         debug_assert!(self.started, "finish before begin");
         self.started = false;
-        if self.plan.config.ties == Ties::Group {
+        let fin = if self.plan.config.ties == Ties::Group {
             self.close_group();
-        }
-        let fin = CutRec {
-            s: self.s,
-            ap: self.ap,
-            dcg: self.dcg,
+            CutRec {
+                hit: if self.s > 0 { 1.0 } else { 0.0 },
+                rr: self.rr_group.unwrap_or(0.0),
+                ..self.rec_now()
+            }
+        } else {
+            self.rec_now()
         };
         for rec in &mut self.cut_rec[self.next_cut..] {
             *rec = fin;
@@ -582,8 +739,11 @@ pub(crate) struct GoalView<'a> {
 pub(crate) struct LevelState {
     /// Relevant items the level requires.
     pub need: u64,
-    /// The first rank `k` at a relevant item with `s(k) >= need`, if reached.
+    /// The first rank `k` at a relevant item with `s(k) >= need`, if reached (under tie groups,
+    /// the end of the group where it is reached).
     pub depth: Option<u64>,
+    /// `p(depth)`.
+    pub p_at_depth: f64,
     /// The best `p(k)` over relevant ranks `k` with `s(k) >= need` (0 if none).
     pub max_p: f64,
 }
@@ -619,23 +779,30 @@ impl GoalView<'_> {
         self.k
     }
 
-    /// `s(k)`.
+    /// `s(k)` (under tie groups, its expected value over the orderings of the group `k` falls
+    /// in).
     #[inline]
-    pub fn s_k(&self) -> u64 {
+    pub fn s_k(&self) -> f64 {
         self.at.s
+    }
+
+    /// The probability of a relevant item among the first `k` (0 or 1 for a given order).
+    #[inline]
+    pub fn hit_k(&self) -> f64 {
+        self.at.hit
+    }
+
+    /// The reciprocal rank of the first relevant item within `k` (0 if none); under tie groups its
+    /// expected value.
+    #[inline]
+    pub fn rr_k(&self) -> f64 {
+        self.at.rr
     }
 
     /// `sum of p(i)` over the relevant ranks `i <= k`.
     #[inline]
     pub fn ap_sum_k(&self) -> f64 {
         self.at.ap
-    }
-
-    /// Under [`Ties::Group`], AP's sum with each relevant item credited the precision at the end
-    /// of its tie group; `None` under [`Ties::Given`].
-    #[inline]
-    pub fn ap_sum_grouped(&self) -> Option<f64> {
-        (self.acc.plan.config.ties == Ties::Group).then_some(self.acc.ap_group)
     }
 
     /// DCG of the first `k` items (every positive grade a gain, discount `log2(rank + 1)`).
@@ -653,16 +820,10 @@ impl GoalView<'_> {
         }
     }
 
-    /// `k1`, the first relevant rank.
+    /// `s(R)` (under tie groups, expected).
     #[inline]
-    pub fn first_relevant(&self) -> Option<u64> {
-        (self.acc.first_rel > 0).then_some(self.acc.first_rel)
-    }
-
-    /// `s(R)`.
-    #[inline]
-    pub fn s_at_r(&self) -> u64 {
-        self.acc.rprec_s.unwrap_or(self.acc.s)
+    pub fn s_at_r(&self) -> f64 {
+        self.acc.rprec_s.unwrap_or(self.acc.s as f64)
     }
 
     /// trec_eval's Bpref sum: over retrieved relevant items, `1 - min(N_above, R) / min(R, N)`
@@ -672,10 +833,17 @@ impl GoalView<'_> {
         self.acc.bpref
     }
 
-    /// Over retrieved relevant items, the number of non-relevant items ranked above each.
+    /// Over retrieved relevant items, the number of non-relevant items ranked above each (those
+    /// tied with it excluded: see [`GoalView::tied_pairs`]).
     #[inline]
     pub fn nonrelevant_above_sum(&self) -> u64 {
         self.acc.above_sum
+    }
+
+    /// Under tie groups, the (relevant, non-relevant) pairs inside one group; 0 otherwise.
+    #[inline]
+    pub fn tied_pairs(&self) -> u64 {
+        self.acc.tied_pairs
     }
 
     /// The universe size, when the truth gave one.
@@ -691,6 +859,7 @@ impl GoalView<'_> {
         LevelState {
             need: self.acc.need[l],
             depth: (self.acc.depth[l] > 0).then_some(self.acc.depth[l]),
+            p_at_depth: self.acc.depth_p[l],
             max_p: self.acc.imax[l],
         }
     }

@@ -38,9 +38,13 @@ pub enum Ties {
     /// The arrival order is the ranking (file order, or trec order after [`crate::TrecOrder`]).
     #[default]
     Given,
-    /// scikit-learn's convention: equal scores form one threshold, and every relevant item of a tie
-    /// group gets the precision at the group's end. Applies to `AP` (without cutoff); every other
-    /// measure uses the arrival order. Requires [`crate::GoalAccumulator::push_scored`].
+    /// Equal scores form one tie group whose inner order is unknown, and no measure depends on it
+    /// (docs/METRICS.md §2): threshold measures (AP, AP@k pro rata, IPrec, AP11, P(recall),
+    /// Depth) credit each relevant item the precision at its group's end (scikit-learn's
+    /// convention); counts at a cutoff inside a group (P, R, Rprec, Success, F, E, DCG) and RR take
+    /// their expected value over the group's orderings; Bpref and AUC count a tied non-relevant
+    /// item as half above. Items arrive in non-increasing score order through
+    /// [`crate::GoalAccumulator::push_scored`]; a group costs O(its size) when it closes.
     Group,
 }
 

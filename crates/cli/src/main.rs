@@ -75,7 +75,7 @@ struct RankingArgs {
     /// Ranking order (default: score for TREC runs, file for JSONL).
     #[arg(long, value_enum)]
     order: Option<Order>,
-    /// Equal scores: trec (name descending), group (scikit-learn tie groups for AP), file.
+    /// Equal scores: trec (name descending), group (tie groups: no measure depends on their order), file.
     #[arg(long, value_enum, default_value = "trec")]
     ties: TiesArg,
     /// A lemma repeated in one goal: keep the first, or stop with an error.

@@ -20,7 +20,8 @@ pub enum TieMode {
     /// trec_eval: lemma name descending (bytes).
     #[default]
     Trec,
-    /// scikit-learn tie groups for AP (order inside a group does not matter).
+    /// Tie groups: no measure depends on the order of equal scores (docs/METRICS.md §2:
+    /// threshold measures see group ends, counts at a cutoff take their expected value).
     Group,
     /// Equal scores keep their file order.
     File,

@@ -95,14 +95,11 @@ impl Def for Ap {
         Needs::cutoff(cutoff)
     }
 
-    fn value((cutoff, norm): (Option<u32>, ApNorm), g: &GoalView<'_>) -> Option<f64> {
+    fn value((_, norm): (Option<u32>, ApNorm), g: &GoalView<'_>) -> Option<f64> {
         Some(match norm {
-            ApNorm::Rel => match (cutoff, g.ap_sum_grouped()) {
-                (None, Some(grouped)) => div(grouped, g.r() as f64),
-                (Some(_), _) | (None, None) => div(g.ap_sum_k(), g.r() as f64),
-            },
+            ApNorm::Rel => div(g.ap_sum_k(), g.r() as f64),
             ApNorm::Min => div(g.ap_sum_k(), g.k().min(g.r()) as f64),
-            ApNorm::Hits => div(g.ap_sum_k(), g.s_k() as f64),
+            ApNorm::Hits => div(g.ap_sum_k(), g.s_k()),
         })
     }
 }

@@ -54,10 +54,12 @@ impl Def for Auc {
             }
             // Each retrieved relevant item beats every non-relevant below it; unretrieved
             // relevant items tie with the unretrieved non-relevant ones (1/2 each).
-            let retrieved_pairs = s * nonrel_total - g.nonrelevant_above_sum();
+            // A (relevant, non-relevant) pair inside one tie group counts 1/2.
+            let retrieved_pairs =
+                (s * nonrel_total - g.nonrelevant_above_sum()) as f64 - 0.5 * g.tied_pairs() as f64;
             let unret_rel = r - s;
             let unret_nonrel = u - n - unret_rel;
-            let num = retrieved_pairs as f64 + 0.5 * (unret_rel as f64 * unret_nonrel as f64);
+            let num = retrieved_pairs + 0.5 * (unret_rel as f64 * unret_nonrel as f64);
             num / (r as f64 * nonrel_total as f64)
         })
     }

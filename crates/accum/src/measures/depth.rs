@@ -113,8 +113,8 @@ impl Def for PAtRecall {
         Some(match depth(g) {
             None => 0.0,
             // p(1) = s(1): the cutoff 1 was planned for r = 0.
-            Some(_) if need == 0 => g.s_k() as f64,
-            Some(d) => need as f64 / d as f64,
+            Some(_) if need == 0 => g.s_k(),
+            Some(_) => g.level().p_at_depth,
         })
     }
 }

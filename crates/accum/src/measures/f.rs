@@ -28,11 +28,11 @@ pub(crate) struct F;
 pub(crate) struct E;
 
 /// `F` from counts: `s` relevant among `k` items, `r` relevant in all; 0 when `s` or `r` is 0.
-pub(super) fn f_beta(beta2: f64, s: u64, k: u64, r: u64) -> f64 {
-    if s == 0 || r == 0 {
+pub(super) fn f_beta(beta2: f64, s: f64, k: u64, r: u64) -> f64 {
+    if s == 0.0 || r == 0 {
         return 0.0;
     }
-    (1.0 + beta2) * s as f64 / (beta2 * r as f64 + k as f64)
+    (1.0 + beta2) * s / (beta2 * r as f64 + k as f64)
 }
 
 /// `F...` or `E...` (the base says which): `(beta2, cutoff)`.

@@ -56,7 +56,7 @@ impl Def for Precision {
     }
 
     fn value(_: (u32,), g: &GoalView<'_>) -> Option<f64> {
-        Some(g.s_k() as f64 / g.k() as f64)
+        Some(g.s_k() / g.k() as f64)
     }
 }
 

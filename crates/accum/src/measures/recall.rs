@@ -82,7 +82,7 @@ impl Def for Recall {
     }
 
     fn value((_, norm): (u32, RecallNorm), g: &GoalView<'_>) -> Option<f64> {
-        let s = g.s_k() as f64;
+        let s = g.s_k();
         Some(match norm {
             RecallNorm::Rel => div(s, g.r() as f64),
             RecallNorm::Min => div(s, g.k().min(g.r()) as f64),

@@ -51,7 +51,7 @@ impl Def for Rprec {
     }
 
     fn value((): (), g: &GoalView<'_>) -> Option<f64> {
-        Some(div(g.s_at_r() as f64, g.r() as f64))
+        Some(div(g.s_at_r(), g.r() as f64))
     }
 }
 

@@ -50,11 +50,8 @@ impl Def for Rr {
         Needs::cutoff(cutoff)
     }
 
-    fn value((cutoff,): (Option<u32>,), g: &GoalView<'_>) -> Option<f64> {
-        Some(match g.first_relevant() {
-            Some(k1) if cutoff.is_none_or(|k| k1 <= k as u64) => 1.0 / k1 as f64,
-            Some(_) | None => 0.0,
-        })
+    fn value(_: (Option<u32>,), g: &GoalView<'_>) -> Option<f64> {
+        Some(g.rr_k())
     }
 }
 

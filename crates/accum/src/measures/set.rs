@@ -204,7 +204,7 @@ impl Def for SetF {
         Some(match threshold {
             Some(_) => {
                 let (n, s) = g.threshold();
-                f_beta(beta2, s, n, r)
+                f_beta(beta2, s as f64, n, r)
             }
             None if g.s() == 0 || r == 0 => 0.0,
             None => {

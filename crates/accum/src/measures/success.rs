@@ -51,7 +51,7 @@ impl Def for Success {
     }
 
     fn value(_: (u32,), g: &GoalView<'_>) -> Option<f64> {
-        Some(if g.s_k() >= 1 { 1.0 } else { 0.0 })
+        Some(g.hit_k())
     }
 }
 
