@@ -978,6 +978,7 @@ fn family(name: &str) -> Vec<String> {
             "SetF(beta=2,threshold=0.75)",
             "SetF(beta=1,threshold=1.25)",
         ]),
+        "all" => FAMILIES.iter().flat_map(|f| family(f)).collect(),
         _ => panic!("no family {name}"),
     }
 }
@@ -1032,7 +1033,11 @@ fn check_family(goal: &Goal, name: &str) -> Result<(), TestCaseError> {
 
 fn config() -> ProptestConfig {
     ProptestConfig {
-        cases: 512,
+        // PROPTEST_CASES=100000 for a longer hunt.
+        cases: std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(2048),
         // Never write a regressions file next to this one: print the counterexample instead.
         failure_persistence: None,
         ..ProptestConfig::default()
@@ -1080,6 +1085,11 @@ proptest! {
 
     #[test]
     fn counts_and_sets(g in goal_strategy()) { check_family(&g, "counts_and_sets")?; }
+
+    /// Every family in one plan, so that measures share cutoff and level slots; passes only once
+    /// every family does.
+    #[test]
+    fn all_families_in_one_plan(g in goal_strategy()) { check_family(&g, "all")?; }
 
     /// Without ties the reference is the trec-order definition: it must agree with the accumulator
     /// under `Ties::Given` for every family. This checks the reference's machinery against the
