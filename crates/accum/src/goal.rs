@@ -459,6 +459,34 @@ impl GoalAccumulator {
         Ok(())
     }
 
+    /// Under [`Ties::Group`], pushes a whole tie group at once: `size` items of one score, among
+    /// them the judged ones with `grades` (the others unjudged). A stretch of groups that hold no
+    /// judged item may come as one call with no grades. For rankings known by their groups rather
+    /// than item by item (dense score matrices, stores). Equals pushing the group's items one by
+    /// one with [`push_scored`](Self::push_scored) and one score.
+    pub fn push_group(&mut self, size: u64, grades: &[i32]) -> Result<(), GoalError> {
+        if self.plan.config.ties != Ties::Group || (grades.len() as u64) > size {
+            return Err(GoalError::NeedsScores);
+        }
+        self.close_group();
+        self.n += size;
+        self.group_n = size;
+        for &g in grades {
+            if g > 0 {
+                self.group_gain += g as f64;
+            }
+            if g >= self.level {
+                self.group_rel += 1;
+            } else if g >= 0 {
+                self.group_nonrel += 1;
+            }
+        }
+        self.close_group();
+        // The next pushed item starts a group of its own.
+        self.group_score = f64::NAN;
+        Ok(())
+    }
+
     /// Closes the current tie group, ranks `a+1 ..= a+g` with `h` relevant items (docs/METRICS.md
     /// §2): threshold measures see its end (each relevant item is credited `p(a+g)`), counts at a
     /// cutoff inside it take their expected value over the group's orderings, DCG gives each item

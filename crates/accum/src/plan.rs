@@ -191,6 +191,11 @@ impl Plan {
         &self.config
     }
 
+    /// Whether a measure counts the items scored at or above a threshold.
+    pub fn has_thresholds(&self) -> bool {
+        !self.thresholds.is_empty()
+    }
+
     /// Whether items must be pushed with scores ([`crate::GoalAccumulator::push_scored`]): score
     /// thresholds or tie groups.
     pub fn needs_scores(&self) -> bool {

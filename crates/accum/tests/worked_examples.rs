@@ -501,3 +501,67 @@ fn empty_rankings_need_no_scores() {
         );
     }
 }
+
+/// `push_group` (a whole tie group at once, stretches without judged items merged) equals pushing
+/// the same items one by one with their scores.
+#[test]
+fn push_group_equals_pushing_the_items() {
+    let names = [
+        "AP",
+        "AP@3",
+        "P@2",
+        "R@4",
+        "Rprec",
+        "RR",
+        "RR@2",
+        "Success@1",
+        "nDCG",
+        "nDCG@3",
+        "Depth(recall=1.0)",
+        "P(recall=0.5)",
+        "IPrec@0.5",
+        "Bpref",
+        "AUC",
+        "F(beta=1)@3",
+    ];
+    let ms = Measure::parse_all(names).unwrap();
+    let config = Config {
+        ties: Ties::Group,
+        ..Config::default()
+    };
+    let plan = Arc::new(Plan::new(&ms, config));
+    // Scores 0.9 (x, a), 0.8 (y, z), 0.7 (b, w, c), 0.1 (v); a, b, c relevant, w judged 0.
+    let items: [(Label, f64); 8] = [
+        (Label::UNJUDGED, 0.9),
+        (Label::judged(1), 0.9),
+        (Label::UNJUDGED, 0.8),
+        (Label::UNJUDGED, 0.8),
+        (Label::judged(1), 0.7),
+        (Label::judged(0), 0.7),
+        (Label::judged(1), 0.7),
+        (Label::UNJUDGED, 0.1),
+    ];
+    let grades = [1, 1, 1, 0];
+    let truth = Truth::graded(&grades).unwrap().with_universe(20);
+    let mut acc = GoalAccumulator::new(plan.clone());
+    acc.begin(&truth);
+    for (l, s) in items {
+        acc.push_scored(l, s).unwrap();
+    }
+    let one_by_one = acc.finish().unwrap().values().to_vec();
+    acc.begin(&truth);
+    acc.push_group(2, &[1]).unwrap();
+    acc.push_group(2, &[]).unwrap();
+    acc.push_group(3, &[1, 0, 1]).unwrap();
+    acc.push_group(1, &[]).unwrap();
+    let grouped = acc.finish().unwrap().values().to_vec();
+    assert_eq!(grouped, one_by_one);
+    // By hand: AP = (1 * p(2) + 2 * p(7)) / 3 = (1/2 + 2 * 3/7) / 3; RR = E[1/rank] = (1 + 1/2) / 2.
+    assert!(close(one_by_one[0].unwrap(), (0.5 + 2.0 * 3.0 / 7.0) / 3.0));
+    assert!(close(one_by_one[5].unwrap(), 0.75));
+    // A plan without tie groups refuses groups.
+    let given = Arc::new(Plan::new(&ms, Config::default()));
+    let mut acc = GoalAccumulator::new(given);
+    acc.begin(&truth);
+    assert!(acc.push_group(2, &[1]).is_err());
+}

@@ -133,6 +133,15 @@ fn trec_to_store_round_trip_on_generated_workloads() {
             full_eval(&actual, &Source::Store(&s), &cut).1,
             text_eval(&actual, &r, &cut).1
         );
+        // Tie groups read the store's scores (gen's 4-decimal scores are distinct as f32 too):
+        // the same figures as the TREC run, and a permutation-free result.
+        let mut grouped = opts(2);
+        grouped.ranking.ties = TieMode::Group;
+        let (rows, got) = full_eval(&actual, &Source::Store(&s), &grouped);
+        let (want_rows, want) = text_eval(&actual, &r, &grouped);
+        assert_eq!(got, want, "--ties group");
+        assert_eq!(sorted(rows), sorted(want_rows), "--ties group rows");
+        assert_ne!(want, text_eval(&actual, &r, &opts(2)).1, "the run has ties");
     }
 }
 
@@ -198,6 +207,7 @@ proptest! {
         levels in 2u32..40,
         seed in any::<u64>(),
         depth in proptest::option::of(1u64..50),
+        group in any::<bool>(),
     ) {
         let dir = tempfile::tempdir().unwrap();
         let mut x = seed | 1;
@@ -227,6 +237,12 @@ proptest! {
         o.measures.push(Measure::AUC);
         o.universe = Some(cols as u64);
         o.ranking.depth = depth;
+        if group {
+            // Tie groups: no depth (one that cuts a group holding a judged lemma is an error for
+            // a matrix, whose items have no order inside a group).
+            o.ranking.ties = TieMode::Group;
+            o.ranking.depth = None;
+        }
         let dense = full_eval(&actual, &Source::Dense { matrix: &m, goals: &goals, lemmas: &lemmas }, &o);
         let text = text_eval(&actual, &dir.path().join("m.run"), &o);
         prop_assert_eq!(&dense.1, &text.1);
@@ -446,4 +462,53 @@ fn store_scan_stops_once_every_judged_lemma_is_ranked() {
             "{e}"
         );
     }
+}
+
+#[test]
+fn tie_groups_and_thresholds_on_stores_fail_or_work_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let gen = |extra: &[&str], store: &str| {
+        let mut args = vec![
+            "gen",
+            "--format",
+            "store",
+            "--goals",
+            "20",
+            "--universe",
+            "200",
+            "--full",
+            "--seed",
+            "3",
+            "--qrels",
+        ];
+        let q = d.join(format!("{store}.qrels"));
+        let s = d.join(store);
+        args.push(q.to_str().unwrap());
+        args.push("--run");
+        args.push(s.to_str().unwrap());
+        args.extend_from_slice(extra);
+        assert!(Command::new(bin()).args(&args).status().unwrap().success());
+        (q, s)
+    };
+    let eval = |q: &Path, s: &Path, extra: &[&str]| {
+        Command::new(bin())
+            .args(["eval", q.to_str().unwrap(), s.to_str().unwrap(), "--quiet"])
+            .args(["--format", "tsv"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Without scores, tie groups cannot be formed.
+    let (q, s) = gen(&[], "plain.store");
+    let o = eval(&q, &s, &["--ties", "group", "-m", "AP"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--ties group needs the store's scores"));
+    // With scores they work; thresholds are refused by name, not answered with zeros.
+    let (q, s) = gen(&["--scores"], "scored.store");
+    let o = eval(&q, &s, &["--ties", "group", "-m", "AP", "-m", "RR"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = eval(&q, &s, &["-m", "SetP(threshold=0.5)"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("score thresholds"));
 }

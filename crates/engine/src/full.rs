@@ -21,7 +21,7 @@
 use crate::outcome::{evaluate_unseen, record_goal, truth_of};
 use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink;
-use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report};
+use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report, TieMode};
 use lemma_accum::{GoalAccumulator, GoalFate, Plan, Summary};
 use lemma_ingest::{show, ActualSets, ErrorKind, InputError, Matrix, Names, Row, Store};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -99,6 +99,9 @@ struct Worker<'a> {
     bits: Vec<u64>,
     ranks: Vec<(u64, i32)>,
     judged: Vec<(u32, i32)>,
+    /// Under `--ties group`: each judged lemma's tie group `(items above it, items of its score)`
+    /// and its grade.
+    groups: Vec<(u64, u64, i32)>,
     want_rows: bool,
     /// Store entries actually read (a scan stops once every judged lemma is found).
     scanned: u64,
@@ -158,15 +161,21 @@ impl<'a> Worker<'a> {
             }
         }
         self.ranks.clear();
+        self.groups.clear();
+        let grouped = self.opts.ranking.ties == TieMode::Group;
         let depth = self.opts.ranking.depth.unwrap_or(u64::MAX);
         let n = match self.source {
             Source::Store(store) => {
-                let Some((ids, _)) = store.ranking(g) else {
+                let Some((ids, scores)) = store.ranking(g) else {
                     return Ok(()); // no predictions: handled with the goals never seen
                 };
                 chunk.seen.push(gid);
                 let n = (ids.len() as u64).min(depth) as usize;
-                self.scan_store(&ids[..n], name)?;
+                // Tie groups: every judged lemma's group, to refuse a depth that cuts one.
+                self.scan_store(if grouped { ids } else { &ids[..n] }, name)?;
+                if grouped {
+                    self.store_groups(scores, name)?;
+                }
                 chunk.entries += ids.len() as u64;
                 n as u64
             }
@@ -179,9 +188,29 @@ impl<'a> Worker<'a> {
                 (matrix.cols() as u64).min(depth)
             }
         };
-        self.ranks.sort_unstable();
-        let values = self.acc.evaluate_ranks(&t, n, self.ranks.iter().copied());
-        let rows = self.want_rows.then_some(&mut chunk.rows);
+        let want_rows = self.want_rows;
+        if grouped {
+            if let Some(&(above, size, _)) =
+                self.groups.iter().find(|&&(a, g, _)| a < n && a + g > n)
+            {
+                return Err(goal_error(
+                    name,
+                    format!(
+                        "--depth {n} cuts the tie group at ranks {}..={}, which holds a judged \
+                         lemma: which of its lemmas are evaluated would depend on their order",
+                        above + 1,
+                        above + size
+                    ),
+                ));
+            }
+        }
+        let values = if grouped {
+            self.by_groups(&t, n)
+        } else {
+            self.ranks.sort_unstable();
+            self.acc.evaluate_ranks(&t, n, self.ranks.iter().copied())
+        };
+        let rows = want_rows.then_some(&mut chunk.rows);
         record_goal(summary, rows, name, values)
     }
 
@@ -278,6 +307,67 @@ impl<'a> Worker<'a> {
     }
 
     /// The rank of each judged lemma in a dense row, without sorting it.
+    /// Under `--ties group`, the tie groups of a store ranking's judged lemmas (found by
+    /// [`Worker::scan_store`] at their ranks): the run of equal scores around each, in a ranking
+    /// that must be in score order.
+    fn store_groups(&mut self, scores: Option<&[f32]>, goal: &[u8]) -> Result<(), EvalError> {
+        let Some(scores) = scores else {
+            return Err(goal_error(
+                goal,
+                "--ties group needs the store's scores (convert writes them; gen --scores)".into(),
+            ));
+        };
+        if scores.windows(2).any(|w| w[1] > w[0]) {
+            return Err(goal_error(
+                goal,
+                "--ties group needs a store ranking in score order (converted with --order score)"
+                    .into(),
+            ));
+        }
+        for &(rank, grade) in &self.ranks {
+            let s = scores[rank as usize - 1];
+            let above = scores.partition_point(|&x| x > s) as u64;
+            let equal = scores.partition_point(|&x| x >= s) as u64 - above;
+            self.groups.push((above, equal, grade));
+        }
+        Ok(())
+    }
+
+    /// Evaluates a goal from the tie groups of its judged lemmas: the stretches between them (no
+    /// judged lemma) as groups of their own, each group whole (the caller has refused a depth that
+    /// cuts a group holding a judged lemma).
+    fn by_groups(
+        &mut self,
+        t: &lemma_accum::Truth<'_>,
+        n: u64,
+    ) -> Result<lemma_accum::GoalValues<'_>, lemma_accum::GoalError> {
+        self.groups.sort_unstable();
+        self.acc.begin(t);
+        let mut pos = 0u64;
+        let mut grades: Vec<i32> = Vec::new();
+        let mut i = 0;
+        while i < self.groups.len() {
+            let (above, size, _) = self.groups[i];
+            grades.clear();
+            while i < self.groups.len() && self.groups[i].0 == above {
+                grades.push(self.groups[i].2);
+                i += 1;
+            }
+            if above >= n {
+                break;
+            }
+            if above > pos {
+                self.acc.push_group(above - pos, &[])?;
+            }
+            self.acc.push_group(size, &grades)?;
+            pos = above + size;
+        }
+        if n > pos {
+            self.acc.push_group(n - pos, &[])?;
+        }
+        self.acc.finish()
+    }
+
     fn rank_dense(
         &mut self,
         row: Row<'_>,
@@ -317,6 +407,13 @@ impl<'a> Worker<'a> {
         let k = ts.len();
         let (mut gt, mut eq) = (vec![0u64; k], vec![0u64; k]);
         count_sorted(row, &ts, &mut gt, &mut eq);
+        if self.opts.ranking.ties == TieMode::Group {
+            // Tie groups: a judged lemma's group is the lemmas of its score, after those above.
+            for j in 0..k {
+                self.groups.push((gt[j], eq[j], self.judged[j].1));
+            }
+            return Ok(());
+        }
         for j in 0..k {
             let (col, grade) = self.judged[j];
             // Equal scores: lemmas with a greater name (bytes) rank above (trec_eval's rule).
@@ -564,6 +661,7 @@ impl<'a> OrderedJob for FullJob<'a> {
             bits: vec![0; self.source.universe().div_ceil(64) + 1],
             ranks: Vec::new(),
             judged: Vec::new(),
+            groups: Vec::new(),
             want_rows: self.want_rows,
             scanned: 0,
         }
@@ -629,6 +727,13 @@ pub fn evaluate_full(
 ) -> Result<(Summary, Report), EvalError> {
     let started = Instant::now();
     let plan = plan_for(opts);
+    if plan.has_thresholds() {
+        return Err(EvalError::Options(
+            "score thresholds (SetP/SetR/SetF with threshold=) are evaluated on TREC runs and \
+             JSONL, not yet on stores and matrices"
+                .into(),
+        ));
+    }
     // Actual lemma ids -> source ids, by name: one pass over the source's names, each looked up
     // in the (small) interner of the actual sets; no table over the whole universe is built.
     let mut to_source = vec![u32::MAX; actual.lemmas.len()];
