@@ -151,7 +151,9 @@ pub struct GoalAccumulator {
     s: u64,
     ap: f64,
     dcg: f64,
-    first_rel: u64,
+    /// The reciprocal rank of the first relevant item (0 before one): `1/k1` for a given order,
+    /// its expected value under tie groups.
+    rr: f64,
     nonrel_seen: u64,
     bpref: f64,
     above_sum: u64,
@@ -174,10 +176,6 @@ pub struct GoalAccumulator {
     group_rel: u64,
     group_nonrel: u64,
     group_gain: f64,
-    /// Under tie groups, the expected reciprocal rank of the first relevant item (set with the
-    /// first group that holds one).
-    rr_group: Option<f64>,
-    last_score: f64,
     values: Vec<Option<f64>>,
     started: bool,
 }
@@ -277,7 +275,7 @@ impl GoalAccumulator {
             s: 0,
             ap: 0.0,
             dcg: 0.0,
-            first_rel: 0,
+            rr: 0.0,
             nonrel_seen: 0,
             bpref: 0.0,
             above_sum: 0,
@@ -296,8 +294,6 @@ impl GoalAccumulator {
             group_rel: 0,
             group_nonrel: 0,
             group_gain: 0.0,
-            rr_group: None,
-            last_score: f64::INFINITY,
             values: vec![None; nm],
             started: false,
         }
@@ -318,7 +314,7 @@ impl GoalAccumulator {
         self.s = 0;
         self.ap = 0.0;
         self.dcg = 0.0;
-        self.first_rel = 0;
+        self.rr = 0.0;
         self.nonrel_seen = 0;
         self.bpref = 0.0;
         self.above_sum = 0;
@@ -342,8 +338,6 @@ impl GoalAccumulator {
         self.group_rel = 0;
         self.group_nonrel = 0;
         self.group_gain = 0.0;
-        self.rr_group = None;
-        self.last_score = f64::INFINITY;
         if self.plan.needs_ndcg {
             self.compute_ideal(truth);
         }
@@ -434,7 +428,6 @@ impl GoalAccumulator {
                 self.thr_s[i] += relevant as u64;
             }
         }
-        self.last_score = score;
         if self.plan.config.ties == Ties::Group {
             // The item joins its tie group; the group is evaluated whole when it closes.
             if score != self.group_score {
@@ -444,14 +437,7 @@ impl GoalAccumulator {
             self.n += 1;
             self.group_n += 1;
             if let Some(g) = label.grade() {
-                if g > 0 {
-                    self.group_gain += g as f64;
-                }
-                if g >= self.level {
-                    self.group_rel += 1;
-                } else if g >= 0 {
-                    self.group_nonrel += 1;
-                }
+                self.group_judged(g);
             }
         } else {
             self.push(label);
@@ -472,19 +458,25 @@ impl GoalAccumulator {
         self.n += size;
         self.group_n = size;
         for &g in grades {
-            if g > 0 {
-                self.group_gain += g as f64;
-            }
-            if g >= self.level {
-                self.group_rel += 1;
-            } else if g >= 0 {
-                self.group_nonrel += 1;
-            }
+            self.group_judged(g);
         }
         self.close_group();
         // The next pushed item starts a group of its own.
         self.group_score = f64::NAN;
         Ok(())
+    }
+
+    /// Counts a judged item of the current tie group: its gain, and whether it is relevant or
+    /// judged non-relevant.
+    fn group_judged(&mut self, grade: i32) {
+        if grade > 0 {
+            self.group_gain += grade as f64;
+        }
+        if grade >= self.level {
+            self.group_rel += 1;
+        } else if grade >= 0 {
+            self.group_nonrel += 1;
+        }
     }
 
     /// Closes the current tie group, ranks `a+1 ..= a+g` with `h` relevant items (docs/METRICS.md
@@ -505,59 +497,58 @@ impl GoalAccumulator {
         let end = a + g;
         let p_end = (self.s + h) as f64 / end as f64;
         let disc = |rank: u64| 1.0 / ((rank + 1) as f64).log2();
-        // The probability that the first relevant item of the group is its j-th (j = 1..), when
-        // none ranks above it: h/g, then times (g-j-h+1)/(g-j) per step.
-        let found_before = self.s > 0;
-        // Cutoffs inside the group: expected state at each.
+        let found_before = self.rr > 0.0;
+        // One pass over the group's ranks a+1, a+2, ... keeps, for the first m of them: the sum
+        // of their discounts; the probability that none is relevant; and, when no relevant item
+        // ranks above the group, the expected reciprocal rank of a first relevant item among
+        // them (the first relevant item is the group's m-th with probability h/g, then times
+        // (g-m-h+1)/(g-m) per step). It goes to the last cutoff inside the group, or to the end
+        // when the whole group's DCG or reciprocal rank is needed.
         let cutoffs = &self.plan.cutoffs;
+        let whole = gain > 0.0 || (h > 0 && !found_before);
         let (mut dsum, mut miss, mut pfirst, mut rr) = (0.0, 1.0, 0.0, 0.0);
-        let rr_before = self.rr_group.unwrap_or(0.0);
         let mut m = 0u64;
-        while self.next_cut < cutoffs.len() && cutoffs[self.next_cut] <= end {
-            let k = cutoffs[self.next_cut];
-            while a + m < k {
-                // Item m+1 of the group, at rank a+m+1.
-                m += 1;
-                dsum += disc(a + m);
-                if !found_before && h > 0 && m <= g - h + 1 {
-                    pfirst = if m == 1 {
-                        hf / gf
-                    } else {
-                        pfirst * (g - (m - 1) - h + 1) as f64 / (g - (m - 1)) as f64
-                    };
-                    rr += pfirst / (a + m) as f64;
-                }
-                // P(no relevant among the first m of the group).
-                miss = if g - m < h {
-                    0.0
-                } else {
-                    miss * (g - m + 1 - h) as f64 / (g - m + 1) as f64
+        loop {
+            while self.next_cut < cutoffs.len() && cutoffs[self.next_cut] == a + m {
+                let frac = m as f64 / gf;
+                self.cut_rec[self.next_cut] = CutRec {
+                    s: s0 + frac * hf,
+                    ap: self.ap + frac * hf * p_end,
+                    dcg: self.dcg + gain / gf * dsum,
+                    hit: if found_before { 1.0 } else { 1.0 - miss },
+                    rr: if found_before { self.rr } else { rr },
                 };
+                self.next_cut += 1;
             }
-            let frac = m as f64 / gf;
-            self.cut_rec[self.next_cut] = CutRec {
-                s: s0 + frac * hf,
-                ap: self.ap + frac * hf * p_end,
-                dcg: self.dcg + gain / gf * dsum,
-                hit: if found_before { 1.0 } else { 1.0 - miss },
-                rr: if found_before { rr_before } else { rr },
+            let more_cuts = self.next_cut < cutoffs.len() && cutoffs[self.next_cut] <= end;
+            if m == g || !(more_cuts || whole) {
+                break;
+            }
+            // Item m+1 of the group, at rank a+m+1.
+            m += 1;
+            dsum += disc(a + m);
+            if !found_before && h > 0 && m <= g - h + 1 {
+                pfirst = if m == 1 {
+                    hf / gf
+                } else {
+                    pfirst * (g - (m - 1) - h + 1) as f64 / (g - (m - 1)) as f64
+                };
+                rr += pfirst / (a + m) as f64;
+            }
+            miss = if g - m < h {
+                0.0
+            } else {
+                miss * (g - m + 1 - h) as f64 / (g - m + 1) as f64
             };
-            self.next_cut += 1;
         }
-        // The whole group.
+        // The whole group (the pass above reached its end where these need it).
         if gain > 0.0 {
-            self.dcg += gain / gf * (a + 1..=end).map(disc).sum::<f64>();
+            self.dcg += gain / gf * dsum;
         }
         if h > 0 {
             self.ap += hf * p_end;
-            if self.rr_group.is_none() {
-                let mut pfirst = hf / gf;
-                let mut err = pfirst / (a + 1) as f64;
-                for m in 2..=g - h + 1 {
-                    pfirst *= (g - (m - 1) - h + 1) as f64 / (g - (m - 1)) as f64;
-                    err += pfirst / (a + m) as f64;
-                }
-                self.rr_group = Some(err);
+            if !found_before {
+                self.rr = rr;
             }
             let r = self.num_rel;
             if self.rprec_s.is_none() && r > a && r <= end {
@@ -624,11 +615,7 @@ impl GoalAccumulator {
             ap: self.ap,
             dcg: self.dcg,
             hit: if self.s > 0 { 1.0 } else { 0.0 },
-            rr: if self.first_rel > 0 {
-                1.0 / self.first_rel as f64
-            } else {
-                0.0
-            },
+            rr: self.rr,
         }
     }
 
@@ -642,8 +629,8 @@ impl GoalAccumulator {
         let s = self.s;
         let p = s as f64 / rank as f64;
         self.ap += p;
-        if self.first_rel == 0 {
-            self.first_rel = rank;
+        if self.rr == 0.0 {
+            self.rr = 1.0 / rank as f64;
         }
         // Bpref (trec_eval): judged non-relevant above, capped at R, over min(R, judged non-rel).
         if self.nonrel_seen > 0 && self.num_nonrel > 0 {
@@ -702,16 +689,10 @@ impl GoalAccumulator {
     pub fn finish(&mut self) -> Result<GoalValues<'_>, GoalError> {
         debug_assert!(self.started, "finish before begin");
         self.started = false;
-        let fin = if self.plan.config.ties == Ties::Group {
+        if self.plan.config.ties == Ties::Group {
             self.close_group();
-            CutRec {
-                hit: if self.s > 0 { 1.0 } else { 0.0 },
-                rr: self.rr_group.unwrap_or(0.0),
-                ..self.rec_now()
-            }
-        } else {
-            self.rec_now()
-        };
+        }
+        let fin = self.rec_now();
         for rec in &mut self.cut_rec[self.next_cut..] {
             *rec = fin;
         }

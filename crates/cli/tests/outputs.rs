@@ -7,6 +7,7 @@ use std::ffi::CString;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -20,40 +21,40 @@ fn fixture(p: &str) -> String {
         .into_owned()
 }
 
-/// `lemma-eval ARGS` under a umask of 022 (set by the shell that execs it).
+/// `lemma-eval ARGS`, run under a umask of 022.
+fn umask_cmd(args: &[&str]) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(args);
+    // SAFETY: umask is async-signal-safe and touches no memory of the parent.
+    unsafe {
+        c.pre_exec(|| {
+            libc::umask(0o022);
+            Ok(())
+        })
+    };
+    c
+}
+
 fn run_umask(args: &[&str]) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg("umask 022 && exec \"$0\" \"$@\"")
-        .arg(BIN)
-        .args(args)
-        .output()
-        .expect("sh runs")
+    umask_cmd(args).output().expect("binary runs")
+}
+
+/// `lemma-eval eval` of the seed example, per-goal tsv, then `extra`.
+fn seed_eval(extra: &[&str]) -> Command {
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let mut args = vec!["eval", &q, &r, "--format", "tsv", "--per-goal", "--quiet"];
+    args.extend_from_slice(extra);
+    umask_cmd(&args)
 }
 
 fn eval_to(out: &Path, extra: &[&str]) -> Output {
-    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
-    let mut args = vec![
-        "eval",
-        &q,
-        &r,
-        "--format",
-        "tsv",
-        "--per-goal",
-        "--quiet",
-        "-o",
-        out.to_str().unwrap(),
-    ];
+    let mut args = vec!["-o", out.to_str().unwrap()];
     args.extend_from_slice(extra);
-    run_umask(&args)
+    seed_eval(&args).output().unwrap()
 }
 
 fn expected_tsv() -> Vec<u8> {
-    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
-    let o = Command::new(BIN)
-        .args(["eval", &q, &r, "--format", "tsv", "--per-goal", "--quiet"])
-        .output()
-        .unwrap();
+    let o = seed_eval(&[]).output().unwrap();
     assert!(o.status.success());
     assert!(o.stdout.len() > 100);
     o.stdout
@@ -260,19 +261,7 @@ fn dev_stdout_is_the_processs_stdout() {
     std::fs::write(&log, "before\n").unwrap();
     let inode = std::fs::metadata(&log).unwrap().ino();
     let f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
-    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
-    let o = Command::new(BIN)
-        .args([
-            "eval",
-            &q,
-            &r,
-            "--format",
-            "tsv",
-            "--per-goal",
-            "--quiet",
-            "-o",
-            "/dev/stdout",
-        ])
+    let o = seed_eval(&["-o", "/dev/stdout"])
         .stdout(f)
         .output()
         .unwrap();

@@ -6,7 +6,7 @@
 //! no sorting and no hashing. Lemma ids: the actual sets' lemmas first (in their order), then every
 //! other predicted lemma as it first appears.
 
-use crate::ranking::{line_at, Item, Ranked, RankingBuilder};
+use crate::ranking::{join_names, line_at, Item, Ranked, RankingBuilder};
 use crate::{EvalError, OrderMode, RankingOptions};
 use lemma_accum::Label;
 use lemma_ingest::{
@@ -139,7 +139,8 @@ impl Converter<'_> {
                     line,
                 });
             }
-            let it = self.item(data, rl.lemma, rl.score, line, here)?;
+            let start = rl.lemma.as_ptr() as usize - data.as_ptr() as usize;
+            let it = self.item(start, rl.lemma, rl.score, line, here)?;
             self.ranking.collect(it);
         }
         // Batches hold whole goals: a goal opens and closes within one.
@@ -169,16 +170,9 @@ impl Converter<'_> {
             }
             // The record's names, one a line: the bytes the items point into.
             let mut names = std::mem::take(&mut self.names);
-            names.clear();
-            let mut spans = Vec::with_capacity(p.lemmas.len());
-            for n in &p.lemmas {
-                spans.push((names.len(), n.len()));
-                names.extend_from_slice(n.as_bytes());
-                names.push(b'\n');
-            }
-            for (i, &(start, len)) in spans.iter().enumerate() {
+            for (i, (start, name)) in join_names(&mut names, &p.lemmas).enumerate() {
                 let score = p.scores.as_ref().map_or(0.0, |s| s[i]);
-                let it = self.item(&names, &names[start..start + len], score, line, here)?;
+                let it = self.item(start, name, score, line, here)?;
                 self.ranking.collect(it);
             }
             let goal = Open {
@@ -196,10 +190,10 @@ impl Converter<'_> {
         InputError::at(ErrorKind::Syntax, &self.path, line, at as u64, message).into()
     }
 
-    /// The item of a lemma `name` inside `data`.
+    /// The item of a lemma `name` that starts at `start` in the bytes it is ranked from.
     fn item(
         &self,
-        data: &[u8],
+        start: usize,
         name: &[u8],
         score: f64,
         line: u64,
@@ -211,7 +205,7 @@ impl Converter<'_> {
         Ok(Item {
             score,
             hash: lemma_ingest::bytes::name_hash(name),
-            start: name.as_ptr() as usize - data.as_ptr() as usize,
+            start,
             len,
             label: Label::UNJUDGED,
         })

@@ -273,21 +273,18 @@ impl Evaluator {
         sink: &mut dyn Sink,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<Evaluation, EvalError> {
-        let (summary, report) = match &predictions {
-            Predictions::Text(_) => {
+        let (summary, report) = match predictions {
+            Predictions::Text(input) => {
                 if self.options.universe.is_none() && self.options.measures.contains(&Measure::AUC)
                 {
                     return Err(EvalError::Options(
                         "AUC needs the universe size: pass --universe N".into(),
                     ));
                 }
-                let Predictions::Text(input) = predictions else {
-                    unreachable!("matched above")
-                };
                 crate::text::evaluate(&self.actual, input, &self.options, sink, progress)?
             }
             Predictions::Store(store) => {
-                full::evaluate_full(&self.actual, &Source::Store(store), &self.options, sink)?
+                full::evaluate_full(&self.actual, &Source::Store(&store), &self.options, sink)?
             }
             Predictions::Matrix {
                 matrix,
@@ -295,9 +292,9 @@ impl Evaluator {
                 lemmas,
             } => {
                 let source = Source::Dense {
-                    matrix,
-                    goals,
-                    lemmas,
+                    matrix: &matrix,
+                    goals: &goals,
+                    lemmas: &lemmas,
                 };
                 full::evaluate_full(&self.actual, &source, &self.options, sink)?
             }

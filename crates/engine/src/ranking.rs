@@ -78,6 +78,24 @@ pub(crate) struct Dup {
     pub(crate) end: usize,
 }
 
+/// Joins a JSONL record's lemma names in `buf`, one a line (the bytes the record's items point
+/// into, reused from record to record), and yields each name with where it starts in `buf`.
+pub(crate) fn join_names<'n, S: AsRef<str>>(
+    buf: &mut Vec<u8>,
+    names: &'n [S],
+) -> impl Iterator<Item = (usize, &'n [u8])> + 'n {
+    buf.clear();
+    for n in names {
+        buf.extend_from_slice(n.as_ref().as_bytes());
+        buf.push(b'\n');
+    }
+    names.iter().scan(0usize, |at, n| {
+        let start = *at;
+        *at += n.as_ref().len() + 1;
+        Some((start, n.as_ref().as_bytes()))
+    })
+}
+
 /// The batch-local line (1-based) of byte `at`: counted on error paths only.
 pub(crate) fn line_at(data: &[u8], at: usize) -> u64 {
     1 + memchr::memchr_iter(b'\n', &data[..at]).count() as u64

@@ -220,58 +220,48 @@ pub fn run(
     }
     let actual = ActualSets::read_path(qrels)?;
     // Stream, and regroup in memory only if a goal reappears.
-    let evaluator = Evaluator::builder().options(opts).build(actual);
-    match evaluate_run(&evaluator, &tm, run, o, v10) {
-        Err(EvalOrTrec::Eval(EvalError::Input(e)))
+    let mut evaluator = Evaluator::builder().options(opts).build(actual);
+    let (rows, done) = match evaluate_run(&evaluator, run, o) {
+        Err(EvalError::Input(e))
             if e.kind == ErrorKind::GoalNotContiguous && !evaluator.options().regroup =>
         {
             tracing::info!("goals are not contiguous: regrouping the run in memory");
             let mut opts = evaluator.options().clone();
             opts.regroup = true;
-            let evaluator = Evaluator::builder()
+            evaluator = Evaluator::builder()
                 .options(opts)
                 .build(evaluator.into_actual());
-            Ok(evaluate_run(&evaluator, &tm, run, o, v10)?)
+            evaluate_run(&evaluator, run, o)?
         }
-        r => Ok(r?),
-    }
+        r => r?,
+    };
+    let num_rel = evaluator.actual().positive_rows;
+    finish(
+        &tm,
+        rows,
+        done,
+        num_rel,
+        evaluator.plan().measures(),
+        o,
+        v10,
+    )
 }
 
-/// An evaluation error (which may call for a regroup) or trec_eval's own.
-enum EvalOrTrec {
-    Eval(EvalError),
-    Trec(TrecError),
-}
-
-impl From<EvalOrTrec> for TrecError {
-    fn from(e: EvalOrTrec) -> Self {
-        match e {
-            EvalOrTrec::Eval(e) => e.into(),
-            EvalOrTrec::Trec(e) => e,
-        }
-    }
-}
-
+/// One evaluation of the run: its per-goal rows (with `-q`) and the evaluation.
 fn evaluate_run(
     evaluator: &Evaluator,
-    tm: &[TrecMeasure],
     run: &std::path::Path,
     o: &TrecOptions,
-    v10: bool,
-) -> Result<(String, Evaluation), EvalOrTrec> {
+) -> Result<(Vec<GoalRow>, Evaluation), EvalError> {
     let mut rows: Vec<GoalRow> = Vec::new();
-    let input =
-        lemma_ingest::open_with(run, o.mmap).map_err(|e| EvalOrTrec::Eval(EvalError::Input(e)))?;
+    let input = lemma_ingest::open_with(run, o.mmap)?;
     let sink: &mut dyn Sink = if o.per_query {
         &mut rows
     } else {
         &mut SummaryOnly
     };
-    let done = evaluator
-        .evaluate(Predictions::Text(input), sink)
-        .map_err(EvalOrTrec::Eval)?;
-    let num_rel = evaluator.actual().positive_rows;
-    finish(tm, rows, done, num_rel, evaluator.plan().measures(), o, v10).map_err(EvalOrTrec::Trec)
+    let done = evaluator.evaluate(Predictions::Text(input), sink)?;
+    Ok((rows, done))
 }
 
 /// The per-goal lines (goals in byte order, measures in trec_eval's table order) and the summary.

@@ -4,7 +4,7 @@
 use super::{BatchResult, GoalRef};
 use crate::options::{EvalOptions, OrderMode};
 use crate::outcome::{record_goal, truth_of, EvalError};
-use crate::ranking::{line_at, Dup, Item, RankStats, Ranked, RankingBuilder};
+use crate::ranking::{join_names, line_at, Dup, Item, RankStats, Ranked, RankingBuilder};
 use crate::seen::SeenSet;
 use hashbrown::HashTable;
 use lemma_accum::{GoalAccumulator, GoalFate, Label, Plan, Summary, Truth};
@@ -374,12 +374,7 @@ impl<'a> Worker<'a> {
             }
             // The record's names, one a line: the bytes the ranking's items point into.
             let mut names = std::mem::take(&mut self.names);
-            names.clear();
-            for (i, name) in p.lemmas.iter().enumerate() {
-                let start = names.len();
-                names.extend_from_slice(name.as_bytes());
-                names.push(b'\n');
-                let name = name.as_bytes();
+            for (i, (start, name)) in join_names(&mut names, &p.lemmas).enumerate() {
                 let Ok(len) = u32::try_from(name.len()) else {
                     return Err(err("expected a lemma name shorter than 4 GiB".into()));
                 };
