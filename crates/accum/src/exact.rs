@@ -98,6 +98,42 @@ impl ExactSum {
         self.normalise();
     }
 
+    /// Subtracts another exact sum (exact: the result is the sum of the values added to `self`
+    /// and not to `other`, when `other`'s values are among them).
+    pub fn retract(&mut self, other: &ExactSum) {
+        let mut o = other.clone();
+        o.normalise();
+        self.normalise();
+        for (a, b) in self.limbs.iter_mut().zip(o.limbs.iter()) {
+            *a -= *b;
+        }
+        self.pending = 2;
+        self.normalise();
+    }
+
+    /// The sum as 32-bit digits in units of 2^-1074, least significant first, normalised: every
+    /// digit but the last is in `0..2^32`, the last carries the sign. Equal sums give equal
+    /// digits, whatever the order of their additions ([`ExactSum::from_digits`] is the inverse).
+    pub fn digits(&self) -> [i64; ExactSum::DIGITS] {
+        let mut s = self.clone();
+        s.normalise();
+        s.limbs
+    }
+
+    /// The sum whose [`ExactSum::digits`] are `digits`; `None` when they are not normalised.
+    pub fn from_digits(digits: [i64; ExactSum::DIGITS]) -> Option<ExactSum> {
+        let top = LIMBS - 1;
+        let in_range = digits[..top].iter().all(|&d| (0..1 << 32).contains(&d))
+            && (-(1i64 << 32)..1 << 32).contains(&digits[top]);
+        in_range.then_some(ExactSum {
+            limbs: digits,
+            pending: 0,
+        })
+    }
+
+    /// Number of digits in [`ExactSum::digits`].
+    pub const DIGITS: usize = LIMBS;
+
     /// Propagates carries so that every limb but the top one is in `0..2^32`.
     fn normalise(&mut self) {
         let mut carry = 0i64;
@@ -241,5 +277,30 @@ mod tests {
             .collect();
         let exact: i64 = (0..5000).map(|i| (i * 7919) % 1_048_576).sum();
         assert_eq!(sum(&ys), exact as f64 / 1_048_576.0);
+    }
+
+    #[test]
+    fn retract_undoes_a_merge_and_digits_round_trip() {
+        let (mut a, mut b) = (ExactSum::new(), ExactSum::new());
+        for i in 1..500 {
+            a.add(1.0 / i as f64);
+            b.add(-3.0 / (i * i) as f64);
+        }
+        let before = a.clone();
+        a.merge(&b);
+        assert_ne!(a.value(), before.value());
+        a.retract(&b);
+        assert_eq!(a, before);
+        assert_eq!(a.value().to_bits(), before.value().to_bits());
+        // Digits: equal sums, equal digits; the inverse rebuilds the same value.
+        assert_eq!(a.digits(), before.digits());
+        let back = ExactSum::from_digits(b.digits()).unwrap();
+        assert_eq!(back.value().to_bits(), b.value().to_bits());
+        // Not normalised: refused.
+        let mut bad = b.digits();
+        bad[3] = 1 << 32;
+        assert!(ExactSum::from_digits(bad).is_none());
+        // A negative total keeps its sign in the top digit.
+        assert!(b.digits()[ExactSum::DIGITS - 1] < 0);
     }
 }

@@ -66,4 +66,6 @@ pub use measure::{
 pub use order::{trec_cmp, OutOfOrder, TrecOrder};
 pub use plan::{Config, Interpolation, Plan, Ties};
 pub use pooled::{score_key, CurvePoint, PooledCurve};
-pub use summary::{Aggregate, GoalCounts, GoalFate, MergeError, Summary, GM_AP_FLOOR};
+pub use summary::{
+    Aggregate, GoalCounts, GoalFate, MergeError, Summary, SummaryState, GM_AP_FLOOR,
+};

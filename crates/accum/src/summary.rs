@@ -1,9 +1,13 @@
 //! Aggregation over goals (METRICS.md §4): a [`Summary`] that merges exactly.
 //!
 //! Means are exact sums ([`ExactSum`]) divided by the number of evaluated goals; counts are integer
-//! sums; `Depth(recall=r)` keeps its per-goal values (8 bytes a goal) for the median. Two summaries
-//! of disjoint goal sets merge into the summary of their union, identical to the last bit whatever
-//! the order of goals or shards.
+//! sums; `Depth(recall=r)` keeps, for the median, how many goals reached the level at each depth
+//! (a histogram: 16 bytes per distinct depth, so at most the longest ranking's length, whatever
+//! the number of goals). Two summaries of disjoint goal sets merge into the summary of their
+//! union, identical to the last bit whatever the order of goals or shards; a summary of a subset
+//! can be retracted from one of a superset, exactly ([`Summary::retract`]).
+
+use std::collections::BTreeMap;
 
 use crate::exact::ExactSum;
 use crate::goal::GoalValues;
@@ -79,8 +83,24 @@ pub struct Summary {
     measures: Vec<Measure>,
     sums: Vec<ExactSum>,
     reached: Vec<u64>,
-    kept: Vec<Vec<u64>>,
+    kept: Vec<BTreeMap<u64, u64>>,
     counts: GoalCounts,
+}
+
+/// A summary's contents, field by field: what an encoding writes and reads back
+/// ([`Summary::state`], [`Summary::from_state`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SummaryState {
+    /// The measures, in plan order.
+    pub measures: Vec<Measure>,
+    /// Per measure: the exact sum of its values (of their logarithms for `GM_AP`).
+    pub sums: Vec<ExactSum>,
+    /// Per measure: goals with a value (`Depth`: goals that reached the level; else 0).
+    pub reached: Vec<u64>,
+    /// Per measure: `(depth, goals)` for `Depth`, ascending by depth, no zero counts (else empty).
+    pub depths: Vec<Vec<(u64, u64)>>,
+    /// Goal counts by fate.
+    pub counts: GoalCounts,
 }
 
 /// Two summaries of different measure sets cannot merge.
@@ -103,7 +123,7 @@ impl Summary {
             measures: plan.measures().to_vec(),
             sums: vec![ExactSum::new(); m],
             reached: vec![0; m],
-            kept: vec![Vec::new(); m],
+            kept: vec![BTreeMap::new(); m],
             counts: GoalCounts::default(),
         }
     }
@@ -120,7 +140,7 @@ impl Summary {
                 Aggregation::Depth => {
                     self.sums[i].add(v);
                     self.reached[i] += 1;
-                    self.kept[i].push(v as u64);
+                    *self.kept[i].entry(v as u64).or_insert(0) += 1;
                 }
             }
         }
@@ -150,7 +170,9 @@ impl Summary {
         for i in 0..self.measures.len() {
             self.sums[i].merge(&other.sums[i]);
             self.reached[i] += other.reached[i];
-            self.kept[i].extend_from_slice(&other.kept[i]);
+            for (&d, &n) in &other.kept[i] {
+                *self.kept[i].entry(d).or_insert(0) += n;
+            }
         }
         let (a, b) = (&mut self.counts, &other.counts);
         a.evaluated += b.evaluated;
@@ -159,6 +181,100 @@ impl Summary {
         a.skipped_no_predictions += b.skipped_no_predictions;
         a.evaluated_empty += b.evaluated_empty;
         Ok(())
+    }
+
+    /// Removes `other`, the summary of a subset of this summary's goals: the result is the
+    /// summary of the other goals, exactly (sums, counts and depths). `MergeError` when the
+    /// measures differ or `other` holds what `self` does not (then `self` is unchanged).
+    pub fn retract(&mut self, other: &Summary) -> Result<(), MergeError> {
+        if self.measures != other.measures {
+            return Err(MergeError);
+        }
+        let (a, b) = (&self.counts, &other.counts);
+        let counts_fit = a.evaluated >= b.evaluated
+            && a.skipped_no_actual >= b.skipped_no_actual
+            && a.skipped_no_relevant >= b.skipped_no_relevant
+            && a.skipped_no_predictions >= b.skipped_no_predictions
+            && a.evaluated_empty >= b.evaluated_empty;
+        let depths_fit = (0..self.measures.len()).all(|i| {
+            self.reached[i] >= other.reached[i]
+                && other.kept[i]
+                    .iter()
+                    .all(|(d, &n)| self.kept[i].get(d).is_some_and(|&m| m >= n))
+        });
+        if !counts_fit || !depths_fit {
+            return Err(MergeError);
+        }
+        for i in 0..self.measures.len() {
+            self.sums[i].retract(&other.sums[i]);
+            self.reached[i] -= other.reached[i];
+            for (d, &n) in &other.kept[i] {
+                let left = self.kept[i].get_mut(d).expect("checked");
+                *left -= n;
+                if *left == 0 {
+                    self.kept[i].remove(d);
+                }
+            }
+        }
+        let (a, b) = (&mut self.counts, &other.counts);
+        a.evaluated -= b.evaluated;
+        a.skipped_no_actual -= b.skipped_no_actual;
+        a.skipped_no_relevant -= b.skipped_no_relevant;
+        a.skipped_no_predictions -= b.skipped_no_predictions;
+        a.evaluated_empty -= b.evaluated_empty;
+        Ok(())
+    }
+
+    /// The contents, field by field.
+    pub fn state(&self) -> SummaryState {
+        SummaryState {
+            measures: self.measures.clone(),
+            sums: self.sums.clone(),
+            reached: self.reached.clone(),
+            depths: self
+                .kept
+                .iter()
+                .map(|k| k.iter().map(|(&d, &n)| (d, n)).collect())
+                .collect(),
+            counts: self.counts,
+        }
+    }
+
+    /// The summary holding `state`; `None` when it is inconsistent (lengths differ, a depth
+    /// histogram for a measure without depths, counts that do not add up to `reached`, a goal
+    /// count below a measure's).
+    pub fn from_state(state: SummaryState) -> Option<Summary> {
+        let m = state.measures.len();
+        if state.sums.len() != m || state.reached.len() != m || state.depths.len() != m {
+            return None;
+        }
+        let mut kept = Vec::with_capacity(m);
+        for (i, depths) in state.depths.into_iter().enumerate() {
+            let is_depth = state.measures[i].aggregation() == Aggregation::Depth;
+            let total = depths
+                .iter()
+                .try_fold(0u64, |t, &(_, n)| t.checked_add(n))?;
+            let ascending = depths.windows(2).all(|w| w[0].0 < w[1].0);
+            if !ascending
+                || depths.iter().any(|&(_, n)| n == 0)
+                || (!is_depth && (!depths.is_empty() || state.reached[i] != 0))
+                || (is_depth && total != state.reached[i])
+                || state.reached[i] > state.counts.evaluated
+            {
+                return None;
+            }
+            kept.push(depths.into_iter().collect());
+        }
+        if state.counts.evaluated_empty > state.counts.evaluated {
+            return None;
+        }
+        Some(Summary {
+            measures: state.measures,
+            sums: state.sums,
+            reached: state.reached,
+            kept,
+            counts: state.counts,
+        })
     }
 
     /// The measures.
@@ -188,13 +304,22 @@ impl Summary {
                 let (mean_d, median) = if reached == 0 {
                     (None, None)
                 } else {
-                    let mut v = self.kept[i].clone();
-                    v.sort_unstable();
-                    let mid = v.len() / 2;
-                    let median = if v.len() % 2 == 1 {
-                        v[mid] as f64
+                    // The values of 0-based positions `lo` and `hi` of the sorted depths.
+                    let nth = |pos: u64| {
+                        let mut before = 0;
+                        for (&d, &n) in &self.kept[i] {
+                            before += n;
+                            if pos < before {
+                                return d as f64;
+                            }
+                        }
+                        unreachable!("the histogram holds `reached` goals")
+                    };
+                    let mid = reached / 2;
+                    let median = if reached % 2 == 1 {
+                        nth(mid)
                     } else {
-                        (v[mid - 1] as f64 + v[mid] as f64) / 2.0
+                        (nth(mid - 1) + nth(mid)) / 2.0
                     };
                     (Some(self.sums[i].value() / reached as f64), Some(median))
                 };

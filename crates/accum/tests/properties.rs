@@ -481,5 +481,21 @@ proptest! {
             prop_assert_eq!(format!("{:?}", x), format!("{:?}", y), "{}", m);
         }
         prop_assert_eq!(one.counts(), merged.counts());
+        // The state rebuilds the same summary; retracting shard 0 from the whole leaves the
+        // merge of the other three, bit for bit.
+        prop_assert_eq!(&Summary::from_state(merged.state()).unwrap(), &merged);
+        let mut rest = Summary::new(&plan);
+        for s in &shards[1..] {
+            rest.merge(s).unwrap();
+        }
+        let mut whole = one.clone();
+        whole.retract(&shards[0]).unwrap();
+        prop_assert_eq!(format!("{:?}", whole.aggregates()), format!("{:?}", rest.aggregates()));
+        prop_assert_eq!(whole.counts(), rest.counts());
+        // A shard cannot give back what it never held (unless it is empty).
+        if shards[0].counts().evaluated > 0 {
+            let mut empty = Summary::new(&plan);
+            prop_assert!(empty.retract(&shards[0]).is_err());
+        }
     }
 }

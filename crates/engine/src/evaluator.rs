@@ -2,10 +2,11 @@
 //! [`Predictions`] of any kind, per-goal rows delivered to a [`Sink`].
 
 use crate::full::{self, Source};
+use crate::outcome::{evaluate_unseen, Predicted};
 use crate::sink::Sink;
 use crate::{
-    DuplicateMode, EvalError, EvalOptions, MissingMode, OrderMode, RankingOptions, Report, TieMode,
-    ZeroRelMode,
+    DuplicateMode, EvalError, EvalOptions, MissingMode, OrderMode, Partial, RankingOptions, Report,
+    TieMode, ZeroRelMode,
 };
 use lemma_accum::{Interpolation, Measure, Plan, Summary};
 use lemma_ingest::{ActualSets, ErrorKind, Input, InputError, Matrix, Names, Store};
@@ -199,7 +200,8 @@ pub struct Evaluation {
     pub report: Report,
 }
 
-/// Actual sets and options, ready to evaluate any number of predictions.
+/// Actual sets and options, ready to evaluate any number of predictions. Cloning is cheap (the
+/// actual sets are shared), and an evaluator is `Send + Sync`: a clone per thread or task.
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -219,9 +221,10 @@ pub struct Evaluation {
 /// assert_eq!(means, [(1.0 / 2.0 + 2.0 / 4.0 + 3.0 / 5.0) / 3.0, 0.5, 0.5]);
 /// # Ok(()) }
 /// ```
+#[derive(Clone)]
 pub struct Evaluator {
-    actual: ActualSets,
-    options: EvalOptions,
+    actual: Arc<ActualSets>,
+    options: Arc<EvalOptions>,
     plan: Arc<Plan>,
 }
 
@@ -273,18 +276,37 @@ impl Evaluator {
         sink: &mut dyn Sink,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<Evaluation, EvalError> {
-        let (summary, report) = match predictions {
+        let p = self.predict(predictions, sink, progress)?;
+        self.finish_predicted(p, sink)
+    }
+
+    /// [`Evaluator::evaluate_with_progress`], and the evaluation as a summary that travels (a
+    /// shard's, to be merged with the others': see [`Partial`]).
+    pub fn evaluate_partial(
+        &self,
+        predictions: Predictions,
+        sink: &mut dyn Sink,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+    ) -> Result<(Evaluation, Partial), EvalError> {
+        let p = self.predict(predictions, sink, progress)?;
+        let partial = Partial::new(self, p.summary.clone(), &p.seen, p.universe)?;
+        Ok((self.finish_predicted(p, sink)?, partial))
+    }
+
+    /// The goals the predictions ranked.
+    fn predict(
+        &self,
+        predictions: Predictions,
+        sink: &mut dyn Sink,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+    ) -> Result<Predicted, EvalError> {
+        match predictions {
             Predictions::Text(input) => {
-                if self.options.universe.is_none() && self.options.measures.contains(&Measure::AUC)
-                {
-                    return Err(EvalError::Options(
-                        "AUC needs the universe size: pass --universe N".into(),
-                    ));
-                }
-                crate::text::evaluate(&self.actual, input, &self.options, sink, progress)?
+                self.check_text_options()?;
+                crate::text::predict(&self.actual, input, &self.options, sink, progress)
             }
             Predictions::Store(store) => {
-                full::evaluate_full(&self.actual, &Source::Store(&store), &self.options, sink)?
+                full::predict(&self.actual, &Source::Store(&store), &self.options, sink)
             }
             Predictions::Matrix {
                 matrix,
@@ -296,15 +318,59 @@ impl Evaluator {
                     goals: &goals,
                     lemmas: &lemmas,
                 };
-                full::evaluate_full(&self.actual, &source, &self.options, sink)?
+                full::predict(&self.actual, &source, &self.options, sink)
             }
-        };
+        }
+    }
+
+    /// Adds the goals the predictions never ranked.
+    fn finish_predicted(&self, p: Predicted, sink: &mut dyn Sink) -> Result<Evaluation, EvalError> {
+        let (summary, report) = p.finish(&self.actual, &self.plan, &self.options, sink)?;
         Ok(Evaluation { summary, report })
+    }
+
+    /// Adds to `summary` the goals of the actual sets for which `seen` is false.
+    pub(crate) fn finish_unseen(
+        &self,
+        summary: &mut Summary,
+        seen: &dyn Fn(usize) -> bool,
+        universe: Option<u64>,
+        rows: &mut dyn Sink,
+    ) -> Result<(), EvalError> {
+        evaluate_unseen(
+            &self.actual,
+            &self.plan,
+            &self.options,
+            seen,
+            universe,
+            summary,
+            rows,
+        )
+    }
+
+    /// An error when rankings without a known universe cannot be evaluated (AUC).
+    pub(crate) fn check_text_options(&self) -> Result<(), EvalError> {
+        if self.options.universe.is_none() && self.options.measures.contains(&Measure::AUC) {
+            return Err(EvalError::Options(
+                "AUC needs the universe size: pass --universe N".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The actual sets, shared.
+    pub(crate) fn actual_arc(&self) -> &Arc<ActualSets> {
+        &self.actual
+    }
+
+    /// Whether `a` and `b` are clones of one evaluator.
+    pub(crate) fn same(a: &Evaluator, b: &Evaluator) -> bool {
+        Arc::ptr_eq(&a.actual, &b.actual) && Arc::ptr_eq(&a.options, &b.options)
     }
 
     /// Gives the actual sets back (a process about to exit may `std::mem::forget` them rather than
     /// free a million small sets one by one).
-    pub fn into_actual(self) -> ActualSets {
+    pub fn into_actual(self) -> Arc<ActualSets> {
         self.actual
     }
 }
@@ -422,15 +488,15 @@ impl EvaluatorBuilder {
     }
 
     /// The evaluator of `actual` with these options.
-    pub fn build(mut self, actual: ActualSets) -> Evaluator {
+    pub fn build(mut self, actual: impl Into<Arc<ActualSets>>) -> Evaluator {
         if self.options.measures.is_empty() {
             self.options.measures =
                 Measure::parse_all(DEFAULT_MEASURES).expect("the default measures parse");
         }
         let plan = crate::plan_for(&self.options);
         Evaluator {
-            actual,
-            options: self.options,
+            actual: actual.into(),
+            options: Arc::new(self.options),
             plan,
         }
     }

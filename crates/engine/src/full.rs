@@ -18,7 +18,7 @@
 //! memory grow. A worker drops a chunk's mapped pages when done with it, so resident file pages
 //! stay at the chunks in flight and unmapping costs nothing at the end.
 
-use crate::outcome::{evaluate_unseen, record_goal, truth_of};
+use crate::outcome::{record_goal, truth_of, Predicted};
 use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink;
 use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report, TieMode};
@@ -725,6 +725,16 @@ pub fn evaluate_full(
     opts: &EvalOptions,
     rows: &mut dyn Sink,
 ) -> Result<(Summary, Report), EvalError> {
+    predict(actual, source, opts, rows)?.finish(actual, &plan_for(opts), opts, rows)
+}
+
+/// [`evaluate_full`] but for the goals the source never ranked.
+pub(crate) fn predict(
+    actual: &ActualSets,
+    source: &Source<'_>,
+    opts: &EvalOptions,
+    rows: &mut dyn Sink,
+) -> Result<Predicted, EvalError> {
     let started = Instant::now();
     let plan = plan_for(opts);
     if plan.has_thresholds() {
@@ -800,16 +810,6 @@ pub fn evaluate_full(
     });
     collected?;
     tracing::debug!(entries, scanned, "ranked entries, and how many were read");
-    // Actual goals the source never ranked.
-    evaluate_unseen(
-        actual,
-        &plan,
-        opts,
-        |gid| seen[gid],
-        Some(source.universe() as u64),
-        &mut summary,
-        rows,
-    )?;
     let report = Report {
         path: source.path().to_path_buf(),
         bytes: source.bytes(),
@@ -819,7 +819,12 @@ pub fn evaluate_full(
         threads,
         ..Report::default()
     };
-    Ok((summary, report))
+    Ok(Predicted {
+        summary,
+        seen,
+        universe: Some(source.universe() as u64),
+        report,
+    })
 }
 
 #[cfg(test)]

@@ -29,13 +29,16 @@
 
 pub mod convert;
 mod evaluator;
+mod feed;
 pub mod full;
 mod options;
 mod outcome;
 pub mod output;
+mod partial;
 mod pool;
 mod ranking;
 mod seen;
+mod session;
 mod sink;
 pub mod text;
 pub mod trec;
@@ -51,6 +54,8 @@ pub use options::{
 };
 
 pub use outcome::{EvalError, GoalRow, Report};
+pub use partial::{Partial, PartialError, MAGIC as SUMMARY_MAGIC, VERSION as SUMMARY_VERSION};
+pub use session::{Pushed, Session, MAX_LEMMA_IDS};
 pub use sink::{RowFn, Sink, SummaryOnly};
 
 /// README.md's Rust examples, compiled and run as doc tests.

@@ -103,6 +103,16 @@ pub enum EvalError {
     Sink(std::io::Error),
     /// The options cannot evaluate this input (AUC on text without a universe size).
     Options(String),
+    /// A pushed goal could not be evaluated (pushed twice, a repeated lemma under
+    /// `--duplicates error`, a bad score or id).
+    Push {
+        /// The goal, printable.
+        goal: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// A summary file could not be read or merged.
+    Partial(crate::PartialError),
 }
 
 impl std::fmt::Display for EvalError {
@@ -112,6 +122,8 @@ impl std::fmt::Display for EvalError {
             EvalError::Goal { goal, error } => write!(f, "goal `{goal}`: {error}"),
             EvalError::Sink(e) => write!(f, "cannot write output: {e}"),
             EvalError::Options(m) => write!(f, "{m}"),
+            EvalError::Push { goal, message } => write!(f, "goal `{goal}`: {message}"),
+            EvalError::Partial(e) => write!(f, "{e}"),
         }
     }
 }
@@ -133,38 +145,99 @@ pub(crate) fn truth_of(truth: &GoalTruth, universe: Option<u64>) -> Truth<'_> {
     }
 }
 
+/// What the predictions gave, before the goals they never ranked are evaluated.
+pub(crate) struct Predicted {
+    /// The goals the predictions ranked (and those they skipped).
+    pub(crate) summary: Summary,
+    /// Per goal of the actual sets: ranked by the predictions.
+    pub(crate) seen: Vec<bool>,
+    /// The universe the goals without predictions are evaluated within.
+    pub(crate) universe: Option<u64>,
+    /// What happened.
+    pub(crate) report: Report,
+}
+
+impl Predicted {
+    /// Adds the goals never ranked ([`evaluate_unseen`]): the summary of every goal.
+    pub(crate) fn finish(
+        mut self,
+        actual: &ActualSets,
+        plan: &Arc<Plan>,
+        opts: &EvalOptions,
+        rows: &mut dyn RowSink,
+    ) -> Result<(Summary, Report), EvalError> {
+        let seen = &self.seen;
+        evaluate_unseen(
+            actual,
+            plan,
+            opts,
+            &|g| seen[g],
+            self.universe,
+            &mut self.summary,
+            rows,
+        )?;
+        Ok((self.summary, self.report))
+    }
+}
+
+/// A goal without predictions, as every pipeline treats it.
+pub(crate) enum EmptyGoal<'v> {
+    /// Not evaluated: nothing relevant, or `--missing skip`.
+    Skipped(GoalFate),
+    /// Evaluated as an empty ranking.
+    Evaluated(GoalValues<'v>),
+}
+
+/// Goal `goal` (truth `truth`) without predictions: skipped when it has nothing relevant (per
+/// the policy) or per `--missing skip`, else evaluated as an empty ranking within `universe`.
+pub(crate) fn empty_goal<'a>(
+    acc: &'a mut GoalAccumulator,
+    goal: &[u8],
+    truth: &GoalTruth,
+    opts: &EvalOptions,
+    universe: Option<u64>,
+) -> Result<EmptyGoal<'a>, EvalError> {
+    let t = truth_of(truth, universe);
+    if opts.skips_no_relevant(&t) {
+        return Ok(EmptyGoal::Skipped(GoalFate::SkippedNoRelevant));
+    }
+    if opts.missing == MissingMode::Skip {
+        return Ok(EmptyGoal::Skipped(GoalFate::SkippedNoPredictions));
+    }
+    Ok(EmptyGoal::Evaluated(goal_values(
+        goal,
+        acc.evaluate_ranks(&t, 0, []),
+    )?))
+}
+
 /// Goals of the actual sets that the predictions never ranked: evaluated as empty rankings (every
 /// measure 0), or skipped per `--missing skip`; goals with R = 0 skipped per the policy. Shared by
-/// the text and the full-library pipelines; rows come in actual-set order.
+/// every pipeline; rows come in actual-set order.
 pub(crate) fn evaluate_unseen(
     actual: &ActualSets,
     plan: &Arc<Plan>,
     opts: &EvalOptions,
-    seen: impl Fn(usize) -> bool,
+    seen: &dyn Fn(usize) -> bool,
     universe: Option<u64>,
     summary: &mut Summary,
     rows: &mut dyn RowSink,
 ) -> Result<(), EvalError> {
     let mut acc = GoalAccumulator::new(plan.clone());
+    let want_rows = rows.wants_rows();
     for (gid, truth) in actual.truths.iter().enumerate() {
         if seen(gid) {
             continue;
         }
-        let t = truth_of(truth, universe);
-        if opts.skips_no_relevant(&t) {
-            summary.skip(GoalFate::SkippedNoRelevant);
-            continue;
-        }
-        if opts.missing == MissingMode::Skip {
-            summary.skip(GoalFate::SkippedNoPredictions);
-            continue;
-        }
         let goal = actual.goals.name(gid as u32);
-        let values = goal_values(goal, acc.evaluate_ranks(&t, 0, []))?;
-        summary.add_empty(&values);
-        if rows.wants_rows() {
-            rows.row(GoalRow::new(goal, &values, true))
-                .map_err(EvalError::Sink)?;
+        match empty_goal(&mut acc, goal, truth, opts, universe)? {
+            EmptyGoal::Skipped(fate) => summary.skip(fate),
+            EmptyGoal::Evaluated(values) => {
+                summary.add_empty(&values);
+                if want_rows {
+                    rows.row(GoalRow::new(goal, &values, true))
+                        .map_err(EvalError::Sink)?;
+                }
+            }
         }
     }
     Ok(())

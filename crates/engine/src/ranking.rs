@@ -180,6 +180,11 @@ impl<C: Ranked> RankingBuilder<C> {
         }
     }
 
+    /// Ranks the goals that follow in `order`.
+    pub(crate) fn set_order(&mut self, order: OrderMode) {
+        self.order = order;
+    }
+
     /// The consumer.
     #[inline(always)]
     pub(crate) fn consumer(&mut self) -> &mut C {

@@ -20,7 +20,7 @@ mod regroup;
 mod worker;
 
 use crate::options::{plan_for, EvalOptions, OrderMode};
-use crate::outcome::{evaluate_unseen, EvalError, GoalRow, Report};
+use crate::outcome::{EvalError, GoalRow, Predicted, Report};
 use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink as RowSink;
 use hashbrown::HashMap;
@@ -71,6 +71,17 @@ pub fn evaluate(
     rows: &mut dyn RowSink,
     progress: Option<&(dyn Fn(u64) + Sync)>,
 ) -> Result<(Summary, Report), EvalError> {
+    predict(actual, input, opts, rows, progress)?.finish(actual, &plan_for(opts), opts, rows)
+}
+
+/// [`evaluate`] but for the goals the predictions never ranked.
+pub(crate) fn predict(
+    actual: &ActualSets,
+    input: Input,
+    opts: &EvalOptions,
+    rows: &mut dyn RowSink,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Predicted, EvalError> {
     let started = Instant::now();
     let plan = plan_for(opts);
     let path = input.path.clone();
@@ -147,22 +158,18 @@ pub fn evaluate(
     } = collector;
     rep.lines = lines_before;
     rep.bytes = input.reader.bytes_read();
+    let _ = rows;
     let mut summary = Summary::new(&plan);
     for s in &summaries {
         summary.merge(s).expect("same plan");
     }
-    // Goals of the actual sets that the predictions never ranked.
-    evaluate_unseen(
-        actual,
-        &plan,
-        opts,
-        |gid| first_line[gid] != 0,
-        opts.universe,
-        &mut summary,
-        rows,
-    )?;
     report.elapsed = started.elapsed();
-    Ok((summary, report))
+    Ok(Predicted {
+        summary,
+        seen: first_line.iter().map(|&l| l != 0).collect(),
+        universe: opts.universe,
+        report,
+    })
 }
 
 /// The input, shared by the workers: each takes the next batch under the lock.

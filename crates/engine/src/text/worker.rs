@@ -2,11 +2,11 @@
 //! through the order check, the depth cut, duplicate removal and the accumulator.
 
 use super::{BatchResult, GoalRef};
+use crate::feed::{AccFeed, Judged};
 use crate::options::{EvalOptions, OrderMode};
 use crate::outcome::{record_goal, truth_of, EvalError};
-use crate::ranking::{join_names, line_at, Dup, Item, RankStats, Ranked, RankingBuilder};
+use crate::ranking::{join_names, line_at, Dup, Item, RankStats, RankingBuilder};
 use crate::seen::SeenSet;
-use hashbrown::HashTable;
 use lemma_accum::{GoalAccumulator, GoalFate, Label, Plan, Summary, Truth};
 use lemma_ingest::{
     bytes::same_bytes, parse_prediction_line, parse_score, score_error, show, split_run_at,
@@ -16,25 +16,6 @@ use lemma_ingest::{
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// The accumulator as a ranking's consumer.
-struct AccFeed {
-    acc: GoalAccumulator,
-    /// Whether a measure reads scores.
-    scored: bool,
-}
-
-impl Ranked for AccFeed {
-    #[inline(always)]
-    fn ranked(&mut self, _: &[u8], it: &Item) {
-        if self.scored {
-            // Scores are finite (checked by the parser).
-            let _ = self.acc.push_scored(it.label, it.score);
-        } else {
-            self.acc.push(it.label);
-        }
-    }
-}
 
 /// The goal whose lines a TREC batch is reading.
 struct OpenGoal<'a> {
@@ -56,13 +37,6 @@ enum GoalState<'a> {
     Skip,
 }
 
-/// The bit of a name hash in [`Worker`]'s judged filter: its top six bits (the table probes use
-/// the low ones).
-#[inline(always)]
-fn judged_bit(hash: u64) -> u64 {
-    1 << (hash >> 58)
-}
-
 pub(super) struct Worker<'a> {
     actual: &'a ActualSets,
     opts: &'a EvalOptions,
@@ -70,12 +44,8 @@ pub(super) struct Worker<'a> {
     ranking: RankingBuilder<AccFeed>,
     summary: Summary,
     want_rows: bool,
-    /// The current goal's judged lemmas: (name hash, lemma id, grade). A few entries that stay in
-    /// L1 cache: the per-line relevance lookup never touches the (large) interner.
-    judged: HashTable<(u64, u32, i32)>,
-    /// A one-word filter of `judged`: bit [`judged_bit`] of each judged lemma's hash. A lemma
-    /// whose bit is clear is not judged (with R judged lemmas, at most R of 64 bits are set).
-    judged_bits: u64,
+    /// The current goal's judged lemmas.
+    judged: Judged,
     /// A JSONL record's lemma names, one a line (reused).
     names: Vec<u8>,
     /// Ranking counts when the current goal began (restored if the goal is re-read).
@@ -176,8 +146,7 @@ impl<'a> Worker<'a> {
             ),
             summary: Summary::new(plan),
             want_rows,
-            judged: HashTable::new(),
-            judged_bits: 0,
+            judged: Judged::default(),
             names: Vec::new(),
             goal_stats: RankStats::default(),
             last_score: LastScore::new(opts, plan),
@@ -202,15 +171,7 @@ impl<'a> Worker<'a> {
                     return GoalState::Skip;
                 }
                 self.ranking.consumer().acc.begin(&t);
-                self.judged.clear();
-                self.judged_bits = 0;
-                let lemmas = &self.actual.lemmas;
-                for id in truth.judged.iter() {
-                    let grade = truth.grade(id).expect("judged");
-                    let hash = lemmas.hash_of(id);
-                    self.judged_bits |= judged_bit(hash);
-                    self.judged.insert_unique(hash, (hash, id, grade), |e| e.0);
-                }
+                self.judged.set(truth, &self.actual.lemmas);
                 GoalState::Eval { truth }
             }
         }
@@ -229,14 +190,7 @@ impl<'a> Worker<'a> {
     /// The label of a lemma of the current goal.
     #[inline]
     fn label(&self, hash: u64, name: &[u8]) -> Label {
-        if self.judged_bits & judged_bit(hash) == 0 {
-            // Most ranked lemmas: no judged lemma has this hash's bit, no table probe.
-            return Label::UNJUDGED;
-        }
-        let lemmas = &self.actual.lemmas;
-        self.judged
-            .find(hash, |e| e.0 == hash && same_bytes(lemmas.name(e.1), name))
-            .map_or(Label::UNJUDGED, |e| Label::judged(e.2))
+        self.judged.label(hash, name, &self.actual.lemmas)
     }
 
     /// Ends a goal: flushes ordering, finishes the accumulator, adds to the summary.

@@ -1,0 +1,69 @@
+//! What every streamed path shares between a goal's truth and the accumulator: the current goal's
+//! judged lemmas, looked up per ranked lemma, and the accumulator as a ranking's consumer.
+
+use crate::ranking::{Item, Ranked};
+use hashbrown::HashTable;
+use lemma_accum::{GoalAccumulator, Label};
+use lemma_ingest::{bytes::same_bytes, GoalTruth, Interner};
+
+/// The accumulator as a ranking's consumer.
+pub(crate) struct AccFeed {
+    pub(crate) acc: GoalAccumulator,
+    /// Whether a measure reads scores.
+    pub(crate) scored: bool,
+}
+
+impl Ranked for AccFeed {
+    #[inline(always)]
+    fn ranked(&mut self, _: &[u8], it: &Item) {
+        if self.scored {
+            // Scores are finite (checked by the parser and by the push API).
+            let _ = self.acc.push_scored(it.label, it.score);
+        } else {
+            self.acc.push(it.label);
+        }
+    }
+}
+
+/// The bit of a name hash in [`Judged`]'s filter: its top six bits (the table probes use the low
+/// ones).
+#[inline(always)]
+fn judged_bit(hash: u64) -> u64 {
+    1 << (hash >> 58)
+}
+
+/// The current goal's judged lemmas: (name hash, lemma id, grade). A few entries that stay in L1
+/// cache: the per-line relevance lookup never touches the (large) interner. A one-word filter
+/// holds bit [`judged_bit`] of each judged lemma's hash: a lemma whose bit is clear is not judged
+/// (with R judged lemmas, at most R of 64 bits are set), and costs no probe.
+#[derive(Default)]
+pub(crate) struct Judged {
+    table: HashTable<(u64, u32, i32)>,
+    bits: u64,
+}
+
+impl Judged {
+    /// Holds `truth`'s judged lemmas (named by `lemmas`) from now on.
+    pub(crate) fn set(&mut self, truth: &GoalTruth, lemmas: &Interner) {
+        self.table.clear();
+        self.bits = 0;
+        for id in truth.judged.iter() {
+            let grade = truth.grade(id).expect("judged");
+            let hash = lemmas.hash_of(id);
+            self.bits |= judged_bit(hash);
+            self.table.insert_unique(hash, (hash, id, grade), |e| e.0);
+        }
+    }
+
+    /// The label of lemma `name` (whose hash under `lemmas` is `hash`) in the current goal.
+    #[inline]
+    pub(crate) fn label(&self, hash: u64, name: &[u8], lemmas: &Interner) -> Label {
+        if self.bits & judged_bit(hash) == 0 {
+            // Most ranked lemmas: no judged lemma has this hash's bit, no table probe.
+            return Label::UNJUDGED;
+        }
+        self.table
+            .find(hash, |e| e.0 == hash && same_bytes(lemmas.name(e.1), name))
+            .map_or(Label::UNJUDGED, |e| Label::judged(e.2))
+    }
+}

@@ -1,0 +1,526 @@
+//! The push API: a [`Session`] takes one goal's ranking at a time, in process, and answers with
+//! that goal's values at once; finishing it evaluates the goals never pushed.
+//!
+//! A goal arrives as lemma names in rank order ([`Session::push_ranked`]), as (name, score) pairs
+//! ranked by the evaluator's order and tie rule exactly as a TREC run's lines would be
+//! ([`Session::push_scored`]), or as lemma ids ([`Session::push_ids`]: the ids
+//! [`Evaluator::lemma_id`] gives, and the caller's own above [`Evaluator::lemma_count`]). Each goal
+//! goes through the same ranking options (order, ties, depth, duplicates) and the same
+//! accumulator as a file's, so a session fed a file's goals gives that file's summary, to the
+//! bit.
+//!
+//! Sessions are `Send`: a caller may push from several threads, a session each, and
+//! [`Session::merge`] them (summaries merge exactly; a goal pushed to two sessions is an error).
+//!
+//! Costs: a name is copied once into the session's buffer, hashed, looked up in the goal's judged
+//! lemmas (a one-word filter first) and in the goal's seen names (duplicates); an id costs one
+//! 8-byte load and store in a table of 8 bytes per id up to the largest id pushed. Memory: that
+//! table, the longest goal's names, and one byte per goal of the actual sets (which were pushed).
+
+use crate::evaluator::Evaluation;
+use crate::feed::{AccFeed, Judged};
+use crate::options::{DuplicateMode, OrderMode};
+use crate::outcome::{goal_values, truth_of, EvalError, Report};
+use crate::partial::Partial;
+use crate::ranking::{Item, RankStats, RankingBuilder};
+use crate::sink::Sink;
+use crate::Evaluator;
+use hashbrown::HashSet;
+use lemma_accum::{GoalAccumulator, GoalFate, Label, Summary};
+use lemma_ingest::{bytes::is_delim, show, GoalTruth};
+use std::cmp::Ordering;
+use std::time::Instant;
+
+/// What a push did with its goal.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Pushed<'s> {
+    /// Evaluated: the goal's values, parallel to the plan's measures (`None`: undefined, e.g.
+    /// `Depth` not reached).
+    Evaluated(&'s [Option<f64>]),
+    /// Counted but not evaluated: no actual set, or nothing relevant (as the options say).
+    Skipped(GoalFate),
+}
+
+impl<'s> Pushed<'s> {
+    /// The values, when the goal was evaluated.
+    pub fn values(&self) -> Option<&'s [Option<f64>]> {
+        match self {
+            Pushed::Evaluated(v) => Some(v),
+            Pushed::Skipped(_) => None,
+        }
+    }
+}
+
+/// Largest lemma id [`Session::push_ids`] takes, plus one: the id table is 8 bytes an id.
+pub const MAX_LEMMA_IDS: u32 = 1 << 27;
+
+/// A push session on an [`Evaluator`]: see the [module documentation](self).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use lemma_eval::{Evaluator, Pushed, SummaryOnly};
+/// use lemma_ingest::ActualSets;
+/// # let dir = tempfile::tempdir()?;
+/// # let qrels = dir.path().join("qrels");
+/// # std::fs::write(&qrels, "g1 0 a 1\ng1 0 b 1\ng2 0 c 1\n")?;
+/// let evaluator = Evaluator::builder().measure_names(["RR", "P@2"])?.build_from_path(&qrels)?;
+/// let mut session = evaluator.session()?;
+/// // g1 as names in rank order: a at rank 2, b at rank 3.
+/// let g1 = session.push_ranked("g1", &["x", "a", "b"])?;
+/// assert_eq!(g1, Pushed::Evaluated(&[Some(0.5), Some(0.5)]));
+/// // g2 as (name, score) pairs, ranked by score: c first.
+/// let g2 = session.push_scored("g2", &[("y", 0.2), ("c", 0.9)])?;
+/// assert_eq!(g2.values(), Some(&[Some(1.0), Some(0.5)][..]));
+/// let done = session.finish(&mut SummaryOnly)?;
+/// assert_eq!(done.summary.aggregates()[0].1.headline(), Some(0.75)); // mean RR
+/// # Ok(()) }
+/// ```
+pub struct Session {
+    ev: Evaluator,
+    ranking: RankingBuilder<AccFeed>,
+    judged: Judged,
+    summary: Summary,
+    /// The current goal's names, one a line (what the ranking's items point into).
+    names: Vec<u8>,
+    /// Per goal of the actual sets: pushed.
+    seen: Vec<bool>,
+    /// Goals pushed that no actual set has.
+    unknown: HashSet<Vec<u8>>,
+    /// Per lemma id: `seen generation << 32 | judged generation` ([`Session::push_ids`]).
+    marks: Vec<u64>,
+    /// The current goal's generation in `marks` (never 0).
+    generation: u32,
+    /// Order of scored pushes.
+    scored_order: OrderMode,
+    report: Report,
+    started: Instant,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("goals_pushed", &self.report.goals_in_predictions)
+            .field("items", &self.report.items)
+            .finish()
+    }
+}
+
+impl Evaluator {
+    /// A push session (see [`Session`]). An error when the options cannot evaluate pushed
+    /// rankings (AUC without [`EvaluatorBuilder::universe`](crate::EvaluatorBuilder::universe)).
+    pub fn session(&self) -> Result<Session, EvalError> {
+        self.check_text_options()?;
+        let plan = self.plan().clone();
+        let opts = self.options();
+        Ok(Session {
+            ranking: RankingBuilder::new(
+                &opts.ranking,
+                OrderMode::File,
+                AccFeed {
+                    acc: GoalAccumulator::new(plan.clone()),
+                    scored: plan.needs_scores(),
+                },
+            ),
+            judged: Judged::default(),
+            summary: Summary::new(&plan),
+            names: Vec::new(),
+            seen: vec![false; self.actual().goals.len()],
+            unknown: HashSet::new(),
+            marks: Vec::new(),
+            generation: 0,
+            scored_order: opts.ranking.order.unwrap_or(OrderMode::Score),
+            report: Report {
+                path: "(pushed)".into(),
+                threads: 1,
+                ..Report::default()
+            },
+            started: Instant::now(),
+            ev: self.clone(),
+        })
+    }
+
+    /// The id of lemma `name` among the actual sets' lemmas (for [`Session::push_ids`]).
+    pub fn lemma_id(&self, name: impl AsRef<[u8]>) -> Option<u32> {
+        self.actual().lemmas.get(name.as_ref())
+    }
+
+    /// How many lemmas the actual sets name: their ids are `0..lemma_count()`; a caller numbers
+    /// the other lemmas of its universe from `lemma_count()` up.
+    pub fn lemma_count(&self) -> u32 {
+        self.actual().lemmas.len() as u32
+    }
+}
+
+/// How a goal's ranking was handed over.
+enum Kind {
+    Names,
+    Ids,
+}
+
+fn push_error(goal: &[u8], message: String) -> EvalError {
+    EvalError::Push {
+        goal: show(goal),
+        message,
+    }
+}
+
+impl Session {
+    /// The evaluator.
+    pub fn evaluator(&self) -> &Evaluator {
+        &self.ev
+    }
+
+    /// The summary of the goals pushed so far.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
+    /// Counts so far: goals pushed, lemmas ranked, repeats dropped, lemmas beyond the depth.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// Starts goal `goal`: its id, or why it is not evaluated (counted in the summary).
+    fn begin(&mut self, goal: &[u8], kind: Kind) -> Result<Result<u32, GoalFate>, EvalError> {
+        self.report.goals_in_predictions += 1;
+        let actual = self.ev.actual_arc().clone();
+        let Some((gid, truth)) = actual.goal(goal) else {
+            if !self.unknown.insert(goal.to_vec()) {
+                return Err(push_error(goal, "the goal was pushed twice".into()));
+            }
+            self.summary.skip(GoalFate::SkippedNoActual);
+            return Ok(Err(GoalFate::SkippedNoActual));
+        };
+        if std::mem::replace(&mut self.seen[gid as usize], true) {
+            return Err(push_error(goal, "the goal was pushed twice".into()));
+        }
+        let opts = self.ev.options();
+        let t = truth_of(truth, opts.universe);
+        if opts.skips_no_relevant(&t) {
+            self.summary.skip(GoalFate::SkippedNoRelevant);
+            return Ok(Err(GoalFate::SkippedNoRelevant));
+        }
+        self.ranking.reset();
+        self.ranking.consumer().acc.begin(&t);
+        match kind {
+            Kind::Names => self.judged.set(truth, &actual.lemmas),
+            Kind::Ids => self.mark_judged(truth),
+        }
+        Ok(Ok(gid))
+    }
+
+    /// Finishes the goal: its values go to the summary and back to the caller.
+    fn end(&mut self, goal: &[u8]) -> Result<Pushed<'_>, EvalError> {
+        let stats = std::mem::take(self.ranking.stats());
+        self.add_stats(stats);
+        let values = goal_values(goal, self.ranking.consumer().acc.finish())?;
+        self.summary.add(&values);
+        Ok(Pushed::Evaluated(values.values()))
+    }
+
+    fn add_stats(&mut self, s: RankStats) {
+        self.report.items += s.items;
+        self.report.duplicates_dropped += s.duplicates_dropped;
+        self.report.beyond_depth += s.beyond_depth;
+    }
+
+    /// Copies `names` one a line into the session's buffer; an error for a name the buffer
+    /// cannot hold (whitespace inside, or 4 GiB long).
+    fn join<S: AsRef<[u8]>>(
+        &mut self,
+        goal: &[u8],
+        names: impl Iterator<Item = S>,
+    ) -> Result<(), EvalError> {
+        self.names.clear();
+        for n in names {
+            let n = n.as_ref();
+            if n.len() >= u32::MAX as usize || n.iter().any(|&b| is_delim(b)) {
+                return Err(push_error(
+                    goal,
+                    format!(
+                        "expected a lemma name without whitespace, got `{}`",
+                        show(n)
+                    ),
+                ));
+            }
+            self.names.extend_from_slice(n);
+            self.names.push(b'\n');
+        }
+        Ok(())
+    }
+
+    /// A repeated lemma under `--duplicates error`.
+    fn duplicate(&self, goal: &[u8], at: usize) -> EvalError {
+        let end = lemma_ingest::bytes::next_delim(&self.names, at);
+        push_error(
+            goal,
+            format!("lemma `{}` appears twice", show(&self.names[at..end])),
+        )
+    }
+
+    /// Evaluates goal `goal` ranked as `lemmas` (best first). Repeats, the depth and (under tie
+    /// groups or score thresholds) scores are as for a JSONL record without scores: every lemma
+    /// scores 0.
+    pub fn push_ranked<S: AsRef<[u8]>>(
+        &mut self,
+        goal: impl AsRef<[u8]>,
+        lemmas: &[S],
+    ) -> Result<Pushed<'_>, EvalError> {
+        let goal = goal.as_ref();
+        if let Err(fate) = self.begin(goal, Kind::Names)? {
+            return Ok(Pushed::Skipped(fate));
+        }
+        self.join(goal, lemmas.iter())?;
+        self.ranking.set_order(OrderMode::File);
+        let names = std::mem::take(&mut self.names);
+        let lemma_names = &self.ev.actual_arc().lemmas;
+        let mut start = 0;
+        let mut failed = None;
+        for name in lemmas {
+            let name = name.as_ref();
+            let hash = lemma_names.hash(name);
+            let it = Item {
+                score: 0.0,
+                hash,
+                start,
+                len: name.len() as u32,
+                label: self.judged.label(hash, name, lemma_names),
+            };
+            start += name.len() + 1;
+            if let Err(d) = self.ranking.push(&names, Ordering::Equal, it) {
+                failed = Some(d.second);
+                break;
+            }
+        }
+        self.names = names;
+        if let Some(at) = failed {
+            self.ranking.reset();
+            return Err(self.duplicate(goal, at));
+        }
+        self.end(goal)
+    }
+
+    /// Evaluates goal `goal` from `(lemma, score)` pairs in any order, ranked as a TREC run's
+    /// lines would be: by score descending under the evaluator's tie rule (or in the given order
+    /// under [`OrderMode::File`]). Scores must be finite.
+    pub fn push_scored<S: AsRef<[u8]>>(
+        &mut self,
+        goal: impl AsRef<[u8]>,
+        items: &[(S, f64)],
+    ) -> Result<Pushed<'_>, EvalError> {
+        let goal = goal.as_ref();
+        if let Some(&(ref n, s)) = items.iter().find(|(_, s)| !s.is_finite()) {
+            self.report.goals_in_predictions += 1;
+            return Err(push_error(
+                goal,
+                format!(
+                    "lemma `{}`: expected a finite score, got {s}",
+                    show(n.as_ref())
+                ),
+            ));
+        }
+        if let Err(fate) = self.begin(goal, Kind::Names)? {
+            return Ok(Pushed::Skipped(fate));
+        }
+        self.join(goal, items.iter().map(|(n, _)| n))?;
+        self.ranking.set_order(self.scored_order);
+        let f32_scores = self.ev.options().f32_scores;
+        let names = std::mem::take(&mut self.names);
+        let lemma_names = &self.ev.actual_arc().lemmas;
+        let item = |start: usize, name: &[u8], score: f64, judged: &Judged| {
+            let hash = lemma_names.hash(name);
+            Item {
+                score: if f32_scores {
+                    score as f32 as f64
+                } else {
+                    score
+                },
+                hash,
+                start,
+                len: name.len() as u32,
+                label: judged.label(hash, name, lemma_names),
+            }
+        };
+        // Streamed while the scores descend; sorted whole if one goes up.
+        let mut result = Ok(true);
+        let (mut start, mut last) = (0, f64::NAN);
+        for (name, score) in items {
+            let name = name.as_ref();
+            let it = item(start, name, *score, &self.judged);
+            start += name.len() + 1;
+            let vs_last = it.score.partial_cmp(&last).unwrap_or(Ordering::Equal);
+            last = it.score;
+            result = self.ranking.push(&names, vs_last, it);
+            if !matches!(result, Ok(true)) {
+                break;
+            }
+        }
+        if let Ok(false) = result {
+            *self.ranking.stats() = RankStats::default();
+            self.ranking.reset();
+            self.report.goals_reordered += 1;
+            let mut start = 0;
+            for (name, score) in items {
+                let name = name.as_ref();
+                self.ranking
+                    .collect(item(start, name, *score, &self.judged));
+                start += name.len() + 1;
+            }
+            result = Ok(true);
+        }
+        let result = result.and_then(|_| self.ranking.finish(&names));
+        self.names = names;
+        if let Err(d) = result {
+            self.ranking.reset();
+            return Err(self.duplicate(goal, d.second));
+        }
+        self.end(goal)
+    }
+
+    /// Marks the goal's judged lemmas in the id table (a new generation).
+    fn mark_judged(&mut self, truth: &GoalTruth) {
+        self.generation = self.generation.wrapping_add(1);
+        if self.generation == 0 {
+            self.marks.iter_mut().for_each(|m| *m = 0);
+            self.generation = 1;
+        }
+        let need = self.ev.lemma_count() as usize;
+        if self.marks.len() < need {
+            self.marks.resize(need, 0);
+        }
+        let g = self.generation as u64;
+        for id in truth.judged.iter() {
+            let m = &mut self.marks[id as usize];
+            *m = (*m & !0xffff_ffff) | g;
+        }
+    }
+
+    /// Evaluates goal `goal` ranked as `ids` (best first): ids below
+    /// [`Evaluator::lemma_count`] are the actual sets' lemmas ([`Evaluator::lemma_id`]), ids
+    /// from there up (below [`MAX_LEMMA_IDS`]) the caller's other lemmas, judged nowhere. Repeats
+    /// and the depth as in [`Session::push_ranked`].
+    pub fn push_ids(
+        &mut self,
+        goal: impl AsRef<[u8]>,
+        ids: &[u32],
+    ) -> Result<Pushed<'_>, EvalError> {
+        let goal = goal.as_ref();
+        if let Some(&bad) = ids.iter().find(|&&id| id >= MAX_LEMMA_IDS) {
+            self.report.goals_in_predictions += 1;
+            return Err(push_error(
+                goal,
+                format!("lemma id {bad}: expected an id below {MAX_LEMMA_IDS}"),
+            ));
+        }
+        let truth = match self.begin(goal, Kind::Ids)? {
+            Ok(gid) => gid,
+            Err(fate) => return Ok(Pushed::Skipped(fate)),
+        };
+        if let Some(&top) = ids.iter().max() {
+            if top as usize >= self.marks.len() {
+                self.marks.resize(top as usize + 1, 0);
+            }
+        }
+        let opts = self.ev.options();
+        let depth = opts.ranking.depth.unwrap_or(u64::MAX).min(ids.len() as u64) as usize;
+        let dup_error = opts.ranking.duplicates == DuplicateMode::Error;
+        let g = self.generation as u64;
+        let seen = g << 32;
+        let actual = self.ev.actual_arc().clone();
+        let goal_truth = &actual.truths[truth as usize];
+        let feed = self.ranking.consumer();
+        let mut dropped = 0u64;
+        for &id in &ids[..depth] {
+            let m = &mut self.marks[id as usize];
+            if *m >> 32 == g {
+                if dup_error {
+                    let name = match actual.lemmas.len() > id as usize {
+                        true => show(actual.lemmas.name(id)),
+                        false => format!("#{id}"),
+                    };
+                    // Leave the accumulator ready for the next goal.
+                    let _ = feed.acc.finish();
+                    return Err(push_error(goal, format!("lemma `{name}` appears twice")));
+                }
+                dropped += 1;
+                continue;
+            }
+            let label = if *m as u32 == g as u32 {
+                Label::judged(goal_truth.grade(id).expect("marked judged"))
+            } else {
+                Label::UNJUDGED
+            };
+            *m = seen | (*m & 0xffff_ffff);
+            if feed.scored {
+                let _ = feed.acc.push_scored(label, 0.0);
+            } else {
+                feed.acc.push(label);
+            }
+        }
+        self.report.items += (depth as u64) - dropped;
+        self.report.duplicates_dropped += dropped;
+        self.report.beyond_depth += (ids.len() - depth) as u64;
+        self.end(goal)
+    }
+
+    /// Adds `other`'s goals (pushed on another thread, say) to this session. An error names a
+    /// goal pushed to both (then this session is unchanged).
+    pub fn merge(&mut self, other: Session) -> Result<(), EvalError> {
+        if !Evaluator::same(&self.ev, &other.ev) {
+            return Err(EvalError::Options(
+                "sessions of different evaluators cannot be merged".into(),
+            ));
+        }
+        if let Some(gid) = (0..self.seen.len()).find(|&g| self.seen[g] && other.seen[g]) {
+            let goal = self.ev.actual().goals.name(gid as u32);
+            return Err(push_error(
+                goal,
+                "the goal was pushed to both sessions".into(),
+            ));
+        }
+        if let Some(goal) = other.unknown.iter().find(|g| self.unknown.contains(*g)) {
+            return Err(push_error(
+                goal,
+                "the goal was pushed to both sessions".into(),
+            ));
+        }
+        for (a, b) in self.seen.iter_mut().zip(&other.seen) {
+            *a |= *b;
+        }
+        self.unknown.extend(other.unknown);
+        self.summary.merge(&other.summary).expect("same plan");
+        let (a, b) = (&mut self.report, &other.report);
+        a.items += b.items;
+        a.duplicates_dropped += b.duplicates_dropped;
+        a.beyond_depth += b.beyond_depth;
+        a.goals_reordered += b.goals_reordered;
+        a.goals_in_predictions += b.goals_in_predictions;
+        a.threads += b.threads;
+        Ok(())
+    }
+
+    /// Ends the session: the goals of the actual sets never pushed are evaluated as empty, or
+    /// skipped (`missing`), their rows going to `rows`; the summary of every goal comes back.
+    pub fn finish(self, rows: &mut dyn Sink) -> Result<Evaluation, EvalError> {
+        let Session {
+            ev,
+            mut summary,
+            seen,
+            mut report,
+            started,
+            ..
+        } = self;
+        ev.finish_unseen(&mut summary, &|g| seen[g], ev.options().universe, rows)?;
+        report.elapsed = started.elapsed();
+        Ok(Evaluation { summary, report })
+    }
+
+    /// Ends the session as a summary that travels: mergeable with other processes' (see
+    /// [`Partial`]), the goals never pushed left for after the merge.
+    pub fn into_partial(self) -> Result<Partial, EvalError> {
+        let Session {
+            ev, summary, seen, ..
+        } = self;
+        Partial::new(&ev, summary, &seen, ev.options().universe)
+    }
+}

@@ -1,0 +1,490 @@
+//! The push API and travelling summaries against the file path: the same goals give the same
+//! summary, to the bit, whichever way they arrive (pushed as names, scored pairs or ids, from one
+//! or two threads; files evaluated with 1 or 2 workers; shards merged through their encodings).
+
+use lemma_eval::{
+    EvalError, EvalOptions, Evaluator, GoalRow, OrderMode, Partial, Predictions, Pushed, Session,
+    SummaryOnly, TieMode,
+};
+use lemma_ingest::ActualSets;
+use lemma_tools::gen::{generate_trec, GenSpec};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// A run's goals in file order, each with its (lemma, score) lines in file order.
+type Goals = Vec<(String, Vec<(String, f64)>)>;
+
+fn read_run(path: &Path) -> Goals {
+    let mut goals: Goals = Vec::new();
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.len() != 6 {
+            continue;
+        }
+        let item = (f[2].to_string(), f[4].parse::<f64>().unwrap());
+        match goals.last_mut() {
+            Some((g, items)) if g == f[0] => items.push(item),
+            _ => goals.push((f[0].to_string(), vec![item])),
+        }
+    }
+    goals
+}
+
+/// The summary as text: every aggregate's bits and the goal counts.
+fn key(s: &lemma_accum::Summary) -> String {
+    format!("{:?} {:?}", s.aggregates(), s.counts())
+}
+
+fn evaluator(qrels: &Path, measures: &[&str], ties: TieMode, threads: usize) -> Evaluator {
+    Evaluator::builder()
+        .measure_names(measures)
+        .unwrap()
+        .ties(ties)
+        .threads(threads)
+        .batch_bytes(4096)
+        .build_from_path(qrels)
+        .unwrap()
+}
+
+fn file_eval(ev: &Evaluator, run: &Path) -> (String, Vec<GoalRow>) {
+    let mut rows = Vec::new();
+    let done = ev
+        .evaluate(Predictions::open(run, None, false).unwrap(), &mut rows)
+        .unwrap();
+    (key(&done.summary), rows)
+}
+
+/// A goal's lemmas in trec_eval's order: score descending, then name descending.
+fn trec_ranked(items: &[(String, f64)]) -> Vec<&str> {
+    let mut v: Vec<&(String, f64)> = items.iter().collect();
+    v.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+    v.into_iter().map(|(n, _)| n.as_str()).collect()
+}
+
+#[derive(Copy, Clone, Debug)]
+enum Way {
+    Ranked,
+    Scored,
+    Ids,
+}
+
+/// Pushes `goals` (those whose index is `k` modulo `of`) into a session, checking each goal's
+/// values against `rows` (the file path's).
+fn push_all(
+    s: &mut Session,
+    goals: &Goals,
+    way: Way,
+    k: usize,
+    of: usize,
+    rows: &HashMap<String, Vec<Option<f64>>>,
+    ids: &HashMap<String, u32>,
+) {
+    for (i, (goal, items)) in goals.iter().enumerate() {
+        if i % of != k {
+            continue;
+        }
+        let pushed = match way {
+            Way::Scored => s.push_scored(goal, items),
+            Way::Ranked => s.push_ranked(goal, &trec_ranked(items)),
+            Way::Ids => {
+                let v: Vec<u32> = trec_ranked(items).iter().map(|n| ids[*n]).collect();
+                s.push_ids(goal, &v)
+            }
+        }
+        .unwrap();
+        match (pushed, rows.get(goal)) {
+            (Pushed::Evaluated(v), Some(want)) => assert_eq!(v, &want[..], "{way:?} {goal}"),
+            (Pushed::Skipped(_), None) => {}
+            (p, w) => panic!("{way:?} {goal}: pushed {p:?}, file row {w:?}"),
+        }
+    }
+}
+
+/// Ids for every lemma of the run: the evaluator's for judged ones, the caller's own above.
+fn lemma_ids(ev: &Evaluator, goals: &Goals) -> HashMap<String, u32> {
+    let mut ids = HashMap::new();
+    let mut next = ev.lemma_count();
+    for (_, items) in goals {
+        for (n, _) in items {
+            ids.entry(n.clone()).or_insert_with(|| {
+                ev.lemma_id(n).unwrap_or_else(|| {
+                    next += 1;
+                    next - 1
+                })
+            });
+        }
+    }
+    ids
+}
+
+/// Every way in, 1 and 2 threads, against the file with 1 and 2 workers.
+fn check_all_ways(qrels: &Path, run: &Path, measures: &[&str], ties: TieMode) {
+    let goals = read_run(run);
+    let (want, rows) = file_eval(&evaluator(qrels, measures, ties, 1), run);
+    let (want2, rows2) = file_eval(&evaluator(qrels, measures, ties, 2), run);
+    assert_eq!(want, want2, "1 and 2 workers");
+    assert_eq!(rows, rows2);
+    let by_goal: HashMap<String, Vec<Option<f64>>> = rows
+        .iter()
+        .filter(|r| !r.empty)
+        .map(|r| (String::from_utf8(r.goal.clone()).unwrap(), r.values.clone()))
+        .collect();
+    let ev = evaluator(qrels, measures, ties, 1);
+    let ids = lemma_ids(&ev, &goals);
+    // Without scores every lemma scores 0: one tie group; only scored pushes match then.
+    let ways: &[Way] = match ties {
+        TieMode::Group => &[Way::Scored],
+        _ => &[Way::Scored, Way::Ranked, Way::Ids],
+    };
+    for &way in ways {
+        // One thread.
+        let mut s = ev.session().unwrap();
+        push_all(&mut s, &goals, way, 0, 1, &by_goal, &ids);
+        let mut empty_rows: Vec<GoalRow> = Vec::new();
+        let done = s.finish(&mut empty_rows).unwrap();
+        assert_eq!(key(&done.summary), want, "{way:?}, one session");
+        let file_empty: Vec<&GoalRow> = rows.iter().filter(|r| r.empty).collect();
+        assert_eq!(empty_rows.iter().collect::<Vec<_>>(), file_empty);
+        // Two threads, a session each, merged.
+        let sessions: Vec<Session> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..2)
+                .map(|k| {
+                    let (ev, goals, by_goal, ids) = (&ev, &goals, &by_goal, &ids);
+                    sc.spawn(move || {
+                        let mut s = ev.session().unwrap();
+                        push_all(&mut s, goals, way, k, 2, by_goal, ids);
+                        s
+                    })
+                })
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let mut it = sessions.into_iter();
+        let mut a = it.next().unwrap();
+        a.merge(it.next().unwrap()).unwrap();
+        let done = a.finish(&mut SummaryOnly).unwrap();
+        assert_eq!(key(&done.summary), want, "{way:?}, two sessions");
+    }
+}
+
+const MEASURES: &[&str] = &[
+    "AP",
+    "AP@10",
+    "P@1",
+    "P@5",
+    "R@10",
+    "RR",
+    "nDCG@10",
+    "nDCG",
+    "Rprec",
+    "Bpref",
+    "Depth(recall=1.0)",
+    "Depth(recall=0.5)",
+    "P(recall=0.5)",
+    "IPrec@0.3",
+    "AP11",
+    "Success@5",
+    "GM_AP",
+    "NumRet",
+    "NumRelRet",
+    "NumRel",
+    "NumQ",
+];
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name)
+}
+
+#[test]
+fn fixtures_every_way_equals_the_file() {
+    for dir in ["seed", "graded", "ties", "missing", "split", "pooled"] {
+        let (q, r) = (fixture(dir).join("qrels.txt"), fixture(dir).join("run.txt"));
+        if dir == "split" {
+            // Goals not contiguous: the file needs --regroup; pushes take the regrouped goals.
+            continue;
+        }
+        for ties in [TieMode::Trec, TieMode::Group] {
+            check_all_ways(&q, &r, MEASURES, ties);
+        }
+    }
+}
+
+/// A generated workload (ties, graded, goals without predictions and without actual sets).
+fn generated(dir: &Path, seed: u64) -> (PathBuf, PathBuf) {
+    let spec = GenSpec {
+        goals: 300,
+        universe: 5_000,
+        depth: 60,
+        tie_share: 0.2,
+        graded: true,
+        empty_share: 0.1,
+        seed,
+        ..GenSpec::default()
+    };
+    let (mut q, mut r) = (Vec::new(), Vec::new());
+    generate_trec(&spec, &mut q, &mut r).unwrap();
+    // Drop every 7th goal's lines from the run (goals without predictions) and add a goal no
+    // actual set has.
+    let text = String::from_utf8(r).unwrap();
+    let mut kept = String::new();
+    let mut goal_no = 0;
+    let mut last = String::new();
+    for line in text.lines() {
+        let g = line.split_whitespace().next().unwrap().to_string();
+        if g != last {
+            goal_no += 1;
+            last = g;
+        }
+        if goal_no % 7 != 3 {
+            kept.push_str(line);
+            kept.push('\n');
+        }
+    }
+    kept.push_str("nobody Q0 a 1 1 t\nnobody Q0 b 2 0.5 t\n");
+    let (qp, rp) = (dir.join("qrels"), dir.join("run"));
+    std::fs::write(&qp, q).unwrap();
+    std::fs::write(&rp, kept).unwrap();
+    (qp, rp)
+}
+
+#[test]
+fn generated_workload_every_way_equals_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = generated(dir.path(), 7);
+    check_all_ways(&q, &r, MEASURES, TieMode::Trec);
+    check_all_ways(&q, &r, MEASURES, TieMode::Group);
+}
+
+#[test]
+fn push_errors_name_the_goal() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q");
+    std::fs::write(&q, "g1 0 a 1\ng2 0 b 1\n").unwrap();
+    let ev = Evaluator::builder()
+        .measure_names(["AP"])
+        .unwrap()
+        .duplicates(lemma_eval::DuplicateMode::Error)
+        .build_from_path(&q)
+        .unwrap();
+    let mut s = ev.session().unwrap();
+    s.push_ranked("g1", &["a", "x"]).unwrap();
+    let msg = |e: EvalError| e.to_string();
+    assert_eq!(
+        msg(s.push_ranked("g1", &["a"]).unwrap_err()),
+        "goal `g1`: the goal was pushed twice"
+    );
+    assert_eq!(
+        msg(s.push_ranked("g2", &["b", "y", "b"]).unwrap_err()),
+        "goal `g2`: lemma `b` appears twice"
+    );
+    let mut s = ev.session().unwrap();
+    assert_eq!(
+        msg(s.push_ids("g2", &[0, 7, 7]).unwrap_err()),
+        "goal `g2`: lemma `#7` appears twice"
+    );
+    assert_eq!(
+        msg(s.push_scored("g1", &[("a", f64::NAN)]).unwrap_err()),
+        "goal `g1`: lemma `a`: expected a finite score, got NaN"
+    );
+    assert_eq!(
+        msg(s.push_ranked("g1", &["a b"]).unwrap_err()),
+        "goal `g1`: expected a lemma name without whitespace, got `a b`"
+    );
+    assert!(msg(s.push_ids("g1", &[u32::MAX]).unwrap_err()).contains("expected an id below"));
+    // After errors the session still evaluates (and g1, g2 were begun: pushed).
+    let mut s = ev.session().unwrap();
+    let (x, y) = (s.push_ranked("g1", &["x", "a"]).unwrap(), ());
+    assert_eq!(x, Pushed::Evaluated(&[Some(0.5)]));
+    let _ = y;
+    let mut t = ev.session().unwrap();
+    t.push_ranked("g1", &["a"]).unwrap();
+    assert_eq!(
+        msg(s.merge(t).unwrap_err()),
+        "goal `g1`: the goal was pushed to both sessions"
+    );
+    let other = ev.clone().session().unwrap();
+    s.merge(other).unwrap();
+    let foreign = Evaluator::builder()
+        .measure_names(["AP"])
+        .unwrap()
+        .build_from_path(&q)
+        .unwrap();
+    assert!(s.merge(foreign.session().unwrap()).is_err());
+}
+
+/// Cuts `run` into `n` files of whole goals (goal `i` to shard `3 i mod n`); goals of the qrels
+/// in no shard stay unseen.
+fn shards(run: &Path, dir: &Path, n: usize) -> Vec<PathBuf> {
+    let goals = read_run(run);
+    let mut texts = vec![String::new(); n];
+    for (i, (g, items)) in goals.iter().enumerate() {
+        for (rank, (l, s)) in items.iter().enumerate() {
+            texts[i * 3 % n] += &format!("{g} Q0 {l} {} {s} t\n", rank + 1);
+        }
+    }
+    texts
+        .into_iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let p = dir.join(format!("shard{k}"));
+            std::fs::write(&p, t).unwrap();
+            p
+        })
+        .collect()
+}
+
+#[test]
+fn shards_merged_through_their_encodings_equal_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = generated(dir.path(), 11);
+    for (ties, missing) in [
+        (TieMode::Trec, lemma_eval::MissingMode::Zero),
+        (TieMode::Group, lemma_eval::MissingMode::Skip),
+    ] {
+        let ev = Evaluator::builder()
+            .measure_names(MEASURES)
+            .unwrap()
+            .ties(ties)
+            .missing(missing)
+            .zero_relevant(lemma_eval::ZeroRelMode::Evaluate)
+            .build_from_path(&q)
+            .unwrap();
+        let whole = ev
+            .evaluate(
+                Predictions::open(&r, None, false).unwrap(),
+                &mut SummaryOnly,
+            )
+            .unwrap();
+        let files = shards(&r, dir.path(), 7);
+        let mut parts: Vec<Partial> = Vec::new();
+        for f in &files {
+            let (_, p) = ev
+                .evaluate_partial(
+                    Predictions::open(f, None, false).unwrap(),
+                    &mut SummaryOnly,
+                    None,
+                )
+                .unwrap();
+            let bytes = p.encode();
+            let back = Partial::decode(&bytes).unwrap();
+            assert_eq!(back, p);
+            parts.push(back);
+        }
+        // Merged in two orders, and through a session's partial for one shard.
+        for order in [[0, 1, 2, 3, 4, 5, 6], [6, 3, 0, 5, 2, 1, 4]] {
+            let mut m = parts[order[0]].clone();
+            for &k in &order[1..] {
+                m.merge(&parts[k]).unwrap();
+            }
+            assert_eq!(key(&m.summary().unwrap()), key(&whole.summary), "{ties:?}");
+            let again = Partial::decode(&m.encode()).unwrap();
+            assert_eq!(key(&again.summary().unwrap()), key(&whole.summary));
+        }
+        // A goal in two shards.
+        let mut m = parts[0].clone();
+        let err = m.merge(&parts[0]).unwrap_err().to_string();
+        assert!(err.contains("shards must hold disjoint goals"), "{err}");
+        // A session's partial merges with a file's.
+        let mut s = ev.session().unwrap();
+        for (g, items) in read_run(&files[3]) {
+            s.push_scored(&g, &items).unwrap();
+        }
+        let mut m = s.into_partial().unwrap();
+        for (k, p) in parts.iter().enumerate() {
+            if k != 3 {
+                m.merge(p).unwrap();
+            }
+        }
+        assert_eq!(key(&m.summary().unwrap()), key(&whole.summary));
+    }
+}
+
+#[test]
+fn mismatched_plans_and_damaged_encodings_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = generated(dir.path(), 3);
+    let partial = |b: lemma_eval::EvaluatorBuilder, qrels: &Path| {
+        let ev = b.build_from_path(qrels).unwrap();
+        let pred = Predictions::open(&r, None, false).unwrap();
+        ev.evaluate_partial(pred, &mut SummaryOnly, None).unwrap().1
+    };
+    let base = || Evaluator::builder().measure_names(["AP", "P@5"]).unwrap();
+    let a = partial(base(), &q);
+    let mut m = a.clone();
+    let e = m
+        .merge(&partial(base().relevance_level(2).depth(Some(9)), &q))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "different options: relevance level: 1 vs 2; depth: none vs some(9)"
+    );
+    let e = m
+        .merge(&partial(
+            Evaluator::builder().measure_names(["AP"]).unwrap(),
+            &q,
+        ))
+        .unwrap_err();
+    assert_eq!(e.to_string(), "different options: measures: AP P@5 vs AP");
+    let e = m
+        .merge(&partial(
+            base().order(OrderMode::File).ties(TieMode::Group),
+            &q,
+        ))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "different options: order: none vs some(file); ties: trec vs group"
+    );
+    // Other actual sets: one grade changed.
+    let text = std::fs::read_to_string(&q).unwrap();
+    let q2 = dir.path().join("q2");
+    let first = text.lines().next().unwrap();
+    let changed = first.rsplit_once(' ').unwrap().0.to_string() + " 9";
+    std::fs::write(&q2, text.replacen(first, &changed, 1)).unwrap();
+    let e = m.merge(&partial(base(), &q2)).unwrap_err().to_string();
+    assert!(e.starts_with("different actual sets ("), "{e}");
+    assert!(e.ends_with("with other goals, lemmas or grades)"), "{e}");
+    assert_eq!(m, a, "unchanged by failed merges");
+    // Damaged encodings.
+    let bytes = a.encode();
+    let dec = |b: &[u8]| Partial::decode(b).unwrap_err().to_string();
+    assert_eq!(
+        dec(b"goal\tAP\t0.5\n"),
+        "not a lemma-eval summary file (expected it to begin with LEMSUMRY)"
+    );
+    assert!(dec(&bytes[..bytes.len() - 5]).starts_with("truncated: "));
+    assert_eq!(dec(&bytes[..12]), "truncated: the header is cut short");
+    let mut flipped = bytes.clone();
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0x10;
+    assert_eq!(
+        dec(&flipped),
+        "corrupt: the checksum does not match the contents"
+    );
+    let mut v2 = bytes.clone();
+    v2[8] = 2;
+    assert_eq!(dec(&v2), "summary format version 2, expected 1");
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert_eq!(dec(&longer), "1 bytes after the end of the summary");
+    let _ = ActualSets::default();
+}
+
+#[test]
+fn options_that_cannot_push_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q");
+    std::fs::write(&q, "g1 0 a 1\n").unwrap();
+    let ev = Evaluator::builder()
+        .measure_names(["AUC"])
+        .unwrap()
+        .build_from_path(&q)
+        .unwrap();
+    assert_eq!(
+        ev.session().unwrap_err().to_string(),
+        "AUC needs the universe size: pass --universe N"
+    );
+    let _ = EvalOptions::default();
+}
