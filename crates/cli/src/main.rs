@@ -9,8 +9,8 @@ use lemma_accum::Interpolation;
 use lemma_eval::output::{report_text, OutFormat, Writer};
 use lemma_eval::trec::{self, TrecOptions, TrecVersion};
 use lemma_eval::{
-    DuplicateMode, EvalError, Evaluator, MatrixNames, MissingMode, OrderMode, Predictions,
-    RankingOptions, RowFn, SummaryOnly, TieMode, ZeroRelMode,
+    DuplicateMode, EvalError, Evaluator, MatrixNames, MissingMode, OrderMode, Partial, Predictions,
+    RankingOptions, RowFn, Sink, SummaryOnly, TieMode, ZeroRelMode,
 };
 use lemma_ingest::ActualSets;
 use std::io::{IsTerminal, Write};
@@ -35,6 +35,9 @@ enum Cmd {
     /// trec_eval's flags and byte-identical output.
     #[command(name = "trec_eval")]
     TrecEval(TrecArgs),
+    /// Merge summaries written by `eval --summary-out` (shards of one evaluation): print what one
+    /// `eval` over all the shards' predictions would have printed.
+    Merge(MergeArgs),
     /// Generate a deterministic premise-selection-like workload (TREC, binary store or .npy).
     Gen(GenArgs),
     /// Convert TREC or JSONL predictions and actual sets into a binary store.
@@ -51,6 +54,21 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         threads: usize,
     },
+}
+
+#[derive(Args)]
+struct MergeArgs {
+    /// Summary files, one per shard (`eval --summary-out`).
+    #[arg(required = true)]
+    summaries: Vec<PathBuf>,
+    #[arg(long, value_enum, default_value = "table")]
+    format: FormatArg,
+    /// Write the output here (atomically: nothing partial is left on error).
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// No report on stderr.
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -309,6 +327,10 @@ struct EvalArgs {
     /// For a .npy matrix: take goal and lemma names from this store's tables.
     #[arg(long)]
     names: Option<PathBuf>,
+    /// Also write the summary as a file that `lemma-eval merge` combines with other shards'
+    /// (atomically; docs/FORMAT.md).
+    #[arg(long, value_name = "FILE")]
+    summary_out: Option<PathBuf>,
     #[command(flatten)]
     common: Common,
 }
@@ -383,7 +405,11 @@ fn main() -> ExitCode {
     let verbose = match &cli.cmd {
         Cmd::Eval(a) => a.common.verbose,
         Cmd::TrecEval(a) => a.common.verbose,
-        Cmd::Gen(_) | Cmd::Convert(_) | Cmd::Verify { .. } | Cmd::ReadRate { .. } => 0,
+        Cmd::Gen(_)
+        | Cmd::Convert(_)
+        | Cmd::Merge(_)
+        | Cmd::Verify { .. }
+        | Cmd::ReadRate { .. } => 0,
     };
     if verbose > 0 {
         let level = if verbose > 1 { "debug" } else { "info" };
@@ -395,6 +421,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Eval(a) => run_eval(a),
         Cmd::TrecEval(a) => run_trec(a),
+        Cmd::Merge(a) => run_merge(a),
         Cmd::Gen(a) => run_gen(a),
         Cmd::Convert(a) => run_convert(a),
         Cmd::Verify { store } => lemma_ingest::Store::open(&store)
@@ -558,6 +585,11 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         "actual sets read"
     );
     let predictions = Predictions::open(&a.predicted, names.as_ref(), a.common.mmap)?;
+    // Created first: a summary path that cannot be written fails before the evaluation.
+    let summary_out = match &a.summary_out {
+        Some(p) => Some(Out::new(Some(p))?),
+        None => None,
+    };
     let mut out = Out::new(a.common.output.as_deref())?;
     let out_name = out.name();
     let done = {
@@ -566,25 +598,92 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         let pb = progress_bar(a.common.quiet, predictions.size_on_disk());
         let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
         let progress = progress.as_ref().map(|p| p as &(dyn Fn(u64) + Sync));
-        let done = if a.per_goal {
-            evaluator.evaluate_with_progress(predictions, &mut RowFn(|row| w.row(&row)), progress)
+        let mut per_goal_rows = RowFn(|row| w.row(&row));
+        let sink: &mut dyn Sink = if a.per_goal {
+            &mut per_goal_rows
         } else {
-            evaluator.evaluate_with_progress(predictions, &mut SummaryOnly, progress)
+            &mut SummaryOnly
+        };
+        let done = if summary_out.is_some() {
+            evaluator
+                .evaluate_partial(predictions, sink, progress)
+                .map(|(done, partial)| (done, Some(partial)))
+        } else {
+            evaluator
+                .evaluate_with_progress(predictions, sink, progress)
+                .map(|done| (done, None))
         };
         if let Some(pb) = pb {
             pb.finish_and_clear();
         }
         let done = done.map_err(|e| eval_fail(&out_name, e))?;
-        w.finish(&done.summary, a.per_goal)
+        w.finish(&done.0.summary, a.per_goal)
             .map_err(|e| write_fail(&out_name, e))?;
         done
     };
+    let (done, partial) = done;
+    if let (Some(mut so), Some(partial)) = (summary_out, partial) {
+        let name = so.name();
+        so.writer()
+            .write_all(&partial.encode())
+            .map_err(|e| write_fail(&name, e))?;
+        so.commit()?;
+    }
     out.commit()?;
     if !a.common.quiet {
         eprint!("{}", report_text(&done.report, &done.summary.counts()));
     }
     // The process ends here: freeing a million small goal sets one by one would only delay it.
     std::mem::forget(evaluator.into_actual());
+    Ok(())
+}
+
+fn run_merge(a: MergeArgs) -> Result<(), Fail> {
+    let read = |p: &Path| -> Result<Partial, Fail> {
+        let bytes =
+            std::fs::read(p).map_err(|e| Fail(2, format!("{}: cannot read: {e}", p.display())))?;
+        Partial::decode(&bytes).map_err(|e| Fail(2, format!("{}: {e}", p.display())))
+    };
+    let first = &a.summaries[0];
+    let mut merged = read(first)?;
+    for (k, p) in a.summaries.iter().enumerate().skip(1) {
+        let next = read(p)?;
+        if let Err(e) = merged.merge(&next) {
+            // Name the earlier file the conflict is with: the first for options and actual sets,
+            // the one sharing goals for goals.
+            let other = a.summaries[..k]
+                .iter()
+                .find(|q| read(q).is_ok_and(|mut earlier| earlier.merge(&next).is_err()))
+                .unwrap_or(first);
+            return Err(Fail(
+                2,
+                format!("cannot merge {} with {}: {e}", p.display(), other.display()),
+            ));
+        }
+    }
+    let summary = merged
+        .summary()
+        .map_err(|e| Fail(2, format!("{}: {e}", first.display())))?;
+    let mut out = Out::new(a.output.as_deref())?;
+    let out_name = out.name();
+    let mut w = Writer::new(out.writer(), a.format.into(), merged.measures());
+    w.begin(false).map_err(|e| write_fail(&out_name, e))?;
+    w.finish(&summary, false)
+        .map_err(|e| write_fail(&out_name, e))?;
+    out.commit()?;
+    if !a.quiet {
+        let c = summary.counts();
+        eprintln!(
+            "lemma-eval: {} summaries merged: {} goals evaluated ({} with no predictions, evaluated as empty); \
+             skipped: {} with no actual set, {} with no relevant lemma (R = 0), {} with no predictions",
+            a.summaries.len(),
+            c.evaluated,
+            c.evaluated_empty,
+            c.skipped_no_actual,
+            c.skipped_no_relevant,
+            c.skipped_no_predictions
+        );
+    }
     Ok(())
 }
 

@@ -27,6 +27,8 @@
 
 #![deny(missing_docs)]
 
+#[cfg(feature = "async")]
+pub mod aio;
 pub mod convert;
 mod evaluator;
 mod feed;

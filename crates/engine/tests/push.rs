@@ -3,10 +3,9 @@
 //! or two threads; files evaluated with 1 or 2 workers; shards merged through their encodings).
 
 use lemma_eval::{
-    EvalError, EvalOptions, Evaluator, GoalRow, OrderMode, Partial, Predictions, Pushed, Session,
-    SummaryOnly, TieMode,
+    EvalError, Evaluator, GoalRow, OrderMode, Partial, Predictions, Pushed, Session, SummaryOnly,
+    TieMode,
 };
-use lemma_ingest::ActualSets;
 use lemma_tools::gen::{generate_trec, GenSpec};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -295,9 +294,8 @@ fn push_errors_name_the_goal() {
     assert!(msg(s.push_ids("g1", &[u32::MAX]).unwrap_err()).contains("expected an id below"));
     // After errors the session still evaluates (and g1, g2 were begun: pushed).
     let mut s = ev.session().unwrap();
-    let (x, y) = (s.push_ranked("g1", &["x", "a"]).unwrap(), ());
+    let x = s.push_ranked("g1", &["x", "a"]).unwrap();
     assert_eq!(x, Pushed::Evaluated(&[Some(0.5)]));
-    let _ = y;
     let mut t = ev.session().unwrap();
     t.push_ranked("g1", &["a"]).unwrap();
     assert_eq!(
@@ -469,7 +467,6 @@ fn mismatched_plans_and_damaged_encodings_are_refused() {
     let mut longer = bytes.clone();
     longer.push(0);
     assert_eq!(dec(&longer), "1 bytes after the end of the summary");
-    let _ = ActualSets::default();
 }
 
 #[test]
@@ -486,5 +483,4 @@ fn options_that_cannot_push_are_refused() {
         ev.session().unwrap_err().to_string(),
         "AUC needs the universe size: pass --universe N"
     );
-    let _ = EvalOptions::default();
 }

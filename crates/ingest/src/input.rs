@@ -135,6 +135,18 @@ pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
             .flatten();
         (Box::new(f), Some(meta.len()))
     };
+    let mut input = from_reader(path, raw)?;
+    input.size_on_disk = size;
+    if cfg!(unix) && input.compression == Compression::None {
+        input.file = positional.map(Arc::new);
+    }
+    Ok(input)
+}
+
+/// An input read from `raw` (a pipe, a socket, an in-memory buffer), decompressed by magic bytes
+/// and sniffed like a file's; `path` names it in errors. An empty input is an error.
+pub fn from_reader(path: &Path, raw: Box<dyn Read + Send>) -> Result<Input, InputError> {
+    let io_err = |e: std::io::Error| InputError::read(path, e);
     let mut raw = BufReader::with_capacity(RAW_BUF, raw);
     let head = raw.fill_buf().map_err(io_err)?;
     let compression = if head.starts_with(&[0x1f, 0x8b]) {
@@ -176,15 +188,11 @@ pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
     Ok(Input {
         path: path.to_path_buf(),
         reader,
-        size_on_disk: size,
+        size_on_disk: None,
         compression,
         format,
         map: None,
-        file: if cfg!(unix) && compression == Compression::None {
-            positional.map(Arc::new)
-        } else {
-            None
-        },
+        file: None,
     })
 }
 

@@ -28,8 +28,8 @@ mod truth;
 pub use error::{ErrorKind, InputError};
 pub use fields::{parse_score, show, ScoreText};
 pub use input::{
-    open, open_with, Batch, BatchData, BatchReader, Claim, Compression, Format, GoalKey, Input,
-    Next,
+    from_reader, open, open_with, Batch, BatchData, BatchReader, Claim, Compression, Format,
+    GoalKey, Input, Next,
 };
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
