@@ -413,6 +413,8 @@ where
 /// Chunks read from the async side, as a blocking [`Read`] for the pipeline's thread.
 struct ChannelReader {
     rx: mpsc::Receiver<io::Result<Vec<u8>>>,
+    /// Read chunks go back to the reading task (no fresh pages to fault in for every chunk).
+    spent: mpsc::UnboundedSender<Vec<u8>>,
     chunk: Vec<u8>,
     at: usize,
     cancelled: Arc<AtomicBool>,
@@ -428,7 +430,8 @@ impl Read for ChannelReader {
                 None => return Ok(0),
                 Some(Err(e)) => return Err(e),
                 Some(Ok(c)) => {
-                    self.chunk = c;
+                    let spent = std::mem::replace(&mut self.chunk, c);
+                    let _ = self.spent.send(spent);
                     self.at = 0;
                 }
             }
@@ -441,20 +444,23 @@ impl Read for ChannelReader {
 }
 
 /// Size of the chunks read from an [`AsyncRead`].
-const CHUNK: usize = 1 << 20;
+const CHUNK: usize = 4 << 20;
 /// Chunks read ahead of the pipeline, at most.
-const CHUNKS_AHEAD: usize = 4;
+const CHUNKS_AHEAD: usize = 2;
 
-/// Stops the pipeline's thread and joins it when the future is dropped before it ends.
+/// Stops the pipeline's thread and joins it when the future is dropped before it ends. It owns the
+/// chunks' sender: dropped first, so a pipeline waiting for a chunk sees the end at once.
 struct Cancel {
+    tx: Option<mpsc::Sender<io::Result<Vec<u8>>>>,
     cancelled: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Drop for Cancel {
     fn drop(&mut self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+        drop(self.tx.take());
         if let Some(h) = self.thread.take() {
-            self.cancelled.store(true, Ordering::Relaxed);
             let _ = h.join();
         }
     }
@@ -462,8 +468,8 @@ impl Drop for Cancel {
 
 /// Evaluates predictions read from `reader` (TREC or JSONL; plain, gzip or zstd, recognised from
 /// the bytes as a file's are), named `name` in errors. The bytes are read on this task, at most
-/// four 1 MiB chunks ahead of the pipeline, which runs on threads of its own: the memory of a
-/// file's evaluation plus 4 MiB. Dropping the future stops the pipeline and joins its threads.
+/// two 4 MiB chunks ahead of the pipeline, which runs on threads of its own: the memory of a
+/// file's evaluation plus a few chunks. Dropping the future stops the pipeline and joins its threads.
 pub async fn evaluate_read<R>(
     evaluator: &Evaluator,
     name: impl AsRef<Path>,
@@ -473,12 +479,14 @@ where
     R: AsyncRead + Unpin,
 {
     let (tx, rx) = mpsc::channel::<io::Result<Vec<u8>>>(CHUNKS_AHEAD);
+    let (spent_tx, mut spent_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let cancelled = Arc::new(AtomicBool::new(false));
     let (done_tx, done_rx) = oneshot::channel();
     let ev = evaluator.clone();
     let path = name.as_ref().to_path_buf();
     let source = ChannelReader {
         rx,
+        spent: spent_tx,
         chunk: Vec::new(),
         at: 0,
         cancelled: cancelled.clone(),
@@ -493,11 +501,18 @@ where
         })
         .map_err(|e| EvalError::Options(format!("cannot start a thread: {e}")))?;
     let mut guard = Cancel {
+        tx: Some(tx),
         cancelled,
         thread: Some(thread),
     };
     loop {
-        let mut chunk = Vec::with_capacity(CHUNK);
+        let mut chunk = match spent_rx.try_recv() {
+            Ok(mut c) if c.capacity() >= CHUNK => {
+                c.clear();
+                c
+            }
+            _ => Vec::with_capacity(CHUNK),
+        };
         let read = (&mut reader)
             .take(CHUNK as u64)
             .read_to_end(&mut chunk)
@@ -509,11 +524,15 @@ where
             other => other,
         };
         // The pipeline stopped (an error in the input): its result says why.
+        let tx = guard.tx.as_ref().expect("held until the end");
         if tx.send(item).await.is_err() || end {
             break;
         }
+        // A reader that is always ready (an in-memory source) must not hold the runtime's thread:
+        // let the other tasks run once a chunk.
+        tokio::task::yield_now().await;
     }
-    drop(tx);
+    drop(guard.tx.take());
     let r = done_rx.await;
     if let Some(h) = guard.thread.take() {
         let _ = h.join();

@@ -27,7 +27,7 @@ use crate::sink::Sink;
 use crate::Evaluator;
 use hashbrown::HashSet;
 use lemma_accum::{GoalAccumulator, GoalFate, Label, Summary};
-use lemma_ingest::{bytes::is_delim, show, GoalTruth};
+use lemma_ingest::{bytes::next_delim, show, GoalTruth};
 use std::cmp::Ordering;
 use std::time::Instant;
 
@@ -229,12 +229,18 @@ impl Session {
     fn join<S: AsRef<[u8]>>(
         &mut self,
         goal: &[u8],
-        names: impl Iterator<Item = S>,
+        names: impl Iterator<Item = S> + Clone,
     ) -> Result<(), EvalError> {
         self.names.clear();
+        for n in names.clone() {
+            self.names.extend_from_slice(n.as_ref());
+            self.names.push(b'\n');
+        }
+        // Each name must end where its newline is: no whitespace inside (eight bytes a step).
+        let mut start = 0;
         for n in names {
             let n = n.as_ref();
-            if n.len() >= u32::MAX as usize || n.iter().any(|&b| is_delim(b)) {
+            if n.len() >= u32::MAX as usize || next_delim(&self.names, start) != start + n.len() {
                 return Err(push_error(
                     goal,
                     format!(
@@ -243,15 +249,14 @@ impl Session {
                     ),
                 ));
             }
-            self.names.extend_from_slice(n);
-            self.names.push(b'\n');
+            start += n.len() + 1;
         }
         Ok(())
     }
 
     /// A repeated lemma under `--duplicates error`.
     fn duplicate(&self, goal: &[u8], at: usize) -> EvalError {
-        let end = lemma_ingest::bytes::next_delim(&self.names, at);
+        let end = next_delim(&self.names, at);
         push_error(
             goal,
             format!("lemma `{}` appears twice", show(&self.names[at..end])),
