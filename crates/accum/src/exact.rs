@@ -88,24 +88,23 @@ impl ExactSum {
 
     /// Adds another exact sum (the merge of two shards).
     pub fn merge(&mut self, other: &ExactSum) {
-        let mut o = other.clone();
-        o.normalise();
-        self.normalise();
-        for (a, b) in self.limbs.iter_mut().zip(o.limbs.iter()) {
-            *a += *b;
-        }
-        self.pending = 2;
-        self.normalise();
+        self.combine(other, 1);
     }
 
     /// Subtracts another exact sum (exact: the result is the sum of the values added to `self`
     /// and not to `other`, when `other`'s values are among them).
     pub fn retract(&mut self, other: &ExactSum) {
+        self.combine(other, -1);
+    }
+
+    /// `self + sign * other`, limb by limb, both normalised first (each limb then absorbs one
+    /// more term without overflow).
+    fn combine(&mut self, other: &ExactSum, sign: i64) {
         let mut o = other.clone();
         o.normalise();
         self.normalise();
         for (a, b) in self.limbs.iter_mut().zip(o.limbs.iter()) {
-            *a -= *b;
+            *a += sign * *b;
         }
         self.pending = 2;
         self.normalise();

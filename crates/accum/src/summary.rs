@@ -45,6 +45,49 @@ pub struct GoalCounts {
     pub evaluated_empty: u64,
 }
 
+impl GoalCounts {
+    /// The five counts in declaration order (evaluated, skipped for no actual set, for no
+    /// relevant lemma, for no predictions, evaluated as empty): what an encoding writes.
+    pub fn to_array(self) -> [u64; 5] {
+        [
+            self.evaluated,
+            self.skipped_no_actual,
+            self.skipped_no_relevant,
+            self.skipped_no_predictions,
+            self.evaluated_empty,
+        ]
+    }
+
+    /// The counts of [`GoalCounts::to_array`]'s order.
+    pub fn from_array(a: [u64; 5]) -> GoalCounts {
+        let [evaluated, skipped_no_actual, skipped_no_relevant, skipped_no_predictions, evaluated_empty] =
+            a;
+        GoalCounts {
+            evaluated,
+            skipped_no_actual,
+            skipped_no_relevant,
+            skipped_no_predictions,
+            evaluated_empty,
+        }
+    }
+
+    /// Count by count, `self + other`.
+    fn plus(self, other: GoalCounts) -> GoalCounts {
+        let (a, b) = (self.to_array(), other.to_array());
+        GoalCounts::from_array(std::array::from_fn(|i| a[i] + b[i]))
+    }
+
+    /// Count by count, `self - other`; `None` where `other` has more.
+    fn checked_minus(self, other: GoalCounts) -> Option<GoalCounts> {
+        let (a, b) = (self.to_array(), other.to_array());
+        let mut d = [0; 5];
+        for i in 0..5 {
+            d[i] = a[i].checked_sub(b[i])?;
+        }
+        Some(GoalCounts::from_array(d))
+    }
+}
+
 /// One aggregate figure.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Aggregate {
@@ -174,12 +217,7 @@ impl Summary {
                 *self.kept[i].entry(d).or_insert(0) += n;
             }
         }
-        let (a, b) = (&mut self.counts, &other.counts);
-        a.evaluated += b.evaluated;
-        a.skipped_no_actual += b.skipped_no_actual;
-        a.skipped_no_relevant += b.skipped_no_relevant;
-        a.skipped_no_predictions += b.skipped_no_predictions;
-        a.evaluated_empty += b.evaluated_empty;
+        self.counts = self.counts.plus(other.counts);
         Ok(())
     }
 
@@ -190,21 +228,16 @@ impl Summary {
         if self.measures != other.measures {
             return Err(MergeError);
         }
-        let (a, b) = (&self.counts, &other.counts);
-        let counts_fit = a.evaluated >= b.evaluated
-            && a.skipped_no_actual >= b.skipped_no_actual
-            && a.skipped_no_relevant >= b.skipped_no_relevant
-            && a.skipped_no_predictions >= b.skipped_no_predictions
-            && a.evaluated_empty >= b.evaluated_empty;
+        let counts = self.counts.checked_minus(other.counts);
         let depths_fit = (0..self.measures.len()).all(|i| {
             self.reached[i] >= other.reached[i]
                 && other.kept[i]
                     .iter()
                     .all(|(d, &n)| self.kept[i].get(d).is_some_and(|&m| m >= n))
         });
-        if !counts_fit || !depths_fit {
+        let (Some(counts), true) = (counts, depths_fit) else {
             return Err(MergeError);
-        }
+        };
         for i in 0..self.measures.len() {
             self.sums[i].retract(&other.sums[i]);
             self.reached[i] -= other.reached[i];
@@ -216,12 +249,7 @@ impl Summary {
                 }
             }
         }
-        let (a, b) = (&mut self.counts, &other.counts);
-        a.evaluated -= b.evaluated;
-        a.skipped_no_actual -= b.skipped_no_actual;
-        a.skipped_no_relevant -= b.skipped_no_relevant;
-        a.skipped_no_predictions -= b.skipped_no_predictions;
-        a.evaluated_empty -= b.evaluated_empty;
+        self.counts = counts;
         Ok(())
     }
 

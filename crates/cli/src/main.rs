@@ -6,7 +6,7 @@
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use lemma_accum::Interpolation;
-use lemma_eval::output::{report_text, OutFormat, Writer};
+use lemma_eval::output::{counts_text, report_text, OutFormat, Writer};
 use lemma_eval::trec::{self, TrecOptions, TrecVersion};
 use lemma_eval::{
     DuplicateMode, EvalError, Evaluator, MatrixNames, MissingMode, OrderMode, Partial, Predictions,
@@ -672,16 +672,10 @@ fn run_merge(a: MergeArgs) -> Result<(), Fail> {
         .map_err(|e| write_fail(&out_name, e))?;
     out.commit()?;
     if !a.quiet {
-        let c = summary.counts();
+        let counts = counts_text(&summary.counts());
         eprintln!(
-            "lemma-eval: {} summaries merged: {} goals evaluated ({} with no predictions, evaluated as empty); \
-             skipped: {} with no actual set, {} with no relevant lemma (R = 0), {} with no predictions",
-            a.summaries.len(),
-            c.evaluated,
-            c.evaluated_empty,
-            c.skipped_no_actual,
-            c.skipped_no_relevant,
-            c.skipped_no_predictions
+            "lemma-eval: {} summaries merged: {counts}",
+            a.summaries.len()
         );
     }
     Ok(())

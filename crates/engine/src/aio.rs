@@ -338,7 +338,7 @@ impl Pool {
         }
         // The goals never pushed: O(goals of the actual sets), on a thread of its own.
         let rows = self.rows_tx.take();
-        let cancelled = self.shared.clone();
+        let shared = self.shared.clone();
         let (tx, rx) = oneshot::channel();
         let h = std::thread::Builder::new()
             .name("lemma-eval-pool-finish".into())
@@ -348,7 +348,7 @@ impl Pool {
                 let r = it
                     .try_for_each(|s| first.merge(s))
                     .and_then(|()| match &rows {
-                        Some(tx) => first.finish(&mut RowSender(tx, &cancelled.cancelled)),
+                        Some(tx) => first.finish(&mut RowSender(tx, &shared.cancelled)),
                         None => first.finish(&mut crate::SummaryOnly),
                     });
                 let _ = tx.send(r);

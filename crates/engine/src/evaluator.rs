@@ -2,7 +2,7 @@
 //! [`Predictions`] of any kind, per-goal rows delivered to a [`Sink`].
 
 use crate::full::{self, Source};
-use crate::outcome::{evaluate_unseen, Predicted};
+use crate::outcome::Predicted;
 use crate::sink::Sink;
 use crate::{
     DuplicateMode, EvalError, EvalOptions, MissingMode, OrderMode, Partial, RankingOptions, Report,
@@ -327,25 +327,6 @@ impl Evaluator {
     fn finish_predicted(&self, p: Predicted, sink: &mut dyn Sink) -> Result<Evaluation, EvalError> {
         let (summary, report) = p.finish(&self.actual, &self.plan, &self.options, sink)?;
         Ok(Evaluation { summary, report })
-    }
-
-    /// Adds to `summary` the goals of the actual sets for which `seen` is false.
-    pub(crate) fn finish_unseen(
-        &self,
-        summary: &mut Summary,
-        seen: &dyn Fn(usize) -> bool,
-        universe: Option<u64>,
-        rows: &mut dyn Sink,
-    ) -> Result<(), EvalError> {
-        evaluate_unseen(
-            &self.actual,
-            &self.plan,
-            &self.options,
-            seen,
-            universe,
-            summary,
-            rows,
-        )
     }
 
     /// An error when rankings without a known universe cannot be evaluated (AUC).

@@ -239,6 +239,19 @@ fn counts_json(c: &GoalCounts) -> serde_json::Value {
     })
 }
 
+/// What became of the goals, in words (the report's first line, and `merge`'s).
+pub fn counts_text(counts: &GoalCounts) -> String {
+    format!(
+        "{} goals evaluated ({} with no predictions, evaluated as empty); skipped: {} with no actual set, \
+         {} with no relevant lemma (R = 0), {} with no predictions",
+        counts.evaluated,
+        counts.evaluated_empty,
+        counts.skipped_no_actual,
+        counts.skipped_no_relevant,
+        counts.skipped_no_predictions,
+    )
+}
+
 /// The short report for stderr.
 pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
     let secs = report.elapsed.as_secs_f64().max(1e-9);
@@ -248,15 +261,7 @@ pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
     } else {
         (report.lines, "lines")
     };
-    let mut s = format!(
-        "lemma-eval: {} goals evaluated ({} with no predictions, evaluated as empty); skipped: {} with no actual set, \
-         {} with no relevant lemma (R = 0), {} with no predictions\n",
-        counts.evaluated,
-        counts.evaluated_empty,
-        counts.skipped_no_actual,
-        counts.skipped_no_relevant,
-        counts.skipped_no_predictions,
-    );
+    let mut s = format!("lemma-eval: {}\n", counts_text(counts));
     s += &format!(
         "lemma-eval: {} {unit}, {:.1} MB of {} in {:.3} s ({:.2} M {unit}/s, {:.0} MB/s, {} threads); {} duplicates \
          dropped, {} lemmas beyond --depth, {} goals re-sorted{}\n",

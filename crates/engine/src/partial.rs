@@ -275,35 +275,14 @@ impl Partial {
             put_bytes(&mut b, m.to_string().as_bytes());
         }
         put_u32(&mut b, p.relevance_level as u32);
-        b.push(match p.interpolation {
-            Interpolation::Textbook => 0,
-            Interpolation::Trec10 => 1,
-            Interpolation::Trec9 => 2,
-        });
-        b.push(match p.order {
-            None => 0,
-            Some(OrderMode::Score) => 1,
-            Some(OrderMode::File) => 2,
-        });
-        b.push(match p.ties {
-            TieMode::Trec => 0,
-            TieMode::Group => 1,
-            TieMode::File => 2,
-        });
-        b.push(match p.duplicates {
-            DuplicateMode::First => 0,
-            DuplicateMode::Error => 1,
-        });
+        put_code(&mut b, &INTERPOLATION, &p.interpolation);
+        put_code(&mut b, &ORDER, &p.order);
+        put_code(&mut b, &TIES, &p.ties);
+        put_code(&mut b, &DUPLICATES, &p.duplicates);
         put_opt(&mut b, p.depth);
-        b.push(match p.missing {
-            MissingMode::Zero => 0,
-            MissingMode::Skip => 1,
-        });
-        b.push(match p.zero_rel {
-            ZeroRelMode::Skip => 0,
-            ZeroRelMode::Evaluate => 1,
-        });
-        b.push(p.f32_scores as u8);
+        put_code(&mut b, &MISSING, &p.missing);
+        put_code(&mut b, &ZERO_REL, &p.zero_rel);
+        put_code(&mut b, &BOOL, &p.f32_scores);
         put_opt(&mut b, p.universe);
         put_u64(&mut b, self.actual.goals);
         put_u64(&mut b, self.actual.rows);
@@ -374,45 +353,14 @@ impl Partial {
             measures.push(m);
         }
         let relevance_level = r.u32()? as i32;
-        let interpolation = match r.u8()? {
-            0 => Interpolation::Textbook,
-            1 => Interpolation::Trec10,
-            2 => Interpolation::Trec9,
-            _ => return Err(corrupt("interpolation")),
-        };
-        let order = match r.u8()? {
-            0 => None,
-            1 => Some(OrderMode::Score),
-            2 => Some(OrderMode::File),
-            _ => return Err(corrupt("order")),
-        };
-        let ties = match r.u8()? {
-            0 => TieMode::Trec,
-            1 => TieMode::Group,
-            2 => TieMode::File,
-            _ => return Err(corrupt("ties")),
-        };
-        let duplicates = match r.u8()? {
-            0 => DuplicateMode::First,
-            1 => DuplicateMode::Error,
-            _ => return Err(corrupt("duplicates")),
-        };
+        let interpolation = r.code(&INTERPOLATION, "interpolation")?;
+        let order = r.code(&ORDER, "order")?;
+        let ties = r.code(&TIES, "ties")?;
+        let duplicates = r.code(&DUPLICATES, "duplicates")?;
         let depth = r.opt()?;
-        let missing = match r.u8()? {
-            0 => MissingMode::Zero,
-            1 => MissingMode::Skip,
-            _ => return Err(corrupt("missing")),
-        };
-        let zero_rel = match r.u8()? {
-            0 => ZeroRelMode::Skip,
-            1 => ZeroRelMode::Evaluate,
-            _ => return Err(corrupt("zero-relevant goals")),
-        };
-        let f32_scores = match r.u8()? {
-            0 => false,
-            1 => true,
-            _ => return Err(corrupt("f32 scores")),
-        };
+        let missing = r.code(&MISSING, "missing")?;
+        let zero_rel = r.code(&ZERO_REL, "zero-relevant goals")?;
+        let f32_scores = r.code(&BOOL, "f32 scores")?;
         let universe = r.opt()?;
         let actual = ActualKey {
             goals: r.u64()?,
@@ -460,6 +408,29 @@ impl Partial {
     }
 }
 
+/// Each option's values in code order: a value's code is its index (docs/FORMAT.md).
+const INTERPOLATION: [Interpolation; 3] = [
+    Interpolation::Textbook,
+    Interpolation::Trec10,
+    Interpolation::Trec9,
+];
+const ORDER: [Option<OrderMode>; 3] = [None, Some(OrderMode::Score), Some(OrderMode::File)];
+const TIES: [TieMode; 3] = [TieMode::Trec, TieMode::Group, TieMode::File];
+const DUPLICATES: [DuplicateMode; 2] = [DuplicateMode::First, DuplicateMode::Error];
+const MISSING: [MissingMode; 2] = [MissingMode::Zero, MissingMode::Skip];
+const ZERO_REL: [ZeroRelMode; 2] = [ZeroRelMode::Skip, ZeroRelMode::Evaluate];
+const BOOL: [bool; 2] = [false, true];
+
+/// `x`'s code: its index in `table`, which lists every value.
+fn put_code<T: PartialEq>(b: &mut Vec<u8>, table: &[T], x: &T) {
+    b.push(
+        table
+            .iter()
+            .position(|t| t == x)
+            .expect("every value is listed") as u8,
+    );
+}
+
 fn put_u32(b: &mut Vec<u8>, x: u32) {
     b.extend_from_slice(&x.to_le_bytes());
 }
@@ -480,14 +451,7 @@ fn put_opt(b: &mut Vec<u8>, x: Option<u64>) {
 
 fn put_summary(b: &mut Vec<u8>, s: &Summary) {
     let st = s.state();
-    let c = st.counts;
-    for x in [
-        c.evaluated,
-        c.skipped_no_actual,
-        c.skipped_no_relevant,
-        c.skipped_no_predictions,
-        c.evaluated_empty,
-    ] {
+    for x in st.counts.to_array() {
         put_u64(b, x);
     }
     for i in 0..st.measures.len() {
@@ -545,6 +509,15 @@ impl<'b> Reader<'b> {
         self.take(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
+    /// The value whose code ([`put_code`]) is next; `what` names it when the code is unknown.
+    fn code<T: Copy>(&mut self, table: &[T], what: &str) -> Result<T, PartialError> {
+        let c = self.u8()? as usize;
+        table
+            .get(c)
+            .copied()
+            .ok_or_else(|| PartialError(format!("corrupt: {what}")))
+    }
+
     fn opt(&mut self) -> Result<Option<u64>, PartialError> {
         let x = self.u64()?;
         Ok((x != u64::MAX).then_some(x))
@@ -552,13 +525,11 @@ impl<'b> Reader<'b> {
 
     fn summary(&mut self, measures: &[Measure]) -> Result<Summary, PartialError> {
         let corrupt = || PartialError("corrupt: a summary's contents are inconsistent".into());
-        let counts = GoalCounts {
-            evaluated: self.u64()?,
-            skipped_no_actual: self.u64()?,
-            skipped_no_relevant: self.u64()?,
-            skipped_no_predictions: self.u64()?,
-            evaluated_empty: self.u64()?,
-        };
+        let mut counts = [0u64; 5];
+        for c in &mut counts {
+            *c = self.u64()?;
+        }
+        let counts = GoalCounts::from_array(counts);
         let (mut sums, mut reached, mut depths) = (Vec::new(), Vec::new(), Vec::new());
         for _ in measures {
             let lo = self.u32()? as usize;

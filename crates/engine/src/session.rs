@@ -20,14 +20,14 @@
 use crate::evaluator::Evaluation;
 use crate::feed::{AccFeed, Judged};
 use crate::options::{DuplicateMode, OrderMode};
-use crate::outcome::{goal_values, truth_of, EvalError, Report};
+use crate::outcome::{evaluate_unseen, goal_values, truth_of, EvalError, Report};
 use crate::partial::Partial;
 use crate::ranking::{Item, RankStats, RankingBuilder};
 use crate::sink::Sink;
 use crate::Evaluator;
 use hashbrown::HashSet;
 use lemma_accum::{GoalAccumulator, GoalFate, Label, Summary};
-use lemma_ingest::{bytes::next_delim, show, GoalTruth};
+use lemma_ingest::{bytes::next_delim, show, ActualSets, GoalTruth};
 use std::cmp::Ordering;
 use std::time::Instant;
 
@@ -157,6 +157,64 @@ enum Kind {
     Ids,
 }
 
+/// Copies `names` one a line into `buf` (emptied first), or the error for the first name it
+/// cannot hold: whitespace inside (each name must end where its newline is, checked eight bytes a
+/// step after the copy), or 4 GiB long.
+fn join<S: AsRef<[u8]>>(
+    buf: &mut Vec<u8>,
+    goal: &[u8],
+    names: impl Iterator<Item = S> + Clone,
+) -> Result<(), EvalError> {
+    buf.clear();
+    for n in names.clone() {
+        buf.extend_from_slice(n.as_ref());
+        buf.push(b'\n');
+    }
+    let mut start = 0;
+    for n in names {
+        let n = n.as_ref();
+        if n.len() >= u32::MAX as usize || next_delim(buf, start) != start + n.len() {
+            return Err(bad_name(goal, n));
+        }
+        start += n.len() + 1;
+    }
+    Ok(())
+}
+
+/// The error for a name [`join`] refuses: whitespace inside, or 4 GiB long.
+#[cold]
+fn bad_name(goal: &[u8], name: &[u8]) -> EvalError {
+    push_error(
+        goal,
+        format!(
+            "expected a lemma name without whitespace, got `{}`",
+            show(name)
+        ),
+    )
+}
+
+/// The ranking item of lemma `name`, at `start` in the goal's names.
+#[inline(always)]
+fn item(actual: &ActualSets, judged: &Judged, start: usize, name: &[u8], score: f64) -> Item {
+    let hash = actual.lemmas.hash(name);
+    Item {
+        score,
+        hash,
+        start,
+        len: name.len() as u32,
+        label: judged.label(hash, name, &actual.lemmas),
+    }
+}
+
+/// A repeated lemma under `--duplicates error`, the repeat at `at` in the goal's names.
+fn duplicate(goal: &[u8], names: &[u8], at: usize) -> EvalError {
+    let end = next_delim(names, at);
+    push_error(
+        goal,
+        format!("lemma `{}` appears twice", show(&names[at..end])),
+    )
+}
+
 fn push_error(goal: &[u8], message: String) -> EvalError {
     EvalError::Push {
         goal: show(goal),
@@ -224,43 +282,10 @@ impl Session {
         self.report.beyond_depth += s.beyond_depth;
     }
 
-    /// Copies `names` one a line into the session's buffer; an error for a name the buffer
-    /// cannot hold (whitespace inside, or 4 GiB long).
-    fn join<S: AsRef<[u8]>>(
-        &mut self,
-        goal: &[u8],
-        names: impl Iterator<Item = S> + Clone,
-    ) -> Result<(), EvalError> {
-        self.names.clear();
-        for n in names.clone() {
-            self.names.extend_from_slice(n.as_ref());
-            self.names.push(b'\n');
-        }
-        // Each name must end where its newline is: no whitespace inside (eight bytes a step).
-        let mut start = 0;
-        for n in names {
-            let n = n.as_ref();
-            if n.len() >= u32::MAX as usize || next_delim(&self.names, start) != start + n.len() {
-                return Err(push_error(
-                    goal,
-                    format!(
-                        "expected a lemma name without whitespace, got `{}`",
-                        show(n)
-                    ),
-                ));
-            }
-            start += n.len() + 1;
-        }
-        Ok(())
-    }
-
-    /// A repeated lemma under `--duplicates error`.
-    fn duplicate(&self, goal: &[u8], at: usize) -> EvalError {
-        let end = next_delim(&self.names, at);
-        push_error(
-            goal,
-            format!("lemma `{}` appears twice", show(&self.names[at..end])),
-        )
+    /// Ends a goal that failed after it began: its ranking and counts are dropped.
+    fn abandon(&mut self) {
+        self.ranking.reset();
+        *self.ranking.stats() = RankStats::default();
     }
 
     /// Evaluates goal `goal` ranked as `lemmas` (best first). Repeats, the depth and (under tie
@@ -275,32 +300,32 @@ impl Session {
         if let Err(fate) = self.begin(goal, Kind::Names)? {
             return Ok(Pushed::Skipped(fate));
         }
-        self.join(goal, lemmas.iter())?;
         self.ranking.set_order(OrderMode::File);
-        let names = std::mem::take(&mut self.names);
-        let lemma_names = &self.ev.actual_arc().lemmas;
+        let mut names = std::mem::take(&mut self.names);
+        let actual = self.ev.actual_arc();
+        // The names first (a tight copy), then the items: faster than one loop doing both.
+        let joined = join(&mut names, goal, lemmas.iter());
+        let mut repeat = None;
         let mut start = 0;
-        let mut failed = None;
-        for name in lemmas {
-            let name = name.as_ref();
-            let hash = lemma_names.hash(name);
-            let it = Item {
-                score: 0.0,
-                hash,
-                start,
-                len: name.len() as u32,
-                label: self.judged.label(hash, name, lemma_names),
-            };
-            start += name.len() + 1;
-            if let Err(d) = self.ranking.push(&names, Ordering::Equal, it) {
-                failed = Some(d.second);
-                break;
+        if joined.is_ok() {
+            for name in lemmas {
+                let name = name.as_ref();
+                let it = item(actual, &self.judged, start, name, 0.0);
+                start += name.len() + 1;
+                if let Err(d) = self.ranking.push(&names, Ordering::Equal, it) {
+                    repeat = Some(d.second);
+                    break;
+                }
             }
         }
+        let result = joined.and_then(|()| match repeat {
+            Some(at) => Err(duplicate(goal, &names, at)),
+            None => Ok(()),
+        });
         self.names = names;
-        if let Some(at) = failed {
-            self.ranking.reset();
-            return Err(self.duplicate(goal, at));
+        if let Err(e) = result {
+            self.abandon();
+            return Err(e);
         }
         self.end(goal)
     }
@@ -327,57 +352,48 @@ impl Session {
         if let Err(fate) = self.begin(goal, Kind::Names)? {
             return Ok(Pushed::Skipped(fate));
         }
-        self.join(goal, items.iter().map(|(n, _)| n))?;
         self.ranking.set_order(self.scored_order);
         let f32_scores = self.ev.options().f32_scores;
-        let names = std::mem::take(&mut self.names);
-        let lemma_names = &self.ev.actual_arc().lemmas;
-        let item = |start: usize, name: &[u8], score: f64, judged: &Judged| {
-            let hash = lemma_names.hash(name);
-            Item {
-                score: if f32_scores {
-                    score as f32 as f64
-                } else {
-                    score
-                },
-                hash,
-                start,
-                len: name.len() as u32,
-                label: judged.label(hash, name, lemma_names),
-            }
-        };
-        // Streamed while the scores descend; sorted whole if one goes up.
-        let mut result = Ok(true);
+        // Under score order, pairs whose scores already descend are streamed (only tie runs are
+        // held back); others are collected and sorted at the goal's end. Rounding to f32 keeps a
+        // descending order descending.
+        let streamed =
+            self.scored_order == OrderMode::File || items.windows(2).all(|w| w[0].1 >= w[1].1);
+        self.report.goals_reordered += u64::from(!streamed);
+        let mut names = std::mem::take(&mut self.names);
+        let actual = self.ev.actual_arc();
+        let mut result = join(&mut names, goal, items.iter().map(|(n, _)| n));
         let (mut start, mut last) = (0, f64::NAN);
-        for (name, score) in items {
+        for (name, score) in items.iter().take_while(|_| result.is_ok()) {
             let name = name.as_ref();
-            let it = item(start, name, *score, &self.judged);
+            let score = if f32_scores {
+                *score as f32 as f64
+            } else {
+                *score
+            };
+            let it = item(actual, &self.judged, start, name, score);
             start += name.len() + 1;
-            let vs_last = it.score.partial_cmp(&last).unwrap_or(Ordering::Equal);
-            last = it.score;
-            result = self.ranking.push(&names, vs_last, it);
-            if !matches!(result, Ok(true)) {
+            if !streamed {
+                self.ranking.collect(it);
+                continue;
+            }
+            // Never `Greater`: a streamed goal's items are never out of order.
+            let vs_last = score.partial_cmp(&last).unwrap_or(Ordering::Equal);
+            last = score;
+            if let Err(d) = self.ranking.push(&names, vs_last, it) {
+                result = Err(duplicate(goal, &names, d.second));
                 break;
             }
         }
-        if let Ok(false) = result {
-            *self.ranking.stats() = RankStats::default();
-            self.ranking.reset();
-            self.report.goals_reordered += 1;
-            let mut start = 0;
-            for (name, score) in items {
-                let name = name.as_ref();
-                self.ranking
-                    .collect(item(start, name, *score, &self.judged));
-                start += name.len() + 1;
+        if result.is_ok() {
+            if let Err(d) = self.ranking.finish(&names) {
+                result = Err(duplicate(goal, &names, d.second));
             }
-            result = Ok(true);
         }
-        let result = result.and_then(|_| self.ranking.finish(&names));
         self.names = names;
-        if let Err(d) = result {
-            self.ranking.reset();
-            return Err(self.duplicate(goal, d.second));
+        if let Err(e) = result {
+            self.abandon();
+            return Err(e);
         }
         self.end(goal)
     }
@@ -515,7 +531,15 @@ impl Session {
             started,
             ..
         } = self;
-        ev.finish_unseen(&mut summary, &|g| seen[g], ev.options().universe, rows)?;
+        evaluate_unseen(
+            ev.actual(),
+            ev.plan(),
+            ev.options(),
+            &|g| seen[g],
+            ev.options().universe,
+            &mut summary,
+            rows,
+        )?;
         report.elapsed = started.elapsed();
         Ok(Evaluation { summary, report })
     }

@@ -64,6 +64,8 @@ fn trec_ranked(items: &[(String, f64)]) -> Vec<&str> {
 enum Way {
     Ranked,
     Scored,
+    /// The pairs in reverse: sorted at the goal's end rather than streamed.
+    ScoredReversed,
     Ids,
 }
 
@@ -84,6 +86,10 @@ fn push_all(
         }
         let pushed = match way {
             Way::Scored => s.push_scored(goal, items),
+            Way::ScoredReversed => {
+                let reversed: Vec<(String, f64)> = items.iter().rev().cloned().collect();
+                s.push_scored(goal, &reversed)
+            }
             Way::Ranked => s.push_ranked(goal, &trec_ranked(items)),
             Way::Ids => {
                 let v: Vec<u32> = trec_ranked(items).iter().map(|n| ids[*n]).collect();
@@ -132,8 +138,8 @@ fn check_all_ways(qrels: &Path, run: &Path, measures: &[&str], ties: TieMode) {
     let ids = lemma_ids(&ev, &goals);
     // Without scores every lemma scores 0: one tie group; only scored pushes match then.
     let ways: &[Way] = match ties {
-        TieMode::Group => &[Way::Scored],
-        _ => &[Way::Scored, Way::Ranked, Way::Ids],
+        TieMode::Group => &[Way::Scored, Way::ScoredReversed],
+        _ => &[Way::Scored, Way::ScoredReversed, Way::Ranked, Way::Ids],
     };
     for &way in ways {
         // One thread.

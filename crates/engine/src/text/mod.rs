@@ -150,7 +150,6 @@ pub(crate) fn predict(
         return Err(e.into());
     }
     let Collector {
-        rows,
         report: rep,
         first_line,
         lines_before,
@@ -158,7 +157,6 @@ pub(crate) fn predict(
     } = collector;
     rep.lines = lines_before;
     rep.bytes = input.reader.bytes_read();
-    let _ = rows;
     let mut summary = Summary::new(&plan);
     for s in &summaries {
         summary.merge(s).expect("same plan");
