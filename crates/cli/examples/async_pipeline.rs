@@ -20,9 +20,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     // The command's defaults: the default measures, every core.
     let evaluator = Evaluator::builder().build_from_path(actual)?;
-    let mut file = tokio::fs::File::open(predicted).await?;
-    // Reads of 4 MiB (tokio's default is 2 MiB a hop to its blocking pool).
-    file.set_max_buf_size(4 << 20);
+    let file = tokio::fs::File::open(predicted).await?;
     let done = evaluate_read(&evaluator, predicted, file).await?;
     let mut out = std::io::stdout().lock();
     let mut w = Writer::new(&mut out, OutFormat::Tsv, evaluator.plan().measures());

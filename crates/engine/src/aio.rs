@@ -34,7 +34,7 @@
 use crate::evaluator::Evaluation;
 use crate::{EvalError, Evaluator, GoalRow, Predictions, Pushed, Session, Sink};
 use futures::{Stream, StreamExt};
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -410,41 +410,35 @@ where
     pool.finish().await
 }
 
-/// Chunks read from the async side, as a blocking [`Read`] for the pipeline's thread.
-struct ChannelReader {
+/// The chunks read by the task, handed to the pipeline whole: its batches are cut from them.
+struct ChannelChunks {
     rx: mpsc::Receiver<io::Result<Vec<u8>>>,
-    /// Read chunks go back to the reading task (no fresh pages to fault in for every chunk).
+    /// Spent chunks go back to the reading task (no fresh pages to fault in for every chunk).
     spent: mpsc::UnboundedSender<Vec<u8>>,
-    chunk: Vec<u8>,
-    at: usize,
     cancelled: Arc<AtomicBool>,
 }
 
-impl Read for ChannelReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.at == self.chunk.len() {
+impl lemma_ingest::ChunkSource for ChannelChunks {
+    fn next_chunk(&mut self, spent: &mut Vec<Vec<u8>>) -> io::Result<Option<Vec<u8>>> {
+        for b in spent.drain(..).filter(|b| b.capacity() >= CHUNK) {
+            let _ = self.spent.send(b);
+        }
+        loop {
             if self.cancelled.load(Ordering::Relaxed) {
                 return Err(io::Error::other("the evaluation was cancelled"));
             }
             match self.rx.blocking_recv() {
-                None => return Ok(0),
+                None => return Ok(None),
                 Some(Err(e)) => return Err(e),
-                Some(Ok(c)) => {
-                    let spent = std::mem::replace(&mut self.chunk, c);
-                    let _ = self.spent.send(spent);
-                    self.at = 0;
-                }
+                Some(Ok(c)) if c.is_empty() => {}
+                Some(Ok(c)) => return Ok(Some(c)),
             }
         }
-        let n = buf.len().min(self.chunk.len() - self.at);
-        buf[..n].copy_from_slice(&self.chunk[self.at..self.at + n]);
-        self.at += n;
-        Ok(n)
     }
 }
 
 /// Size of the chunks read from an [`AsyncRead`].
-const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 2 << 20;
 /// Chunks read ahead of the pipeline, at most.
 const CHUNKS_AHEAD: usize = 2;
 
@@ -467,9 +461,11 @@ impl Drop for Cancel {
 }
 
 /// Evaluates predictions read from `reader` (TREC or JSONL; plain, gzip or zstd, recognised from
-/// the bytes as a file's are), named `name` in errors. The bytes are read on this task, at most
-/// two 4 MiB chunks ahead of the pipeline, which runs on threads of its own: the memory of a
-/// file's evaluation plus a few chunks. Dropping the future stops the pipeline and joins its threads.
+/// the bytes as a file's are), named `name` in errors. The bytes are read on this task in 2 MiB
+/// chunks, at most two ahead of the pipeline, which runs on threads of its own and cuts its
+/// batches out of the chunks without copying them (a compressed input is decompressed from them):
+/// the memory of a file's evaluation plus a few chunks. Dropping the future stops the pipeline and
+/// joins its threads.
 pub async fn evaluate_read<R>(
     evaluator: &Evaluator,
     name: impl AsRef<Path>,
@@ -484,17 +480,15 @@ where
     let (done_tx, done_rx) = oneshot::channel();
     let ev = evaluator.clone();
     let path = name.as_ref().to_path_buf();
-    let source = ChannelReader {
+    let source = ChannelChunks {
         rx,
         spent: spent_tx,
-        chunk: Vec::new(),
-        at: 0,
         cancelled: cancelled.clone(),
     };
     let thread = std::thread::Builder::new()
         .name("lemma-eval-read".into())
         .spawn(move || {
-            let r = lemma_ingest::from_reader(&path, Box::new(source))
+            let r = lemma_ingest::from_chunks(&path, Box::new(source))
                 .map_err(EvalError::from)
                 .and_then(|input| ev.evaluate(Predictions::Text(input), &mut crate::SummaryOnly));
             let _ = done_tx.send(r);

@@ -43,7 +43,7 @@ pub struct Input {
     /// The path as given (`-` for stdin).
     pub path: PathBuf,
     /// The decompressed bytes.
-    pub reader: Box<dyn BufRead + Send>,
+    pub reader: Source,
     /// Size on disk, when it is a regular file (for progress).
     pub size_on_disk: Option<u64>,
     /// Compression found.
@@ -56,6 +56,137 @@ pub struct Input {
     /// The file, when it is a plain (uncompressed) regular file read without a mapping: batches
     /// are then read at their offsets ([`BatchReader::next`]), by several threads at once.
     pub file: Option<Arc<File>>,
+}
+
+/// Where an input's bytes come from: a reader, or owned chunks that batches are cut from without
+/// a copy. Either way it reads as one `BufRead`.
+pub enum Source {
+    /// Any reader (a file, a decompressor, a buffer).
+    Stream(Box<dyn BufRead + Send>),
+    /// Chunks handed over by their producer ([`from_chunks`]).
+    Chunks(ChunkReader),
+}
+
+impl Source {
+    /// A reader as a source.
+    pub fn stream(r: impl BufRead + Send + 'static) -> Self {
+        Source::Stream(Box::new(r))
+    }
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Source::Stream(r) => r.read(buf),
+            Source::Chunks(c) => c.read(buf),
+        }
+    }
+}
+
+impl BufRead for Source {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match self {
+            Source::Stream(r) => r.fill_buf(),
+            Source::Chunks(c) => c.fill_buf(),
+        }
+    }
+    fn consume(&mut self, n: usize) {
+        match self {
+            Source::Stream(r) => r.consume(n),
+            Source::Chunks(c) => c.consume(n),
+        }
+    }
+}
+
+/// A producer of owned chunks of bytes (an async task's reads, say), in order.
+pub trait ChunkSource: Send {
+    /// The next chunk, or `Ok(None)` at the end (an empty chunk is the end too). `spent` holds
+    /// buffers the consumer is done with: the producer takes those it will reuse, the rest are
+    /// dropped.
+    fn next_chunk(&mut self, spent: &mut Vec<Vec<u8>>) -> std::io::Result<Option<Vec<u8>>>;
+}
+
+/// Chunks read as one stream; a [`BatchReader`] takes whole chunks from it instead.
+pub struct ChunkReader {
+    src: Box<dyn ChunkSource>,
+    chunk: Vec<u8>,
+    at: usize,
+    end: bool,
+    spent: Vec<Vec<u8>>,
+}
+
+impl ChunkReader {
+    /// Reads `src`'s chunks.
+    pub fn new(src: Box<dyn ChunkSource>) -> Self {
+        ChunkReader {
+            src,
+            chunk: Vec::new(),
+            at: 0,
+            end: false,
+            spent: Vec::new(),
+        }
+    }
+
+    /// The unread part of the current chunk, or the next chunk, with where its unread bytes
+    /// start; `spent` goes back to the producer. `Ok(None)` at the end.
+    fn take(&mut self, spent: Vec<u8>) -> std::io::Result<Option<(Vec<u8>, usize)>> {
+        if spent.capacity() > 0 {
+            self.spent.push(spent);
+        }
+        let chunk = std::mem::take(&mut self.chunk);
+        if self.at < chunk.len() {
+            return Ok(Some((chunk, std::mem::take(&mut self.at))));
+        }
+        self.at = 0;
+        if chunk.capacity() > 0 {
+            self.spent.push(chunk);
+        }
+        if self.end {
+            return Ok(None);
+        }
+        let next = self.src.next_chunk(&mut self.spent);
+        // What the producer left is dropped.
+        self.spent.clear();
+        match next? {
+            Some(c) if !c.is_empty() => Ok(Some((c, 0))),
+            _ => {
+                self.end = true;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Puts a chunk's unread bytes back (read before any other).
+    fn put_back(&mut self, chunk: Vec<u8>, at: usize) {
+        debug_assert!(self.at == self.chunk.len());
+        self.chunk = chunk;
+        self.at = at;
+    }
+}
+
+impl BufRead for ChunkReader {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.at == self.chunk.len() {
+            match self.take(Vec::new())? {
+                Some((c, at)) => self.put_back(c, at),
+                None => return Ok(&[]),
+            }
+        }
+        Ok(&self.chunk[self.at..])
+    }
+    fn consume(&mut self, n: usize) {
+        self.at = (self.at + n).min(self.chunk.len());
+    }
+}
+
+impl Read for ChunkReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let have = self.fill_buf()?;
+        let n = have.len().min(buf.len());
+        buf[..n].copy_from_slice(&have[..n]);
+        self.consume(n);
+        Ok(n)
+    }
 }
 
 /// A mapping as a byte slice (for `Cursor`).
@@ -116,7 +247,7 @@ pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
                     })?;
                     return Ok(Input {
                         path: path.to_path_buf(),
-                        reader: Box::new(std::io::Cursor::new(MapBytes(map.clone()))),
+                        reader: Source::stream(std::io::Cursor::new(MapBytes(map.clone()))),
                         size_on_disk: Some(meta.len()),
                         compression: Compression::None,
                         format,
@@ -146,8 +277,23 @@ pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
 /// An input read from `raw` (a pipe, a socket, an in-memory buffer), decompressed by magic bytes
 /// and sniffed like a file's; `path` names it in errors. An empty input is an error.
 pub fn from_reader(path: &Path, raw: Box<dyn Read + Send>) -> Result<Input, InputError> {
+    sniffed(path, BufReader::with_capacity(RAW_BUF, raw), Source::stream)
+}
+
+/// An input made of `src`'s chunks, decompressed and sniffed like a file's; `path` names it in
+/// errors. A plain input's batches are cut from the chunks themselves, with no copy (the lines of
+/// a goal that straddles two chunks excepted). An empty input is an error.
+pub fn from_chunks(path: &Path, src: Box<dyn ChunkSource>) -> Result<Input, InputError> {
+    sniffed(path, ChunkReader::new(src), Source::Chunks)
+}
+
+/// Recognises `raw`'s compression and format; `plain` makes the source of uncompressed bytes.
+fn sniffed<R: BufRead + Send + 'static>(
+    path: &Path,
+    mut raw: R,
+    plain: fn(R) -> Source,
+) -> Result<Input, InputError> {
     let io_err = |e: std::io::Error| InputError::read(path, e);
-    let mut raw = BufReader::with_capacity(RAW_BUF, raw);
     let head = raw.fill_buf().map_err(io_err)?;
     let compression = if head.starts_with(&[0x1f, 0x8b]) {
         Compression::Gzip
@@ -156,13 +302,13 @@ pub fn from_reader(path: &Path, raw: Box<dyn Read + Send>) -> Result<Input, Inpu
     } else {
         Compression::None
     };
-    let mut reader: Box<dyn BufRead + Send> = match compression {
-        Compression::None => Box::new(raw),
-        Compression::Gzip => Box::new(BufReader::with_capacity(
+    let mut reader = match compression {
+        Compression::None => plain(raw),
+        Compression::Gzip => Source::stream(BufReader::with_capacity(
             READ_BUF,
             flate2::bufread::MultiGzDecoder::new(raw),
         )),
-        Compression::Zstd => Box::new(BufReader::with_capacity(
+        Compression::Zstd => Source::stream(BufReader::with_capacity(
             READ_BUF,
             zstd::stream::read::Decoder::with_buffer(raw).map_err(io_err)?,
         )),
@@ -238,6 +384,8 @@ pub enum BatchData {
     Owned(Vec<u8>),
     /// A range of a memory-mapped file.
     Mapped(Arc<Mmap>, Range<usize>),
+    /// A range of an owned buffer (a chunk); the buffer can be recycled.
+    Part(Vec<u8>, Range<usize>),
 }
 
 impl Default for BatchData {
@@ -251,6 +399,7 @@ impl std::fmt::Debug for BatchData {
         match self {
             BatchData::Owned(v) => write!(f, "Owned({} bytes)", v.len()),
             BatchData::Mapped(_, r) => write!(f, "Mapped({r:?})"),
+            BatchData::Part(_, r) => write!(f, "Part({r:?})"),
         }
     }
 }
@@ -261,6 +410,7 @@ impl Deref for BatchData {
         match self {
             BatchData::Owned(v) => v,
             BatchData::Mapped(m, r) => &m[r.clone()],
+            BatchData::Part(v, r) => &v[r.clone()],
         }
     }
 }
@@ -297,7 +447,7 @@ impl BatchData {
     /// needed so that resident memory stays at the batches in flight (mapped files).
     pub fn release(self) -> Option<Vec<u8>> {
         match self {
-            BatchData::Owned(v) => Some(v),
+            BatchData::Owned(v) | BatchData::Part(v, _) => Some(v),
             BatchData::Mapped(map, r) => {
                 drop_pages(&map, r);
                 None
@@ -388,7 +538,7 @@ pub struct Batch {
 
 /// Cuts an input into batches of whole goals. See the module documentation.
 pub struct BatchReader {
-    input: Box<dyn BufRead + Send>,
+    input: Source,
     map: Option<Arc<Mmap>>,
     /// Positional reads of a plain file (see [`BatchReader::next`]), with its size at opening.
     file: Option<(Arc<File>, u64)>,
@@ -405,6 +555,35 @@ pub struct BatchReader {
     index: u64,
     eof: bool,
     bytes_read: u64,
+}
+
+/// The goal key of the first line of `lines` that has one.
+fn goal_of(lines: &[u8]) -> Option<&[u8]> {
+    lines.split(|&b| b == b'\n').find_map(first_field)
+}
+
+/// Whether `line` starts a goal other than the one of `carried` (whole lines).
+fn starts_goal(carried: &[u8], line: &[u8]) -> bool {
+    matches!((goal_of(carried), first_field(line)), (Some(g), Some(k)) if g != k)
+}
+
+/// Where the first goal other than `carried`'s starts in `c[from..]` (lines start at `from`):
+/// `None` if none starts before the chunk's last newline.
+fn next_goal(carried: &[u8], c: &[u8], from: usize) -> Option<usize> {
+    let mut goal = goal_of(carried).map(<[u8]>::to_vec);
+    let mut start = from;
+    while let Some(p) = memchr::memchr(b'\n', &c[start..]) {
+        let line = &c[start..start + p];
+        if let Some(k) = first_field(line) {
+            match &goal {
+                None => goal = Some(k.to_vec()),
+                Some(g) if g.as_slice() != k => return Some(start),
+                Some(_) => {}
+            }
+        }
+        start += p + 1;
+    }
+    None
 }
 
 /// The goal key of a TREC line (its first field), or `None` for blank and comment lines.
@@ -483,7 +662,108 @@ impl BatchReader {
         if self.file.is_some() {
             return Ok(self.claim()?.map(Next::Claimed));
         }
-        Ok(self.next_streamed(std::mem::take(buf))?.map(Next::Ready))
+        let buf = std::mem::take(buf);
+        let batch = if matches!(self.input, Source::Chunks(_)) {
+            self.next_chunked(buf)?
+        } else {
+            self.next_streamed(buf)?
+        };
+        Ok(batch.map(Next::Ready))
+    }
+
+    /// The next batch of a chunked source: a range of a chunk, cut at its last goal boundary, or
+    /// the goal carried over from the chunks before, completed by the lines that start the next.
+    /// `spent` goes back to the producer.
+    fn next_chunked(&mut self, spent: Vec<u8>) -> Result<Option<Batch>, InputError> {
+        let mut spent = spent;
+        loop {
+            let Some((c, at)) = self
+                .chunk_reader()
+                .take(std::mem::take(&mut spent))
+                .map_err(|e| InputError::read(&self.path, e))?
+            else {
+                self.eof = true;
+                if self.carry.is_empty() {
+                    return Ok(None);
+                }
+                let mut last = std::mem::take(&mut self.carry);
+                if last.last() != Some(&b'\n') {
+                    last.push(b'\n');
+                }
+                return Ok(Some(self.emit(last)));
+            };
+            if at == 0 {
+                self.bytes_read += c.len() as u64;
+            }
+            if self.carry.is_empty() {
+                match self.cut(&c[at..]) {
+                    Some(cut) => {
+                        self.carry.extend_from_slice(&c[at + cut..]);
+                        return Ok(Some(self.emit(BatchData::Part(c, at..at + cut))));
+                    }
+                    None => {
+                        // No goal ends in the chunk: carried whole.
+                        self.carry.extend_from_slice(&c[at..]);
+                        spent = c;
+                        continue;
+                    }
+                }
+            }
+            // The carried goal's end: after its partial last line's rest, the first line of
+            // another goal (JSONL: that line's end).
+            let mut from = at;
+            if self.carry.last() != Some(&b'\n') {
+                let line_start = memchr::memrchr(b'\n', &self.carry).map_or(0, |p| p + 1);
+                match memchr::memchr(b'\n', &c[from..]) {
+                    Some(p) => {
+                        self.carry.extend_from_slice(&c[from..from + p + 1]);
+                        from += p + 1;
+                        // The completed line may start another goal: the carried goal ends
+                        // before it.
+                        if self.key == GoalKey::FirstField
+                            && starts_goal(
+                                &self.carry[..line_start],
+                                &self.carry[line_start..self.carry.len() - 1],
+                            )
+                        {
+                            let rest = self.carry.split_off(line_start);
+                            let goal = std::mem::replace(&mut self.carry, rest);
+                            self.chunk_reader().put_back(c, from);
+                            return Ok(Some(self.emit(goal)));
+                        }
+                    }
+                    None => {
+                        self.carry.extend_from_slice(&c[from..]);
+                        spent = c;
+                        continue;
+                    }
+                }
+            }
+            let end = match self.key {
+                GoalKey::Line => Some(from),
+                GoalKey::FirstField => next_goal(&self.carry, &c, from),
+            };
+            match end {
+                Some(end) => {
+                    self.carry.extend_from_slice(&c[from..end]);
+                    self.chunk_reader().put_back(c, end);
+                    let goal = std::mem::take(&mut self.carry);
+                    return Ok(Some(self.emit(goal)));
+                }
+                None => {
+                    self.carry.extend_from_slice(&c[from..]);
+                    spent = c;
+                }
+            }
+        }
+    }
+
+    /// The chunked source.
+    fn chunk_reader(&mut self) -> &mut ChunkReader {
+        match &mut self.input {
+            Source::Chunks(c) => c,
+            Source::Stream(_) => unreachable!("called for chunked sources only"),
+        }
     }
 
     /// The next batch of a stream: read into `buf`, the last goal's lines carried over.
@@ -677,7 +957,7 @@ mod tests {
     fn input_of(bytes: &[u8]) -> Input {
         Input {
             path: "t".into(),
-            reader: Box::new(std::io::Cursor::new(bytes.to_vec())),
+            reader: Source::stream(std::io::Cursor::new(bytes.to_vec())),
             size_on_disk: None,
             compression: Compression::None,
             format: Format::Trec,
@@ -776,6 +1056,125 @@ mod tests {
                 s
             })
             .collect()
+    }
+
+    /// A text's bytes as chunks of the given sizes (cycled), written into spent buffers when
+    /// there are any (stale bytes in them must never reach a batch).
+    struct Chunked {
+        text: Vec<u8>,
+        at: usize,
+        sizes: Vec<usize>,
+        turn: usize,
+        reused: usize,
+    }
+
+    impl ChunkSource for Chunked {
+        fn next_chunk(&mut self, spent: &mut Vec<Vec<u8>>) -> std::io::Result<Option<Vec<u8>>> {
+            if self.at == self.text.len() {
+                return Ok(None);
+            }
+            let n = self.sizes[self.turn % self.sizes.len()].min(self.text.len() - self.at);
+            self.turn += 1;
+            let mut c = match spent.pop() {
+                Some(mut b) => {
+                    self.reused += 1;
+                    b.fill(b'#');
+                    b.clear();
+                    b
+                }
+                None => Vec::new(),
+            };
+            c.extend_from_slice(&self.text[self.at..self.at + n]);
+            self.at += n;
+            Ok(Some(c))
+        }
+    }
+
+    #[test]
+    fn chunked_batches_hold_whole_goals() {
+        let jsonl =
+            "{\"goal\": \"a\", \"ranked\": [\"x\"]}\n\n{\"goal\": \"b\"}\n{\"goal\": \"c\"}";
+        let mut texts: Vec<(String, GoalKey)> = shaped_texts()
+            .into_iter()
+            .map(|t| (t, GoalKey::FirstField))
+            .collect();
+        texts.push((jsonl.to_string(), GoalKey::Line));
+        for (text, key) in &texts {
+            for sizes in [
+                vec![1],
+                vec![3, 17],
+                vec![64, 5, 300],
+                vec![1000],
+                vec![1 << 20],
+            ] {
+                let src = Chunked {
+                    text: text.as_bytes().to_vec(),
+                    at: 0,
+                    sizes: sizes.clone(),
+                    turn: 0,
+                    reused: 0,
+                };
+                let input = from_chunks(Path::new("t"), Box::new(src)).unwrap();
+                assert!(matches!(input.reader, Source::Chunks(_)));
+                let mut r = BatchReader::new(input, *key, 1 << 20);
+                let (mut got, mut buf, mut first_byte) = (Vec::<String>::new(), Vec::new(), 0);
+                while let Some(next) = r.next(&mut buf).unwrap() {
+                    let b = next.read(&mut buf).unwrap();
+                    assert_eq!(b.index, got.len() as u64);
+                    assert_eq!(b.first_byte, first_byte);
+                    first_byte += b.data.len() as u64;
+                    got.push(String::from_utf8(b.data.to_vec()).unwrap());
+                    buf = b.data.release().unwrap();
+                }
+                let ctx = format!("sizes {sizes:?}: {text:?}");
+                let mut want = text.clone();
+                if !want.ends_with('\n') {
+                    want.push('\n');
+                }
+                assert_eq!(got.concat(), want, "{ctx}");
+                assert_eq!(r.bytes_read(), text.len() as u64, "{ctx}");
+                // Whole lines, and (TREC) no goal in two batches.
+                let mut owner = std::collections::HashMap::new();
+                for (i, b) in got.iter().enumerate() {
+                    assert!(b.ends_with('\n'), "{ctx}");
+                    if *key == GoalKey::FirstField {
+                        for g in b.lines().filter_map(|l| first_field(l.as_bytes())) {
+                            assert_eq!(*owner.entry(g.to_vec()).or_insert(i), i, "{ctx}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn chunked_input_sniffs_and_reads_compressed_chunks() {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"q 0 a 1\nq 0 b 0\nr 0 c 2\n").unwrap();
+        let src = Chunked {
+            text: gz.finish().unwrap(),
+            at: 0,
+            sizes: vec![7],
+            turn: 0,
+            reused: 0,
+        };
+        let mut input = from_chunks(Path::new("t.gz"), Box::new(src)).unwrap();
+        assert_eq!(input.compression, Compression::Gzip);
+        assert_eq!(input.format, Format::Trec);
+        let mut s = String::new();
+        input.reader.read_to_string(&mut s).unwrap();
+        assert_eq!(s, "q 0 a 1\nq 0 b 0\nr 0 c 2\n");
+        let empty = Chunked {
+            text: b"\n \n".to_vec(),
+            at: 0,
+            sizes: vec![1],
+            turn: 0,
+            reused: 0,
+        };
+        let e = from_chunks(Path::new("blank"), Box::new(empty))
+            .err()
+            .unwrap();
+        assert_eq!(e.kind, ErrorKind::Empty);
     }
 
     #[test]

@@ -28,8 +28,8 @@ mod truth;
 pub use error::{ErrorKind, InputError};
 pub use fields::{parse_score, show, ScoreText};
 pub use input::{
-    from_reader, open, open_with, Batch, BatchData, BatchReader, Claim, Compression, Format,
-    GoalKey, Input, Next,
+    from_chunks, from_reader, open, open_with, Batch, BatchData, BatchReader, ChunkReader,
+    ChunkSource, Claim, Compression, Format, GoalKey, Input, Next, Source,
 };
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};

@@ -526,7 +526,7 @@ mod tests {
     fn read(text: &str, format: Format) -> Result<ActualSets, InputError> {
         ActualSets::read(Input {
             path: "actual".into(),
-            reader: Box::new(std::io::Cursor::new(text.as_bytes().to_vec())),
+            reader: crate::input::Source::stream(std::io::Cursor::new(text.as_bytes().to_vec())),
             size_on_disk: None,
             compression: crate::input::Compression::None,
             format,
@@ -639,7 +639,7 @@ mod tests {
         assert_eq!(e.rows, 2);
         let e = ActualSets::read(Input {
             path: "actual".into(),
-            reader: Box::new(std::io::Cursor::new(b"g 0 \xff 1\n".to_vec())),
+            reader: crate::input::Source::stream(std::io::Cursor::new(b"g 0 \xff 1\n".to_vec())),
             size_on_disk: None,
             compression: crate::input::Compression::None,
             format: Format::Trec,

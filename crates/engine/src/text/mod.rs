@@ -107,7 +107,7 @@ pub(crate) fn predict(
         report.runid = last_tag.unwrap_or_default();
         let inner = Input {
             path: path.clone(),
-            reader: Box::new(std::io::Cursor::new(bytes)),
+            reader: lemma_ingest::Source::stream(std::io::Cursor::new(bytes)),
             size_on_disk: None,
             compression: lemma_ingest::Compression::None,
             format,
