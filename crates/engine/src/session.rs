@@ -544,6 +544,18 @@ impl Session {
         Ok(Evaluation { summary, report })
     }
 
+    /// [`Session::finish`], and the session as a summary that travels ([`Session::into_partial`]):
+    /// both from one session, for a caller that prints its result and hands it on.
+    pub fn finish_partial(self, rows: &mut dyn Sink) -> Result<(Evaluation, Partial), EvalError> {
+        let partial = Partial::new(
+            &self.ev,
+            self.summary.clone(),
+            &self.seen,
+            self.ev.options().universe,
+        )?;
+        Ok((self.finish(rows)?, partial))
+    }
+
     /// Ends the session as a summary that travels: mergeable with other processes' (see
     /// [`Partial`]), the goals never pushed left for after the merge.
     pub fn into_partial(self) -> Result<Partial, EvalError> {

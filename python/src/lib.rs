@@ -1,0 +1,531 @@
+//! The native module of the `lemma_eval` Python package: the engine's evaluator and push sessions,
+//! evaluations with the GIL released, results as plain Python values. The Python layer
+//! (`lemma_eval/__init__.py`) chooses the way in from the shape of the inputs.
+
+use lemma_accum::{Measure, Summary};
+use lemma_eval::{
+    trec, EvalError, Evaluation, Evaluator, GoalRow, MatrixNames, MissingMode, OrderMode, Partial,
+    Predictions, Sink, SummaryOnly, TieMode, ZeroRelMode,
+};
+use lemma_ingest::{ActualSets, Compression, ErrorKind, Format, Input, InputError, Source};
+use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// A Python exception carrying the command's message: `FileNotFoundError` for a missing file,
+/// `ValueError` for everything else a caller can get wrong.
+fn py_err(e: EvalError) -> PyErr {
+    if let EvalError::Input(ie) = &e {
+        if ie.kind == ErrorKind::Io && !ie.path.as_os_str().is_empty() && !ie.path.exists() {
+            return PyFileNotFoundError::new_err(e.to_string());
+        }
+    }
+    PyValueError::new_err(e.to_string())
+}
+
+fn input_err(e: InputError) -> PyErr {
+    py_err(EvalError::Input(e))
+}
+
+/// Runs `f` on a thread of its own with the GIL released, checking for signals (Ctrl-C) every
+/// 50 ms: an interrupt raises `KeyboardInterrupt` at once; the abandoned evaluation's thread
+/// ends on its own.
+fn run_released<T: Send + 'static>(
+    py: Python<'_>,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> PyResult<T> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("lemma-eval".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .map_err(|e| PyValueError::new_err(format!("cannot start a thread: {e}")))?;
+    let mut rx = rx;
+    loop {
+        let (got, back) = py.detach(move || (rx.recv_timeout(Duration::from_millis(50)), rx));
+        rx = back;
+        match got {
+            Ok(v) => return Ok(v),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Err(e) = py.check_signals() {
+                    return Err(e);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                return Err(PyKeyboardInterrupt::new_err("the evaluation thread stopped"))
+            }
+        }
+    }
+}
+
+/// One evaluation's result, as Python values: the summary as (key, value) pairs, the per-goal
+/// rows when asked for, the goal counts, and the travelling summary's bytes.
+type Outcome = (
+    Vec<(String, Option<f64>)>,
+    Option<Vec<(String, Vec<Option<f64>>)>>,
+    Vec<(&'static str, u64)>,
+    Option<Vec<u8>>,
+);
+
+fn outcome(
+    keys: &[String],
+    summary: &Summary,
+    rows: Option<Vec<GoalRow>>,
+    partial: Option<&Partial>,
+) -> Outcome {
+    let values = summary
+        .aggregates()
+        .into_iter()
+        .zip(keys)
+        .map(|((_, a), k)| (k.clone(), a.headline()))
+        .collect();
+    let rows = rows.map(|rows| {
+        rows.into_iter()
+            .map(|r| (String::from_utf8_lossy(&r.goal).into_owned(), r.values))
+            .collect()
+    });
+    let c = summary.counts();
+    let counts = vec![
+        ("evaluated", c.evaluated),
+        ("evaluated_empty", c.evaluated_empty),
+        ("skipped_no_actual", c.skipped_no_actual),
+        ("skipped_no_relevant", c.skipped_no_relevant),
+        ("skipped_no_predictions", c.skipped_no_predictions),
+    ];
+    (values, rows, counts, partial.map(Partial::encode))
+}
+
+/// The keys of the plan's measures: a name as given when it names one measure, the measure's
+/// own name for each of a list (`P.5,10`, bare `P`).
+fn measure_keys(given: &[String], plan: &[Measure]) -> Vec<String> {
+    let mut keys: Vec<(Measure, String)> = Vec::new();
+    for g in given {
+        if let Ok(ms) = Measure::parse(g) {
+            let one = ms.len() == 1;
+            for m in ms {
+                if !keys.iter().any(|(k, _)| *k == m) {
+                    let name = if one {
+                        g.clone()
+                    } else {
+                        m.trec_name().unwrap_or_else(|| m.to_string())
+                    };
+                    keys.push((m, name));
+                }
+            }
+        }
+    }
+    plan.iter()
+        .map(|m| {
+            keys.iter()
+                .find(|(k, _)| k == m)
+                .map_or_else(|| m.to_string(), |(_, n)| n.clone())
+        })
+        .collect()
+}
+
+/// Actual sets from `{goal: {lemma: grade}}` or `{goal: iterable of lemma names}` (grade 1),
+/// written as qrels lines and read by the qrels reader: the same checks as a file.
+fn actual_from_dict(actual: &Bound<'_, PyDict>) -> PyResult<ActualSets> {
+    let mut text = Vec::with_capacity(actual.len() * 64);
+    for (goal, lemmas) in actual.iter() {
+        let goal: String = goal.extract()?;
+        check_name(&goal, "goal")?;
+        if let Ok(graded) = lemmas.cast::<PyDict>() {
+            for (lemma, grade) in graded.iter() {
+                let lemma: String = lemma.extract()?;
+                check_name(&lemma, "lemma")?;
+                let grade: i64 = grade.extract().map_err(|_| {
+                    PyValueError::new_err(format!(
+                        "actual: goal `{goal}`, lemma `{lemma}`: expected an integer grade"
+                    ))
+                })?;
+                line(&mut text, &[goal.as_bytes(), b"0", lemma.as_bytes()], grade);
+            }
+        } else {
+            for lemma in lemmas.try_iter()? {
+                let lemma: String = lemma?.extract()?;
+                check_name(&lemma, "lemma")?;
+                line(&mut text, &[goal.as_bytes(), b"0", lemma.as_bytes()], 1);
+            }
+        }
+    }
+    let input = Input {
+        path: "(actual dict)".into(),
+        reader: Source::stream(std::io::Cursor::new(text)),
+        size_on_disk: None,
+        compression: Compression::None,
+        format: Format::Trec,
+        map: None,
+        file: None,
+    };
+    ActualSets::read(input).map_err(input_err)
+}
+
+fn line(out: &mut Vec<u8>, fields: &[&[u8]], grade: i64) {
+    for f in fields {
+        out.extend_from_slice(f);
+        out.push(b' ');
+    }
+    out.extend_from_slice(grade.to_string().as_bytes());
+    out.push(b'\n');
+}
+
+/// A goal or lemma name must be one field: not empty, no whitespace.
+fn check_name(name: &str, what: &str) -> PyResult<()> {
+    if name.is_empty() || name.bytes().any(|b| b.is_ascii_whitespace()) {
+        return Err(PyValueError::new_err(format!(
+            "{what} name {name:?}: expected a non-empty name without whitespace"
+        )));
+    }
+    Ok(())
+}
+
+fn missing_mode(s: &str) -> PyResult<MissingMode> {
+    Ok(match s {
+        "zero" => MissingMode::Zero,
+        "skip" => MissingMode::Skip,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "missing={s:?}: expected \"zero\" or \"skip\""
+            )))
+        }
+    })
+}
+
+fn tie_mode(s: &str) -> PyResult<TieMode> {
+    Ok(match s {
+        "trec" => TieMode::Trec,
+        "group" => TieMode::Group,
+        "file" => TieMode::File,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "ties={s:?}: expected \"trec\", \"group\" or \"file\""
+            )))
+        }
+    })
+}
+
+/// Actual sets and options, ready to evaluate predictions of any shape.
+#[pyclass(frozen, module = "lemma_eval._native")]
+struct NativeEvaluator {
+    ev: Evaluator,
+    keys: Vec<String>,
+}
+
+#[pymethods]
+impl NativeEvaluator {
+    /// `actual` is a path or a dict; `trec9` selects pytrec_eval's trec_eval 9.0.8 rules
+    /// (scores as f32, goals without predictions skipped, the run's order by score).
+    #[new]
+    #[pyo3(signature = (actual, measures=None, relevance_level=1, missing="zero", ties="trec", depth=None, threads=None, trec9=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        actual: &Bound<'_, PyAny>,
+        measures: Option<Vec<String>>,
+        relevance_level: i32,
+        missing: &str,
+        ties: &str,
+        depth: Option<u64>,
+        threads: Option<usize>,
+        trec9: bool,
+    ) -> PyResult<Self> {
+        let mut b = Evaluator::builder();
+        let given = measures.unwrap_or_default();
+        if !given.is_empty() {
+            b = b
+                .measure_names(&given)
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        }
+        b = b
+            .relevance_level(relevance_level)
+            .missing(missing_mode(missing)?)
+            .ties(tie_mode(ties)?)
+            .depth(depth);
+        if let Some(t) = threads {
+            b = b.threads(t);
+        }
+        if trec9 {
+            b = b
+                .order(OrderMode::Score)
+                .missing(MissingMode::Skip)
+                .zero_relevant(ZeroRelMode::Evaluate)
+                .interpolation(lemma_accum::Interpolation::Trec9)
+                .f32_scores(true)
+                .duplicates(lemma_eval::DuplicateMode::Error);
+        }
+        let actual = if let Ok(d) = actual.cast::<PyDict>() {
+            actual_from_dict(d)?
+        } else {
+            let path: PathBuf = actual.extract()?;
+            py.detach(|| ActualSets::read_path(&path)).map_err(input_err)?
+        };
+        let ev = b.build(actual);
+        let keys = measure_keys(&given, ev.plan().measures());
+        Ok(NativeEvaluator { ev, keys })
+    }
+
+    /// The keys of the results, in the order of the values.
+    #[getter]
+    fn keys(&self) -> Vec<String> {
+        self.keys.clone()
+    }
+
+    /// Evaluates a file of predictions (any format the command reads; a `.npy` matrix with
+    /// files of goal and lemma names).
+    #[pyo3(signature = (path, per_goal=false, goal_names=None, lemma_names=None))]
+    fn evaluate_path(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        per_goal: bool,
+        goal_names: Option<PathBuf>,
+        lemma_names: Option<PathBuf>,
+    ) -> PyResult<Outcome> {
+        let names = match (goal_names, lemma_names) {
+            (Some(goals), Some(lemmas)) => Some(MatrixNames::Lists { goals, lemmas }),
+            (None, None) => None,
+            _ => {
+                return Err(PyValueError::new_err(
+                    "a matrix needs both goal_names and lemma_names",
+                ))
+            }
+        };
+        let ev = self.ev.clone();
+        let keys = self.keys.clone();
+        let done = run_released(py, move || -> Result<Outcome, EvalError> {
+            let predictions = Predictions::open(&path, names.as_ref(), false)?;
+            let mut rows = Vec::new();
+            let sink: &mut dyn Sink = if per_goal { &mut rows } else { &mut SummaryOnly };
+            let (done, partial) = ev.evaluate_partial(predictions, sink, None)?;
+            Ok(outcome(
+                &keys,
+                &done.summary,
+                per_goal.then_some(rows),
+                Some(&partial),
+            ))
+        })?;
+        done.map_err(py_err)
+    }
+
+    /// A push session.
+    fn session(&self) -> PyResult<NativeSession> {
+        let s = self.ev.session().map_err(py_err)?;
+        Ok(NativeSession {
+            session: Some(s),
+            keys: self.keys.clone(),
+            rows: Vec::new(),
+            per_goal: false,
+            lemmas: Vec::new(),
+        })
+    }
+
+    /// trec_eval's per-goal values for pytrec_eval's `RelevanceEvaluator.evaluate`: the printed
+    /// names of the measures that have per-goal lines, in trec_eval's order.
+    #[staticmethod]
+    fn trec_measures(measures: Vec<String>) -> PyResult<Vec<(String, String)>> {
+        let tm = trec::resolve(&measures).map_err(|e| PyValueError::new_err(e.message))?;
+        Ok(tm
+            .into_iter()
+            .filter(|m| m.per_goal)
+            .filter_map(|m| m.measure.map(|x| (m.name.to_string(), x.to_string())))
+            .collect())
+    }
+}
+
+/// Goals pushed one at a time (scored pairs, ranked names, rows of a score matrix).
+#[pyclass(module = "lemma_eval._native")]
+struct NativeSession {
+    session: Option<lemma_eval::Session>,
+    keys: Vec<String>,
+    rows: Vec<GoalRow>,
+    per_goal: bool,
+    lemmas: Vec<String>,
+}
+
+impl NativeSession {
+    fn live(&mut self) -> PyResult<&mut lemma_eval::Session> {
+        self.session
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("the session is finished"))
+    }
+
+    fn record(&mut self, goal: &str, values: Option<&[Option<f64>]>) {
+        if let (true, Some(v)) = (self.per_goal, values) {
+            self.rows.push(GoalRow {
+                goal: goal.as_bytes().to_vec(),
+                values: v.to_vec(),
+                empty: false,
+            });
+        }
+    }
+}
+
+#[pymethods]
+impl NativeSession {
+    /// Keep every pushed goal's values for the result.
+    fn keep_rows(&mut self, yes: bool) {
+        self.per_goal = yes;
+    }
+
+    /// The column names of the matrix rows to come.
+    fn set_lemma_names(&mut self, names: Vec<String>) -> PyResult<()> {
+        for n in &names {
+            check_name(n, "lemma")?;
+        }
+        self.lemmas = names;
+        Ok(())
+    }
+
+    /// A whole `{goal: {lemma: score}}` dict (pytrec_eval's run).
+    fn push_scored_dict(&mut self, py: Python<'_>, run: &Bound<'_, PyDict>) -> PyResult<()> {
+        let mut pairs: Vec<(String, f64)> = Vec::new();
+        for (goal, scored) in run.iter() {
+            let goal: String = goal.extract()?;
+            let scored = scored.cast::<PyDict>().map_err(|_| {
+                PyValueError::new_err(format!("predicted: goal `{goal}`: expected a dict of lemma -> score"))
+            })?;
+            pairs.clear();
+            for (lemma, score) in scored.iter() {
+                let score: f64 = score.extract().map_err(|_| {
+                    PyValueError::new_err(format!("predicted: goal `{goal}`: expected a number as a score"))
+                })?;
+                pairs.push((lemma.extract()?, score));
+            }
+            let s = self.live()?;
+            let values = py
+                .detach(|| s.push_scored(&goal, &pairs).map(|p| p.values().map(<[_]>::to_vec)))
+                .map_err(py_err)?;
+            self.record(&goal, values.as_deref());
+        }
+        Ok(())
+    }
+
+    /// A whole `{goal: [lemma, ...]}` dict, each list in rank order.
+    fn push_ranked_dict(&mut self, py: Python<'_>, run: &Bound<'_, PyDict>) -> PyResult<()> {
+        let mut names: Vec<String> = Vec::new();
+        for (goal, ranked) in run.iter() {
+            let goal: String = goal.extract()?;
+            names.clear();
+            for n in ranked.try_iter()? {
+                names.push(n?.extract()?);
+            }
+            let s = self.live()?;
+            let values = py
+                .detach(|| s.push_ranked(&goal, &names).map(|p| p.values().map(<[_]>::to_vec)))
+                .map_err(py_err)?;
+            self.record(&goal, values.as_deref());
+        }
+        Ok(())
+    }
+
+    /// One row of a score matrix: `scores` are the row's little-endian f32 or f64 values, one per
+    /// lemma name given to `set_lemma_names`.
+    fn push_row(&mut self, py: Python<'_>, goal: String, scores: &[u8], f64s: bool) -> PyResult<()> {
+        let width = if f64s { 8 } else { 4 };
+        if scores.len() != self.lemmas.len() * width {
+            return Err(PyValueError::new_err(format!(
+                "goal `{goal}`: a row of {} scores, expected {} (one per lemma name)",
+                scores.len() / width,
+                self.lemmas.len()
+            )));
+        }
+        let pairs: Vec<(&str, f64)> = self
+            .lemmas
+            .iter()
+            .zip(scores.chunks_exact(width))
+            .map(|(n, b)| {
+                let v = if f64s {
+                    f64::from_le_bytes(b.try_into().expect("8 bytes"))
+                } else {
+                    f32::from_le_bytes(b.try_into().expect("4 bytes")) as f64
+                };
+                (n.as_str(), v)
+            })
+            .collect();
+        let s = self
+            .session
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("the session is finished"))?;
+        let values = py
+            .detach(|| s.push_scored(&goal, &pairs).map(|p| p.values().map(<[_]>::to_vec)))
+            .map_err(py_err)?;
+        self.record(&goal, values.as_deref());
+        Ok(())
+    }
+
+    /// Ends the session: the goals never pushed are evaluated as empty (or skipped).
+    fn finish(&mut self, py: Python<'_>) -> PyResult<Outcome> {
+        let s = self
+            .session
+            .take()
+            .ok_or_else(|| PyValueError::new_err("the session is finished"))?;
+        let mut rows = std::mem::take(&mut self.rows);
+        let per_goal = self.per_goal;
+        let (done, partial): (Evaluation, Partial) = py
+            .detach(|| {
+                let mut unseen = Vec::new();
+                let sink: &mut dyn Sink = if per_goal { &mut unseen } else { &mut SummaryOnly };
+                let r = s.finish_partial(sink);
+                rows.extend(unseen);
+                r
+            })
+            .map_err(py_err)?;
+        Ok(outcome(
+            &self.keys,
+            &done.summary,
+            per_goal.then_some(rows),
+            Some(&partial),
+        ))
+    }
+}
+
+/// Merges travelling summaries (from `summary_bytes()` or `--summary-out`) into one result;
+/// `keys` names the measures (the measures' own names when `None`).
+#[pyfunction]
+#[pyo3(signature = (parts, keys=None))]
+fn merge(py: Python<'_>, parts: Vec<Vec<u8>>, keys: Option<Vec<String>>) -> PyResult<Outcome> {
+    let merged = py.detach(|| -> Result<Partial, lemma_eval::PartialError> {
+        let mut it = parts.iter().enumerate();
+        let Some((_, first)) = it.next() else {
+            return Err(lemma_eval::PartialError("no summaries to merge".into()));
+        };
+        let mut all = Partial::decode(first)?;
+        for (i, p) in it {
+            let p = Partial::decode(p)
+                .map_err(|e| lemma_eval::PartialError(format!("summary {}: {}", i + 1, e.0)))?;
+            all.merge(&p)
+                .map_err(|e| lemma_eval::PartialError(format!("summary {}: {}", i + 1, e.0)))?;
+        }
+        Ok(all)
+    });
+    let merged = merged.map_err(|e| PyValueError::new_err(e.0))?;
+    let summary = merged
+        .summary()
+        .map_err(|e| PyValueError::new_err(e.0))?;
+    let keys = match keys {
+        Some(k) if k.len() == merged.measures().len() => k,
+        Some(k) => {
+            return Err(PyValueError::new_err(format!(
+                "{} keys for {} measures",
+                k.len(),
+                merged.measures().len()
+            )))
+        }
+        None => merged.measures().iter().map(|m| m.to_string()).collect(),
+    };
+    Ok(outcome(&keys, &summary, None, Some(&merged)))
+}
+
+/// The native module.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeEvaluator>()?;
+    m.add_class::<NativeSession>()?;
+    m.add_function(wrap_pyfunction!(merge, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,132 @@
+"""Every way into lemma_eval.evaluate gives the command's values, bit for bit."""
+
+import numpy as np
+import pytest
+
+import lemma_eval
+from conftest import cli, cli_json, read_qrels, read_run, trec_ranked
+
+MEASURES = ["AP", "P@5", "R@10", "RR", "nDCG@10", "Rprec", "P@20"]
+
+
+def test_worked_example():
+    # x a y b c z against {a, b, c}: AP = (1/2 + 2/4 + 3/5) / 3, P@2 = 1/2, RR = 1/2.
+    r = lemma_eval.evaluate(
+        {"g": ["a", "b", "c"]}, {"g": ["x", "a", "y", "b", "c", "z"]}, ["AP", "P@2", "RR"]
+    )
+    assert r.summary == {"AP": (1 / 2 + 2 / 4 + 3 / 5) / 3, "P@2": 0.5, "RR": 0.5}
+    assert r.counts["evaluated"] == 1
+    # Scored pairs ranked by score: c, a, then x and b tied at 0.5 (trec_eval: name descending,
+    # so x before b).
+    r = lemma_eval.evaluate(
+        {"g": {"a": 1, "b": 1, "c": 1}},
+        {"g": {"a": 0.8, "b": 0.5, "c": 0.9, "x": 0.5}},
+        ["P@2", "RR", "P@3"],
+    )
+    assert r.summary == {"P@2": 1.0, "RR": 1.0, "P@3": 2 / 3}
+
+
+def test_paths_equal_the_command(workload):
+    q, r = workload
+    want = cli_json(q, r, "--per-goal", *sum((["-m", m] for m in MEASURES), []))
+    got = lemma_eval.evaluate(q, str(r), MEASURES, per_goal=True)
+    assert got.summary == want["summary"]
+    assert got.per_goal == {row["goal"]: row["values"] for row in want["per_goal"]}
+    assert got.counts["evaluated"] == want["goals"]["evaluated"]
+    assert got.counts["evaluated_empty"] == want["goals"]["evaluated_empty"]
+
+
+def test_default_measures_equal_the_command(workload):
+    q, r = workload
+    want = cli_json(q, r)
+    got = lemma_eval.evaluate(q, r)
+    # A Depth measure's value is its mean (the command's JSON also gives its median and reach).
+    assert got.summary == {
+        k: v["mean"] if isinstance(v, dict) else v for k, v in want["summary"].items()
+    }
+    assert isinstance(want["summary"]["Depth(recall=1.0)"], dict)
+
+
+@pytest.mark.parametrize("missing", ["zero", "skip"])
+def test_dicts_equal_the_command(workload, missing):
+    q, r = workload
+    want = cli_json(q, r, "--missing", missing, *sum((["-m", m] for m in MEASURES), []))
+    qrels, run = read_qrels(q), read_run(r)
+    got = lemma_eval.evaluate(qrels, run, MEASURES, missing=missing)
+    assert got.summary == want["summary"]
+    got = lemma_eval.evaluate(qrels, trec_ranked(run), MEASURES, missing=missing)
+    assert got.summary == want["summary"]
+
+
+def test_name_lists_as_actual_sets(tmp_path, workload):
+    q, r = workload
+    qrels = read_qrels(q)
+    binary = {g: [l for l, grade in ls.items() if grade >= 1] for g, ls in qrels.items()}
+    q1 = tmp_path / "binary.qrels"
+    q1.write_text("".join(f"{g} 0 {l} 1\n" for g, ls in binary.items() for l in ls))
+    want = cli_json(q1, r, *sum((["-m", m] for m in ["AP", "P@5", "RR"]), []))
+    got = lemma_eval.evaluate(binary, read_run(r), ["AP", "P@5", "RR"])
+    assert got.summary == want["summary"]
+
+
+def test_matrix_equals_the_command(tmp_path):
+    q, m = tmp_path / "q", tmp_path / "m.npy"
+    gn, ln = tmp_path / "goals", tmp_path / "lemmas"
+    cli("gen", "--goals", "40", "--universe", "500", "--full", "--format", "npy", "--seed", "3",
+        "--qrels", q, "--run", m, "--goal-names", gn, "--lemma-names", ln)
+    ms = ["AP", "P@10", "RR", "nDCG@10"]
+    want = cli_json(q, m, "--goal-names", gn, "--lemma-names", ln, "--per-goal",
+                    *sum((["-m", x] for x in ms), []))
+    by_path = lemma_eval.evaluate(q, m, ms, goal_names=gn, lemma_names=ln, per_goal=True)
+    assert by_path.summary == want["summary"]
+    goals = gn.read_text().split("\n")[:-1]
+    lemmas = ln.read_text().split("\n")[:-1]
+    matrix = np.load(m)
+    for a in (matrix, matrix.astype(np.float64)):
+        got = lemma_eval.evaluate(q, a, ms, goal_names=goals, lemma_names=lemmas, per_goal=True)
+        assert got.summary == want["summary"]
+        assert got.per_goal == by_path.per_goal
+
+
+def test_summary_bytes_equal_summary_out_and_merge(tmp_path, workload):
+    q, r = workload
+    out = tmp_path / "s.sum"
+    cli("eval", q, r, "-m", "AP", "-m", "P@5", "--quiet", "--summary-out", out, "-o", "/dev/null")
+    got = lemma_eval.evaluate(q, r, ["AP", "P@5"])
+    assert got.summary_bytes() == out.read_bytes()
+    # Shards of the run (whole goals), each evaluated apart, merge into the one result.
+    run = read_run(r)
+    goals = list(run)
+    shards = [{g: run[g] for g in goals[i::3]} for i in range(3)]
+    parts = [lemma_eval.evaluate(q, s, ["AP", "P@5"]) for s in shards]
+    merged = lemma_eval.merge(parts, keys=["AP", "P@5"])
+    assert merged.summary == got.summary
+    assert merged.counts == got.counts
+    assert lemma_eval.merge([p.summary_bytes() for p in parts]).summary == {
+        "AP": got.summary["AP"], "P@5": got.summary["P@5"]}
+
+
+def test_bad_inputs_raise_with_the_commands_message(tmp_path, workload):
+    q, r = workload
+    with pytest.raises(FileNotFoundError, match="nope"):
+        lemma_eval.evaluate(q, tmp_path / "nope")
+    with pytest.raises(FileNotFoundError, match="nope"):
+        lemma_eval.evaluate(tmp_path / "nope", r)
+    bad = tmp_path / "bad.run"
+    bad.write_text("g0 Q0 a 1 1.0 t\ng0 Q0 b 2 high t\n")
+    with pytest.raises(ValueError, match=r"bad\.run:2: expected a finite number as the score"):
+        lemma_eval.evaluate(q, bad)
+    with pytest.raises(ValueError, match="measure"):
+        lemma_eval.evaluate(q, r, ["NoSuchMeasure"])
+    with pytest.raises(ValueError, match="whitespace"):
+        lemma_eval.evaluate({"g": ["a b"]}, {"g": ["a"]})
+    with pytest.raises(ValueError, match="shards must hold disjoint goals"):
+        lemma_eval.merge([lemma_eval.evaluate(q, r).summary_bytes()] * 2)
+    with pytest.raises(ValueError):
+        lemma_eval.merge([b"LEMSUMRY not a summary"])
+    with pytest.raises(ValueError, match="ties"):
+        lemma_eval.evaluate(q, r, ties="random")
+    with pytest.raises(TypeError):
+        lemma_eval.evaluate(q, 42)
+    with pytest.raises(ValueError, match="shape"):
+        lemma_eval.evaluate(q, np.zeros((2, 3), np.float32), goal_names=["a"], lemma_names=["x", "y", "z"])
