@@ -12,6 +12,7 @@ process and ``merge`` combines such summaries exactly (see ``lemma_eval.ray``).
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
@@ -205,10 +206,10 @@ class RelevanceEvaluator:
         if judged_docs_only_flag:
             raise ValueError("judged_docs_only_flag is not supported")
         pairs = _native.NativeEvaluator.trec_measures(sorted(set(measures)))
-        self._printed = [p for p, _ in pairs]
+        native = [n for _, n in pairs if n is not None]
         self._ev = _native.NativeEvaluator(
             dict(query_relevance),
-            [n for _, n in pairs],
+            native,
             relevance_level,
             "skip",
             "trec",
@@ -217,7 +218,8 @@ class RelevanceEvaluator:
             True,
         )
         index = {k: i for i, k in enumerate(self._ev.keys)}
-        self._order = [index[n] for _, n in pairs]
+        # (printed name, index of the value or None, how pytrec_eval reports it per goal).
+        self._columns = [(p, index[n] if n is not None else None) for p, n in pairs]
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
         session = self._ev.session()
@@ -226,8 +228,14 @@ class RelevanceEvaluator:
         _, rows, _, _ = session.finish()
         out: Dict[str, Dict[str, float]] = {}
         for goal, values in rows:
-            out[goal] = {
-                name: (values[i] if values[i] is not None else 0.0)
-                for name, i in zip(self._printed, self._order)
-            }
+            per: Dict[str, float] = {}
+            for name, i in self._columns:
+                v = values[i] if i is not None else None
+                if name == "num_q":
+                    v = 1.0
+                elif name == "gm_map":
+                    # trec_eval keeps a goal's log AP (floored at 1e-5); the mean is exponentiated.
+                    v = math.log(max(v if v is not None else 0.0, 0.00001))
+                per[name] = float(v) if v is not None else 0.0
+            out[goal] = per
         return out

@@ -324,15 +324,14 @@ impl NativeEvaluator {
         })
     }
 
-    /// trec_eval's per-goal values for pytrec_eval's `RelevanceEvaluator.evaluate`: the printed
-    /// names of the measures that have per-goal lines, in trec_eval's order.
+    /// The measures trec_eval computes for `-m` arguments, in its order: each printed name with
+    /// the measure behind it (`None` for `runid`).
     #[staticmethod]
-    fn trec_measures(measures: Vec<String>) -> PyResult<Vec<(String, String)>> {
+    fn trec_measures(measures: Vec<String>) -> PyResult<Vec<(String, Option<String>)>> {
         let tm = trec::resolve(&measures).map_err(|e| PyValueError::new_err(e.message))?;
         Ok(tm
             .into_iter()
-            .filter(|m| m.per_goal)
-            .filter_map(|m| m.measure.map(|x| (m.name.to_string(), x.to_string())))
+            .map(|m| (m.name.to_string(), m.measure.map(|x| x.to_string())))
             .collect())
     }
 }

@@ -115,7 +115,8 @@ impl Def for Ap11 {
         Some(if g.r() == 0 {
             0.0
         } else {
-            g.max_p_run(11).iter().sum::<f64>() / 11.0
+            // Added from IPrec@1.0 down to IPrec@0.0, as trec_eval adds them: the same double.
+            g.max_p_run(11).iter().rev().sum::<f64>() / 11.0
         })
     }
 }

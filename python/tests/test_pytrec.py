@@ -1,0 +1,65 @@
+"""lemma_eval.RelevanceEvaluator against pytrec_eval's own (trec_eval 9.0.8) on generated runs with
+ties, graded truth and goals on one side only: the same goals, measures and values."""
+
+import math
+
+import pytest
+import pytrec_eval
+
+import lemma_eval
+from conftest import cli, read_qrels, read_run
+
+# Every trec_eval measure both pytrec_eval and lemma-eval compute.
+MEASURES = [
+    "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "recall", "11pt_avg", "ndcg", "ndcg_cut", "map_cut", "relative_P",
+    "success", "set_P", "set_recall", "set_F",
+]
+
+
+@pytest.fixture(scope="module", params=[1, 2, 3])
+def generated(request, tmp_path_factory):
+    d = tmp_path_factory.mktemp(f"g{request.param}")
+    q, r = d / "qrels", d / "run"
+    cli("gen", "--goals", "150", "--universe", "2000", "--depth", "100", "--ties", "0.4",
+        "--graded", "--empty-share", "0.1", "--unretrieved-share", "0.3",
+        "--seed", str(request.param), "--qrels", q, "--run", r)
+    qrels, run = read_qrels(q), read_run(r)
+    # Goals only in the run, and scores that tie only once rounded to f32.
+    run["only-in-run"] = {"a": 1.0, "b": 2.0}
+    run[next(iter(run))]["f32-tie"] = 0.1 + 1e-12
+    return qrels, run
+
+
+@pytest.mark.parametrize("level", [1, 2])
+def test_values_equal_pytrec_eval(generated, level):
+    qrels, run = generated
+    want = pytrec_eval.RelevanceEvaluator(qrels, set(MEASURES), relevance_level=level).evaluate(run)
+    got = lemma_eval.RelevanceEvaluator(qrels, set(MEASURES), relevance_level=level).evaluate(run)
+    assert set(got) == set(want)
+    for goal in want:
+        assert set(got[goal]) == set(want[goal]), goal
+        for name, value in want[goal].items():
+            assert got[goal][name] == value, (goal, name, got[goal][name], value)
+
+
+def test_parameterised_names(generated):
+    qrels, run = generated
+    ms = {"P.3,7", "ndcg_cut.5", "map", "recip_rank"}
+    want = pytrec_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
+    got = lemma_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
+    assert got == want
+    assert set(next(iter(got.values()))) == {"P_3", "P_7", "ndcg_cut_5", "map", "recip_rank"}
+
+
+def test_bad_measure():
+    with pytest.raises(ValueError, match="illegal measure"):
+        lemma_eval.RelevanceEvaluator({"q": {"d": 1}}, {"no_such_measure"})
+
+
+def test_gm_map_is_the_log_of_ap():
+    got = lemma_eval.RelevanceEvaluator({"q": {"a": 1, "b": 1}}, {"map", "gm_map"}).evaluate(
+        {"q": {"a": 2.0, "x": 3.0, "y": 1.0}}
+    )
+    assert got["q"]["map"] == 0.25
+    assert got["q"]["gm_map"] == math.log(0.25)
