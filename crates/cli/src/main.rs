@@ -331,8 +331,26 @@ struct EvalArgs {
     /// (atomically; docs/FORMAT.md).
     #[arg(long, value_name = "FILE")]
     summary_out: Option<PathBuf>,
+    /// Evaluate shard I of N (1-based) of a plain text PREDICTED: a byte range cut at goal
+    /// boundaries; the shards' --summary-out files merge into the whole file's evaluation.
+    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    shard: Option<(u64, u64)>,
     #[command(flatten)]
     common: Common,
+}
+
+/// `I/N` with 1 <= I <= N.
+fn parse_shard(s: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("`{s}`: expected I/N with 1 <= I <= N, like 3/8");
+    let (i, n) = s.split_once('/').ok_or_else(bad)?;
+    let (i, n): (u64, u64) = (
+        i.trim().parse().map_err(|_| bad())?,
+        n.trim().parse().map_err(|_| bad())?,
+    );
+    if i == 0 || i > n {
+        return Err(bad());
+    }
+    Ok((i, n))
 }
 
 #[derive(Copy, Clone, ValueEnum)]
@@ -584,7 +602,15 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         lemmas = evaluator.actual().lemmas.len(),
         "actual sets read"
     );
-    let predictions = Predictions::open(&a.predicted, names.as_ref(), a.common.mmap)?;
+    // A shard is opened (and its range found) by the evaluation.
+    let predictions = match a.shard {
+        Some(shard) => Err(shard),
+        None => Ok(Predictions::open(
+            &a.predicted,
+            names.as_ref(),
+            a.common.mmap,
+        )?),
+    };
     // Created first: a summary path that cannot be written fails before the evaluation.
     let summary_out = match &a.summary_out {
         Some(p) => Some(Out::new(Some(p))?),
@@ -595,7 +621,13 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     let done = {
         let mut w = Writer::new(out.writer(), a.format.into(), evaluator.plan().measures());
         w.begin(a.per_goal).map_err(|e| write_fail(&out_name, e))?;
-        let pb = progress_bar(a.common.quiet, predictions.size_on_disk());
+        let size = match &predictions {
+            Ok(p) => p.size_on_disk(),
+            Err(_) => std::fs::metadata(&a.predicted)
+                .ok()
+                .map(|m| m.len() / a.shard.map_or(1, |s| s.1)),
+        };
+        let pb = progress_bar(a.common.quiet, size);
         let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
         let progress = progress.as_ref().map(|p| p as &(dyn Fn(u64) + Sync));
         let mut per_goal_rows = RowFn(|row| w.row(&row));
@@ -604,14 +636,16 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         } else {
             &mut SummaryOnly
         };
-        let done = if summary_out.is_some() {
-            evaluator
+        let done = match predictions {
+            Err((i, n)) => evaluator
+                .evaluate_shard(&a.predicted, i - 1, n, sink, progress)
+                .map(|(done, partial)| (done, Some(partial))),
+            Ok(predictions) if summary_out.is_some() => evaluator
                 .evaluate_partial(predictions, sink, progress)
-                .map(|(done, partial)| (done, Some(partial)))
-        } else {
-            evaluator
+                .map(|(done, partial)| (done, Some(partial))),
+            Ok(predictions) => evaluator
                 .evaluate_with_progress(predictions, sink, progress)
-                .map(|done| (done, None))
+                .map(|done| (done, None)),
         };
         if let Some(pb) = pb {
             pb.finish_and_clear();

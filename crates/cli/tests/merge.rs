@@ -210,3 +210,66 @@ fn mismatches_and_damaged_files_are_errors_naming_the_files() {
     assert!(e.contains("different options"));
     assert!(!dir.path().join("out").exists());
 }
+
+#[test]
+fn byte_range_shards_merge_and_name_the_whole_files_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let (qrels, runf) = (fixture("ties/qrels.txt"), fixture("ties/run.txt"));
+    let (q, r) = (qrels.to_str().unwrap(), runf.to_str().unwrap());
+    let one = ok(&["eval", q, r, "--format", "tsv", "--quiet"]);
+    for n in 1..=6u32 {
+        let mut sums = Vec::new();
+        for i in 1..=n {
+            let s = dir.path().join(format!("{n}.{i}.sum"));
+            let shard = format!("{i}/{n}");
+            ok(&[
+                "eval",
+                q,
+                r,
+                "--shard",
+                &shard,
+                "--quiet",
+                "--summary-out",
+                s.to_str().unwrap(),
+                "-o",
+                "/dev/null",
+            ]);
+            sums.push(s.to_str().unwrap().to_string());
+        }
+        let mut args = vec!["merge", "--format", "tsv", "--quiet"];
+        args.extend(sums.iter().map(String::as_str));
+        assert_eq!(ok(&args), one, "{n} shards");
+    }
+    // A bad line in the second shard is named by its line in the whole file.
+    let bad = dir.path().join("bad.run");
+    let mut text = String::new();
+    for g in 0..20 {
+        text += &format!("g{g} Q0 a 1 1.0 t\ng{g} Q0 b 2 0.5 t\n");
+    }
+    text += "g20 Q0 a 1 high t\n";
+    std::fs::write(&bad, &text).unwrap();
+    let e = fails(&[
+        "eval",
+        q,
+        bad.to_str().unwrap(),
+        "--shard",
+        "2/2",
+        "--quiet",
+    ]);
+    assert!(e.contains("bad.run:41:"), "{e}");
+    // Compressed files and bad shard numbers are refused.
+    let gz = dir.path().join("run.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut enc, text.as_bytes()).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let e = fails(&["eval", q, gz.to_str().unwrap(), "--shard", "1/2", "--quiet"]);
+    assert!(e.contains("cannot be sharded"), "{e}");
+    for s in ["0/2", "3/2", "x", "1/0"] {
+        let o = run(&["eval", q, r, "--shard", s]);
+        assert_eq!(o.status.code(), Some(2), "{s}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("expected I/N"),
+            "{s}"
+        );
+    }
+}

@@ -293,6 +293,28 @@ impl Evaluator {
         Ok((self.finish_predicted(p, sink)?, partial))
     }
 
+    /// [`Evaluator::evaluate_partial`] of shard `index` (0-based) of `count` of a plain text
+    /// predictions file: a byte range cut at goal boundaries ([`lemma_ingest::open_shard`]), so
+    /// that the shards' summaries merge into the whole file's evaluation. Errors name the whole
+    /// file's lines.
+    pub fn evaluate_shard(
+        &self,
+        path: &Path,
+        index: u64,
+        count: u64,
+        sink: &mut dyn Sink,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+    ) -> Result<(Evaluation, Partial), EvalError> {
+        let (input, start) = lemma_ingest::open_shard(path, index, count)?;
+        self.evaluate_partial(Predictions::Text(input), sink, progress)
+            .map_err(|e| match e {
+                EvalError::Input(ie) => {
+                    EvalError::Input(lemma_ingest::shift_error(ie, path, start))
+                }
+                e => e,
+            })
+    }
+
     /// The goals the predictions ranked.
     fn predict(
         &self,

@@ -22,6 +22,7 @@ mod input;
 mod names;
 mod npy;
 mod run;
+mod shard;
 mod store;
 mod truth;
 
@@ -37,6 +38,7 @@ pub use run::{
     parse_prediction_line, parse_run_at, parse_run_line, score_error, split_run_at,
     visit_run_lines, Prediction, RunFields, RunLine, RunLineVisitor, Step, VisitedLine,
 };
+pub use shard::{open_shard, shard_range, shift_error};
 pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
 pub use truth::{ActualSets, GoalTruth, Interner};
 
