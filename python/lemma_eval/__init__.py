@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 
@@ -116,7 +116,10 @@ def _evaluate_with(
     per_goal: bool,
     goal_names: Any = None,
     lemma_names: Any = None,
+    shard: Optional[Tuple[int, int]] = None,
 ) -> Result:
+    if shard is not None and not _is_path(predicted):
+        raise ValueError("shard: a shard is a byte range of a file; predicted must be a path")
     if _is_path(predicted):
         path = os.fspath(predicted)
         if (goal_names is None) != (lemma_names is None):
@@ -127,7 +130,7 @@ def _evaluate_with(
             return _evaluate_with(ev, np.load(path, mmap_mode="r"), per_goal, goal_names, lemma_names)
         gn = os.fspath(goal_names) if goal_names is not None else None
         ln = os.fspath(lemma_names) if lemma_names is not None else None
-        return Result(ev.evaluate_path(path, per_goal, gn, ln))
+        return Result(ev.evaluate_path(path, per_goal, gn, ln, tuple(shard) if shard else None))
     session = ev.session()
     session.keep_rows(per_goal)
     if _is_array(predicted):
@@ -160,6 +163,7 @@ def evaluate(
     threads: Optional[int] = None,
     goal_names: Any = None,
     lemma_names: Any = None,
+    shard: Optional[Tuple[int, int]] = None,
 ) -> Result:
     """Evaluates ``predicted`` against ``actual``.
 
@@ -170,6 +174,8 @@ def evaluate(
     ``goal_names`` and ``lemma_names``. ``measures``: names as the command takes them (``AP``,
     ``P@10``, ``ndcg_cut.10``, ...); the command's defaults when ``None``. The options are the
     command's (``--relevance-level``, ``--missing``, ``--ties``, ``--depth``, ``--threads``).
+    ``shard=(I, N)`` evaluates shard I (1-based) of N of a plain text file, as ``--shard I/N``:
+    the shards' ``summary_bytes()`` merge into the whole file's result.
     """
     ev = _native.NativeEvaluator(
         _actual(actual),
@@ -180,7 +186,7 @@ def evaluate(
         depth,
         threads,
     )
-    return _evaluate_with(ev, predicted, per_goal, goal_names, lemma_names)
+    return _evaluate_with(ev, predicted, per_goal, goal_names, lemma_names, shard)
 
 
 def merge(parts: Iterable[Union[bytes, Result]], keys: Optional[Sequence[str]] = None) -> Result:

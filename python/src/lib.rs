@@ -277,7 +277,8 @@ impl NativeEvaluator {
 
     /// Evaluates a file of predictions (any format the command reads; a `.npy` matrix with
     /// files of goal and lemma names).
-    #[pyo3(signature = (path, per_goal=false, goal_names=None, lemma_names=None))]
+    /// `shard` is `(I, N)`, 1-based: a byte range of a plain text file (`eval --shard I/N`).
+    #[pyo3(signature = (path, per_goal=false, goal_names=None, lemma_names=None, shard=None))]
     fn evaluate_path(
         &self,
         py: Python<'_>,
@@ -285,7 +286,15 @@ impl NativeEvaluator {
         per_goal: bool,
         goal_names: Option<PathBuf>,
         lemma_names: Option<PathBuf>,
+        shard: Option<(u64, u64)>,
     ) -> PyResult<Outcome> {
+        if let Some((i, n)) = shard {
+            if i == 0 || i > n {
+                return Err(PyValueError::new_err(format!(
+                    "shard ({i}, {n}): expected (I, N) with 1 <= I <= N"
+                )));
+            }
+        }
         let names = match (goal_names, lemma_names) {
             (Some(goals), Some(lemmas)) => Some(MatrixNames::Lists { goals, lemmas }),
             (None, None) => None,
@@ -298,10 +307,15 @@ impl NativeEvaluator {
         let ev = self.ev.clone();
         let keys = self.keys.clone();
         let done = run_released(py, move || -> Result<Outcome, EvalError> {
-            let predictions = Predictions::open(&path, names.as_ref(), false)?;
             let mut rows = Vec::new();
             let sink: &mut dyn Sink = if per_goal { &mut rows } else { &mut SummaryOnly };
-            let (done, partial) = ev.evaluate_partial(predictions, sink, None)?;
+            let (done, partial) = match shard {
+                Some((i, n)) => ev.evaluate_shard(&path, i - 1, n, sink, None)?,
+                None => {
+                    let predictions = Predictions::open(&path, names.as_ref(), false)?;
+                    ev.evaluate_partial(predictions, sink, None)?
+                }
+            };
             Ok(outcome(
                 &keys,
                 &done.summary,
