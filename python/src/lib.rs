@@ -51,12 +51,12 @@ fn run_released<T: Send + 'static>(
         match got {
             Ok(v) => return Ok(v),
             Err(mpsc::RecvTimeoutError::Timeout) => {
-                if let Err(e) = py.check_signals() {
-                    return Err(e);
-                }
+                py.check_signals()?;
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(PyKeyboardInterrupt::new_err("the evaluation thread stopped"))
+                return Err(PyKeyboardInterrupt::new_err(
+                    "the evaluation thread stopped",
+                ))
             }
         }
     }
@@ -174,6 +174,88 @@ fn line(out: &mut Vec<u8>, fields: &[&[u8]], grade: i64) {
     out.push(b'\n');
 }
 
+/// The UTF-8 bytes of a `str`, borrowed from the string object (CPython keeps them with the
+/// string; an ASCII string's are its own characters): no copy, no allocation.
+/// `PyUnicode_AsUTF8AndSize` is in the limited API from Python 3.10 and exported by every
+/// CPython 3 before it, so the one abi3 wheel uses it on 3.9 too.
+fn utf8<'a>(s: &'a Bound<'_, PyAny>) -> PyResult<&'a [u8]> {
+    if !s.is_instance_of::<pyo3::types::PyString>() {
+        return Err(PyValueError::new_err(format!(
+            "expected a str as a goal or lemma name, got {}",
+            s.get_type()
+                .name()
+                .map_or_else(|_| "?".to_string(), |n| n.to_string())
+        )));
+    }
+    // SAFETY: `s` is a live `str` (checked above) and the GIL is held (`Bound`); the bytes
+    // belong to the string object, which `s` keeps alive for 'a.
+    match unsafe { utf8_raw(s.as_ptr()) } {
+        Some(b) => Ok(b),
+        None => Err(PyErr::fetch(s.py())),
+    }
+}
+
+/// The UTF-8 bytes of the `str` at `s`, or `None` with a Python error set.
+///
+/// # Safety
+/// `s` is a live `str` object, the GIL is held, and the bytes are used only while it lives.
+unsafe fn utf8_raw<'a>(s: *mut pyo3::ffi::PyObject) -> Option<&'a [u8]> {
+    unsafe extern "C" {
+        fn PyUnicode_AsUTF8AndSize(
+            unicode: *mut pyo3::ffi::PyObject,
+            size: *mut pyo3::ffi::Py_ssize_t,
+        ) -> *const std::os::raw::c_char;
+    }
+    let mut len: pyo3::ffi::Py_ssize_t = 0;
+    // SAFETY: the caller's promise.
+    let p = unsafe { PyUnicode_AsUTF8AndSize(s, &mut len) };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: CPython keeps `len` bytes at `p`, unchanged while the string lives.
+    Some(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len as usize) })
+}
+
+/// Reads a dict of exact `str` keys and exact `float` (or `int`) values into `g` by
+/// `PyDict_Next`'s borrowed references: no reference counting, no conversion that could run Python
+/// code (and so change the dict under the loop). `false` at the first entry of another type
+/// (`g` then holds a prefix: the caller starts over the general way).
+fn read_exact_pairs(dict: &Bound<'_, PyDict>, g: &mut ScoredGoal) -> bool {
+    use pyo3::ffi;
+    let mut pos: ffi::Py_ssize_t = 0;
+    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: the GIL is held (`Bound`); nothing below runs Python code, so the dict is not
+    // changed while it is walked and the borrowed references stay valid for each step.
+    unsafe {
+        while ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) != 0 {
+            if ffi::PyUnicode_CheckExact(key) == 0 {
+                return false;
+            }
+            let score = if ffi::PyFloat_CheckExact(value) != 0 {
+                ffi::PyFloat_AsDouble(value)
+            } else if ffi::PyLong_CheckExact(value) != 0 {
+                let v = ffi::PyLong_AsDouble(value);
+                if v == -1.0 && !ffi::PyErr_Occurred().is_null() {
+                    ffi::PyErr_Clear();
+                    return false;
+                }
+                v
+            } else {
+                return false;
+            };
+            let Some(name) = utf8_raw(key) else {
+                ffi::PyErr_Clear();
+                return false;
+            };
+            let start = g.names.len();
+            g.names.extend_from_slice(name);
+            g.spans.push((start, g.names.len(), score));
+        }
+    }
+    true
+}
+
 /// A goal or lemma name must be one field: not empty, no whitespace.
 fn check_name(name: &str, what: &str) -> PyResult<()> {
     if name.is_empty() || name.bytes().any(|b| b.is_ascii_whitespace()) {
@@ -262,7 +344,8 @@ impl NativeEvaluator {
             actual_from_dict(d)?
         } else {
             let path: PathBuf = actual.extract()?;
-            py.detach(|| ActualSets::read_path(&path)).map_err(input_err)?
+            py.detach(|| ActualSets::read_path(&path))
+                .map_err(input_err)?
         };
         let ev = b.build(actual);
         let keys = measure_keys(&given, ev.plan().measures());
@@ -308,7 +391,11 @@ impl NativeEvaluator {
         let keys = self.keys.clone();
         let done = run_released(py, move || -> Result<Outcome, EvalError> {
             let mut rows = Vec::new();
-            let sink: &mut dyn Sink = if per_goal { &mut rows } else { &mut SummaryOnly };
+            let sink: &mut dyn Sink = if per_goal {
+                &mut rows
+            } else {
+                &mut SummaryOnly
+            };
             let (done, partial) = match shard {
                 Some((i, n)) => ev.evaluate_shard(&path, i - 1, n, sink, None)?,
                 None => {
@@ -348,6 +435,18 @@ impl NativeEvaluator {
             .map(|m| (m.name.to_string(), m.measure.map(|x| x.to_string())))
             .collect())
     }
+}
+
+/// Goals handed from the reading thread to the evaluating one at a time.
+const BATCH_GOALS: usize = 32;
+
+/// A goal read from a dict: its name, its lemmas' names one after another, and each lemma's
+/// (start, end, score).
+#[derive(Default)]
+struct ScoredGoal {
+    goal: Vec<u8>,
+    names: Vec<u8>,
+    spans: Vec<(usize, usize, f64)>,
 }
 
 /// Goals pushed one at a time (scored pairs, ranked names, rows of a score matrix).
@@ -394,28 +493,140 @@ impl NativeSession {
         Ok(())
     }
 
-    /// A whole `{goal: {lemma: score}}` dict (pytrec_eval's run).
+    /// A whole `{goal: {lemma: score}}` dict (pytrec_eval's run). Two stages at once: this
+    /// thread reads the dict (it needs the GIL), copying each goal's names into one buffer (no
+    /// allocation per name); a second thread evaluates the goals read before (no GIL).
     fn push_scored_dict(&mut self, py: Python<'_>, run: &Bound<'_, PyDict>) -> PyResult<()> {
-        let mut pairs: Vec<(String, f64)> = Vec::new();
-        for (goal, scored) in run.iter() {
-            let goal: String = goal.extract()?;
-            let scored = scored.cast::<PyDict>().map_err(|_| {
-                PyValueError::new_err(format!("predicted: goal `{goal}`: expected a dict of lemma -> score"))
-            })?;
-            pairs.clear();
-            for (lemma, score) in scored.iter() {
-                let score: f64 = score.extract().map_err(|_| {
-                    PyValueError::new_err(format!("predicted: goal `{goal}`: expected a number as a score"))
-                })?;
-                pairs.push((lemma.extract()?, score));
-            }
-            let s = self.live()?;
-            let values = py
-                .detach(|| s.push_scored(&goal, &pairs).map(|p| p.values().map(<[_]>::to_vec)))
-                .map_err(py_err)?;
-            self.record(&goal, values.as_deref());
+        let session = self
+            .session
+            .take()
+            .ok_or_else(|| PyValueError::new_err("the session is finished"))?;
+        let per_goal = self.per_goal;
+        // Goals travel in batches (fewer hand-overs between the threads) to the evaluating
+        // threads (the evaluator's thread count), each with a session of its own, merged at the
+        // end; the batches' buffers come back.
+        let workers = session.evaluator().options().threads.max(1);
+        let mut sessions = vec![session];
+        for _ in 1..workers {
+            sessions.push(sessions[0].evaluator().session().map_err(py_err)?);
         }
-        Ok(())
+        let (tx, rx) = mpsc::sync_channel::<Vec<ScoredGoal>>(2 * workers + 2);
+        let rx = std::sync::Mutex::new(rx);
+        let (back_tx, back_rx) = mpsc::channel::<Vec<ScoredGoal>>();
+        let (read, evaluated) = std::thread::scope(|scope| {
+            let handles: Vec<_> = sessions
+                .into_iter()
+                .map(|mut session| {
+                    let (rx, back_tx) = (&rx, back_tx.clone());
+                    scope.spawn(move || {
+                        let mut rows = Vec::new();
+                        // One taker at a time; the lock is let go before the batch is evaluated.
+                        let next = || rx.lock().ok().and_then(|r| r.recv().ok());
+                        while let Some(batch) = next() {
+                            for g in &batch {
+                                let pairs: Vec<(&[u8], f64)> = g
+                                    .spans
+                                    .iter()
+                                    .map(|&(a, b, v)| (&g.names[a..b], v))
+                                    .collect();
+                                match session.push_scored(&g.goal, &pairs) {
+                                    Ok(p) => {
+                                        if let (true, Some(v)) = (per_goal, p.values()) {
+                                            rows.push(GoalRow {
+                                                goal: g.goal.clone(),
+                                                values: v.to_vec(),
+                                                empty: false,
+                                            });
+                                        }
+                                    }
+                                    Err(e) => return (session, rows, Err(e)),
+                                }
+                            }
+                            let _ = back_tx.send(batch);
+                        }
+                        (session, rows, Ok(()))
+                    })
+                })
+                .collect();
+            drop(back_tx);
+            let read = (|| -> PyResult<()> {
+                let mut batch: Vec<ScoredGoal> = Vec::new();
+                let mut used = 0;
+                for (goal, scored) in run.iter() {
+                    if used == batch.len() {
+                        batch.push(ScoredGoal::default());
+                    }
+                    let g = &mut batch[used];
+                    used += 1;
+                    g.goal.clear();
+                    g.names.clear();
+                    g.spans.clear();
+                    g.goal.extend_from_slice(utf8(&goal)?);
+                    let scored = scored.cast::<PyDict>().map_err(|_| {
+                        PyValueError::new_err(format!(
+                            "predicted: goal `{}`: expected a dict of lemma -> score",
+                            String::from_utf8_lossy(&g.goal)
+                        ))
+                    })?;
+                    if !read_exact_pairs(scored, g) {
+                        // Keys or scores of other types (a str or float subclass, a numpy
+                        // float): read through their conversions.
+                        g.names.clear();
+                        g.spans.clear();
+                        for (lemma, score) in scored.iter() {
+                            let score = score.extract::<f64>().map_err(|_| {
+                                PyValueError::new_err(format!(
+                                    "predicted: goal `{}`: expected a number as a score",
+                                    String::from_utf8_lossy(&g.goal)
+                                ))
+                            })?;
+                            let start = g.names.len();
+                            g.names.extend_from_slice(utf8(&lemma)?);
+                            g.spans.push((start, g.names.len(), score));
+                        }
+                    }
+                    if used == BATCH_GOALS {
+                        batch.truncate(used);
+                        let next = back_rx.try_recv().unwrap_or_default();
+                        if tx.send(std::mem::replace(&mut batch, next)).is_err() {
+                            return Ok(()); // the worker stopped at an error: it says which
+                        }
+                        used = 0;
+                    }
+                }
+                batch.truncate(used);
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
+                }
+                Ok(())
+            })();
+            drop(tx);
+            let evaluated: Vec<_> = py.detach(|| handles.into_iter().map(|h| h.join()).collect());
+            (read, evaluated)
+        });
+        let mut merged: Option<lemma_eval::Session> = None;
+        let mut first_error = None;
+        for e in evaluated {
+            let (session, rows, result) =
+                e.map_err(|_| PyValueError::new_err("the evaluation thread panicked"))?;
+            self.rows.extend(rows);
+            if let Err(e) = result {
+                first_error.get_or_insert(e);
+            }
+            match &mut merged {
+                None => merged = Some(session),
+                Some(m) => {
+                    if let Err(e) = m.merge(session) {
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+        }
+        self.session = merged;
+        if let Some(e) = first_error {
+            return Err(py_err(e));
+        }
+        read
     }
 
     /// A whole `{goal: [lemma, ...]}` dict, each list in rank order.
@@ -429,7 +640,10 @@ impl NativeSession {
             }
             let s = self.live()?;
             let values = py
-                .detach(|| s.push_ranked(&goal, &names).map(|p| p.values().map(<[_]>::to_vec)))
+                .detach(|| {
+                    s.push_ranked(&goal, &names)
+                        .map(|p| p.values().map(<[_]>::to_vec))
+                })
                 .map_err(py_err)?;
             self.record(&goal, values.as_deref());
         }
@@ -438,7 +652,13 @@ impl NativeSession {
 
     /// One row of a score matrix: `scores` are the row's little-endian f32 or f64 values, one per
     /// lemma name given to `set_lemma_names`.
-    fn push_row(&mut self, py: Python<'_>, goal: String, scores: &[u8], f64s: bool) -> PyResult<()> {
+    fn push_row(
+        &mut self,
+        py: Python<'_>,
+        goal: String,
+        scores: &[u8],
+        f64s: bool,
+    ) -> PyResult<()> {
         let width = if f64s { 8 } else { 4 };
         if scores.len() != self.lemmas.len() * width {
             return Err(PyValueError::new_err(format!(
@@ -465,7 +685,10 @@ impl NativeSession {
             .as_mut()
             .ok_or_else(|| PyValueError::new_err("the session is finished"))?;
         let values = py
-            .detach(|| s.push_scored(&goal, &pairs).map(|p| p.values().map(<[_]>::to_vec)))
+            .detach(|| {
+                s.push_scored(&goal, &pairs)
+                    .map(|p| p.values().map(<[_]>::to_vec))
+            })
             .map_err(py_err)?;
         self.record(&goal, values.as_deref());
         Ok(())
@@ -482,7 +705,11 @@ impl NativeSession {
         let (done, partial): (Evaluation, Partial) = py
             .detach(|| {
                 let mut unseen = Vec::new();
-                let sink: &mut dyn Sink = if per_goal { &mut unseen } else { &mut SummaryOnly };
+                let sink: &mut dyn Sink = if per_goal {
+                    &mut unseen
+                } else {
+                    &mut SummaryOnly
+                };
                 let r = s.finish_partial(sink);
                 rows.extend(unseen);
                 r
@@ -517,9 +744,7 @@ fn merge(py: Python<'_>, parts: Vec<Vec<u8>>, keys: Option<Vec<String>>) -> PyRe
         Ok(all)
     });
     let merged = merged.map_err(|e| PyValueError::new_err(e.0))?;
-    let summary = merged
-        .summary()
-        .map_err(|e| PyValueError::new_err(e.0))?;
+    let summary = merged.summary().map_err(|e| PyValueError::new_err(e.0))?;
     let keys = match keys {
         Some(k) if k.len() == merged.measures().len() => k,
         Some(k) => {
