@@ -529,7 +529,7 @@ impl NativeSession {
                                     .iter()
                                     .map(|&(a, b, v)| (&g.names[a..b], v))
                                     .collect();
-                                match session.push_scored(&g.goal, &pairs) {
+                                match session.push_scored_distinct(&g.goal, &pairs) {
                                     Ok(p) => {
                                         if let (true, Some(v)) = (per_goal, p.values()) {
                                             rows.push(GoalRow {

@@ -130,3 +130,35 @@ def test_bad_inputs_raise_with_the_commands_message(tmp_path, workload):
         lemma_eval.evaluate(q, 42)
     with pytest.raises(ValueError, match="shape"):
         lemma_eval.evaluate(q, np.zeros((2, 3), np.float32), goal_names=["a"], lemma_names=["x", "y", "z"])
+
+
+def test_ctrl_c_interrupts_an_evaluation(tmp_path, workload):
+    """An evaluation waiting on a FIFO that never ends: SIGINT raises KeyboardInterrupt at once."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    q, _ = workload
+    fifo = tmp_path / "run.fifo"
+    os.mkfifo(fifo)
+    code = (
+        "import lemma_eval, sys\n"
+        "try:\n"
+        f"    lemma_eval.evaluate({str(q)!r}, {str(fifo)!r})\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted'); sys.exit(3)\n"
+    )
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    with open(fifo, "w") as w:  # opened once the evaluation opens it to read
+        w.write("g0 Q0 a 1 1.0 t\n")
+        w.flush()
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        t = time.monotonic()
+        out, _ = p.communicate(timeout=10)
+        waited = time.monotonic() - t
+    assert p.returncode == 3, out
+    assert out.strip() == "interrupted"
+    assert waited < 2.0

@@ -118,6 +118,8 @@ struct Tail<C> {
     consumer: C,
     /// Lemmas of the current goal ranked so far.
     dedup: SeenSet,
+    /// The caller knows the goal's lemmas are distinct (a map's keys): no duplicate table.
+    distinct: bool,
     emitted: u64,
     depth: u64,
     duplicates: DuplicateMode,
@@ -133,6 +135,11 @@ impl<C: Ranked> Tail<C> {
             return Ok(());
         }
         self.emitted += 1;
+        if self.distinct {
+            self.stats.items += 1;
+            self.consumer.ranked(data, &it);
+            return Ok(());
+        }
         if let Some(first) = self.dedup.insert(data, it.hash, it.start, it.end()) {
             if self.duplicates == DuplicateMode::Error {
                 return Err(Box::new(Dup {
@@ -172,6 +179,7 @@ impl<C: Ranked> RankingBuilder<C> {
             tail: Tail {
                 consumer,
                 dedup: SeenSet::new(lemma_ingest::bytes::name_hash),
+                distinct: false,
                 emitted: 0,
                 depth: opts.depth.unwrap_or(u64::MAX),
                 duplicates: opts.duplicates,
@@ -183,6 +191,12 @@ impl<C: Ranked> RankingBuilder<C> {
     /// Ranks the goals that follow in `order`.
     pub(crate) fn set_order(&mut self, order: OrderMode) {
         self.order = order;
+    }
+
+    /// Whether the current goal's lemmas are known to be distinct (set after [`Self::reset`]):
+    /// then no duplicate table is kept.
+    pub(crate) fn set_distinct(&mut self, yes: bool) {
+        self.tail.distinct = yes;
     }
 
     /// The consumer.
@@ -201,6 +215,7 @@ impl<C: Ranked> RankingBuilder<C> {
         self.order_buf.reset();
         self.items.clear();
         self.tail.dedup.clear();
+        self.tail.distinct = false;
         self.tail.emitted = 0;
     }
 

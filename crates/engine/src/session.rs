@@ -165,11 +165,7 @@ fn join<S: AsRef<[u8]>>(
     goal: &[u8],
     names: impl Iterator<Item = S> + Clone,
 ) -> Result<(), EvalError> {
-    buf.clear();
-    for n in names.clone() {
-        buf.extend_from_slice(n.as_ref());
-        buf.push(b'\n');
-    }
+    join_unchecked(buf, names.clone());
     let mut start = 0;
     for n in names {
         let n = n.as_ref();
@@ -179,6 +175,15 @@ fn join<S: AsRef<[u8]>>(
         start += n.len() + 1;
     }
     Ok(())
+}
+
+/// Copies `names` one a line into `buf` (emptied first), unchecked.
+fn join_unchecked<S: AsRef<[u8]>>(buf: &mut Vec<u8>, names: impl Iterator<Item = S>) {
+    buf.clear();
+    for n in names {
+        buf.extend_from_slice(n.as_ref());
+        buf.push(b'\n');
+    }
 }
 
 /// The error for a name [`join`] refuses: whitespace inside, or 4 GiB long.
@@ -338,7 +343,28 @@ impl Session {
         goal: impl AsRef<[u8]>,
         items: &[(S, f64)],
     ) -> Result<Pushed<'_>, EvalError> {
-        let goal = goal.as_ref();
+        self.scored(goal.as_ref(), items, false)
+    }
+
+    /// [`Session::push_scored`] for pairs whose lemma names are distinct by construction (the
+    /// keys of a map, a Python dict's): no table of the goal's names is kept to find repeats, and
+    /// names are taken as they are (one with whitespace is refused by `push_scored`; here it
+    /// matches no judged lemma). A repeated name here is counted twice: use
+    /// [`Session::push_scored`] when names may repeat.
+    pub fn push_scored_distinct<S: AsRef<[u8]>>(
+        &mut self,
+        goal: impl AsRef<[u8]>,
+        items: &[(S, f64)],
+    ) -> Result<Pushed<'_>, EvalError> {
+        self.scored(goal.as_ref(), items, true)
+    }
+
+    fn scored<S: AsRef<[u8]>>(
+        &mut self,
+        goal: &[u8],
+        items: &[(S, f64)],
+        distinct: bool,
+    ) -> Result<Pushed<'_>, EvalError> {
         if let Some(&(ref n, s)) = items.iter().find(|(_, s)| !s.is_finite()) {
             self.report.goals_in_predictions += 1;
             return Err(push_error(
@@ -352,6 +378,7 @@ impl Session {
         if let Err(fate) = self.begin(goal, Kind::Names)? {
             return Ok(Pushed::Skipped(fate));
         }
+        self.ranking.set_distinct(distinct);
         self.ranking.set_order(self.scored_order);
         let f32_scores = self.ev.options().f32_scores;
         // Under score order, pairs whose scores already descend are streamed (only tie runs are
@@ -362,7 +389,13 @@ impl Session {
         self.report.goals_reordered += u64::from(!streamed);
         let mut names = std::mem::take(&mut self.names);
         let actual = self.ev.actual_arc();
-        let mut result = join(&mut names, goal, items.iter().map(|(n, _)| n));
+        let mut result = if distinct {
+            // A map's keys: names as they are (one with whitespace matches no judged lemma).
+            join_unchecked(&mut names, items.iter().map(|(n, _)| n));
+            Ok(())
+        } else {
+            join(&mut names, goal, items.iter().map(|(n, _)| n))
+        };
         let (mut start, mut last) = (0, f64::NAN);
         for (name, score) in items.iter().take_while(|_| result.is_ok()) {
             let name = name.as_ref();

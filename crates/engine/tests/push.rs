@@ -66,6 +66,8 @@ enum Way {
     Scored,
     /// The pairs in reverse: sorted at the goal's end rather than streamed.
     ScoredReversed,
+    /// `push_scored_distinct` (the run's goals hold distinct names), streamed and reversed.
+    ScoredDistinct,
     Ids,
 }
 
@@ -89,6 +91,17 @@ fn push_all(
             Way::ScoredReversed => {
                 let reversed: Vec<(String, f64)> = items.iter().rev().cloned().collect();
                 s.push_scored(goal, &reversed)
+            }
+            Way::ScoredDistinct => {
+                let names: std::collections::HashSet<&String> =
+                    items.iter().map(|(n, _)| n).collect();
+                assert_eq!(names.len(), items.len(), "{goal}: names repeat");
+                if i % 2 == 0 {
+                    s.push_scored_distinct(goal, items)
+                } else {
+                    let reversed: Vec<(String, f64)> = items.iter().rev().cloned().collect();
+                    s.push_scored_distinct(goal, &reversed)
+                }
             }
             Way::Ranked => s.push_ranked(goal, &trec_ranked(items)),
             Way::Ids => {
@@ -138,8 +151,14 @@ fn check_all_ways(qrels: &Path, run: &Path, measures: &[&str], ties: TieMode) {
     let ids = lemma_ids(&ev, &goals);
     // Without scores every lemma scores 0: one tie group; only scored pushes match then.
     let ways: &[Way] = match ties {
-        TieMode::Group => &[Way::Scored, Way::ScoredReversed],
-        _ => &[Way::Scored, Way::ScoredReversed, Way::Ranked, Way::Ids],
+        TieMode::Group => &[Way::Scored, Way::ScoredReversed, Way::ScoredDistinct],
+        _ => &[
+            Way::Scored,
+            Way::ScoredReversed,
+            Way::ScoredDistinct,
+            Way::Ranked,
+            Way::Ids,
+        ],
     };
     for &way in ways {
         // One thread.
