@@ -344,7 +344,7 @@ impl NativeEvaluator {
             actual_from_dict(d)?
         } else {
             let path: PathBuf = actual.extract()?;
-            py.detach(|| ActualSets::read_path(&path))
+            py.detach(|| lemma_eval::read_actual(&path))
                 .map_err(input_err)?
         };
         let ev = b.build(actual);
@@ -586,6 +586,8 @@ impl NativeSession {
                         }
                     }
                     if used == BATCH_GOALS {
+                        // Ctrl-C while a large dict is read.
+                        py.check_signals()?;
                         batch.truncate(used);
                         let next = back_rx.try_recv().unwrap_or_default();
                         if tx.send(std::mem::replace(&mut batch, next)).is_err() {

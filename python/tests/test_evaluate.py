@@ -162,3 +162,25 @@ def test_ctrl_c_interrupts_an_evaluation(tmp_path, workload):
     assert p.returncode == 3, out
     assert out.strip() == "interrupted"
     assert waited < 2.0
+
+
+def test_every_file_format_equals_the_command(tmp_path, workload):
+    """JSONL, gzip, zstd-less plain and the binary store, as paths: the command's values."""
+    import gzip
+    import shutil
+
+    q, r = workload
+    gz = tmp_path / "run.gz"
+    with open(r, "rb") as f, gzip.open(gz, "wb") as g:
+        shutil.copyfileobj(f, g)
+    store = tmp_path / "run.store"
+    cli("convert", q, r, "-o", store)
+    jq, jr = tmp_path / "j.qrels", tmp_path / "j.jsonl"
+    cli("gen", "--goals", "100", "--universe", "1000", "--depth", "30", "--format", "jsonl",
+        "--seed", "9", "--qrels", jq, "--run", jr)
+    ms = ["AP", "P@5", "RR", "nDCG@10"]
+    flags = sum((["-m", m] for m in ms), [])
+    for actual, predicted in [(q, gz), (q, store), (store, store), (jq, jr)]:
+        want = cli_json(actual, predicted, *flags)
+        got = lemma_eval.evaluate(actual, predicted, ms)
+        assert got.summary == want["summary"], predicted
