@@ -599,3 +599,44 @@ fn trec_format_prints_counts_as_integers() {
          num_ret               \tall\t6\nmap                   \tall\t0.5333\n"
     );
 }
+
+/// A JSONL record repeating a lemma far apart (after the duplicate table has grown): dropped
+/// under `--duplicates first`, an error naming it under `--duplicates error`, whether the record
+/// is read by the scanner (plain names) or by serde (an escaped name elsewhere in it).
+#[test]
+fn jsonl_duplicates_found_after_the_table_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.jsonl");
+    std::fs::write(
+        &q,
+        "{\"goal_id\": \"g\", \"premises\": [\"n7\", \"dup\"]}\n",
+    )
+    .unwrap();
+    for escaped in [false, true] {
+        let mut names: Vec<String> = (0..300).map(|i| format!("\"n{i}\"")).collect();
+        names[0] = "\"dup\"".into();
+        names[250] = "\"dup\"".into();
+        if escaped {
+            names[10] = "\"n\\u0031x\"".into();
+        }
+        let runf = dir.path().join(format!("r{escaped}.jsonl"));
+        std::fs::write(
+            &runf,
+            format!(
+                "{{\"goal_id\": \"g\", \"retrieved_premises\": [{}]}}\n",
+                names.join(", ")
+            ),
+        )
+        .unwrap();
+        let (q, r) = (q.to_str().unwrap(), runf.to_str().unwrap());
+        let o = run(&["eval", q, r, "-m", "NumRet", "--format", "tsv"]);
+        assert_eq!(stdout_ok(&o), "all\tNumRet\t299\n", "escaped {escaped}");
+        let o = run(&["eval", q, r, "--duplicates", "error"]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("lemma `dup` appears twice in goal `g`"),
+            "escaped {escaped}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}

@@ -19,6 +19,7 @@
 mod error;
 mod fields;
 mod input;
+mod jsonl;
 mod names;
 mod npy;
 mod run;

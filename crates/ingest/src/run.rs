@@ -231,19 +231,54 @@ impl<'a> PremiseRef<'a> {
 
 /// Parses `{"goal_id": "...", "retrieved_premises": [...], "scores": [...]}` (`ranked` is accepted
 /// for the list; names may be objects with `full_name`; scores are optional).
+///
+/// Records of the common shape (string names without escapes, numbers, the known keys) are read
+/// by a scanner that borrows the names ([`crate::jsonl`]); every other line by serde_json, which
+/// also words every error.
 pub fn parse_prediction_line(line: &str) -> Result<Prediction<'_>, String> {
+    if let Some(f) = crate::jsonl::scan(line) {
+        return prediction(
+            f.goal_id.map(Cow::Borrowed),
+            f.retrieved_premises,
+            f.ranked,
+            f.scores,
+        );
+    }
+    parse_prediction_serde(line)
+}
+
+/// [`parse_prediction_line`] by serde_json alone.
+fn parse_prediction_serde(line: &str) -> Result<Prediction<'_>, String> {
     let rec: PredictionRecord = serde_json::from_str(line)
         .map_err(|e| format!("expected a JSON object with goal_id and retrieved_premises: {e}"))?;
-    let goal = rec.goal_id.ok_or("expected a `goal_id` field")?;
-    let list = match (rec.retrieved_premises, rec.ranked) {
+    fn names(l: Vec<PremiseRef<'_>>) -> Vec<Cow<'_, str>> {
+        l.into_iter().map(PremiseRef::into_name).collect()
+    }
+    let scores = rec.scores.map(|v| v.into_iter().map(|x| x + 0.0).collect());
+    prediction(
+        rec.goal_id,
+        rec.retrieved_premises.map(names),
+        rec.ranked.map(names),
+        scores,
+    )
+}
+
+/// A record's fields, checked: a goal, one list, as many scores as names.
+fn prediction<'a>(
+    goal: Option<Cow<'a, str>>,
+    retrieved_premises: Option<Vec<Cow<'a, str>>>,
+    ranked: Option<Vec<Cow<'a, str>>>,
+    scores: Option<Vec<f64>>,
+) -> Result<Prediction<'a>, String> {
+    let goal = goal.ok_or("expected a `goal_id` field")?;
+    let lemmas = match (retrieved_premises, ranked) {
         (Some(l), None) | (None, Some(l)) => l,
         (Some(_), Some(_)) => {
             return Err("expected one of `retrieved_premises` and `ranked`, found both".into())
         }
         (None, None) => return Err("expected a `retrieved_premises` (or `ranked`) list".into()),
     };
-    let lemmas: Vec<Cow<str>> = list.into_iter().map(PremiseRef::into_name).collect();
-    if let Some(s) = &rec.scores {
+    if let Some(s) = &scores {
         if s.len() != lemmas.len() {
             return Err(format!(
                 "expected as many scores as premises, found {} scores for {} premises",
@@ -252,7 +287,6 @@ pub fn parse_prediction_line(line: &str) -> Result<Prediction<'_>, String> {
             ));
         }
     }
-    let scores = rec.scores.map(|v| v.into_iter().map(|x| x + 0.0).collect());
     Ok(Prediction {
         goal,
         lemmas,
@@ -263,6 +297,7 @@ pub fn parse_prediction_line(line: &str) -> Result<Prediction<'_>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     #[test]
     fn run_lines() {
@@ -355,6 +390,133 @@ mod tests {
         assert!(parse_prediction_line("{")
             .unwrap_err()
             .starts_with("expected a JSON object"));
+    }
+
+    /// A JSON value of the shapes records hold, and of shapes the scanner leaves to serde.
+    fn json_value() -> impl Strategy<Value = String> {
+        let name = prop_oneof![
+            8 => "[A-Za-z_.][A-Za-z0-9_.']{0,12}",
+            1 => "[a\\\\\"\t\u{e9}\u{1F600}]{0,4}",
+        ]
+        .prop_map(|s| serde_json::to_string(&s).unwrap());
+        let number = prop_oneof![
+            any::<f64>()
+                .prop_filter("finite", |x| x.is_finite())
+                .prop_map(|x| x.to_string()),
+            (-1000i64..1000).prop_map(|x| x.to_string()),
+            "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,25})?([eE][+-]?[0-9]{1,3})?",
+            Just("1e400".to_string()),
+            Just("-0".to_string()),
+            Just("01".to_string()),
+            Just("1.".to_string()),
+            Just("NaN".to_string()),
+        ];
+        let names = prop::collection::vec(
+            prop_oneof![
+                6 => name.clone(),
+                1 => name.clone().prop_map(|n| format!("{{\"full_name\": {n}}}")),
+            ],
+            0..5,
+        )
+        .prop_map(|v| format!("[{}]", v.join(", ")));
+        let numbers =
+            prop::collection::vec(number, 0..5).prop_map(|v| format!("[{}]", v.join(",")));
+        prop_oneof![names, numbers, name, Just("null".to_string())]
+    }
+
+    fn record() -> impl Strategy<Value = String> {
+        let key = prop_oneof![
+            Just("goal_id"),
+            Just("retrieved_premises"),
+            Just("ranked"),
+            Just("scores"),
+            Just("other"),
+        ];
+        (
+            prop::collection::vec((key, json_value()), 0..5),
+            "[ \t]{0,2}",
+            0..3u8,
+        )
+            .prop_map(|(fields, ws, damage)| {
+                let body: Vec<String> = fields
+                    .iter()
+                    .map(|(k, v)| format!("{ws}\"{k}\"{ws}:{ws}{v}"))
+                    .collect();
+                let mut line = format!("{{{}{ws}}}", body.join(","));
+                match damage {
+                    1 => line.push_str(" x"),
+                    2 => {
+                        line.pop();
+                    }
+                    _ => {}
+                }
+                line
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        /// The scanner and serde_json read every record alike: the same values, or (the scanner
+        /// having left the line to serde) the same error.
+        #[test]
+        fn scanner_reads_records_as_serde_does(line in record()) {
+            let got = parse_prediction_line(&line);
+            let want = parse_prediction_serde(&line);
+            prop_assert_eq!(got, want, "{}", line);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Records of the common shape are the scanner's, with serde's values: names, and
+        /// numbers of every JSON form (the last bit of each parsed f64 included).
+        #[test]
+        fn scanner_takes_common_records_with_serdes_values(
+            goal in "[A-Za-z0-9_.]{1,10}",
+            items in prop::collection::vec(
+                ("[A-Za-z0-9_.']{1,16}", prop_oneof![
+                    any::<f64>().prop_filter("finite", |x| x.is_finite()).prop_map(|x| x.to_string()),
+                    "-?(0|[1-9][0-9]{0,20})(\\.[0-9]{1,25})?([eE][+-]?[0-9]{1,2})?",
+                ]),
+                0..20,
+            ),
+            ranked in any::<bool>(),
+        ) {
+            let names: Vec<String> = items.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+            let scores: Vec<&str> = items.iter().map(|(_, s)| s.as_str()).collect();
+            let list = if ranked { "ranked" } else { "retrieved_premises" };
+            let line = format!(
+                "{{\"goal_id\": \"{goal}\", \"{list}\": [{}], \"scores\": [{}]}}",
+                names.join(", "),
+                scores.join(", ")
+            );
+            prop_assert!(crate::jsonl::scan(&line).is_some(), "{}", line);
+            let got = parse_prediction_line(&line);
+            prop_assert!(got.is_ok());
+            prop_assert_eq!(got, parse_prediction_serde(&line), "{}", line);
+        }
+    }
+
+    #[test]
+    fn scanner_takes_the_common_shape() {
+        for line in [
+            r#"{"goal_id":"g0","retrieved_premises":["A.b_1","C.d'"],"scores":[1000.0,999.9958]}"#,
+            r#" { "scores" : [ 1 , -2.5e-3 ] , "ranked" : [ "x" , "y" ] , "goal_id" : "g" } "#,
+            r#"{"goal_id":"g","ranked":[]}"#,
+        ] {
+            assert!(crate::jsonl::scan(line).is_some(), "{line}");
+            assert_eq!(parse_prediction_line(line), parse_prediction_serde(line));
+        }
+        for line in [
+            r#"{"goal_id":"g\u0041","ranked":[]}"#,
+            r#"{"goal_id":"g","ranked":[{"full_name":"x"}]}"#,
+            r#"{"goal_id":"g","ranked":[],"extra":1}"#,
+            r#"{"goal_id":"g","ranked":[],"scores":null}"#,
+            r#"{"goal_id":"g","goal_id":"h","ranked":[]}"#,
+            r#"{"goal_id":"g","ranked":["a"],"scores":[1e999]}"#,
+        ] {
+            assert!(crate::jsonl::scan(line).is_none(), "{line}");
+        }
     }
 }
 
