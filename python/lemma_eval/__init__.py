@@ -69,7 +69,10 @@ def _actual(actual: Any) -> Any:
     if _is_path(actual):
         return os.fspath(actual)
     if isinstance(actual, Mapping):
-        return actual if isinstance(actual, dict) else dict(actual)
+        # Inner mappings of other types (MappingProxyType, ...) as dicts: their grades count.
+        if all(type(v) is dict or not isinstance(v, Mapping) for v in actual.values()):
+            return actual if isinstance(actual, dict) else dict(actual)
+        return {g: dict(v) if isinstance(v, Mapping) else v for g, v in actual.items()}
     raise TypeError(
         "actual: expected a path, {goal: {lemma: grade}} or {goal: iterable of lemma names}, "
         f"got {type(actual).__name__}"
@@ -127,6 +130,9 @@ def _evaluate_with(
         if goal_names is not None and not (_is_path(goal_names) and _is_path(lemma_names)):
             import numpy as np
 
+            if shard is not None:
+                raise ValueError("shard: a shard is a byte range of a text file, not of a matrix")
+
             return _evaluate_with(ev, np.load(path, mmap_mode="r"), per_goal, goal_names, lemma_names)
         gn = os.fspath(goal_names) if goal_names is not None else None
         ln = os.fspath(lemma_names) if lemma_names is not None else None
@@ -137,11 +143,18 @@ def _evaluate_with(
         _push_matrix(session, predicted, goal_names, lemma_names)
     elif isinstance(predicted, Mapping):
         run = predicted if isinstance(predicted, dict) else dict(predicted)
-        first = next(iter(run.values()), None)
-        if isinstance(first, Mapping):
+        scored = [isinstance(v, Mapping) for v in run.values()]
+        if all(scored) and scored:
+            if not all(type(v) is dict for v in run.values()):
+                run = {g: dict(v) for g, v in run.items()}
             session.push_scored_dict(run)
-        else:
+        elif not any(scored):
             session.push_ranked_dict(run)
+        else:
+            raise ValueError(
+                "predicted: expected every goal's value to be a dict of lemma -> score, or every "
+                "goal's a list of lemma names in rank order; found both"
+            )
     else:
         raise TypeError(
             "predicted: expected a path, {goal: {lemma: score}}, {goal: [lemma, ...]} or a 2-D "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from typing import Any, List, Optional, Sequence, Union
 
 import ray
@@ -54,9 +55,11 @@ def evaluate(
         ray.init()
     if num_shards is not None and num_shards < 1:
         raise ValueError(f"num_shards={num_shards}: expected at least 1")
+    if options.get("per_goal"):
+        raise ValueError("per_goal: the shards' summaries merge; evaluate with per_goal in one process")
     options.setdefault("threads", 1)
-    if isinstance(actual, dict):
-        actual_ref: Any = ray.put(actual)
+    if isinstance(actual, Mapping):
+        actual_ref: Any = ray.put(dict(actual))
     else:
         actual_ref = os.fspath(actual)
     ms = [measures] if isinstance(measures, str) else (list(measures) if measures else None)

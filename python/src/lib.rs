@@ -8,7 +8,7 @@ use lemma_eval::{
     Predictions, Sink, SummaryOnly, TieMode, ZeroRelMode,
 };
 use lemma_ingest::{ActualSets, Compression, ErrorKind, Format, Input, InputError, Source};
-use pyo3::exceptions::{PyFileNotFoundError, PyKeyboardInterrupt, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::path::PathBuf;
@@ -41,7 +41,8 @@ fn run_released<T: Send + 'static>(
     std::thread::Builder::new()
         .name("lemma-eval".into())
         .spawn(move || {
-            let _ = tx.send(f());
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+            let _ = tx.send(r.map_err(|p| panic_text(&p)));
         })
         .map_err(|e| PyValueError::new_err(format!("cannot start a thread: {e}")))?;
     let mut rx = rx;
@@ -49,17 +50,28 @@ fn run_released<T: Send + 'static>(
         let (got, back) = py.detach(move || (rx.recv_timeout(Duration::from_millis(50)), rx));
         rx = back;
         match got {
-            Ok(v) => return Ok(v),
+            Ok(Ok(v)) => return Ok(v),
+            Ok(Err(panic)) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "lemma-eval failed inside the evaluation (a bug; please report it): {panic}"
+                )))
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 py.check_signals()?;
             }
             Err(mpsc::RecvTimeoutError::Disconnected) => {
-                return Err(PyKeyboardInterrupt::new_err(
-                    "the evaluation thread stopped",
-                ))
+                return Err(PyRuntimeError::new_err("the evaluation thread stopped"))
             }
         }
     }
+}
+
+/// A panic's message.
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".into())
 }
 
 /// One evaluation's result, as Python values: the summary as (key, value) pairs, the per-goal
@@ -146,6 +158,14 @@ fn actual_from_dict(actual: &Bound<'_, PyDict>) -> PyResult<ActualSets> {
                 line(&mut text, &[goal.as_bytes(), b"0", lemma.as_bytes()], grade);
             }
         } else {
+            if lemmas.is_instance_of::<pyo3::types::PyString>()
+                || lemmas.is_instance_of::<pyo3::types::PyBytes>()
+            {
+                return Err(PyValueError::new_err(format!(
+                    "actual: goal `{goal}`: expected {{lemma: grade}} or a list of lemma names, \
+                     got a string"
+                )));
+            }
             for lemma in lemmas.try_iter()? {
                 let lemma: String = lemma?.extract()?;
                 check_name(&lemma, "lemma")?;
@@ -258,7 +278,7 @@ fn read_exact_pairs(dict: &Bound<'_, PyDict>, g: &mut ScoredGoal) -> bool {
 
 /// A goal or lemma name must be one field: not empty, no whitespace.
 fn check_name(name: &str, what: &str) -> PyResult<()> {
-    if name.is_empty() || name.bytes().any(|b| b.is_ascii_whitespace()) {
+    if name.is_empty() || name.bytes().any(lemma_ingest::bytes::is_delim) {
         return Err(PyValueError::new_err(format!(
             "{what} name {name:?}: expected a non-empty name without whitespace"
         )));
@@ -389,6 +409,18 @@ impl NativeEvaluator {
         };
         let ev = self.ev.clone();
         let keys = self.keys.clone();
+        if shard.is_some()
+            && matches!(
+                lemma_eval::InputKind::of(&path),
+                Ok(lemma_eval::InputKind::Store | lemma_eval::InputKind::Matrix)
+            )
+        {
+            return Err(PyValueError::new_err(format!(
+                "{}: shard: a shard is a byte range of a text file (TREC or JSONL); a store or a \
+                 matrix is not cut",
+                path.display()
+            )));
+        }
         let done = run_released(py, move || -> Result<Outcome, EvalError> {
             let mut rows = Vec::new();
             let sink: &mut dyn Sink = if per_goal {
@@ -418,6 +450,7 @@ impl NativeEvaluator {
         let s = self.ev.session().map_err(py_err)?;
         Ok(NativeSession {
             session: Some(s),
+            failed: None,
             keys: self.keys.clone(),
             rows: Vec::new(),
             per_goal: false,
@@ -453,6 +486,8 @@ struct ScoredGoal {
 #[pyclass(module = "lemma_eval._native")]
 struct NativeSession {
     session: Option<lemma_eval::Session>,
+    /// The error that ended the session early.
+    failed: Option<String>,
     keys: Vec<String>,
     rows: Vec<GoalRow>,
     per_goal: bool,
@@ -461,9 +496,25 @@ struct NativeSession {
 
 impl NativeSession {
     fn live(&mut self) -> PyResult<&mut lemma_eval::Session> {
-        self.session
-            .as_mut()
-            .ok_or_else(|| PyValueError::new_err("the session is finished"))
+        if self.session.is_none() {
+            return Err(self.finished());
+        }
+        Ok(self.session.as_mut().expect("checked"))
+    }
+
+    /// Why the session takes no more goals.
+    fn finished(&self) -> PyErr {
+        match &self.failed {
+            Some(why) => PyValueError::new_err(format!("the session stopped at an error: {why}")),
+            None => PyValueError::new_err("the session is finished"),
+        }
+    }
+
+    /// Ends the session at `e`: its goals so far would give a wrong result.
+    fn fail(&mut self, e: PyErr) -> PyErr {
+        self.session = None;
+        self.failed = Python::attach(|py| Some(e.value(py).to_string()));
+        e
     }
 
     fn record(&mut self, goal: &str, values: Option<&[Option<f64>]>) {
@@ -497,33 +548,35 @@ impl NativeSession {
     /// thread reads the dict (it needs the GIL), copying each goal's names into one buffer (no
     /// allocation per name); a second thread evaluates the goals read before (no GIL).
     fn push_scored_dict(&mut self, py: Python<'_>, run: &Bound<'_, PyDict>) -> PyResult<()> {
-        let session = self
-            .session
-            .take()
-            .ok_or_else(|| PyValueError::new_err("the session is finished"))?;
+        let session = self.session.take().ok_or_else(|| self.finished())?;
         let per_goal = self.per_goal;
-        // Goals travel in batches (fewer hand-overs between the threads) to the evaluating
-        // threads (the evaluator's thread count), each with a session of its own, merged at the
-        // end; the batches' buffers come back.
+        // Goals travel in numbered batches (fewer hand-overs between the threads) to the
+        // evaluating threads (the evaluator's thread count), each with a session of its own,
+        // merged at the end; rows and the first error are put back in the dict's order.
         let workers = session.evaluator().options().threads.max(1);
         let mut sessions = vec![session];
         for _ in 1..workers {
-            sessions.push(sessions[0].evaluator().session().map_err(py_err)?);
+            match sessions[0].evaluator().session() {
+                Ok(s) => sessions.push(s),
+                Err(e) => return Err(self.fail(py_err(e))),
+            }
         }
-        let (tx, rx) = mpsc::sync_channel::<Vec<ScoredGoal>>(2 * workers + 2);
+        let (tx, rx) = mpsc::sync_channel::<(u64, Vec<ScoredGoal>)>(2 * workers + 2);
         let rx = std::sync::Mutex::new(rx);
         let (back_tx, back_rx) = mpsc::channel::<Vec<ScoredGoal>>();
+        type Placed<T> = ((u64, usize), T);
         let (read, evaluated) = std::thread::scope(|scope| {
             let handles: Vec<_> = sessions
                 .into_iter()
                 .map(|mut session| {
                     let (rx, back_tx) = (&rx, back_tx.clone());
                     scope.spawn(move || {
-                        let mut rows = Vec::new();
+                        let mut rows: Vec<Placed<GoalRow>> = Vec::new();
+                        let mut error: Option<Placed<EvalError>> = None;
                         // One taker at a time; the lock is let go before the batch is evaluated.
                         let next = || rx.lock().ok().and_then(|r| r.recv().ok());
-                        while let Some(batch) = next() {
-                            for g in &batch {
+                        while let Some((seq, batch)) = next() {
+                            for (k, g) in batch.iter().enumerate() {
                                 let pairs: Vec<(&[u8], f64)> = g
                                     .spans
                                     .iter()
@@ -532,26 +585,33 @@ impl NativeSession {
                                 match session.push_scored_distinct(&g.goal, &pairs) {
                                     Ok(p) => {
                                         if let (true, Some(v)) = (per_goal, p.values()) {
-                                            rows.push(GoalRow {
+                                            let row = GoalRow {
                                                 goal: g.goal.clone(),
                                                 values: v.to_vec(),
                                                 empty: false,
-                                            });
+                                            };
+                                            rows.push(((seq, k), row));
                                         }
                                     }
-                                    Err(e) => return (session, rows, Err(e)),
+                                    Err(e) => {
+                                        error = Some(((seq, k), e));
+                                        break;
+                                    }
                                 }
                             }
                             let _ = back_tx.send(batch);
+                            if error.is_some() {
+                                break;
+                            }
                         }
-                        (session, rows, Ok(()))
+                        (session, rows, error)
                     })
                 })
                 .collect();
             drop(back_tx);
             let read = (|| -> PyResult<()> {
                 let mut batch: Vec<ScoredGoal> = Vec::new();
-                let mut used = 0;
+                let (mut used, mut seq) = (0, 0u64);
                 for (goal, scored) in run.iter() {
                     if used == batch.len() {
                         batch.push(ScoredGoal::default());
@@ -590,15 +650,16 @@ impl NativeSession {
                         py.check_signals()?;
                         batch.truncate(used);
                         let next = back_rx.try_recv().unwrap_or_default();
-                        if tx.send(std::mem::replace(&mut batch, next)).is_err() {
-                            return Ok(()); // the worker stopped at an error: it says which
+                        if tx.send((seq, std::mem::replace(&mut batch, next))).is_err() {
+                            return Ok(()); // every worker stopped at an error: they say which
                         }
+                        seq += 1;
                         used = 0;
                     }
                 }
                 batch.truncate(used);
                 if !batch.is_empty() {
-                    let _ = tx.send(batch);
+                    let _ = tx.send((seq, batch));
                 }
                 Ok(())
             })();
@@ -607,28 +668,55 @@ impl NativeSession {
             (read, evaluated)
         });
         let mut merged: Option<lemma_eval::Session> = None;
-        let mut first_error = None;
+        let mut rows: Vec<Placed<GoalRow>> = Vec::new();
+        let mut first_error: Option<Placed<EvalError>> = None;
+        let mut panicked = None;
         for e in evaluated {
-            let (session, rows, result) =
-                e.map_err(|_| PyValueError::new_err("the evaluation thread panicked"))?;
-            self.rows.extend(rows);
-            if let Err(e) = result {
-                first_error.get_or_insert(e);
+            let (session, r, error) = match e {
+                Ok(v) => v,
+                Err(p) => {
+                    panicked = Some(panic_text(&*p));
+                    continue;
+                }
+            };
+            rows.extend(r);
+            if let Some(e) = error {
+                if first_error.as_ref().is_none_or(|f| e.0 < f.0) {
+                    first_error = Some(e);
+                }
             }
             match &mut merged {
                 None => merged = Some(session),
                 Some(m) => {
                     if let Err(e) = m.merge(session) {
-                        first_error.get_or_insert(e);
+                        // A goal pushed before this dict, and again in it.
+                        let e = match e {
+                            EvalError::Push { goal, .. } => EvalError::Push {
+                                goal,
+                                message: "the goal was pushed twice".into(),
+                            },
+                            e => e,
+                        };
+                        first_error.get_or_insert(((u64::MAX, 0), e));
                     }
                 }
             }
         }
-        self.session = merged;
-        if let Some(e) = first_error {
-            return Err(py_err(e));
+        if let Some(p) = panicked {
+            return Err(self.fail(PyRuntimeError::new_err(format!(
+                "lemma-eval failed inside the evaluation (a bug; please report it): {p}"
+            ))));
         }
-        read
+        if let Some((_, e)) = first_error {
+            return Err(self.fail(py_err(e)));
+        }
+        if let Err(e) = read {
+            return Err(self.fail(e));
+        }
+        rows.sort_by_key(|(at, _)| *at);
+        self.rows.extend(rows.into_iter().map(|(_, r)| r));
+        self.session = merged;
+        Ok(())
     }
 
     /// A whole `{goal: [lemma, ...]}` dict, each list in rank order.
@@ -636,17 +724,26 @@ impl NativeSession {
         let mut names: Vec<String> = Vec::new();
         for (goal, ranked) in run.iter() {
             let goal: String = goal.extract()?;
+            if ranked.is_instance_of::<pyo3::types::PyString>()
+                || ranked.is_instance_of::<pyo3::types::PyBytes>()
+                || ranked.is_instance_of::<PyDict>()
+            {
+                return Err(PyValueError::new_err(format!(
+                    "predicted: goal `{goal}`: expected a list of lemma names in rank order (every \
+                     goal a list, or every goal a dict of lemma -> score), got a {}",
+                    ranked.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
+                )));
+            }
             names.clear();
             for n in ranked.try_iter()? {
                 names.push(n?.extract()?);
             }
             let s = self.live()?;
-            let values = py
-                .detach(|| {
-                    s.push_ranked(&goal, &names)
-                        .map(|p| p.values().map(<[_]>::to_vec))
-                })
-                .map_err(py_err)?;
+            let values = py.detach(|| {
+                s.push_ranked(&goal, &names)
+                    .map(|p| p.values().map(<[_]>::to_vec))
+            });
+            let values = values.map_err(|e| self.fail(py_err(e)))?;
             self.record(&goal, values.as_deref());
         }
         Ok(())
@@ -682,10 +779,10 @@ impl NativeSession {
                 (n.as_str(), v)
             })
             .collect();
-        let s = self
-            .session
-            .as_mut()
-            .ok_or_else(|| PyValueError::new_err("the session is finished"))?;
+        if self.session.is_none() {
+            return Err(self.finished());
+        }
+        let s = self.session.as_mut().expect("checked");
         let values = py
             .detach(|| {
                 s.push_scored(&goal, &pairs)
@@ -698,10 +795,7 @@ impl NativeSession {
 
     /// Ends the session: the goals never pushed are evaluated as empty (or skipped).
     fn finish(&mut self, py: Python<'_>) -> PyResult<Outcome> {
-        let s = self
-            .session
-            .take()
-            .ok_or_else(|| PyValueError::new_err("the session is finished"))?;
+        let s = self.session.take().ok_or_else(|| self.finished())?;
         let mut rows = std::mem::take(&mut self.rows);
         let per_goal = self.per_goal;
         let (done, partial): (Evaluation, Partial) = py

@@ -184,3 +184,39 @@ def test_every_file_format_equals_the_command(tmp_path, workload):
         want = cli_json(actual, predicted, *flags)
         got = lemma_eval.evaluate(actual, predicted, ms)
         assert got.summary == want["summary"], predicted
+
+
+def test_value_shapes_are_checked():
+    """A run or truth dict whose values are not all of one expected shape is an error, never a
+    silent reading; mappings other than dicts keep their grades."""
+    from types import MappingProxyType
+
+    with pytest.raises(ValueError, match="found both"):
+        lemma_eval.evaluate({"g1": ["a"], "g2": ["b"]}, {"g1": ["a"], "g2": {"b": 0.1, "a": 0.9}})
+    with pytest.raises(ValueError, match="got a str"):
+        lemma_eval.evaluate({"g": ["a"]}, {"g": "abc"})
+    with pytest.raises(ValueError, match="got a string"):
+        lemma_eval.evaluate({"g": "lemma"}, {"g": ["l"]})
+    # Grade 0 in a read-only mapping: not relevant, as in a dict.
+    truth = {"g": MappingProxyType({"a": 1, "b": 0})}
+    r = lemma_eval.evaluate(truth, {"g": ["b", "a"]}, ["RR", "R@1"])
+    assert r.summary == {"RR": 0.5, "R@1": 0.0}
+    run = {"g": MappingProxyType({"a": 0.2, "b": 0.9})}
+    assert lemma_eval.evaluate(truth, run, ["RR"]).summary == {"RR": 0.5}
+    with pytest.raises(ValueError, match="shard"):
+        lemma_eval.evaluate(truth, np.zeros((1, 2), np.float32), shard=(1, 2),
+                            goal_names=["g"], lemma_names=["a", "b"])
+
+
+def test_a_failed_session_gives_no_result(workload):
+    """A goal pushed twice (through the native session) stops the session: no partial result."""
+    from lemma_eval import _native
+
+    q, _ = workload
+    ev = _native.NativeEvaluator(str(q), ["RR"])
+    s = ev.session()
+    s.push_ranked_dict({"g1": ["a"]})
+    with pytest.raises(ValueError, match="pushed twice"):
+        s.push_scored_dict({f"g{i}": {"a": 1.0} for i in range(200)})
+    with pytest.raises(ValueError, match="stopped at an error"):
+        s.finish()

@@ -113,6 +113,8 @@ pub struct ChunkReader {
     at: usize,
     end: bool,
     spent: Vec<Vec<u8>>,
+    /// Bytes received from the producer.
+    bytes: u64,
 }
 
 impl ChunkReader {
@@ -124,6 +126,7 @@ impl ChunkReader {
             at: 0,
             end: false,
             spent: Vec::new(),
+            bytes: 0,
         }
     }
 
@@ -148,7 +151,10 @@ impl ChunkReader {
         // What the producer left is dropped.
         self.spent.clear();
         match next? {
-            Some(c) if !c.is_empty() => Ok(Some((c, 0))),
+            Some(c) if !c.is_empty() => {
+                self.bytes += c.len() as u64;
+                Ok(Some((c, 0)))
+            }
             _ => {
                 self.end = true;
                 Ok(None)
@@ -692,9 +698,7 @@ impl BatchReader {
                 }
                 return Ok(Some(self.emit(last)));
             };
-            if at == 0 {
-                self.bytes_read += c.len() as u64;
-            }
+            self.bytes_read = self.chunk_reader().bytes;
             if self.carry.is_empty() {
                 match self.cut(&c[at..]) {
                     Some(cut) => {
