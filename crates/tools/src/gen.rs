@@ -198,17 +198,20 @@ pub fn for_each_goal(
             for &l in &relevant {
                 seen.insert(l);
             }
-            while (goal.ranking.len() as u64) < depth {
+            // Lemmas other than the relevant ones, as many as there are (a tiny universe).
+            let others = depth.min(spec.universe - seen.len() as u64);
+            while (goal.ranking.len() as u64) < others {
                 let l = rank_rng.below(spec.universe);
                 if seen.insert(l) {
                     goal.ranking.push(l);
                 }
             }
+            let ranked = goal.ranking.len();
             for &l in &relevant {
-                if rank_rng.unit() >= spec.unretrieved_share && depth > 0 {
+                if rank_rng.unit() >= spec.unretrieved_share && ranked > 0 {
                     let u = rank_rng.unit();
-                    let pos = ((u * u) * depth as f64) as usize;
-                    goal.ranking[pos.min(depth as usize - 1)] = l;
+                    let pos = ((u * u) * ranked as f64) as usize;
+                    goal.ranking[pos.min(ranked - 1)] = l;
                 }
             }
         }
@@ -433,6 +436,33 @@ pub fn generate_npy(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A universe smaller than a goal's relevant lemmas plus the depth: the generator ends (it
+    /// once drew forever), ranking the lemmas there are, none twice in a goal.
+    #[test]
+    fn a_tiny_universe_ends() {
+        let spec = GenSpec {
+            goals: 30,
+            universe: 20,
+            depth: 4,
+            relevant_mean: 15.0,
+            ..GenSpec::default()
+        };
+        let (mut q, mut r) = (Vec::new(), Vec::new());
+        generate_trec(&spec, &mut q, &mut r).unwrap();
+        let run = String::from_utf8(r).unwrap();
+        let mut per_goal: std::collections::HashMap<&str, Vec<&str>> = Default::default();
+        for l in run.lines() {
+            let f: Vec<&str> = l.split(' ').collect();
+            per_goal.entry(f[0]).or_default().push(f[2]);
+        }
+        assert!(!per_goal.is_empty());
+        for (g, lemmas) in per_goal {
+            assert!(lemmas.len() <= 4, "{g}");
+            let distinct: std::collections::HashSet<_> = lemmas.iter().collect();
+            assert_eq!(distinct.len(), lemmas.len(), "{g}: {lemmas:?}");
+        }
+    }
 
     #[test]
     fn deterministic_and_shaped() {
