@@ -236,7 +236,7 @@ unsafe fn utf8_raw<'a>(s: *mut pyo3::ffi::PyObject) -> Option<&'a [u8]> {
     Some(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len as usize) })
 }
 
-/// Reads a dict of exact `str` keys and exact `float` (or `int`) values into `g` by
+/// Reads a dict of exact `str` keys and exact `float` (or `int`) values into `g` (emptied first) by
 /// `PyDict_Next`'s borrowed references: no reference counting, no conversion that could run Python
 /// code (and so change the dict under the loop). `false` at the first entry of another type
 /// (`g` then holds a prefix: the caller starts over the general way).
@@ -245,6 +245,8 @@ fn read_exact_pairs(dict: &Bound<'_, PyDict>, g: &mut ScoredGoal) -> bool {
     let mut pos: ffi::Py_ssize_t = 0;
     let mut key: *mut ffi::PyObject = std::ptr::null_mut();
     let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+    g.names.clear();
+    g.spans.clear();
     // SAFETY: the GIL is held (`Bound`); nothing below runs Python code, so the dict is not
     // changed while it is walked and the borrowed references stay valid for each step.
     unsafe {
@@ -268,9 +270,7 @@ fn read_exact_pairs(dict: &Bound<'_, PyDict>, g: &mut ScoredGoal) -> bool {
                 ffi::PyErr_Clear();
                 return false;
             };
-            let start = g.names.len();
-            g.names.extend_from_slice(name);
-            g.spans.push((start, g.names.len(), score));
+            g.push(name, score);
         }
     }
     true
@@ -482,6 +482,45 @@ struct ScoredGoal {
     spans: Vec<(usize, usize, f64)>,
 }
 
+impl ScoredGoal {
+    /// Reads goal `goal`'s `{lemma: score}` dict into this (its buffers reused).
+    fn read(&mut self, goal: &Bound<'_, PyAny>, scored: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.goal.clear();
+        self.goal.extend_from_slice(utf8(goal)?);
+        let shown = |g: &[u8], what: &str| {
+            PyValueError::new_err(format!(
+                "predicted: goal `{}`: expected {what}",
+                String::from_utf8_lossy(g)
+            ))
+        };
+        let scored = scored
+            .cast::<PyDict>()
+            .map_err(|_| shown(&self.goal, "a dict of lemma -> score"))?;
+        if read_exact_pairs(scored, self) {
+            return Ok(());
+        }
+        // Keys or scores of other types (a str or float subclass, a numpy float): read through
+        // their conversions.
+        self.names.clear();
+        self.spans.clear();
+        for (lemma, score) in scored.iter() {
+            let score = score
+                .extract::<f64>()
+                .map_err(|_| shown(&self.goal, "a number as a score"))?;
+            self.push(utf8(&lemma)?, score);
+        }
+        Ok(())
+    }
+
+    /// Adds one lemma and its score.
+    #[inline(always)]
+    fn push(&mut self, name: &[u8], score: f64) {
+        let start = self.names.len();
+        self.names.extend_from_slice(name);
+        self.spans.push((start, self.names.len(), score));
+    }
+}
+
 /// Goals pushed one at a time (scored pairs, ranked names, rows of a score matrix).
 #[pyclass(module = "lemma_eval._native")]
 struct NativeSession {
@@ -618,33 +657,7 @@ impl NativeSession {
                     }
                     let g = &mut batch[used];
                     used += 1;
-                    g.goal.clear();
-                    g.names.clear();
-                    g.spans.clear();
-                    g.goal.extend_from_slice(utf8(&goal)?);
-                    let scored = scored.cast::<PyDict>().map_err(|_| {
-                        PyValueError::new_err(format!(
-                            "predicted: goal `{}`: expected a dict of lemma -> score",
-                            String::from_utf8_lossy(&g.goal)
-                        ))
-                    })?;
-                    if !read_exact_pairs(scored, g) {
-                        // Keys or scores of other types (a str or float subclass, a numpy
-                        // float): read through their conversions.
-                        g.names.clear();
-                        g.spans.clear();
-                        for (lemma, score) in scored.iter() {
-                            let score = score.extract::<f64>().map_err(|_| {
-                                PyValueError::new_err(format!(
-                                    "predicted: goal `{}`: expected a number as a score",
-                                    String::from_utf8_lossy(&g.goal)
-                                ))
-                            })?;
-                            let start = g.names.len();
-                            g.names.extend_from_slice(utf8(&lemma)?);
-                            g.spans.push((start, g.names.len(), score));
-                        }
-                    }
+                    g.read(&goal, &scored)?;
                     if used == BATCH_GOALS {
                         // Ctrl-C while a large dict is read.
                         py.check_signals()?;

@@ -573,17 +573,17 @@ fn starts_goal(carried: &[u8], line: &[u8]) -> bool {
     matches!((goal_of(carried), first_field(line)), (Some(g), Some(k)) if g != k)
 }
 
-/// Where the first goal other than `carried`'s starts in `c[from..]` (lines start at `from`):
-/// `None` if none starts before the chunk's last newline.
-fn next_goal(carried: &[u8], c: &[u8], from: usize) -> Option<usize> {
-    let mut goal = goal_of(carried).map(<[u8]>::to_vec);
+/// Where the first line with a goal other than `goal` starts in `c[from..]` (lines start at
+/// `from`; with no `goal`, the first line with one sets it): `None` if none starts before the last
+/// newline. Shared by chunked batches and shard boundaries.
+pub(crate) fn next_goal(goal: Option<&[u8]>, c: &[u8], from: usize) -> Option<usize> {
+    let mut goal = goal;
     let mut start = from;
     while let Some(p) = memchr::memchr(b'\n', &c[start..]) {
-        let line = &c[start..start + p];
-        if let Some(k) = first_field(line) {
-            match &goal {
-                None => goal = Some(k.to_vec()),
-                Some(g) if g.as_slice() != k => return Some(start),
+        if let Some(k) = first_field(&c[start..start + p]) {
+            match goal {
+                None => goal = Some(k),
+                Some(g) if g != k => return Some(start),
                 Some(_) => {}
             }
         }
@@ -745,7 +745,7 @@ impl BatchReader {
             }
             let end = match self.key {
                 GoalKey::Line => Some(from),
-                GoalKey::FirstField => next_goal(&self.carry, &c, from),
+                GoalKey::FirstField => next_goal(goal_of(&self.carry), &c, from),
             };
             match end {
                 Some(end) => {

@@ -9,7 +9,9 @@
 //! end of the goal found there, nothing before it.
 
 use crate::error::{ErrorKind, InputError};
-use crate::input::{first_field, open_with, Compression, Format, GoalKey, Input, Source};
+use crate::input::{
+    first_field, next_goal, open_with, Compression, Format, GoalKey, Input, Source,
+};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
@@ -61,33 +63,24 @@ fn boundary(file: &File, size: u64, key: GoalKey, offset: u64) -> std::io::Resul
     let Some(prev) = last_goal_before(file, start)? else {
         return Ok(start);
     };
-    // Lines from `start` on, until one has another goal.
-    let mut line: Vec<u8> = Vec::new();
-    let mut line_start = start;
-    let mut pos = start;
-    while pos < size {
-        let n = read_at(file, &mut buf, pos, size)?;
-        if n == 0 {
-            break;
+    // The lines from `start` on, a window at a time (doubled while one goal fills it).
+    let mut window = PROBE;
+    loop {
+        let mut buf = vec![0u8; window];
+        let n = read_at(file, &mut buf, start, size)?;
+        buf.truncate(n);
+        let at_end = start + n as u64 >= size;
+        if at_end && buf.last() != Some(&b'\n') {
+            buf.push(b'\n'); // the last line may lack its newline
         }
-        let mut i = 0;
-        while let Some(nl) = memchr::memchr(b'\n', &buf[i..n]) {
-            line.extend_from_slice(&buf[i..i + nl]);
-            if first_field(&line).is_some_and(|k| k != prev.as_slice()) {
-                return Ok(line_start);
-            }
-            line.clear();
-            i += nl + 1;
-            line_start = pos + i as u64;
+        if let Some(p) = next_goal(Some(&prev), &buf, 0) {
+            return Ok(start + p as u64);
         }
-        line.extend_from_slice(&buf[i..n]);
-        pos += n as u64;
+        if at_end {
+            return Ok(size);
+        }
+        window = window.saturating_mul(2);
     }
-    // The last line may lack its newline.
-    if first_field(&line).is_some_and(|k| k != prev.as_slice()) {
-        return Ok(line_start);
-    }
-    Ok(size)
 }
 
 /// The goal of the last line with one before byte `end` (a line start), read backwards.
