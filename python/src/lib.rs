@@ -246,7 +246,7 @@ fn read_exact_pairs(dict: &Bound<'_, PyDict>, g: &mut ScoredGoal) -> bool {
     let mut key: *mut ffi::PyObject = std::ptr::null_mut();
     let mut value: *mut ffi::PyObject = std::ptr::null_mut();
     g.names.clear();
-    g.spans.clear();
+    g.scored.clear();
     // SAFETY: the GIL is held (`Bound`); nothing below runs Python code, so the dict is not
     // changed while it is walked and the borrowed references stay valid for each step.
     unsafe {
@@ -270,6 +270,9 @@ fn read_exact_pairs(dict: &Bound<'_, PyDict>, g: &mut ScoredGoal) -> bool {
                 ffi::PyErr_Clear();
                 return false;
             };
+            if name.len() >= u32::MAX as usize {
+                return false; // refused by the general way
+            }
             g.push(name, score);
         }
     }
@@ -473,13 +476,13 @@ impl NativeEvaluator {
 /// Goals handed from the reading thread to the evaluating one at a time.
 const BATCH_GOALS: usize = 32;
 
-/// A goal read from a dict: its name, its lemmas' names one after another, and each lemma's
-/// (start, end, score).
+/// A goal read from a dict: its name, its lemmas' names each followed by a newline (the layout
+/// `Session::push_scored_joined` takes), and each lemma's (name length, score).
 #[derive(Default)]
 struct ScoredGoal {
     goal: Vec<u8>,
     names: Vec<u8>,
-    spans: Vec<(usize, usize, f64)>,
+    scored: Vec<(u32, f64)>,
 }
 
 impl ScoredGoal {
@@ -502,12 +505,16 @@ impl ScoredGoal {
         // Keys or scores of other types (a str or float subclass, a numpy float): read through
         // their conversions.
         self.names.clear();
-        self.spans.clear();
+        self.scored.clear();
         for (lemma, score) in scored.iter() {
             let score = score
                 .extract::<f64>()
                 .map_err(|_| shown(&self.goal, "a number as a score"))?;
-            self.push(utf8(&lemma)?, score);
+            let name = utf8(&lemma)?;
+            if name.len() >= u32::MAX as usize {
+                return Err(shown(&self.goal, "lemma names below 4 GiB"));
+            }
+            self.push(name, score);
         }
         Ok(())
     }
@@ -515,9 +522,9 @@ impl ScoredGoal {
     /// Adds one lemma and its score.
     #[inline(always)]
     fn push(&mut self, name: &[u8], score: f64) {
-        let start = self.names.len();
         self.names.extend_from_slice(name);
-        self.spans.push((start, self.names.len(), score));
+        self.names.push(b'\n');
+        self.scored.push((name.len() as u32, score));
     }
 }
 
@@ -614,14 +621,9 @@ impl NativeSession {
                         let mut error: Option<Placed<EvalError>> = None;
                         // One taker at a time; the lock is let go before the batch is evaluated.
                         let next = || rx.lock().ok().and_then(|r| r.recv().ok());
-                        while let Some((seq, batch)) = next() {
-                            for (k, g) in batch.iter().enumerate() {
-                                let pairs: Vec<(&[u8], f64)> = g
-                                    .spans
-                                    .iter()
-                                    .map(|&(a, b, v)| (&g.names[a..b], v))
-                                    .collect();
-                                match session.push_scored_distinct(&g.goal, &pairs) {
+                        while let Some((seq, mut batch)) = next() {
+                            for (k, g) in batch.iter_mut().enumerate() {
+                                match session.push_scored_joined(&g.goal, &mut g.names, &g.scored) {
                                     Ok(p) => {
                                         if let (true, Some(v)) = (per_goal, p.values()) {
                                             let row = GoalRow {

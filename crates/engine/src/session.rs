@@ -198,6 +198,30 @@ fn bad_name(goal: &[u8], name: &[u8]) -> EvalError {
     )
 }
 
+/// The first pair (name start in the joined names, length, score) whose score is not finite.
+fn first_not_finite(items: impl Iterator<Item = (usize, f64)>) -> Option<(usize, usize, f64)> {
+    let mut start = 0;
+    for (len, s) in items {
+        if !s.is_finite() {
+            return Some((start, len, s));
+        }
+        start += len + 1;
+    }
+    None
+}
+
+/// Whether the scores never rise.
+fn descending(mut items: impl Iterator<Item = (usize, f64)>) -> bool {
+    let Some((_, mut last)) = items.next() else {
+        return true;
+    };
+    items.all(|(_, s)| {
+        let ok = last >= s;
+        last = s;
+        ok
+    })
+}
+
 /// The ranking item of lemma `name`, at `start` in the goal's names.
 #[inline(always)]
 fn item(actual: &ActualSets, judged: &Judged, start: usize, name: &[u8], score: f64) -> Item {
@@ -359,23 +383,85 @@ impl Session {
         self.scored(goal.as_ref(), items, true)
     }
 
+    /// [`Session::push_scored_distinct`] for names already joined: `names` holds each lemma's
+    /// name followed by `b'\n'`, and `scored[i]` is the `i`-th name's length and score (so the
+    /// lengths with one byte each for the newlines add up to `names.len()`). The buffer is
+    /// exchanged with the session's own (no copy): on return `names` holds a buffer to reuse,
+    /// its contents unspecified.
+    pub fn push_scored_joined(
+        &mut self,
+        goal: impl AsRef<[u8]>,
+        names: &mut Vec<u8>,
+        scored: &[(u32, f64)],
+    ) -> Result<Pushed<'_>, EvalError> {
+        let goal = goal.as_ref();
+        let total: usize = scored.iter().map(|&(n, _)| n as usize + 1).sum();
+        if total != names.len() {
+            self.report.goals_in_predictions += 1;
+            return Err(push_error(
+                goal,
+                format!(
+                    "expected names of {total} bytes with their newlines, got {}",
+                    names.len()
+                ),
+            ));
+        }
+        std::mem::swap(names, &mut self.names);
+        let items = scored.iter().map(|&(n, s)| (n as usize, s));
+        self.scored_core(goal, items, None, true)
+    }
+
     fn scored<S: AsRef<[u8]>>(
         &mut self,
         goal: &[u8],
         items: &[(S, f64)],
         distinct: bool,
     ) -> Result<Pushed<'_>, EvalError> {
-        if let Some(&(ref n, s)) = items.iter().find(|(_, s)| !s.is_finite()) {
+        let mut names = std::mem::take(&mut self.names);
+        // A map's keys are names as they are (one with whitespace matches no judged lemma).
+        let joined = if distinct {
+            join_unchecked(&mut names, items.iter().map(|(n, _)| n));
+            Ok(())
+        } else {
+            join(&mut names, goal, items.iter().map(|(n, _)| n))
+        };
+        self.names = names;
+        let lens = items.iter().map(|(n, s)| (n.as_ref().len(), *s));
+        self.scored_core(goal, lens, joined.err(), distinct)
+    }
+
+    /// Evaluates the pairs whose names are joined one a line in `self.names`, given as (name
+    /// length, score); `refused` is the joining's error, reported once the scores are checked.
+    fn scored_core(
+        &mut self,
+        goal: &[u8],
+        items: impl Iterator<Item = (usize, f64)> + Clone,
+        refused: Option<EvalError>,
+        distinct: bool,
+    ) -> Result<Pushed<'_>, EvalError> {
+        let names = std::mem::take(&mut self.names);
+        if let Some((at, len, s)) = first_not_finite(items.clone()) {
             self.report.goals_in_predictions += 1;
-            return Err(push_error(
+            let e = push_error(
                 goal,
                 format!(
                     "lemma `{}`: expected a finite score, got {s}",
-                    show(n.as_ref())
+                    show(&names[at..at + len])
                 ),
-            ));
+            );
+            self.names = names;
+            return Err(e);
         }
-        if let Err(fate) = self.begin(goal, Kind::Names)? {
+        let fate = self.begin(goal, Kind::Names);
+        let fate = match fate {
+            Err(e) => {
+                self.names = names;
+                return Err(e);
+            }
+            Ok(f) => f,
+        };
+        if let Err(fate) = fate {
+            self.names = names;
             return Ok(Pushed::Skipped(fate));
         }
         self.ranking.set_distinct(distinct);
@@ -384,28 +470,23 @@ impl Session {
         // Under score order, pairs whose scores already descend are streamed (only tie runs are
         // held back); others are collected and sorted at the goal's end. Rounding to f32 keeps a
         // descending order descending.
-        let streamed =
-            self.scored_order == OrderMode::File || items.windows(2).all(|w| w[0].1 >= w[1].1);
+        let streamed = self.scored_order == OrderMode::File || descending(items.clone());
         self.report.goals_reordered += u64::from(!streamed);
-        let mut names = std::mem::take(&mut self.names);
         let actual = self.ev.actual_arc();
-        let mut result = if distinct {
-            // A map's keys: names as they are (one with whitespace matches no judged lemma).
-            join_unchecked(&mut names, items.iter().map(|(n, _)| n));
-            Ok(())
-        } else {
-            join(&mut names, goal, items.iter().map(|(n, _)| n))
+        let mut result = match refused {
+            Some(e) => Err(e),
+            None => Ok(()),
         };
         let (mut start, mut last) = (0, f64::NAN);
-        for (name, score) in items.iter().take_while(|_| result.is_ok()) {
-            let name = name.as_ref();
+        for (len, score) in items.take_while(|_| result.is_ok()) {
+            let name = &names[start..start + len];
             let score = if f32_scores {
-                *score as f32 as f64
+                score as f32 as f64
             } else {
-                *score
+                score
             };
             let it = item(actual, &self.judged, start, name, score);
-            start += name.len() + 1;
+            start += len + 1;
             if !streamed {
                 self.ranking.collect(it);
                 continue;

@@ -68,6 +68,8 @@ enum Way {
     ScoredReversed,
     /// `push_scored_distinct` (the run's goals hold distinct names), streamed and reversed.
     ScoredDistinct,
+    /// `push_scored_joined`: the names joined one a line beforehand, streamed and reversed.
+    ScoredJoined,
     Ids,
 }
 
@@ -102,6 +104,20 @@ fn push_all(
                     let reversed: Vec<(String, f64)> = items.iter().rev().cloned().collect();
                     s.push_scored_distinct(goal, &reversed)
                 }
+            }
+            Way::ScoredJoined => {
+                let mut pairs: Vec<&(String, f64)> = items.iter().collect();
+                if i % 2 == 1 {
+                    pairs.reverse();
+                }
+                let mut names = Vec::new();
+                let mut scored = Vec::new();
+                for (n, v) in pairs {
+                    names.extend_from_slice(n.as_bytes());
+                    names.push(b'\n');
+                    scored.push((n.len() as u32, *v));
+                }
+                s.push_scored_joined(goal, &mut names, &scored)
             }
             Way::Ranked => s.push_ranked(goal, &trec_ranked(items)),
             Way::Ids => {
@@ -151,11 +167,17 @@ fn check_all_ways(qrels: &Path, run: &Path, measures: &[&str], ties: TieMode) {
     let ids = lemma_ids(&ev, &goals);
     // Without scores every lemma scores 0: one tie group; only scored pushes match then.
     let ways: &[Way] = match ties {
-        TieMode::Group => &[Way::Scored, Way::ScoredReversed, Way::ScoredDistinct],
+        TieMode::Group => &[
+            Way::Scored,
+            Way::ScoredReversed,
+            Way::ScoredDistinct,
+            Way::ScoredJoined,
+        ],
         _ => &[
             Way::Scored,
             Way::ScoredReversed,
             Way::ScoredDistinct,
+            Way::ScoredJoined,
             Way::Ranked,
             Way::Ids,
         ],
@@ -317,6 +339,21 @@ fn push_errors_name_the_goal() {
         "goal `g1`: expected a lemma name without whitespace, got `a b`"
     );
     assert!(msg(s.push_ids("g1", &[u32::MAX]).unwrap_err()).contains("expected an id below"));
+    // Joined names whose lengths do not add up to the buffer: refused, nothing read past it.
+    let mut names = b"a\nxy\n".to_vec();
+    assert_eq!(
+        msg(s
+            .push_scored_joined("g1", &mut names, &[(1, 2.0), (3, 1.0)])
+            .unwrap_err()),
+        "goal `g1`: expected names of 6 bytes with their newlines, got 5"
+    );
+    let mut names = b"a\nxy\n".to_vec();
+    assert_eq!(
+        msg(s
+            .push_scored_joined("g1", &mut names, &[(1, 2.0), (2, f64::INFINITY)])
+            .unwrap_err()),
+        "goal `g1`: lemma `xy`: expected a finite score, got inf"
+    );
     // After errors the session still evaluates (and g1, g2 were begun: pushed).
     let mut s = ev.session().unwrap();
     let x = s.push_ranked("g1", &["x", "a"]).unwrap();
