@@ -276,7 +276,7 @@ impl Converter<'_> {
         let out = self.out;
         for (gid, &done) in self.has_truth.iter().enumerate() {
             if !done {
-                let t = &self.actual.truths[gid];
+                let t = self.actual.truth(gid as u32);
                 self.writer
                     .add_goal(self.actual.goals.name(gid as u32), None, Some(&judged(t)))
                     .map_err(|e| write_error(out, e))?;
@@ -291,9 +291,6 @@ impl Converter<'_> {
 }
 
 /// A goal's judged lemmas with their grades.
-fn judged(t: &lemma_ingest::GoalTruth) -> Vec<(u32, i32)> {
-    t.judged
-        .iter()
-        .map(|id| (id, t.grade(id).expect("judged")))
-        .collect()
+fn judged(t: lemma_ingest::GoalTruth<'_>) -> Vec<(u32, i32)> {
+    t.entries().collect()
 }

@@ -44,11 +44,10 @@ pub(crate) struct Judged {
 
 impl Judged {
     /// Holds `truth`'s judged lemmas (named by `lemmas`) from now on.
-    pub(crate) fn set(&mut self, truth: &GoalTruth, lemmas: &Interner) {
+    pub(crate) fn set(&mut self, truth: GoalTruth<'_>, lemmas: &Interner) {
         self.table.clear();
         self.bits = 0;
-        for id in truth.judged.iter() {
-            let grade = truth.grade(id).expect("judged");
+        for (id, grade) in truth.entries() {
             let hash = lemmas.hash_of(id);
             self.bits |= judged_bit(hash);
             self.table.insert_unique(hash, (hash, id, grade), |e| e.0);

@@ -154,10 +154,10 @@ impl<'a> Worker<'a> {
         }
         // The goal's judged lemmas in the source's id space.
         self.judged.clear();
-        for id in truth.judged.iter() {
+        for (id, grade) in truth.entries() {
             let sid = self.to_source[id as usize];
             if sid != u32::MAX {
-                self.judged.push((sid, truth.grade(id).expect("judged")));
+                self.judged.push((sid, grade));
             }
         }
         self.ranks.clear();

@@ -137,8 +137,8 @@ impl From<InputError> for EvalError {
 }
 
 /// A goal's truth as the accumulator takes it: its grades, within `universe` lemmas when known.
-pub(crate) fn truth_of(truth: &GoalTruth, universe: Option<u64>) -> Truth<'_> {
-    let t = Truth::graded(&truth.grades_desc).expect("grades are stored sorted");
+pub(crate) fn truth_of(truth: GoalTruth<'_>, universe: Option<u64>) -> Truth<'_> {
+    let t = Truth::graded(truth.grades_desc()).expect("grades are stored sorted");
     match universe {
         Some(u) => t.with_universe(u),
         None => t,
@@ -193,7 +193,7 @@ pub(crate) enum EmptyGoal<'v> {
 pub(crate) fn empty_goal<'a>(
     acc: &'a mut GoalAccumulator,
     goal: &[u8],
-    truth: &GoalTruth,
+    truth: GoalTruth<'_>,
     opts: &EvalOptions,
     universe: Option<u64>,
 ) -> Result<EmptyGoal<'a>, EvalError> {
@@ -224,7 +224,7 @@ pub(crate) fn evaluate_unseen(
 ) -> Result<(), EvalError> {
     let mut acc = GoalAccumulator::new(plan.clone());
     let want_rows = rows.wants_rows();
-    for (gid, truth) in actual.truths.iter().enumerate() {
+    for (gid, truth) in actual.truths().enumerate() {
         if seen(gid) {
             continue;
         }

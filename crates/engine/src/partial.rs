@@ -132,12 +132,12 @@ impl ActualKey {
     /// chance).
     fn of(actual: &ActualSets) -> ActualKey {
         let mut h = 0x6c65_6d6d_6165_7661u64;
-        for (gid, truth) in actual.truths.iter().enumerate() {
+        for (gid, truth) in actual.truths().enumerate() {
             h = mix(h, actual.goals.hash_of(gid as u32));
-            h = mix(h, truth.judged.len());
-            for id in truth.judged.iter() {
+            h = mix(h, truth.len() as u64);
+            for (id, grade) in truth.entries() {
                 h = mix(h, actual.lemmas.hash_of(id));
-                h = mix(h, truth.grade(id).expect("judged") as u64);
+                h = mix(h, grade as u64);
             }
         }
         ActualKey {
@@ -187,7 +187,7 @@ impl Partial {
         let (mut empty_all, mut empty_seen) = (Summary::new(plan), Summary::new(plan));
         let mut acc = GoalAccumulator::new(plan.clone());
         let mut seen_ids = RoaringBitmap::new();
-        for (gid, truth) in actual.truths.iter().enumerate() {
+        for (gid, truth) in actual.truths().enumerate() {
             let goal = actual.goals.name(gid as u32);
             let e = empty_goal(&mut acc, goal, truth, opts, universe)?;
             let add = |s: &mut Summary| match &e {

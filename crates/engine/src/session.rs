@@ -513,7 +513,7 @@ impl Session {
     }
 
     /// Marks the goal's judged lemmas in the id table (a new generation).
-    fn mark_judged(&mut self, truth: &GoalTruth) {
+    fn mark_judged(&mut self, truth: GoalTruth<'_>) {
         self.generation = self.generation.wrapping_add(1);
         if self.generation == 0 {
             self.marks.iter_mut().for_each(|m| *m = 0);
@@ -524,7 +524,7 @@ impl Session {
             self.marks.resize(need, 0);
         }
         let g = self.generation as u64;
-        for id in truth.judged.iter() {
+        for &id in truth.judged() {
             let m = &mut self.marks[id as usize];
             *m = (*m & !0xffff_ffff) | g;
         }
@@ -562,7 +562,7 @@ impl Session {
         let g = self.generation as u64;
         let seen = g << 32;
         let actual = self.ev.actual_arc().clone();
-        let goal_truth = &actual.truths[truth as usize];
+        let goal_truth = actual.truth(truth);
         let feed = self.ranking.consumer();
         let mut dropped = 0u64;
         for &id in &ids[..depth] {

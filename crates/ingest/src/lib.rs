@@ -41,7 +41,7 @@ pub use run::{
 };
 pub use shard::{open_shard, shard_range, shift_error};
 pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
-pub use truth::{ActualSets, GoalTruth, Interner};
+pub use truth::{ActualSets, GoalTruth, Interner, PushGoalError};
 
 /// Byte-level helpers for code that works on a batch's bytes directly (the engine's duplicate
 /// table): what ends a field, where it ends, equality, the lemma hash.

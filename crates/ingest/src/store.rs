@@ -25,7 +25,7 @@
 //! that names the file and what is wrong, never a panic.
 
 use crate::error::{ErrorKind, InputError};
-use crate::truth::{ActualSets, GoalTruth, Interner};
+use crate::truth::{ActualSets, Interner, PushGoalError};
 use memmap2::Mmap;
 use roaring::RoaringBitmap;
 use std::fs::File;
@@ -332,8 +332,9 @@ impl Store {
         );
     }
 
-    /// Goal `g`'s actual set, decoded; `None` when the goal has none.
-    pub fn truth(&self, g: usize) -> Result<Option<GoalTruth>, InputError> {
+    /// Goal `g`'s actual set, decoded as `(lemma id, grade)` ascending by id; `None` when the
+    /// goal has none.
+    pub fn truth(&self, g: usize) -> Result<Option<Vec<(u32, i32)>>, InputError> {
         let e = self.entry(g);
         if e.truth == NONE {
             return Ok(None);
@@ -365,7 +366,7 @@ impl Store {
         {
             return Err(bad("grade list not sorted or not within the judged set"));
         }
-        // GoalTruth keeps every (id, grade) once some grade is not 1; the file keeps only those.
+        // The file keeps only the grades that are not 1.
         let all: Vec<(u32, i32)> = judged
             .iter()
             .map(|id| {
@@ -377,13 +378,7 @@ impl Store {
                 )
             })
             .collect();
-        let mut grades_desc: Vec<i32> = all.iter().map(|e| e.1).collect();
-        grades_desc.sort_unstable_by(|a, b| b.cmp(a));
-        Ok(Some(GoalTruth {
-            judged,
-            grades: (!special.is_empty()).then(|| all.into_boxed_slice()),
-            grades_desc: grades_desc.into(),
-        }))
+        Ok(Some(all))
     }
 
     /// The actual sets of the store, with lemma ids equal to the store's ids.
@@ -396,14 +391,16 @@ impl Store {
             return Err(corrupt(&self.path, "the lemma table repeats a name"));
         }
         for g in 0..self.goals() {
-            if let Some(t) = self.truth(g)? {
-                let id = sets.goals.intern(self.goal_name(g)) as usize;
-                if id != sets.truths.len() {
-                    return Err(corrupt(&self.path, "the goal table repeats a name"));
+            if let Some(mut t) = self.truth(g)? {
+                match sets.push_goal(self.goal_name(g), &mut t) {
+                    Ok(_) => {}
+                    Err(PushGoalError::GoalRepeated) => {
+                        return Err(corrupt(&self.path, "the goal table repeats a name"))
+                    }
+                    Err(PushGoalError::LemmaRepeated(_)) => {
+                        return Err(corrupt(&self.path, "an actual set repeats a lemma"))
+                    }
                 }
-                sets.rows += t.judged.len();
-                sets.positive_rows += t.grades_desc.iter().filter(|&&x| x > 0).count() as u64;
-                sets.truths.push(t);
             }
         }
         Ok(sets)
@@ -631,14 +628,16 @@ mod tests {
             assert!(s.ranking(1).is_none());
             assert_eq!(s.ranking(2).unwrap().0.len(), 0);
             let t = s.truth(0).unwrap().unwrap();
+            assert_eq!(t, vec![(0, 1), (1, 2), (2, 0)]);
+            assert!(s.truth(2).unwrap().is_none());
+            let sets = s.actual_sets().unwrap();
+            assert_eq!(sets.goals.len(), 2);
+            let (_, t) = sets.goal(b"g1").unwrap();
             assert_eq!(
                 (t.grade(0), t.grade(1), t.grade(2), t.grade(3)),
                 (Some(1), Some(2), Some(0), None)
             );
-            assert_eq!(&*t.grades_desc, &[2, 1, 0]);
-            assert!(s.truth(2).unwrap().is_none());
-            let sets = s.actual_sets().unwrap();
-            assert_eq!(sets.goals.len(), 2);
+            assert_eq!(t.grades_desc(), &[2, 1, 0]);
             assert_eq!(sets.lemmas.get(b"y"), Some(4));
         }
     }

@@ -10,7 +10,6 @@ use crate::input::{Format, Input};
 use crate::names::Names;
 use crate::run::PremiseRef;
 use hashbrown::HashTable;
-use roaring::RoaringBitmap;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -177,47 +176,205 @@ impl Interner {
     }
 }
 
-/// The actual set of one goal.
-#[derive(Clone, Debug, Default)]
-pub struct GoalTruth {
-    /// Every judged lemma of the goal (any grade).
-    pub judged: RoaringBitmap,
-    /// `(lemma id, grade)` sorted by id, present only when some grade is not 1.
-    pub grades: Option<Box<[(u32, i32)]>>,
-    /// Every judged grade, sorted descending (what the accumulator's `Truth::graded` takes).
-    pub grades_desc: Box<[i32]>,
+/// The actual set of one goal, borrowed from its [`ActualSets`].
+#[derive(Clone, Copy, Debug)]
+pub struct GoalTruth<'a> {
+    /// The judged lemma ids, ascending.
+    ids: &'a [u32],
+    /// Their grades, when some grade of the sets is not 1.
+    grades: Option<&'a [i32]>,
+    /// Every judged grade, sorted descending.
+    grades_desc: &'a [i32],
 }
 
-impl GoalTruth {
+impl<'a> GoalTruth<'a> {
+    /// Every judged lemma of the goal (any grade), ascending.
+    #[inline]
+    pub fn judged(&self) -> &'a [u32] {
+        self.ids
+    }
+
+    /// The number of judged lemmas.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Whether the goal judges no lemma (an empty actual set).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
     /// The grade of lemma `id` in this goal, if judged.
     #[inline]
     pub fn grade(&self, id: u32) -> Option<i32> {
-        if !self.judged.contains(id) {
-            return None;
-        }
-        match &self.grades {
-            None => Some(1),
-            Some(g) => g
-                .binary_search_by_key(&id, |&(l, _)| l)
-                .ok()
-                .map(|i| g[i].1),
-        }
+        let i = self.ids.binary_search(&id).ok()?;
+        Some(self.grades.map_or(1, |g| g[i]))
+    }
+
+    /// `(lemma id, grade)` for every judged lemma, ascending by id.
+    pub fn entries(&self) -> impl ExactSizeIterator<Item = (u32, i32)> + 'a {
+        let (ids, grades) = (self.ids, self.grades);
+        (0..ids.len()).map(move |i| (ids[i], grades.map_or(1, |g| g[i])))
+    }
+
+    /// Whether some judged grade is not 1.
+    pub fn is_graded(&self) -> bool {
+        self.grades_desc.iter().any(|&g| g != 1)
+    }
+
+    /// Every judged grade, sorted descending (what the accumulator's `Truth::graded` takes).
+    #[inline]
+    pub fn grades_desc(&self) -> &'a [i32] {
+        self.grades_desc
     }
 }
 
-/// All actual sets: the lemma interner, the goal interner and one [`GoalTruth`] per goal.
+/// All actual sets: the lemma interner, the goal interner and each goal's judgments.
+///
+/// Memory: the two interners (each name once, with 24 bytes of table and offsets), 8 bytes per
+/// goal, and 4 bytes per judgment (the lemma id) when every grade is 1, 12 when grades vary (the
+/// grade, and the grades sorted for the measures).
 #[derive(Clone, Debug, Default)]
 pub struct ActualSets {
     /// Lemma names of all actual sets.
     pub lemmas: Interner,
     /// Goal ids.
     pub goals: Interner,
-    /// Per goal id.
-    pub truths: Vec<GoalTruth>,
+    /// Goal `g`'s judgments are `ids[starts[g]..starts[g + 1]]` (one more entry than goals).
+    starts: Vec<u64>,
+    /// Judged lemma ids, each goal's ascending.
+    ids: Vec<u32>,
+    /// Whether some grade is not 1 (`grades` and `grades_desc` are kept from then on).
+    graded: bool,
+    /// Grades beside `ids`; empty while every grade is 1.
+    grades: Vec<i32>,
+    /// Each goal's grades sorted descending; empty while every grade is 1.
+    grades_desc: Vec<i32>,
+    /// 1s, as many as the largest goal's judgments (the sorted grades of binary goals).
+    ones: Vec<i32>,
     /// Judgment rows with grade > 0 (trec_eval's `-c` summary `num_rel`).
     pub positive_rows: u64,
     /// Judgment rows read.
     pub rows: u64,
+}
+
+/// Why [`ActualSets::push_goal`] refused a goal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushGoalError {
+    /// The goal already has its judgments.
+    GoalRepeated,
+    /// This lemma id is judged twice.
+    LemmaRepeated(u32),
+}
+
+impl ActualSets {
+    /// Goal `g`'s actual set (`g` below `goals.len()`).
+    #[inline]
+    pub fn truth(&self, g: u32) -> GoalTruth<'_> {
+        let (a, b) = (
+            self.starts[g as usize] as usize,
+            self.starts[g as usize + 1] as usize,
+        );
+        if !self.graded {
+            GoalTruth {
+                ids: &self.ids[a..b],
+                grades: None,
+                grades_desc: &self.ones[..b - a],
+            }
+        } else {
+            GoalTruth {
+                ids: &self.ids[a..b],
+                grades: Some(&self.grades[a..b]),
+                grades_desc: &self.grades_desc[a..b],
+            }
+        }
+    }
+
+    /// Every goal's actual set, in goal id order.
+    pub fn truths(&self) -> impl ExactSizeIterator<Item = GoalTruth<'_>> + '_ {
+        (0..self.goal_count() as u32).map(|g| self.truth(g))
+    }
+
+    /// The number of goals with an actual set.
+    #[inline]
+    pub fn goal_count(&self) -> usize {
+        self.starts.len().saturating_sub(1)
+    }
+
+    /// The number of judgments held.
+    pub fn judgments(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Adds goal `name`'s judgments `(lemma id, grade)` (sorted here by lemma id; the lemma ids
+    /// are the caller's, normally from `self.lemmas`), returning the goal's id. Counts `rows` and
+    /// `positive_rows`.
+    pub fn push_goal(
+        &mut self,
+        name: &[u8],
+        entries: &mut [(u32, i32)],
+    ) -> Result<u32, PushGoalError> {
+        let known = self.goals.len();
+        let g = self.goals.intern(name);
+        if (g as usize) < known {
+            return Err(PushGoalError::GoalRepeated);
+        }
+        self.finish_goal(g, entries)
+            .map_err(PushGoalError::LemmaRepeated)?;
+        Ok(g)
+    }
+
+    /// Appends goal `g`'s judgments (the next goal id in order): sorted by lemma id, a repeated
+    /// lemma refused (its id returned, nothing appended).
+    fn finish_goal(&mut self, g: u32, entries: &mut [(u32, i32)]) -> Result<(), u32> {
+        debug_assert_eq!(g as usize, self.goal_count());
+        entries.sort_unstable_by_key(|&(l, _)| l);
+        if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(w[0].0);
+        }
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+        if !self.graded && entries.iter().any(|e| e.1 != 1) {
+            // The first grade other than 1: every earlier judgment's grade is 1.
+            self.graded = true;
+            self.grades = vec![1; self.ids.len()];
+            self.grades_desc = vec![1; self.ids.len()];
+        }
+        self.ids.extend(entries.iter().map(|e| e.0));
+        if self.graded {
+            self.grades.extend(entries.iter().map(|e| e.1));
+            let at = self.grades_desc.len();
+            self.grades_desc.extend(entries.iter().map(|e| e.1));
+            self.grades_desc[at..].sort_unstable_by(|a, b| b.cmp(a));
+        }
+        if self.ones.len() < entries.len() {
+            self.ones.resize(entries.len(), 1);
+        }
+        self.starts.push(self.ids.len() as u64);
+        self.rows += entries.len() as u64;
+        self.positive_rows += entries.iter().filter(|e| e.1 > 0).count() as u64;
+        Ok(())
+    }
+
+    /// Every judgment as a row (goal id, lemma id, grade), the sets emptied (goals and lemmas
+    /// kept): for qrels whose goals come back after other goals.
+    fn take_rows(&mut self) -> Vec<Row> {
+        let mut rows = Vec::with_capacity(self.ids.len());
+        for g in 0..self.goal_count() as u32 {
+            rows.extend(self.truth(g).entries().map(|(l, grade)| (g, l, grade)));
+        }
+        self.starts.clear();
+        self.ids = Vec::new();
+        self.graded = false;
+        self.grades = Vec::new();
+        self.grades_desc = Vec::new();
+        self.rows = 0;
+        self.positive_rows = 0;
+        rows
+    }
 }
 
 #[derive(Deserialize)]
@@ -239,26 +396,9 @@ enum PremiseSet<'a> {
     Graded(HashMap<Cow<'a, str>, i64>),
 }
 
-/// One judgment row until the sets are finalised: goal id, lemma id, grade (12 bytes: qrels of
-/// millions of rows are held whole; the lines of a repeated judgment are found again in the text).
+/// One judgment row, for qrels whose goals come back after other goals: goal id, lemma id,
+/// grade (12 bytes; the lines of a repeated judgment are found again in the text).
 type Row = (u32, u32, i32);
-
-/// Records one judgment; `goal_id` when the caller already knows the goal's id.
-fn add_judgment(
-    sets: &mut ActualSets,
-    rows: &mut Vec<Row>,
-    goal_id: Option<u32>,
-    goal: &[u8],
-    lemma: &[u8],
-    grade: i32,
-) -> u32 {
-    let g = goal_id.unwrap_or_else(|| sets.goals.intern(goal));
-    let l = sets.lemmas.intern(lemma);
-    rows.push((g, l, grade));
-    sets.rows += 1;
-    sets.positive_rows += (grade > 0) as u64;
-    g
-}
 
 /// The lines (1-based) of the first two qrels rows that judge `lemma` for `goal`: the error path
 /// of a repeated judgment reads the text again rather than keep a line number per row.
@@ -277,13 +417,40 @@ fn judgment_lines(all: &[u8], goal: &[u8], lemma: &[u8]) -> Option<(u64, u64)> {
     Some((lines.next()?, lines.next()?))
 }
 
+/// The error for lemma `lemma` judged twice for goal `goal`, at `lines` (first, second).
+fn judged_twice(
+    path: &Path,
+    sets: &ActualSets,
+    goal: u32,
+    lemma: u32,
+    lines: Option<(u64, u64)>,
+) -> InputError {
+    InputError {
+        kind: ErrorKind::Duplicate,
+        path: path.to_path_buf(),
+        line: lines.map(|l| l.1),
+        byte: None,
+        first_line: lines.map(|l| l.0),
+        message: format!(
+            "lemma `{}` is judged twice for goal `{}`",
+            show(sets.lemmas.name(lemma)),
+            show(sets.goals.name(goal))
+        ),
+    }
+}
+
 impl ActualSets {
     /// Reads qrels (`goal iter lemma grade`, exactly 4 fields) or JSONL actual sets, by format.
     /// A lemma judged twice for one goal is an error naming both lines.
+    ///
+    /// Qrels whose goals come grouped (each goal's lines together, the usual case) are gathered
+    /// one goal at a time; once a goal comes back after others, every judgment is held as a
+    /// 12-byte row and grouped at the end.
     pub fn read(input: Input) -> Result<ActualSets, InputError> {
         let path = input.path.clone();
         let format = input.format;
-        // Actual sets are held in memory anyway: read the file whole (or use its mapping).
+        // Actual sets are held in memory anyway: read the file whole (or use its mapping, whose
+        // pages are let go behind the reading).
         let owned;
         let all: &[u8] = match &input.map {
             Some(m) => m,
@@ -300,16 +467,20 @@ impl ActualSets {
         // Room for the lemmas of about one judgment per 32 bytes (capped): no table regrowth on
         // qrels of typical size, little memory on small ones.
         sets.lemmas.reserve((all.len() / 32).min(1 << 17));
-        // Every judgment in file order; grouped by goal at the end (qrels usually come grouped:
-        // one flat vector, no per-goal allocation while reading).
-        let mut rows: Vec<Row> = Vec::with_capacity(all.len() / 32);
-        // JSONL: each goal's line (its judgments all come from it).
-        let mut goal_lines: Vec<u64> = Vec::new();
+        // The goal being gathered and its (lemma, grade) judgments.
+        let mut current: Option<u32> = None;
+        let mut entries: Vec<(u32, i32)> = Vec::new();
+        // Every judgment, once a goal came back after others.
+        let mut rows: Option<Vec<Row>> = None;
         let mut last_goal: Option<(&[u8], u32)> = None;
-        let (mut line_no, mut pos) = (0u64, 0usize);
+        let (mut line_no, mut pos, mut dropped) = (0u64, 0usize, 0usize);
         while pos < all.len() {
             line_no += 1;
             let here = pos;
+            if let (Some(m), true) = (&input.map, pos - dropped >= 32 << 20) {
+                crate::input::drop_pages(m, dropped..pos);
+                dropped = pos;
+            }
             let err = |m: String| InputError::at(ErrorKind::Syntax, &path, line_no, here as u64, m);
             let mut f = [&b""[..]; 4];
             let ((count, end), utf8) = split_line_checked(all, pos, &mut f);
@@ -335,12 +506,34 @@ impl ActualSets {
                     let grade = parse_grade(f[3]).ok_or_else(|| {
                         err(format!("expected an integer grade, found `{}`", show(f[3])))
                     })?;
-                    let cached = match last_goal {
-                        Some((name, id)) if same_bytes(name, f[0]) => Some(id),
-                        _ => None,
+                    let g = match last_goal {
+                        Some((name, id)) if same_bytes(name, f[0]) => id,
+                        _ => sets.goals.intern(f[0]),
                     };
-                    let g = add_judgment(&mut sets, &mut rows, cached, f[0], f[2], grade);
                     last_goal = Some((f[0], g));
+                    let l = sets.lemmas.intern(f[2]);
+                    if let Some(rows) = &mut rows {
+                        rows.push((g, l, grade));
+                        continue;
+                    }
+                    if current != Some(g) {
+                        if let Some(c) = current.take() {
+                            sets.finish_goal(c, &mut entries).map_err(|l| {
+                                let (goal, lemma) = (sets.goals.name(c), sets.lemmas.name(l));
+                                judged_twice(&path, &sets, c, l, judgment_lines(all, goal, lemma))
+                            })?;
+                            entries.clear();
+                        }
+                        if (g as usize) < sets.goal_count() {
+                            // A goal back after others: hold every row, group at the end.
+                            let mut r = sets.take_rows();
+                            r.push((g, l, grade));
+                            rows = Some(r);
+                            continue;
+                        }
+                        current = Some(g);
+                    }
+                    entries.push((l, grade));
                 }
                 Format::Jsonl => {
                     let text = std::str::from_utf8(&all[here..end])
@@ -355,24 +548,9 @@ impl ActualSets {
                     let goal = rec
                         .goal_id
                         .ok_or_else(|| err("expected a `goal_id` field".into()))?;
-                    let known = sets.goals.len();
-                    let g = sets.goals.intern(goal.as_bytes());
-                    if (g as usize) < known {
-                        return Err(err(format!(
-                            "goal `{goal}` has a second line of actual premises"
-                        )));
-                    }
-                    goal_lines.push(line_no);
-                    last_goal = None;
+                    entries.clear();
                     let mut add = |name: &str, grade: i32| {
-                        add_judgment(
-                            &mut sets,
-                            &mut rows,
-                            Some(g),
-                            goal.as_bytes(),
-                            name.as_bytes(),
-                            grade,
-                        );
+                        entries.push((sets.lemmas.intern(name.as_bytes()), grade));
                     };
                     let mut any = false;
                     match rec.premises {
@@ -404,7 +582,43 @@ impl ActualSets {
                     if !any {
                         return Err(err("expected `premises` or `all_pos_premises`".into()));
                     }
+                    match sets.push_goal(goal.as_bytes(), &mut entries) {
+                        Ok(_) => {}
+                        Err(PushGoalError::GoalRepeated) => {
+                            return Err(err(format!(
+                                "goal `{goal}` has a second line of actual premises"
+                            )))
+                        }
+                        Err(PushGoalError::LemmaRepeated(l)) => {
+                            let g = sets.goals.get(goal.as_bytes()).expect("interned");
+                            let lines = Some((line_no, line_no));
+                            return Err(judged_twice(&path, &sets, g, l, lines));
+                        }
+                    }
                 }
+            }
+        }
+        if let Some(c) = current {
+            sets.finish_goal(c, &mut entries).map_err(|l| {
+                let (goal, lemma) = (sets.goals.name(c), sets.lemmas.name(l));
+                judged_twice(&path, &sets, c, l, judgment_lines(all, goal, lemma))
+            })?;
+        }
+        if let Some(mut rows) = rows {
+            // Group by goal. Unstable: each goal's rows are sorted by lemma when added, and a
+            // repeated judgment's lines are found again in the text.
+            rows.sort_unstable_by_key(|r| r.0);
+            let mut rest = &rows[..];
+            for g in 0..sets.goals.len() as u32 {
+                let n = rest.iter().take_while(|r| r.0 == g).count();
+                let (these, tail) = rest.split_at(n);
+                rest = tail;
+                entries.clear();
+                entries.extend(these.iter().map(|r| (r.1, r.2)));
+                sets.finish_goal(g, &mut entries).map_err(|l| {
+                    let (goal, lemma) = (sets.goals.name(g), sets.lemmas.name(l));
+                    judged_twice(&path, &sets, g, l, judgment_lines(all, goal, lemma))
+                })?;
             }
         }
         if sets.goals.is_empty() {
@@ -414,49 +628,9 @@ impl ActualSets {
                 "has no judgments, expected at least one line",
             ));
         }
-        // Group by goal; grouped qrels need no sort. Unstable: each goal's rows are sorted by
-        // lemma below, and a repeated judgment's lines are found again in the text.
-        if rows.windows(2).any(|w| w[1].0 < w[0].0) {
-            rows.sort_unstable_by_key(|r| r.0);
-        }
-        sets.truths.reserve(sets.goals.len());
-        let mut rest = &mut rows[..];
-        for g in 0..sets.goals.len() as u32 {
-            // This goal's rows (none for a JSONL goal with an empty list).
-            let n = rest.iter().take_while(|r| r.0 == g).count();
-            let (entries, tail) = std::mem::take(&mut rest).split_at_mut(n);
-            rest = tail;
-            entries.sort_unstable_by_key(|&(_, l, _)| l);
-            if let Some(w) = entries.windows(2).find(|w| w[0].1 == w[1].1) {
-                let (goal, lemma) = (sets.goals.name(w[0].0), sets.lemmas.name(w[0].1));
-                let lines = match format {
-                    Format::Trec => judgment_lines(all, goal, lemma),
-                    Format::Jsonl => Some((goal_lines[g as usize], goal_lines[g as usize])),
-                };
-                return Err(InputError {
-                    kind: ErrorKind::Duplicate,
-                    path: path.clone(),
-                    line: lines.map(|l| l.1),
-                    byte: None,
-                    first_line: lines.map(|l| l.0),
-                    message: format!(
-                        "lemma `{}` is judged twice for goal `{}`",
-                        show(lemma),
-                        show(goal)
-                    ),
-                });
-            }
-            let judged = RoaringBitmap::from_sorted_iter(entries.iter().map(|e| e.1))
-                .expect("sorted, distinct");
-            let binary = entries.iter().all(|e| e.2 == 1);
-            let mut grades_desc: Box<[i32]> = entries.iter().map(|e| e.2).collect();
-            grades_desc.sort_unstable_by(|a, b| b.cmp(a));
-            sets.truths.push(GoalTruth {
-                judged,
-                grades: (!binary).then(|| entries.iter().map(|e| (e.1, e.2)).collect()),
-                grades_desc,
-            });
-        }
+        sets.ids.shrink_to_fit();
+        sets.grades.shrink_to_fit();
+        sets.grades_desc.shrink_to_fit();
         Ok(sets)
     }
 
@@ -468,8 +642,8 @@ impl ActualSets {
 
     /// The truth of goal `name`, with its id.
     #[inline]
-    pub fn goal(&self, name: &[u8]) -> Option<(u32, &GoalTruth)> {
-        self.goals.get(name).map(|g| (g, &self.truths[g as usize]))
+    pub fn goal(&self, name: &[u8]) -> Option<(u32, GoalTruth<'_>)> {
+        self.goals.get(name).map(|g| (g, self.truth(g)))
     }
 }
 
@@ -535,6 +709,102 @@ mod tests {
         })
     }
 
+    proptest::proptest! {
+        /// Qrels in any goal order (grouped, interleaved, goals coming back), binary or graded:
+        /// every goal's judgments and sorted grades equal a map built line by line; the counts
+        /// add up.
+        #[test]
+        fn sets_equal_a_map_of_the_lines(
+            lines in proptest::collection::vec((0u8..6, 0u8..12, 0i32..4), 1..120),
+            binary: bool,
+            grouped: bool,
+        ) {
+            use std::collections::BTreeMap;
+            let mut want: BTreeMap<String, BTreeMap<String, i32>> = BTreeMap::new();
+            let mut rows = Vec::new();
+            for &(g, l, grade) in &lines {
+                let grade = if binary { 1 } else { grade - 1 };
+                let (g, l) = (format!("g{g}"), format!("L{l}"));
+                // A repeated judgment is an error (tested elsewhere): keep the first.
+                if want.entry(g.clone()).or_default().insert(l.clone(), grade).is_none() {
+                    rows.push((g, l, grade));
+                } else {
+                    want.get_mut(&g).unwrap().insert(l.clone(), rows.iter().find(|r| r.0 == g && r.1 == l).unwrap().2);
+                }
+            }
+            if grouped {
+                // Goals in first-appearance order, each goal's lines together.
+                let order: Vec<String> = rows.iter().fold(Vec::new(), |mut v, r| {
+                    if !v.contains(&r.0) { v.push(r.0.clone()); }
+                    v
+                });
+                rows.sort_by_key(|r| order.iter().position(|g| *g == r.0));
+            }
+            let text: String = rows.iter().map(|(g, l, x)| format!("{g} 0 {l} {x}\n")).collect();
+            let s = read(&text, Format::Trec).unwrap();
+            proptest::prop_assert_eq!(s.goals.len(), want.len());
+            proptest::prop_assert_eq!(s.judgments(), rows.len());
+            proptest::prop_assert_eq!(s.rows, rows.len() as u64);
+            proptest::prop_assert_eq!(s.positive_rows, rows.iter().filter(|r| r.2 > 0).count() as u64);
+            for (g, lemmas) in &want {
+                let (_, t) = s.goal(g.as_bytes()).unwrap();
+                let got: BTreeMap<String, i32> = t
+                    .entries()
+                    .map(|(id, grade)| (String::from_utf8(s.lemmas.name(id).to_vec()).unwrap(), grade))
+                    .collect();
+                proptest::prop_assert_eq!(&got, lemmas);
+                let mut desc: Vec<i32> = lemmas.values().copied().collect();
+                desc.sort_by(|a, b| b.cmp(a));
+                proptest::prop_assert_eq!(t.grades_desc(), &desc[..]);
+                for (l, &grade) in lemmas {
+                    let id = s.lemmas.get(l.as_bytes()).unwrap();
+                    proptest::prop_assert_eq!(t.grade(id), Some(grade));
+                }
+                proptest::prop_assert!(t.judged().windows(2).all(|w| w[0] < w[1]));
+            }
+        }
+    }
+
+    #[test]
+    fn a_graded_first_goal_keeps_its_grades() {
+        // The first goal graded (no earlier judgment to fill in), then binary ones, then a
+        // goal coming back (every row held and grouped again).
+        let s = read(
+            "g 0 a 2
+g 0 b 0
+h 0 a 1
+g 0 c 1
+",
+            Format::Trec,
+        )
+        .unwrap();
+        let id = |n: &str| s.lemmas.get(n.as_bytes()).unwrap();
+        let (_, g) = s.goal(b"g").unwrap();
+        let (_, h) = s.goal(b"h").unwrap();
+        assert_eq!(
+            g.entries().collect::<Vec<_>>(),
+            vec![(id("a"), 2), (id("b"), 0), (id("c"), 1)]
+        );
+        assert_eq!(g.grades_desc(), &[2, 1, 0]);
+        assert_eq!(h.entries().collect::<Vec<_>>(), vec![(id("a"), 1)]);
+        assert_eq!(h.grades_desc(), &[1]);
+        // Binary goals first, a graded one last: the earlier grades read as 1.
+        let s = read(
+            "g 0 a 1
+h 0 a 1
+h 0 b 1
+k 0 b 3
+",
+            Format::Trec,
+        )
+        .unwrap();
+        let (_, h) = s.goal(b"h").unwrap();
+        let (_, k) = s.goal(b"k").unwrap();
+        assert_eq!(h.grades_desc(), &[1, 1]);
+        assert_eq!(k.grade(s.lemmas.get(b"b").unwrap()), Some(3));
+        assert!(k.is_graded() && !h.is_graded());
+    }
+
     #[test]
     fn qrels_with_grades() {
         let s = read(
@@ -552,7 +822,7 @@ mod tests {
             (g1.grade(a), g1.grade(b), g1.grade(c)),
             (Some(1), Some(0), None)
         );
-        assert_eq!(&*g1.grades_desc, &[1, 0]);
+        assert_eq!(g1.grades_desc(), &[1, 0]);
         let (_, g2) = s.goal(b"g2").unwrap();
         assert_eq!((g2.grade(a), g2.grade(c)), (Some(2), Some(1)));
         assert_eq!(s.positive_rows, 3);
@@ -569,7 +839,7 @@ mod tests {
         let id = |n: &str| s.lemmas.get(n.as_bytes()).unwrap();
         let (_, g1) = s.goal(b"g1").unwrap();
         assert_eq!((g1.grade(id("A")), g1.grade(id("B"))), (Some(1), Some(1)));
-        assert!(g1.grades.is_none());
+        assert!(!g1.is_graded());
         let (_, g2) = s.goal(b"g2").unwrap();
         assert_eq!((g2.grade(id("A")), g2.grade(id("C"))), (Some(2), Some(0)));
         let (_, g3) = s.goal(b"g3").unwrap();
@@ -585,11 +855,11 @@ mod tests {
 "#;
         let s = read(text, Format::Jsonl).unwrap();
         let id = |n: &str| s.lemmas.get(n.as_bytes()).unwrap();
-        assert_eq!(s.truths.len(), 3);
-        assert_eq!(s.goal(b"g0").unwrap().1.judged.len(), 0);
+        assert_eq!(s.truths().len(), 3);
+        assert_eq!(s.goal(b"g0").unwrap().1.judged(), &[] as &[u32]);
         let (_, g2) = s.goal(b"g2").unwrap();
         assert_eq!((g2.grade(id("A")), g2.grade(id("B"))), (Some(1), Some(1)));
-        assert_eq!(s.goal(b"g1").unwrap().1.judged.len(), 1);
+        assert_eq!(s.goal(b"g1").unwrap().1.len(), 1);
         // Qrels whose goals interleave: each goal gets its own rows, grades and all.
         let s = read("g 0 a 1\nh 0 b 2\ng 0 c 0\nh 0 a 1\n", Format::Trec).unwrap();
         let id = |n: &str| s.lemmas.get(n.as_bytes()).unwrap();
@@ -604,7 +874,7 @@ mod tests {
             (Some(1), Some(2), None)
         );
         assert_eq!(
-            (&*g.grades_desc, &*h.grades_desc),
+            (g.grades_desc(), h.grades_desc()),
             (&[1, 0][..], &[2, 1][..])
         );
     }

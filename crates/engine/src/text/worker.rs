@@ -32,7 +32,7 @@ struct OpenGoal<'a> {
 /// Per-goal state while its lines stream by.
 enum GoalState<'a> {
     /// Evaluated: truth known.
-    Eval { truth: &'a GoalTruth },
+    Eval { truth: GoalTruth<'a> },
     /// Lines validated but not evaluated.
     Skip,
 }
@@ -183,7 +183,7 @@ impl<'a> Worker<'a> {
         self.last_score.clear();
     }
 
-    fn truth<'t>(&self, truth: &'t GoalTruth) -> Truth<'t> {
+    fn truth<'t>(&self, truth: GoalTruth<'t>) -> Truth<'t> {
         truth_of(truth, self.opts.universe)
     }
 
