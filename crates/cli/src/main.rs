@@ -596,11 +596,25 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             ))
         }
     };
+    let started = std::time::Instant::now();
     let evaluator = builder.build_from_path(&a.actual)?;
+    let actual = evaluator.actual();
     tracing::info!(
-        goals = evaluator.actual().goals.len(),
-        lemmas = evaluator.actual().lemmas.len(),
+        goals = actual.goals.len(),
+        lemmas = actual.lemmas.len(),
         "actual sets read"
+    );
+    // Reported with the evaluation, at the end.
+    let actual_text = format!(
+        "lemma-eval: actual sets: {} goals, {} judgments of {} lemmas from {} in {:.3} s; {:.1} MB held \
+         ({:.1} MB for the judgments, the rest the names)\n",
+        actual.goals.len(),
+        actual.judgments(),
+        actual.lemmas.len(),
+        a.actual.display(),
+        started.elapsed().as_secs_f64(),
+        actual.heap_bytes() as f64 / 1e6,
+        actual.judgment_bytes() as f64 / 1e6,
     );
     // A shard is opened (and its range found) by the evaluation.
     let predictions = match a.shard {
@@ -665,9 +679,12 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     }
     out.commit()?;
     if !a.common.quiet {
-        eprint!("{}", report_text(&done.report, &done.summary.counts()));
+        eprint!(
+            "{actual_text}{}",
+            report_text(&done.report, &done.summary.counts())
+        );
     }
-    // The process ends here: freeing a million small goal sets one by one would only delay it.
+    // The process ends here: freeing the sets would only delay it.
     std::mem::forget(evaluator.into_actual());
     Ok(())
 }

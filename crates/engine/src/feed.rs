@@ -32,37 +32,49 @@ fn judged_bit(hash: u64) -> u64 {
     1 << (hash >> 58)
 }
 
-/// The current goal's judged lemmas: (name hash, lemma id, grade). A few entries that stay in L1
-/// cache: the per-line relevance lookup never touches the (large) interner. A one-word filter
-/// holds bit [`judged_bit`] of each judged lemma's hash: a lemma whose bit is clear is not judged
-/// (with R judged lemmas, at most R of 64 bits are set), and costs no probe.
+/// The current goal's judged lemmas: (name hash, where the name lies in `names`, grade), and
+/// their names, copied. A few entries that stay in L1 cache: the per-line relevance lookup never
+/// touches the (large) interner, not even to compare a name whose hash matches. A one-word
+/// filter holds bit [`judged_bit`] of each judged lemma's hash: a lemma whose bit is clear is not
+/// judged (with R judged lemmas, at most R of 64 bits are set), and costs no probe.
 #[derive(Default)]
 pub(crate) struct Judged {
-    table: HashTable<(u64, u32, i32)>,
+    table: HashTable<(u64, u32, u32, i32)>,
+    names: Vec<u8>,
     bits: u64,
 }
 
 impl Judged {
-    /// Holds `truth`'s judged lemmas (named by `lemmas`) from now on.
+    /// Holds `truth`'s judged lemmas (named by `lemmas`) from now on. Their hashes and names
+    /// are read from the interner once per goal, in independent loads whose cache misses
+    /// overlap.
     pub(crate) fn set(&mut self, truth: GoalTruth<'_>, lemmas: &Interner) {
         self.table.clear();
+        self.names.clear();
         self.bits = 0;
         for (id, grade) in truth.entries() {
             let hash = lemmas.hash_of(id);
+            let name = lemmas.name(id);
+            // A goal's judged names are far below 4 GiB together (each is a line's field).
+            let start = self.names.len() as u32;
+            self.names.extend_from_slice(name);
             self.bits |= judged_bit(hash);
-            self.table.insert_unique(hash, (hash, id, grade), |e| e.0);
+            self.table
+                .insert_unique(hash, (hash, start, name.len() as u32, grade), |e| e.0);
         }
     }
 
-    /// The label of lemma `name` (whose hash under `lemmas` is `hash`) in the current goal.
+    /// The label of lemma `name` (whose hash is `hash`) in the current goal.
     #[inline]
-    pub(crate) fn label(&self, hash: u64, name: &[u8], lemmas: &Interner) -> Label {
+    pub(crate) fn label(&self, hash: u64, name: &[u8]) -> Label {
         if self.bits & judged_bit(hash) == 0 {
             // Most ranked lemmas: no judged lemma has this hash's bit, no table probe.
             return Label::UNJUDGED;
         }
         self.table
-            .find(hash, |e| e.0 == hash && same_bytes(lemmas.name(e.1), name))
-            .map_or(Label::UNJUDGED, |e| Label::judged(e.2))
+            .find(hash, |e| {
+                e.0 == hash && same_bytes(&self.names[e.1 as usize..][..e.2 as usize], name)
+            })
+            .map_or(Label::UNJUDGED, |e| Label::judged(e.3))
     }
 }

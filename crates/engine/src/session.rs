@@ -231,7 +231,7 @@ fn item(actual: &ActualSets, judged: &Judged, start: usize, name: &[u8], score: 
         hash,
         start,
         len: name.len() as u32,
-        label: judged.label(hash, name, &actual.lemmas),
+        label: judged.label(hash, name),
     }
 }
 

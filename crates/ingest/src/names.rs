@@ -65,6 +65,24 @@ impl Names {
         self.ends.is_empty()
     }
 
+    /// The bytes held (allocated capacity).
+    pub fn heap_bytes(&self) -> usize {
+        self.text.capacity() + self.ends.capacity() * std::mem::size_of::<usize>()
+    }
+
+    /// Where name `i`'s end offset lies (for a prefetch; `i` below [`Names::len`]).
+    #[inline(always)]
+    pub(crate) fn offset_at(&self, i: usize) -> *const usize {
+        &self.ends[i]
+    }
+
+    /// Where name `i`'s bytes begin (for a prefetch: reads its offsets).
+    #[inline(always)]
+    pub(crate) fn text_at(&self, i: usize) -> *const u8 {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        self.text[start..].as_ptr()
+    }
+
     /// Name `i`. Panics when `i >= len()`.
     #[inline]
     pub fn get(&self, i: usize) -> &[u8] {

@@ -52,6 +52,8 @@ pub(super) struct Worker<'a> {
     goal_stats: RankStats,
     /// The current goal's previous score.
     last_score: LastScore,
+    /// The last goal found in the actual sets (the next is looked for after it first).
+    last_goal: Option<u32>,
 }
 
 /// The previous score of the goal being read, to order the next one against: as text while the
@@ -150,6 +152,7 @@ impl<'a> Worker<'a> {
             names: Vec::new(),
             goal_stats: RankStats::default(),
             last_score: LastScore::new(opts, plan),
+            last_goal: None,
         }
     }
 
@@ -157,13 +160,15 @@ impl<'a> Worker<'a> {
     fn begin_goal(&mut self, goal: &[u8], line: u64, res: &mut BatchResult) -> GoalState<'a> {
         self.reset_goal();
         self.goal_stats = *self.ranking.stats();
-        match self.actual.goal(goal) {
+        match self.actual.goal_after(self.last_goal, goal) {
             None => {
                 res.goals.push((GoalRef::Unknown(goal.to_vec()), line));
                 self.summary.skip(GoalFate::SkippedNoActual);
                 GoalState::Skip
             }
             Some((gid, truth)) => {
+                self.last_goal = Some(gid);
+                self.actual.prefetch_after(gid);
                 res.goals.push((GoalRef::Known(gid), line));
                 let t = self.truth(truth);
                 if self.opts.skips_no_relevant(&t) {
@@ -190,7 +195,7 @@ impl<'a> Worker<'a> {
     /// The label of a lemma of the current goal.
     #[inline]
     fn label(&self, hash: u64, name: &[u8]) -> Label {
-        self.judged.label(hash, name, &self.actual.lemmas)
+        self.judged.label(hash, name)
     }
 
     /// Ends a goal: flushes ordering, finishes the accumulator, adds to the summary.
