@@ -210,6 +210,15 @@ impl<C: Ranked> RankingBuilder<C> {
         &mut self.tail.stats
     }
 
+    /// Asks for the duplicate table's slot of a lemma hashed `hash`, ranked soon (a streamed item
+    /// is ranked when the next one arrives: one line ahead).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, hash: u64) {
+        if !self.tail.distinct {
+            self.tail.dedup.prefetch(hash);
+        }
+    }
+
     /// Forgets the current goal's items: a new goal, or a goal about to be collected whole.
     pub(crate) fn reset(&mut self) {
         self.order_buf.reset();

@@ -65,6 +65,14 @@ impl SeenSet {
         self.generation << 16 | (hash >> 40) & 0xffff
     }
 
+    /// Asks for the slot where an insert of a name hashed `hash` begins (a hint ahead of
+    /// [`SeenSet::insert`]: a large goal's table does not fit the cache).
+    #[inline(always)]
+    pub fn prefetch(&self, hash: u64) {
+        let mask = self.slots.len() - 1;
+        lemma_ingest::bytes::prefetch(&self.slots[hash as usize & mask]);
+    }
+
     /// Inserts the name `data[start..end]` whose hash is `hash`; every name inserted must be
     /// followed in `data` by a delimiter (whitespace or newline, which no name contains) or end
     /// it, `hash` must be what the set's hash function gives for the name, and `data` must be

@@ -606,6 +606,83 @@ pub fn first_field(line: &[u8]) -> Option<&[u8]> {
     Some(&line[start..end])
 }
 
+/// The real line (one with a goal: not blank, not a comment) that ends at `end` (the position
+/// of its newline, or the buffer's end), or the nearest one before it: (start, end, goal).
+fn real_line_before(buf: &[u8], mut end: usize) -> Option<(usize, usize, &[u8])> {
+    loop {
+        let start = memchr::memrchr(b'\n', &buf[..end]).map_or(0, |p| p + 1);
+        if let Some(g) = first_field(&buf[start..end]) {
+            return Some((start, end, g));
+        }
+        if start == 0 {
+            return None;
+        }
+        end = start - 1;
+    }
+}
+
+/// Where the lines of the last goal of `buf` begin (`last_nl`: its last newline): just after the
+/// last line of another goal (blank and comment lines between go with the last goal); `None` when
+/// the buffer holds one goal. A goal's lines are contiguous, so a line of the last goal far back
+/// means all lines after it are the last goal's: the search gallops back (256 bytes, then twice as
+/// far each time) to a line of another goal, then halves the span between: a few dozen lines read
+/// for a goal of any length, where a walk back over every line of a 100,000-line goal read them
+/// all. (In a file whose goals are not contiguous it still cuts where the goal changes; the
+/// goal's return is reported when the batches are read.)
+fn last_goal_boundary(buf: &[u8], last_nl: usize) -> Option<usize> {
+    let (last_start, _, goal) = real_line_before(buf, last_nl)?;
+    // `hi`: the start of a line, every real line from there on `goal`'s; `lo_end`: the newline
+    // ending a real line of another goal.
+    let mut hi = last_start;
+    let mut reach = 256usize;
+    let mut lo_end = loop {
+        if hi == 0 {
+            return None;
+        }
+        let at = hi.saturating_sub(reach);
+        match first_real_line(buf, at, hi) {
+            Some((_, end, g)) if g != goal => break end,
+            Some((start, _, _)) if at > 0 => hi = start,
+            // From the buffer's first line on, every real line is `goal`'s.
+            Some(_) => return None,
+            None if at > 0 => hi = line_start(buf, at),
+            None => return None,
+        }
+        reach = reach.saturating_mul(2);
+    };
+    // Halve the span: no line starts strictly between `lo_end + 1` and `hi` at the end.
+    while lo_end + 1 < hi {
+        let mid = lo_end + 1 + (hi - lo_end - 1) / 2;
+        match first_real_line(buf, mid, hi) {
+            Some((_, end, g)) if g != goal => lo_end = end,
+            Some((start, _, _)) => hi = start,
+            // Only blank or comment lines from the line holding `mid` to `hi`: they go with the
+            // last goal.
+            None => hi = line_start(buf, mid),
+        }
+    }
+    Some(lo_end + 1)
+}
+
+/// The start of the line holding byte `at`.
+fn line_start(buf: &[u8], at: usize) -> usize {
+    memchr::memrchr(b'\n', &buf[..at]).map_or(0, |p| p + 1)
+}
+
+/// The first real line from the line holding byte `at` on, starting before `hi` (a line start
+/// after a newline): (start, end, goal).
+fn first_real_line(buf: &[u8], at: usize, hi: usize) -> Option<(usize, usize, &[u8])> {
+    let mut start = line_start(buf, at);
+    while start < hi {
+        let end = start + memchr::memchr(b'\n', &buf[start..hi]).expect("hi follows a newline");
+        if let Some(g) = first_field(&buf[start..end]) {
+            return Some((start, end, g));
+        }
+        start = end + 1;
+    }
+    None
+}
+
 impl BatchReader {
     /// Batches of about `target` bytes (grown as needed to hold the largest goal).
     pub fn new(input: Input, key: GoalKey, target: usize) -> Self {
@@ -926,23 +1003,7 @@ impl BatchReader {
         let last_nl = memchr::memrchr(b'\n', buf)?;
         match self.key {
             GoalKey::Line => Some(last_nl + 1),
-            GoalKey::FirstField => {
-                // Walk back over the lines of the trailing goal (blank and comment lines go with it).
-                let mut end = last_nl; // exclusive end of the current line (its '\n')
-                let mut goal: Option<&[u8]> = None;
-                loop {
-                    let start = memchr::memrchr(b'\n', &buf[..end]).map_or(0, |p| p + 1);
-                    match (first_field(&buf[start..end]), goal) {
-                        (Some(g), None) => goal = Some(g),
-                        (Some(g), Some(cur)) if g != cur => return Some(end + 1),
-                        _ => {}
-                    }
-                    if start == 0 {
-                        return None;
-                    }
-                    end = start - 1;
-                }
-            }
+            GoalKey::FirstField => last_goal_boundary(buf, last_nl),
         }
     }
 }
@@ -1179,6 +1240,60 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.kind, ErrorKind::Empty);
+    }
+
+    /// The last goal boundary found by walking back over every line (the obviously correct way).
+    fn boundary_by_walking(buf: &[u8], last_nl: usize) -> Option<usize> {
+        let mut end = last_nl;
+        let mut goal: Option<&[u8]> = None;
+        loop {
+            let start = memchr::memrchr(b'\n', &buf[..end]).map_or(0, |p| p + 1);
+            match (first_field(&buf[start..end]), goal) {
+                (Some(g), None) => goal = Some(g),
+                (Some(g), Some(cur)) if g != cur => return Some(end + 1),
+                _ => {}
+            }
+            if start == 0 {
+                return None;
+            }
+            end = start - 1;
+        }
+    }
+
+    proptest::proptest! {
+        /// The galloping search equals the walk on contiguous goals of any length (blank and
+        /// comment lines anywhere); on goals that come back it still cuts where the goal changes.
+        #[test]
+        fn goal_boundaries_by_galloping_equal_the_walk(
+            goals in proptest::collection::vec((0u8..4, 1usize..400, 0u8..30), 1..6),
+            junk in proptest::collection::vec(0usize..5000, 0..6),
+            contiguous: bool,
+        ) {
+            let mut text = String::new();
+            for (k, &(g, n, pad)) in goals.iter().enumerate() {
+                let g = if contiguous { k as u8 } else { g };
+                for l in 0..n {
+                    text += &format!("g{g} Q0 l{l}{} {l} 1 r\n", "x".repeat(pad as usize));
+                }
+            }
+            for &at in &junk {
+                // A blank or comment line at a line start.
+                let at = at.min(text.len());
+                let at = text[..at].rfind('\n').map_or(0, |p| p + 1);
+                text.insert_str(at, if at % 2 == 0 { "# c\n" } else { "\n" });
+            }
+            let buf = text.as_bytes();
+            let last_nl = memchr::memrchr(b'\n', buf).unwrap();
+            let got = last_goal_boundary(buf, last_nl);
+            if contiguous {
+                proptest::prop_assert_eq!(got, boundary_by_walking(buf, last_nl));
+            } else if let Some(cut) = got {
+                // The real lines on either side of the cut name different goals.
+                let before = real_line_before(buf, cut - 1).unwrap().2;
+                let after = first_real_line(buf, cut, buf.len()).unwrap().2;
+                proptest::prop_assert_ne!(before, after);
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! ([`Interner::hash`]) so that the caller can reuse the hash (for duplicate detection, say).
 
 use crate::error::{ErrorKind, InputError};
-use crate::fields::{parse_grade, same_bytes, show, split_line_checked};
+use crate::fields::{parse_grade, prefetch, same_bytes, show, split_line_checked};
 use crate::input::{Format, Input};
 use crate::names::Names;
 use crate::run::PremiseRef;
@@ -132,19 +132,6 @@ impl Slot {
     fn start(&self) -> usize {
         (self.at & ((1 << 40) - 1)) as usize
     }
-}
-
-/// Asks for the cache line at `p` ahead of its use (a hint: no effect on results).
-#[inline(always)]
-fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch never faults nor changes memory, whatever the address.
-    #[allow(unused_unsafe)]
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p.cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 impl Interner {

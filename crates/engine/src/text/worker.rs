@@ -471,6 +471,7 @@ impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
             return self.stop(e.into());
         };
         let hash = w.actual.lemmas.hash(rl.lemma);
+        w.ranking.prefetch(hash);
         let label = w.label(hash, rl.lemma);
         let it = Item {
             score,
