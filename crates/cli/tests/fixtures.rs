@@ -640,3 +640,106 @@ fn jsonl_duplicates_found_after_the_table_grows() {
         );
     }
 }
+
+/// Goals of 20,000 ranked lemmas, past the size where the duplicate table is looked up ahead:
+/// repeats anywhere (early, in the middle, among the last lines of a goal and of the file) give
+/// what the same run gives with the repeats removed beforehand (the first kept), their count
+/// in the report; under `--duplicates error` the first repeat is named with both its lines.
+#[test]
+fn deep_goals_drop_repeats_as_a_run_without_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, full, dedup) = (
+        dir.path().join("q"),
+        dir.path().join("full"),
+        dir.path().join("dedup"),
+    );
+    let mut qrels = String::new();
+    let (mut with, mut without) = (String::new(), String::new());
+    let mut repeats = 0;
+    for g in 0..3 {
+        for l in (0..20_000).step_by(997) {
+            qrels += &format!("g{g} 0 L{l} {}\n", 1 + l % 3);
+        }
+        let mut seen = std::collections::HashSet::new();
+        for rank in 0..20_000usize {
+            // Every 613th line from 8,500 on, and three of the goal's last 10, repeat earlier lemmas.
+            let repeat = (rank >= 8_500 && rank % 613 == 0) || (rank >= 19_990 && rank % 3 == g);
+            let l = if repeat { (rank * 7 + g) % 9_000 } else { rank };
+            let line = format!("g{g} Q0 L{l} {} {} t\n", rank + 1, 30_000 - rank);
+            with += &line;
+            if seen.insert(l) {
+                without += &line;
+            } else {
+                repeats += 1;
+            }
+        }
+    }
+    std::fs::write(&q, qrels).unwrap();
+    std::fs::write(&full, &with).unwrap();
+    std::fs::write(&dedup, &without).unwrap();
+    assert!(repeats > 30, "{repeats}");
+    let (q, full, dedup) = (
+        q.to_str().unwrap(),
+        full.to_str().unwrap(),
+        dedup.to_str().unwrap(),
+    );
+    let measures = ["-m", "AP", "-m", "NDCG", "-m", "R@1000", "-m", "NumRet"];
+    let eval = |run: &str, order: &str| {
+        let mut args = vec![
+            "eval",
+            q,
+            run,
+            "--per-goal",
+            "--format",
+            "tsv",
+            "--order",
+            order,
+        ];
+        args.extend_from_slice(&measures);
+        run_ok(&args)
+    };
+    for order in ["score", "file"] {
+        let (out, err) = eval(full, order);
+        let (want, _) = eval(dedup, order);
+        assert_eq!(out, want, "order {order}");
+        assert!(
+            err.contains(&format!("{repeats} duplicates dropped")),
+            "{err}"
+        );
+        assert!(
+            out.contains(&format!("all\tNumRet\t{}\n", 60_000 - repeats)),
+            "{out}"
+        );
+    }
+    let o = run(&["eval", q, full, "--duplicates", "error"]);
+    assert_eq!(o.status.code(), Some(2));
+    // The first repeat of the file, found the slow way.
+    let lemma = |line: &str| line.split(' ').nth(2).unwrap().to_string();
+    let lines: Vec<&str> = with.lines().collect();
+    let mut before = std::collections::HashSet::new();
+    let second = (0..lines.len())
+        .find(|&i| !before.insert(lemma(lines[i])))
+        .unwrap();
+    let name = lemma(lines[second]);
+    let first = lines.iter().position(|l| lemma(l) == name).unwrap();
+    assert!(
+        second > 8_192,
+        "a repeat past the looked-ahead size: {second}"
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!(
+            ":{}: lemma `{name}` appears twice in goal `g0` (first at line {})",
+            second + 1,
+            first + 1
+        )),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Runs the command, expecting success: (stdout, stderr).
+fn run_ok(args: &[&str]) -> (String, String) {
+    let o = run(args);
+    let out = stdout_ok(&o);
+    (out, String::from_utf8(o.stderr).unwrap())
+}

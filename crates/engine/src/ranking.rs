@@ -113,11 +113,21 @@ fn tie_rule(data: &[u8], ties: TieMode) -> impl Fn(&Item, &Item) -> Ordering + '
     }
 }
 
+/// Items a goal ranks before its duplicate table is taken to outgrow the cache.
+const CACHED_ITEMS: u64 = 8192;
+/// Items held back, each with its table slot asked for, in a goal beyond [`CACHED_ITEMS`].
+const AHEAD: usize = 16;
+
 /// The part after ordering: depth cut, duplicates, consumer.
 struct Tail<C> {
     consumer: C,
     /// Lemmas of the current goal ranked so far.
     dedup: SeenSet,
+    /// Past [`CACHED_ITEMS`] items, the next items for the duplicate table and the consumer, in
+    /// order: each waits [`AHEAD`] items while its table slot is fetched (the table of a deep
+    /// goal's names no longer fits the cache; a lookup that waits for memory costs several
+    /// lines' parsing).
+    ahead: std::collections::VecDeque<Item>,
     /// The caller knows the goal's lemmas are distinct (a map's keys): no duplicate table.
     distinct: bool,
     emitted: u64,
@@ -140,6 +150,29 @@ impl<C: Ranked> Tail<C> {
             self.consumer.ranked(data, &it);
             return Ok(());
         }
+        if self.emitted > CACHED_ITEMS {
+            self.dedup.prefetch(it.hash);
+            self.ahead.push_back(it);
+            if self.ahead.len() <= AHEAD {
+                return Ok(());
+            }
+            let it = self.ahead.pop_front().expect("more than AHEAD items");
+            return self.rank(data, it);
+        }
+        self.rank(data, it)
+    }
+
+    /// Ranks the items held back (the goal's end).
+    fn drain(&mut self, data: &[u8]) -> Result<(), Box<Dup>> {
+        while let Some(it) = self.ahead.pop_front() {
+            self.rank(data, it)?;
+        }
+        Ok(())
+    }
+
+    /// Ranks one item past the depth cut: dropped or refused if its lemma was ranked before.
+    #[inline(always)]
+    fn rank(&mut self, data: &[u8], it: Item) -> Result<(), Box<Dup>> {
         if let Some(first) = self.dedup.insert(data, it.hash, it.start, it.end()) {
             if self.duplicates == DuplicateMode::Error {
                 return Err(Box::new(Dup {
@@ -179,6 +212,7 @@ impl<C: Ranked> RankingBuilder<C> {
             tail: Tail {
                 consumer,
                 dedup: SeenSet::new(lemma_ingest::bytes::name_hash),
+                ahead: std::collections::VecDeque::with_capacity(AHEAD + 1),
                 distinct: false,
                 emitted: 0,
                 depth: opts.depth.unwrap_or(u64::MAX),
@@ -224,6 +258,7 @@ impl<C: Ranked> RankingBuilder<C> {
         self.order_buf.reset();
         self.items.clear();
         self.tail.dedup.clear();
+        self.tail.ahead.clear();
         self.tail.distinct = false;
         self.tail.emitted = 0;
     }
@@ -282,7 +317,7 @@ impl<C: Ranked> RankingBuilder<C> {
             }
             let r = items.drain(..).try_for_each(|it| self.tail.emit(data, it));
             self.items = items;
-            return r;
+            return r.and_then(|()| self.tail.drain(data));
         }
         if self.order == OrderMode::Score {
             let tail = &mut self.tail;
@@ -296,6 +331,6 @@ impl<C: Ranked> RankingBuilder<C> {
                 return Err(d);
             }
         }
-        Ok(())
+        self.tail.drain(data)
     }
 }
