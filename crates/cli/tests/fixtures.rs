@@ -737,6 +737,46 @@ fn deep_goals_drop_repeats_as_a_run_without_them() {
     );
 }
 
+/// In a deep goal (past the items ranked ahead), a repeat is reported before a later error on a
+/// line within the items held back: a malformed line, or a score that goes up (which would have
+/// the goal re-read and sorted).
+#[test]
+fn deep_goals_report_a_repeat_before_a_later_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q");
+    std::fs::write(&q, "g 0 L1 1\n").unwrap();
+    for (k, tail) in ["g Q0 broken\n", "g Q0 L8995 9006 99999 t\n"]
+        .iter()
+        .enumerate()
+    {
+        let mut run = String::new();
+        for rank in 0..9_000 {
+            run += &format!("g Q0 L{rank} {} {} t\n", rank + 1, 20_000 - rank);
+        }
+        // L8990 again on line 9,001, then the error 5 lines later.
+        run += "g Q0 L8990 9001 10999 t\n";
+        for rank in 9_001..9_005 {
+            run += &format!("g Q0 L{rank} {} {} t\n", rank + 1, 20_000 - rank);
+        }
+        run += tail;
+        let r = dir.path().join(format!("r{k}"));
+        std::fs::write(&r, run).unwrap();
+        let o = run_args(&q, &r, &["--duplicates", "error"]);
+        assert_eq!(o.status.code(), Some(2), "{tail}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(":9001: lemma `L8990` appears twice in goal `g` (first at line 8991)"),
+            "{tail}: {err}"
+        );
+    }
+}
+
+fn run_args(q: &std::path::Path, r: &std::path::Path, extra: &[&str]) -> Output {
+    let mut args = vec!["eval", q.to_str().unwrap(), r.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    run(&args)
+}
+
 /// Runs the command, expecting success: (stdout, stderr).
 fn run_ok(args: &[&str]) -> (String, String) {
     let o = run(args);

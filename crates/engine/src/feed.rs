@@ -39,7 +39,7 @@ fn judged_bit(hash: u64) -> u64 {
 /// judged (with R judged lemmas, at most R of 64 bits are set), and costs no probe.
 #[derive(Default)]
 pub(crate) struct Judged {
-    table: HashTable<(u64, u32, u32, i32)>,
+    table: HashTable<(u64, usize, u32, i32)>,
     names: Vec<u8>,
     bits: u64,
 }
@@ -55,8 +55,7 @@ impl Judged {
         for (id, grade) in truth.entries() {
             let hash = lemmas.hash_of(id);
             let name = lemmas.name(id);
-            // A goal's judged names are far below 4 GiB together (each is a line's field).
-            let start = self.names.len() as u32;
+            let start = self.names.len();
             self.names.extend_from_slice(name);
             self.bits |= judged_bit(hash);
             self.table
@@ -73,7 +72,7 @@ impl Judged {
         }
         self.table
             .find(hash, |e| {
-                e.0 == hash && same_bytes(&self.names[e.1 as usize..][..e.2 as usize], name)
+                e.0 == hash && same_bytes(&self.names[e.1..][..e.2 as usize], name)
             })
             .map_or(Label::UNJUDGED, |e| Label::judged(e.3))
     }

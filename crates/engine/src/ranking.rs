@@ -253,6 +253,17 @@ impl<C: Ranked> RankingBuilder<C> {
         }
     }
 
+    /// Whether no item waits to be ranked (after [`Self::finish`]).
+    pub(crate) fn holds_nothing(&self) -> bool {
+        self.tail.ahead.is_empty() && self.items.is_empty()
+    }
+
+    /// Ranks the items a deep goal holds back (a goal about to stop at an error: a repeat among
+    /// them is on an earlier line, and is reported first).
+    pub(crate) fn drain_held(&mut self, data: &[u8]) -> Result<(), Box<Dup>> {
+        self.tail.drain(data)
+    }
+
     /// Forgets the current goal's items: a new goal, or a goal about to be collected whole.
     pub(crate) fn reset(&mut self) {
         self.order_buf.reset();
@@ -294,7 +305,8 @@ impl<C: Ranked> RankingBuilder<C> {
             (Ok(Some(previous)), _) => tail.emit(data, previous).map(|()| true),
             (Ok(None), None) => Ok(true),
             (Ok(None), Some(d)) => Err(d),
-            (Err(_), _) => Ok(false),
+            // Out of order: a repeat among the items held back comes first.
+            (Err(_), _) => self.tail.drain(data).map(|()| false),
         }
     }
 

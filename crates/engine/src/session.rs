@@ -298,6 +298,7 @@ impl Session {
 
     /// Finishes the goal: its values go to the summary and back to the caller.
     fn end(&mut self, goal: &[u8]) -> Result<Pushed<'_>, EvalError> {
+        debug_assert!(self.ranking.holds_nothing(), "the ranking was finished");
         let stats = std::mem::take(self.ranking.stats());
         self.add_stats(stats);
         let values = goal_values(goal, self.ranking.consumer().acc.finish())?;
@@ -344,6 +345,12 @@ impl Session {
                 if let Err(d) = self.ranking.push(&names, Ordering::Equal, it) {
                     repeat = Some(d.second);
                     break;
+                }
+            }
+            if repeat.is_none() {
+                // The items a deep goal holds back.
+                if let Err(d) = self.ranking.finish(&names) {
+                    repeat = Some(d.second);
                 }
             }
         }

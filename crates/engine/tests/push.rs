@@ -303,6 +303,57 @@ fn generated_workload_every_way_equals_the_file() {
     check_all_ways(&q, &r, MEASURES, TieMode::Group);
 }
 
+/// A goal of 10,000 lemmas (past the items a deep goal ranks ahead) pushed as names equals the
+/// same goal pushed with descending scores: every lemma ranked, the last ones included.
+#[test]
+fn deep_ranked_pushes_rank_every_lemma() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q");
+    std::fs::write(&q, "g 0 L9995 1\ng 0 L12 1\ng 0 L8500 1\n").unwrap();
+    let ev = Evaluator::builder()
+        .measure_names(["NumRet", "AP", "RR"])
+        .unwrap()
+        .build_from_path(&q)
+        .unwrap();
+    let names: Vec<String> = (0..10_000).map(|i| format!("L{i}")).collect();
+    let scored: Vec<(String, f64)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.clone(), 20_000.0 - i as f64))
+        .collect();
+    let mut s = ev.session().unwrap();
+    let ranked = s.push_ranked("g", &names).unwrap();
+    // NumRet 10,000; AP = (1/13 + 2/8501 + 3/9996) / 3; RR = 1/13.
+    let ap = (1.0 / 13.0 + 2.0 / 8501.0 + 3.0 / 9996.0) / 3.0;
+    match ranked {
+        Pushed::Evaluated(v) => {
+            assert_eq!(v[0], Some(10_000.0));
+            assert!((v[1].unwrap() - ap).abs() < 1e-15, "{v:?}");
+            assert!((v[2].unwrap() - 1.0 / 13.0).abs() < 1e-15, "{v:?}");
+        }
+        p => panic!("{p:?}"),
+    }
+    let mut t = ev.session().unwrap();
+    let from_scores = t.push_scored("g", &scored).unwrap();
+    let mut u = ev.session().unwrap();
+    assert_eq!(u.push_ranked("g", &names).unwrap(), from_scores);
+    // A repeat among the last lemmas is still found.
+    let mut repeated = names.clone();
+    repeated[9_999] = "L9990".into();
+    let mut s = Evaluator::builder()
+        .measure_names(["NumRet"])
+        .unwrap()
+        .duplicates(lemma_eval::DuplicateMode::Error)
+        .build_from_path(&q)
+        .unwrap()
+        .session()
+        .unwrap();
+    assert_eq!(
+        s.push_ranked("g", &repeated).unwrap_err().to_string(),
+        "goal `g`: lemma `L9990` appears twice"
+    );
+}
+
 #[test]
 fn push_errors_name_the_goal() {
     let dir = tempfile::tempdir().unwrap();

@@ -627,9 +627,14 @@ fn real_line_before(buf: &[u8], mut end: usize) -> Option<(usize, usize, &[u8])>
 /// means all lines after it are the last goal's: the search gallops back (256 bytes, then twice as
 /// far each time) to a line of another goal, then halves the span between: a few dozen lines read
 /// for a goal of any length, where a walk back over every line of a 100,000-line goal read them
-/// all. (In a file whose goals are not contiguous it still cuts where the goal changes; the
-/// goal's return is reported when the batches are read.)
+/// all. In a file whose goals are not contiguous, a cut it finds is still where the goal changes
+/// (the goal's return is reported when the batches are read), but it may miss a short run of
+/// another goal and find none: past [`WALK_ABOVE`] bytes the walk over every line decides, so a
+/// malformed file cannot grow a batch without bound.
 fn last_goal_boundary(buf: &[u8], last_nl: usize) -> Option<usize> {
+    if buf.len() > WALK_ABOVE {
+        return boundary_by_walking(buf, last_nl);
+    }
     let (last_start, _, goal) = real_line_before(buf, last_nl)?;
     // `hi`: the start of a line, every real line from there on `goal`'s; `lo_end`: the newline
     // ending a real line of another goal.
@@ -662,6 +667,27 @@ fn last_goal_boundary(buf: &[u8], last_nl: usize) -> Option<usize> {
         }
     }
     Some(lo_end + 1)
+}
+
+/// Batches past this size find their cut by walking back over every line ([`last_goal_boundary`]).
+const WALK_ABOVE: usize = 256 << 20;
+
+/// The last goal boundary found by walking back over every line of the last goal.
+fn boundary_by_walking(buf: &[u8], last_nl: usize) -> Option<usize> {
+    let mut end = last_nl;
+    let mut goal: Option<&[u8]> = None;
+    loop {
+        let start = memchr::memrchr(b'\n', &buf[..end]).map_or(0, |p| p + 1);
+        match (first_field(&buf[start..end]), goal) {
+            (Some(g), None) => goal = Some(g),
+            (Some(g), Some(cur)) if g != cur => return Some(end + 1),
+            _ => {}
+        }
+        if start == 0 {
+            return None;
+        }
+        end = start - 1;
+    }
 }
 
 /// The start of the line holding byte `at`.
@@ -1240,24 +1266,6 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.kind, ErrorKind::Empty);
-    }
-
-    /// The last goal boundary found by walking back over every line (the obviously correct way).
-    fn boundary_by_walking(buf: &[u8], last_nl: usize) -> Option<usize> {
-        let mut end = last_nl;
-        let mut goal: Option<&[u8]> = None;
-        loop {
-            let start = memchr::memrchr(b'\n', &buf[..end]).map_or(0, |p| p + 1);
-            match (first_field(&buf[start..end]), goal) {
-                (Some(g), None) => goal = Some(g),
-                (Some(g), Some(cur)) if g != cur => return Some(end + 1),
-                _ => {}
-            }
-            if start == 0 {
-                return None;
-            }
-            end = start - 1;
-        }
     }
 
     proptest::proptest! {

@@ -1,7 +1,7 @@
 //! # lemma-ingest: lemma-eval's inputs, read in bounded memory
 //!
 //! This crate knows file formats and nothing of measures. It opens inputs (plain, gzip, zstd,
-//! stdin), sniffs TREC or JSONL, reads actual sets into roaring bitmaps of interned lemma ids
+//! stdin), sniffs TREC or JSONL, reads actual sets into sorted arrays of interned lemma ids
 //! ([`ActualSets`]), parses run lines and JSONL prediction records without allocating per TREC
 //! line, and cuts prediction files into batches of whole goals ([`BatchReader`]) so that workers
 //! can evaluate goals in parallel while memory stays at the batch size plus the largest goal.

@@ -1,4 +1,5 @@
-//! Actual sets in memory: interned lemma ids in roaring bitmaps, grades where they are not binary.
+//! Actual sets in memory: interned lemma ids, each goal's sorted in one shared array, grades where
+//! they are not binary.
 //!
 //! Only lemmas named by some actual set are interned; a predicted lemma the interner has never seen
 //! is unjudged (non-relevant) for every goal and is never stored. Lookups hash a name once
@@ -510,13 +511,16 @@ impl ActualSets {
         name: &[u8],
         entries: &mut [(u32, i32)],
     ) -> Result<u32, PushGoalError> {
-        let known = self.goals.len();
-        let g = self.goals.intern(name);
-        if (g as usize) < known {
+        if self.goals.get(name).is_some() {
             return Err(PushGoalError::GoalRepeated);
         }
-        self.finish_goal(g, entries)
-            .map_err(PushGoalError::LemmaRepeated)?;
+        // Checked before the goal is interned: a refused goal changes nothing.
+        entries.sort_unstable_by_key(|&(l, _)| l);
+        if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(PushGoalError::LemmaRepeated(w[0].0));
+        }
+        let g = self.goals.intern(name);
+        self.finish_goal(g, entries).expect("checked");
         Ok(g)
     }
 

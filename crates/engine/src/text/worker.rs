@@ -394,6 +394,11 @@ struct TrecLines<'w, 'a, 'd> {
 impl TrecLines<'_, '_, '_> {
     #[cold]
     fn stop(&mut self, e: EvalError) -> Step {
+        // A deep goal's items held back are on earlier lines: a repeat among them comes first.
+        let e = match (&self.cur, self.w.ranking.drain_held(self.data)) {
+            (Some(c), Err(d)) => dup_error(&self.data[c.name.0..c.name.1], self.data, &d),
+            _ => e,
+        };
         self.error = Some(e);
         Step::Stop
     }
@@ -504,8 +509,9 @@ impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
                 }
             }
             Err(d) => {
-                let e = dup_error(&data[c.name.0..c.name.1], data, &d);
-                self.stop(e)
+                // The first repeat (the items still held back come after it).
+                self.error = Some(dup_error(&data[c.name.0..c.name.1], data, &d));
+                Step::Stop
             }
         }
     }
