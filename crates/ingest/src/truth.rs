@@ -619,7 +619,7 @@ fn judgment_lines(all: &[u8], goal: &[u8], lemma: &[u8]) -> Option<(u64, u64)> {
 fn judged_twice(
     path: &Path,
     sets: &ActualSets,
-    goal: u32,
+    goal: &[u8],
     lemma: u32,
     lines: Option<(u64, u64)>,
 ) -> InputError {
@@ -632,7 +632,7 @@ fn judged_twice(
         message: format!(
             "lemma `{}` is judged twice for goal `{}`",
             show(sets.lemmas.name(lemma)),
-            show(sets.goals.name(goal))
+            show(goal)
         ),
     }
 }
@@ -788,7 +788,7 @@ impl ActualSets {
         // A lemma judged twice for a goal of the qrels.
         let twice = |sets: &ActualSets, (g, l): (u32, u32)| {
             let (goal, lemma) = (sets.goals.name(g), sets.lemmas.name(l));
-            judged_twice(&path, sets, g, l, judgment_lines(all, goal, lemma))
+            judged_twice(&path, sets, goal, l, judgment_lines(all, goal, lemma))
         };
         let (mut line_no, mut pos, mut dropped) = (0u64, 0usize, 0usize);
         while pos < all.len() {
@@ -882,9 +882,9 @@ impl ActualSets {
                             )))
                         }
                         Err(PushGoalError::LemmaRepeated(l)) => {
-                            let g = sets.goals.get(goal.as_bytes()).expect("interned");
+                            // The goal is not interned: a refused goal changes nothing.
                             let lines = Some((line_no, line_no));
-                            return Err(judged_twice(&path, &sets, g, l, lines));
+                            return Err(judged_twice(&path, &sets, goal.as_bytes(), l, lines));
                         }
                     }
                 }
@@ -1098,6 +1098,21 @@ mod tests {
         assert_eq!(i.get(&longer), Some(2));
         assert_eq!(i.get(&long[1..]), None);
         assert_eq!(i.name(2).len(), (1 << 24) + 6);
+    }
+
+    #[test]
+    fn a_jsonl_record_judging_a_lemma_twice_is_an_error() {
+        // Found by the actual_sets fuzz target (a panic): the refused goal is not interned.
+        let e = read(
+            "{\"goal_id\": \"g0\", \"premises\": [\"a\"]}\n{\"goal_id\": \"g1\", \"premises\": [\"a\", \"c\", \"c\"]}\n",
+            Format::Jsonl,
+        )
+        .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Duplicate);
+        assert_eq!(
+            e.to_string(),
+            "actual:2: lemma `c` is judged twice for goal `g1` (first at line 2)"
+        );
     }
 
     #[test]
