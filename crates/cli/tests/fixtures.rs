@@ -631,12 +631,10 @@ fn jsonl_duplicates_found_after_the_table_grows() {
         let (q, r) = (q.to_str().unwrap(), runf.to_str().unwrap());
         let o = run(&["eval", q, r, "-m", "NumRet", "--format", "tsv"]);
         assert_eq!(stdout_ok(&o), "all\tNumRet\t299\n", "escaped {escaped}");
-        let o = run(&["eval", q, r, "--duplicates", "error"]);
-        assert_eq!(o.status.code(), Some(2));
+        let err = fails(&["eval", q, r, "--duplicates", "error"]);
         assert!(
-            String::from_utf8_lossy(&o.stderr).contains("lemma `dup` appears twice in goal `g`"),
-            "escaped {escaped}: {}",
-            String::from_utf8_lossy(&o.stderr)
+            err.contains("lemma `dup` appears twice in goal `g`"),
+            "escaped {escaped}: {err}"
         );
     }
 }
@@ -711,8 +709,7 @@ fn deep_goals_drop_repeats_as_a_run_without_them() {
             "{out}"
         );
     }
-    let o = run(&["eval", q, full, "--duplicates", "error"]);
-    assert_eq!(o.status.code(), Some(2));
+    let err = fails(&["eval", q, full, "--duplicates", "error"]);
     // The first repeat of the file, found the slow way.
     let lemma = |line: &str| line.split(' ').nth(2).unwrap().to_string();
     let lines: Vec<&str> = with.lines().collect();
@@ -727,13 +724,12 @@ fn deep_goals_drop_repeats_as_a_run_without_them() {
         "a repeat past the looked-ahead size: {second}"
     );
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains(&format!(
+        err.contains(&format!(
             ":{}: lemma `{name}` appears twice in goal `g0` (first at line {})",
             second + 1,
             first + 1
         )),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
+        "{err}"
     );
 }
 
@@ -761,9 +757,8 @@ fn deep_goals_report_a_repeat_before_a_later_error() {
         run += tail;
         let r = dir.path().join(format!("r{k}"));
         std::fs::write(&r, run).unwrap();
-        let o = run_args(&q, &r, &["--duplicates", "error"]);
-        assert_eq!(o.status.code(), Some(2), "{tail}");
-        let err = String::from_utf8_lossy(&o.stderr);
+        let (q, r) = (q.to_str().unwrap(), r.to_str().unwrap());
+        let err = fails(&["eval", q, r, "--duplicates", "error"]);
         assert!(
             err.contains(":9001: lemma `L8990` appears twice in goal `g` (first at line 8991)"),
             "{tail}: {err}"
@@ -771,10 +766,11 @@ fn deep_goals_report_a_repeat_before_a_later_error() {
     }
 }
 
-fn run_args(q: &std::path::Path, r: &std::path::Path, extra: &[&str]) -> Output {
-    let mut args = vec!["eval", q.to_str().unwrap(), r.to_str().unwrap()];
-    args.extend_from_slice(extra);
-    run(&args)
+/// Runs the command, expecting the exit code of bad input (2): its stderr.
+fn fails(args: &[&str]) -> String {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}");
+    String::from_utf8(o.stderr).unwrap()
 }
 
 /// Runs the command, expecting success: (stdout, stderr).

@@ -251,7 +251,7 @@ impl Converter<'_> {
         }
         let truth = self.actual.goal(&goal.name).map(|(gid, t)| {
             self.has_truth[gid as usize] = true;
-            judged(t)
+            t.entries().collect::<Vec<_>>()
         });
         let feed = self.ranking.consumer();
         self.writer
@@ -278,7 +278,11 @@ impl Converter<'_> {
             if !done {
                 let t = self.actual.truth(gid as u32);
                 self.writer
-                    .add_goal(self.actual.goals.name(gid as u32), None, Some(&judged(t)))
+                    .add_goal(
+                        self.actual.goals.name(gid as u32),
+                        None,
+                        Some(&t.entries().collect::<Vec<_>>()),
+                    )
                     .map_err(|e| write_error(out, e))?;
             }
         }
@@ -288,9 +292,4 @@ impl Converter<'_> {
             .map_err(|e| write_error(out, e))?;
         Ok(self.report)
     }
-}
-
-/// A goal's judged lemmas with their grades.
-fn judged(t: lemma_ingest::GoalTruth<'_>) -> Vec<(u32, i32)> {
-    t.entries().collect()
 }

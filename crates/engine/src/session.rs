@@ -446,29 +446,17 @@ impl Session {
         refused: Option<EvalError>,
         distinct: bool,
     ) -> Result<Pushed<'_>, EvalError> {
-        let names = std::mem::take(&mut self.names);
         if let Some((at, len, s)) = first_not_finite(items.clone()) {
             self.report.goals_in_predictions += 1;
-            let e = push_error(
+            return Err(push_error(
                 goal,
                 format!(
                     "lemma `{}`: expected a finite score, got {s}",
-                    show(&names[at..at + len])
+                    show(&self.names[at..at + len])
                 ),
-            );
-            self.names = names;
-            return Err(e);
+            ));
         }
-        let fate = self.begin(goal, Kind::Names);
-        let fate = match fate {
-            Err(e) => {
-                self.names = names;
-                return Err(e);
-            }
-            Ok(f) => f,
-        };
-        if let Err(fate) = fate {
-            self.names = names;
+        if let Err(fate) = self.begin(goal, Kind::Names)? {
             return Ok(Pushed::Skipped(fate));
         }
         self.ranking.set_distinct(distinct);
@@ -479,6 +467,7 @@ impl Session {
         // descending order descending.
         let streamed = self.scored_order == OrderMode::File || descending(items.clone());
         self.report.goals_reordered += u64::from(!streamed);
+        let names = std::mem::take(&mut self.names);
         let actual = self.ev.actual_arc();
         let mut result = match refused {
             Some(e) => Err(e),

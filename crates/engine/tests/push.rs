@@ -310,9 +310,11 @@ fn deep_ranked_pushes_rank_every_lemma() {
     let dir = tempfile::tempdir().unwrap();
     let q = dir.path().join("q");
     std::fs::write(&q, "g 0 L9995 1\ng 0 L12 1\ng 0 L8500 1\n").unwrap();
+    // Refusing repeats: the same values for lemmas that are distinct.
     let ev = Evaluator::builder()
         .measure_names(["NumRet", "AP", "RR"])
         .unwrap()
+        .duplicates(lemma_eval::DuplicateMode::Error)
         .build_from_path(&q)
         .unwrap();
     let names: Vec<String> = (0..10_000).map(|i| format!("L{i}")).collect();
@@ -340,14 +342,7 @@ fn deep_ranked_pushes_rank_every_lemma() {
     // A repeat among the last lemmas is still found.
     let mut repeated = names.clone();
     repeated[9_999] = "L9990".into();
-    let mut s = Evaluator::builder()
-        .measure_names(["NumRet"])
-        .unwrap()
-        .duplicates(lemma_eval::DuplicateMode::Error)
-        .build_from_path(&q)
-        .unwrap()
-        .session()
-        .unwrap();
+    let mut s = ev.session().unwrap();
     assert_eq!(
         s.push_ranked("g", &repeated).unwrap_err().to_string(),
         "goal `g`: lemma `L9990` appears twice"

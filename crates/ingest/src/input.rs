@@ -610,7 +610,7 @@ pub fn first_field(line: &[u8]) -> Option<&[u8]> {
 /// of its newline, or the buffer's end), or the nearest one before it: (start, end, goal).
 fn real_line_before(buf: &[u8], mut end: usize) -> Option<(usize, usize, &[u8])> {
     loop {
-        let start = memchr::memrchr(b'\n', &buf[..end]).map_or(0, |p| p + 1);
+        let start = line_start(buf, end);
         if let Some(g) = first_field(&buf[start..end]) {
             return Some((start, end, g));
         }
@@ -674,20 +674,15 @@ const WALK_ABOVE: usize = 256 << 20;
 
 /// The last goal boundary found by walking back over every line of the last goal.
 fn boundary_by_walking(buf: &[u8], last_nl: usize) -> Option<usize> {
-    let mut end = last_nl;
-    let mut goal: Option<&[u8]> = None;
-    loop {
-        let start = memchr::memrchr(b'\n', &buf[..end]).map_or(0, |p| p + 1);
-        match (first_field(&buf[start..end]), goal) {
-            (Some(g), None) => goal = Some(g),
-            (Some(g), Some(cur)) if g != cur => return Some(end + 1),
-            _ => {}
+    let (mut start, _, goal) = real_line_before(buf, last_nl)?;
+    while start > 0 {
+        let (s, end, g) = real_line_before(buf, start - 1)?;
+        if g != goal {
+            return Some(end + 1);
         }
-        if start == 0 {
-            return None;
-        }
-        end = start - 1;
+        start = s;
     }
+    None
 }
 
 /// The start of the line holding byte `at`.

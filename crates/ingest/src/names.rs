@@ -79,15 +79,23 @@ impl Names {
     /// Where name `i`'s bytes begin (for a prefetch: reads its offsets).
     #[inline(always)]
     pub(crate) fn text_at(&self, i: usize) -> *const u8 {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        self.text[start..].as_ptr()
+        self.text[self.start(i)..].as_ptr()
+    }
+
+    /// Where name `i` starts in the buffer.
+    #[inline(always)]
+    fn start(&self, i: usize) -> usize {
+        if i == 0 {
+            0
+        } else {
+            self.ends[i - 1]
+        }
     }
 
     /// Name `i`. Panics when `i >= len()`.
     #[inline]
     pub fn get(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.text[start..self.ends[i]]
+        &self.text[self.start(i)..self.ends[i]]
     }
 
     /// The names in order.

@@ -419,6 +419,15 @@ pub struct ActualSets {
     pub rows: u64,
 }
 
+/// Sorts a goal's `(lemma id, grade)` judgments by lemma; `Err(lemma)`: one judged twice.
+fn sort_distinct(entries: &mut [(u32, i32)]) -> Result<(), u32> {
+    entries.sort_unstable_by_key(|&(l, _)| l);
+    match entries.windows(2).find(|w| w[0].0 == w[1].0) {
+        Some(w) => Err(w[0].0),
+        None => Ok(()),
+    }
+}
+
 /// Why [`ActualSets::push_goal`] refused a goal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PushGoalError {
@@ -515,23 +524,23 @@ impl ActualSets {
             return Err(PushGoalError::GoalRepeated);
         }
         // Checked before the goal is interned: a refused goal changes nothing.
-        entries.sort_unstable_by_key(|&(l, _)| l);
-        if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(PushGoalError::LemmaRepeated(w[0].0));
-        }
+        sort_distinct(entries).map_err(PushGoalError::LemmaRepeated)?;
         let g = self.goals.intern(name);
-        self.finish_goal(g, entries).expect("checked");
+        self.append_goal(g, entries);
         Ok(g)
     }
 
     /// Appends goal `g`'s judgments (the next goal id in order): sorted by lemma id, a repeated
     /// lemma refused (its id returned, nothing appended).
     fn finish_goal(&mut self, g: u32, entries: &mut [(u32, i32)]) -> Result<(), u32> {
+        sort_distinct(entries)?;
+        self.append_goal(g, entries);
+        Ok(())
+    }
+
+    /// Appends goal `g`'s judgments, sorted by lemma id and distinct.
+    fn append_goal(&mut self, g: u32, entries: &[(u32, i32)]) {
         debug_assert_eq!(g as usize, self.goal_count());
-        entries.sort_unstable_by_key(|&(l, _)| l);
-        if let Some(w) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(w[0].0);
-        }
         if self.starts.is_empty() {
             self.starts.push(0);
         }
@@ -554,7 +563,6 @@ impl ActualSets {
         self.starts.push(self.ids.len() as u64);
         self.rows += entries.len() as u64;
         self.positive_rows += entries.iter().filter(|e| e.1 > 0).count() as u64;
-        Ok(())
     }
 
     /// Every judgment as a row (goal id, lemma id, grade), the sets emptied (goals and lemmas
@@ -650,6 +658,7 @@ struct Gather<'t> {
     names: Vec<&'t [u8]>,
     ids: Vec<u32>,
     goal_ids: Vec<u32>,
+    runs: Vec<u32>,
 }
 
 /// Lines whose lemmas are interned together.
@@ -680,29 +689,32 @@ impl<'t> Gather<'t> {
         self.names.clear();
         self.names.extend(self.pending.iter().map(|p| p.1));
         sets.lemmas.intern_many(&self.names, &mut self.ids);
-        // The goals likewise, once per run of lines.
+        // The goals likewise, once per run of lines: `runs[k]` is line k's run (0: the goal the
+        // lines before these ended with; r > 0: the r-th name interned here).
         self.names.clear();
+        self.runs.clear();
         let mut last = self.last_goal.map(|(name, _)| name);
         for &(goal, _, _) in &self.pending {
             if last.is_none_or(|l| !same_bytes(l, goal)) {
                 self.names.push(goal);
                 last = Some(goal);
             }
+            self.runs.push(self.names.len() as u32);
         }
         self.goal_ids.clear();
         sets.goals.intern_many(&self.names, &mut self.goal_ids);
-        let mut next = 0;
         for k in 0..self.pending.len() {
-            let (goal, _, grade) = self.pending[k];
-            let g = match self.last_goal {
-                Some((name, id)) if same_bytes(name, goal) => id,
-                _ => {
-                    next += 1;
-                    self.goal_ids[next - 1]
-                }
+            let grade = self.pending[k].2;
+            let g = match self.runs[k] {
+                0 => self.last_goal.expect("run 0 continues the last goal").1,
+                r => self.goal_ids[r as usize - 1],
             };
-            self.last_goal = Some((goal, g));
             self.add(sets, g, self.ids[k], grade)?;
+        }
+        if let (Some(&(goal, _, _)), Some(&r)) = (self.pending.last(), self.runs.last()) {
+            if r > 0 {
+                self.last_goal = Some((goal, self.goal_ids[r as usize - 1]));
+            }
         }
         self.pending.clear();
         Ok(())
