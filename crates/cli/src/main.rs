@@ -9,10 +9,11 @@ use lemma_accum::Interpolation;
 use lemma_eval::output::{counts_text, report_text, OutFormat, Writer};
 use lemma_eval::trec::{self, TrecOptions, TrecVersion};
 use lemma_eval::{
-    DuplicateMode, EvalError, Evaluator, MatrixNames, MissingMode, OrderMode, Partial, Predictions,
-    RankingOptions, RowFn, Sink, SummaryOnly, TieMode, ZeroRelMode,
+    DuplicateMode, EvalError, Evaluator, InputKind, JoinEvaluator, MatrixNames, MissingMode,
+    OrderMode, Partial, Predictions, RankingOptions, RowFn, Sink, SummaryOnly, TieMode,
+    ZeroRelMode,
 };
-use lemma_ingest::ActualSets;
+use lemma_ingest::{ActualSets, GoalOrder, SortedQrels};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -309,6 +310,10 @@ struct EvalArgs {
     /// Accept goals whose lines are not contiguous, by buffering the whole predictions file.
     #[arg(long)]
     regroup: bool,
+    /// Read the actual sets whole before the predictions even when their goals are sorted (by
+    /// default sorted qrels are read along the predictions, a few goals at a time).
+    #[arg(long)]
+    hold_actual: bool,
     /// Relevant count needed at a recall level for IPrec/AP11.
     #[arg(long, value_enum, default_value = "textbook")]
     interpolation: Interp,
@@ -548,6 +553,12 @@ fn progress_bar(quiet: bool, size: Option<u64>) -> Option<indicatif::ProgressBar
     Some(pb)
 }
 
+/// The actual sets held whole, or sorted qrels read along the predictions.
+enum Engine {
+    Held(Evaluator),
+    Joined(JoinEvaluator),
+}
+
 fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     if a.actual == Path::new("-") && a.predicted == Path::new("-") {
         return Err(Fail(
@@ -597,25 +608,62 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         }
     };
     let started = std::time::Instant::now();
-    let evaluator = builder.build_from_path(&a.actual)?;
-    let actual = evaluator.actual();
-    tracing::info!(
-        goals = actual.goals.len(),
-        lemmas = actual.lemmas.len(),
-        "actual sets read"
-    );
-    // Reported with the evaluation, at the end.
-    let actual_text = format!(
-        "lemma-eval: actual sets: {} goals, {} judgments of {} lemmas from {} in {:.3} s; {:.1} MB held \
-         ({:.1} MB for the judgments, the rest the names)\n",
-        actual.goals.len(),
-        actual.judgments(),
-        actual.lemmas.len(),
-        a.actual.display(),
-        started.elapsed().as_secs_f64(),
-        actual.heap_bytes() as f64 / 1e6,
-        actual.judgment_bytes() as f64 / 1e6,
-    );
+    // Sorted qrels are read along the predictions (a merge join) rather than held whole, when
+    // the predictions are a plain text file evaluated whole.
+    let sorted = if a.shard.is_none()
+        && !a.hold_actual
+        && a.summary_out.is_none()
+        && !a.regroup
+        && a.predicted != Path::new("-")
+        && InputKind::of(&a.actual)? == InputKind::Text
+        && InputKind::of(&a.predicted)? == InputKind::Text
+    {
+        SortedQrels::open(&a.actual)?
+    } else {
+        None
+    };
+    let (engine, actual_text) = match sorted {
+        Some(q) => {
+            let text = format!(
+                "lemma-eval: actual sets: {} goals in {} order in {} (checked in {:.3} s), read along the \
+                 predictions",
+                q.goal_count(),
+                match q.order() {
+                    GoalOrder::Bytes => "byte",
+                    GoalOrder::Natural => "natural",
+                },
+                a.actual.display(),
+                started.elapsed().as_secs_f64(),
+            );
+            (Engine::Joined(builder.build_joined(q)), text)
+        }
+        None => {
+            let evaluator = builder.build_from_path(&a.actual)?;
+            let actual = evaluator.actual();
+            tracing::info!(
+                goals = actual.goals.len(),
+                lemmas = actual.lemmas.len(),
+                "actual sets read"
+            );
+            // Reported with the evaluation, at the end.
+            let text = format!(
+                "lemma-eval: actual sets: {} goals, {} judgments of {} lemmas from {} in {:.3} s; {:.1} MB held \
+                 ({:.1} MB for the judgments, the rest the names)\n",
+                actual.goals.len(),
+                actual.judgments(),
+                actual.lemmas.len(),
+                a.actual.display(),
+                started.elapsed().as_secs_f64(),
+                actual.heap_bytes() as f64 / 1e6,
+                actual.judgment_bytes() as f64 / 1e6,
+            );
+            (Engine::Held(evaluator), text)
+        }
+    };
+    let plan = match &engine {
+        Engine::Held(e) => e.plan().clone(),
+        Engine::Joined(j) => j.plan().clone(),
+    };
     // A shard is opened (and its range found) by the evaluation.
     let predictions = match a.shard {
         Some(shard) => Err(shard),
@@ -632,8 +680,9 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     };
     let mut out = Out::new(a.common.output.as_deref())?;
     let out_name = out.name();
+    let mut joined = None;
     let done = {
-        let mut w = Writer::new(out.writer(), a.format.into(), evaluator.plan().measures());
+        let mut w = Writer::new(out.writer(), a.format.into(), plan.measures());
         w.begin(a.per_goal).map_err(|e| write_fail(&out_name, e))?;
         let size = match &predictions {
             Ok(p) => p.size_on_disk(),
@@ -650,14 +699,21 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         } else {
             &mut SummaryOnly
         };
-        let done = match predictions {
-            Err((i, n)) => evaluator
+        let done = match (predictions, &engine) {
+            (Ok(Predictions::Text(input)), Engine::Joined(j)) => j
+                .evaluate_with_progress(input, sink, progress)
+                .map(|(done, jr)| {
+                    joined = Some(jr);
+                    (done, None)
+                }),
+            (_, Engine::Joined(_)) => unreachable!("only text predictions are joined"),
+            (Err((i, n)), Engine::Held(evaluator)) => evaluator
                 .evaluate_shard(&a.predicted, i - 1, n, sink, progress)
                 .map(|(done, partial)| (done, Some(partial))),
-            Ok(predictions) if summary_out.is_some() => evaluator
+            (Ok(predictions), Engine::Held(evaluator)) if summary_out.is_some() => evaluator
                 .evaluate_partial(predictions, sink, progress)
                 .map(|(done, partial)| (done, Some(partial))),
-            Ok(predictions) => evaluator
+            (Ok(predictions), Engine::Held(evaluator)) => evaluator
                 .evaluate_with_progress(predictions, sink, progress)
                 .map(|done| (done, None)),
         };
@@ -679,13 +735,39 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     }
     out.commit()?;
     if !a.common.quiet {
+        let actual_text = match &joined {
+            None => actual_text,
+            Some(jr) => {
+                let mut t = format!(
+                    "{actual_text}: {} goals read, at most {:.1} MB of them held at once",
+                    jr.goals_read,
+                    jr.largest_batch_bytes as f64 / 1e6
+                );
+                match jr.fell_back_at_line {
+                    Some(line) => t.push_str(&format!(
+                        "; the predictions' goals leave that order at line {line}: the actual sets \
+                         were then read whole ({:.1} MB held)",
+                        jr.held_bytes as f64 / 1e6
+                    )),
+                    None if jr.held_bytes > 0 => t.push_str(&format!(
+                        "; the predictions cannot be joined (not a plain TREC file): read whole ({:.1} \
+                         MB held)",
+                        jr.held_bytes as f64 / 1e6
+                    )),
+                    None => {}
+                }
+                t + "\n"
+            }
+        };
         eprint!(
             "{actual_text}{}",
             report_text(&done.report, &done.summary.counts())
         );
     }
     // The process ends here: freeing the sets would only delay it.
-    std::mem::forget(evaluator.into_actual());
+    if let Engine::Held(evaluator) = engine {
+        std::mem::forget(evaluator.into_actual());
+    }
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use crate::{
     TieMode, ZeroRelMode,
 };
 use lemma_accum::{Interpolation, Measure, Plan, Summary};
-use lemma_ingest::{ActualSets, ErrorKind, Input, InputError, Matrix, Names, Store};
+use lemma_ingest::{ActualSets, ErrorKind, Input, InputError, Matrix, Names, SortedQrels, Store};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -353,14 +353,21 @@ impl Evaluator {
 
     /// An error when rankings without a known universe cannot be evaluated (AUC).
     pub(crate) fn check_text_options(&self) -> Result<(), EvalError> {
-        if self.options.universe.is_none() && self.options.measures.contains(&Measure::AUC) {
-            return Err(EvalError::Options(
-                "AUC needs the universe size: pass --universe N".into(),
-            ));
-        }
-        Ok(())
+        check_text_options(&self.options)
     }
+}
 
+/// An error when rankings without a known universe cannot be evaluated (AUC).
+fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
+    if options.universe.is_none() && options.measures.contains(&Measure::AUC) {
+        return Err(EvalError::Options(
+            "AUC needs the universe size: pass --universe N".into(),
+        ));
+    }
+    Ok(())
+}
+
+impl Evaluator {
     /// The actual sets, shared.
     pub(crate) fn actual_arc(&self) -> &Arc<ActualSets> {
         &self.actual
@@ -490,16 +497,33 @@ impl EvaluatorBuilder {
         self
     }
 
-    /// The evaluator of `actual` with these options.
-    pub fn build(mut self, actual: impl Into<Arc<ActualSets>>) -> Evaluator {
+    /// The options, the default measures if none were named, and their plan.
+    fn finished(mut self) -> (EvalOptions, Arc<Plan>) {
         if self.options.measures.is_empty() {
             self.options.measures =
                 Measure::parse_all(DEFAULT_MEASURES).expect("the default measures parse");
         }
         let plan = crate::plan_for(&self.options);
+        (self.options, plan)
+    }
+
+    /// The evaluator of `actual` with these options.
+    pub fn build(self, actual: impl Into<Arc<ActualSets>>) -> Evaluator {
+        let (options, plan) = self.finished();
         Evaluator {
             actual: actual.into(),
-            options: Arc::new(self.options),
+            options: Arc::new(options),
+            plan,
+        }
+    }
+
+    /// The evaluator of sorted qrels read along the predictions, a few goals at a time (a merge
+    /// join: [`crate::join`]), not held whole.
+    pub fn build_joined(self, qrels: SortedQrels) -> JoinEvaluator {
+        let (options, plan) = self.finished();
+        JoinEvaluator {
+            qrels,
+            options,
             plan,
         }
     }
@@ -507,5 +531,58 @@ impl EvaluatorBuilder {
     /// The evaluator of the actual sets in `path` ([`read_actual`]).
     pub fn build_from_path(self, path: &Path) -> Result<Evaluator, InputError> {
         Ok(self.build(read_actual(path)?))
+    }
+}
+
+/// Options and sorted qrels ([`SortedQrels`]), ready to evaluate text predictions with a merge
+/// join: memory independent of the number of goals when the predictions' goals come in the
+/// qrels' order.
+#[derive(Debug)]
+pub struct JoinEvaluator {
+    qrels: SortedQrels,
+    options: EvalOptions,
+    plan: Arc<Plan>,
+}
+
+impl JoinEvaluator {
+    /// The measures in output order, and what a summary holds.
+    pub fn plan(&self) -> &Arc<Plan> {
+        &self.plan
+    }
+
+    /// The qrels.
+    pub fn qrels(&self) -> &SortedQrels {
+        &self.qrels
+    }
+
+    /// Evaluates text predictions; per-goal rows go to `sink`, in the order the held pipeline
+    /// gives them ([`Evaluator::evaluate`]). Predictions the join cannot take (JSONL, a stream
+    /// or compressed file, `--regroup`) are evaluated against the whole qrels, read first.
+    pub fn evaluate_with_progress(
+        &self,
+        predictions: Input,
+        sink: &mut dyn Sink,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+    ) -> Result<(Evaluation, crate::join::JoinReport), EvalError> {
+        if crate::join::joinable(&predictions, &self.options) {
+            check_text_options(&self.options)?;
+            let (summary, report, jr) =
+                crate::join::evaluate(&self.qrels, predictions, &self.options, sink, progress)?;
+            return Ok((Evaluation { summary, report }, jr));
+        }
+        let actual = self.qrels.sets(0..self.qrels.bytes().len())?;
+        let jr = crate::join::JoinReport {
+            goals_read: actual.goal_count() as u64,
+            held_bytes: actual.heap_bytes(),
+            ..Default::default()
+        };
+        let evaluator = Evaluator {
+            actual: Arc::new(actual),
+            options: Arc::new(self.options.clone()),
+            plan: self.plan.clone(),
+        };
+        let done =
+            evaluator.evaluate_with_progress(Predictions::Text(predictions), sink, progress)?;
+        Ok((done, jr))
     }
 }

@@ -33,6 +33,7 @@ pub mod convert;
 mod evaluator;
 mod feed;
 pub mod full;
+pub mod join;
 mod options;
 mod outcome;
 pub mod output;
@@ -46,8 +47,8 @@ pub mod text;
 pub mod trec;
 
 pub use evaluator::{
-    read_actual, Evaluation, Evaluator, EvaluatorBuilder, InputKind, MatrixNames, Predictions,
-    DEFAULT_MEASURES,
+    read_actual, Evaluation, Evaluator, EvaluatorBuilder, InputKind, JoinEvaluator, MatrixNames,
+    Predictions, DEFAULT_MEASURES,
 };
 
 pub use options::{

@@ -737,6 +737,18 @@ impl BatchReader {
         }
     }
 
+    /// Starts at byte `byte`, a goal's first line, of a plain file (mapped or read by position):
+    /// `false`, nothing changed, for a stream or once batches were read.
+    pub fn start_at(&mut self, byte: u64) -> bool {
+        let plain = self.map.is_some() || self.file.is_some();
+        if !plain || self.index > 0 {
+            return false;
+        }
+        self.next_byte = byte;
+        self.bytes_read = byte;
+        true
+    }
+
     /// Decompressed bytes read so far.
     pub fn bytes_read(&self) -> u64 {
         self.bytes_read

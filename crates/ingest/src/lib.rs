@@ -24,14 +24,15 @@ mod names;
 mod npy;
 mod run;
 mod shard;
+mod sorted;
 mod store;
 mod truth;
 
 pub use error::{ErrorKind, InputError};
 pub use fields::{parse_score, show, ScoreText};
 pub use input::{
-    from_chunks, from_reader, open, open_with, Batch, BatchData, BatchReader, ChunkReader,
-    ChunkSource, Claim, Compression, Format, GoalKey, Input, Next, Source,
+    first_field, from_chunks, from_reader, open, open_with, Batch, BatchData, BatchReader,
+    ChunkReader, ChunkSource, Claim, Compression, Format, GoalKey, Input, Next, Source,
 };
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
@@ -40,6 +41,7 @@ pub use run::{
     visit_run_lines, Prediction, RunFields, RunLine, RunLineVisitor, Step, VisitedLine,
 };
 pub use shard::{open_shard, shard_range, shift_error};
+pub use sorted::{GoalOrder, SortedQrels};
 pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
 pub use truth::{ActualSets, GoalTruth, Interner, PushGoalError};
 

@@ -10,6 +10,7 @@ use crate::fields::{parse_grade, prefetch, same_bytes, show, split_line_checked}
 use crate::input::{Format, Input};
 use crate::names::Names;
 use crate::run::PremiseRef;
+use memmap2::Mmap;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -232,6 +233,9 @@ impl Interner {
     /// 3 times faster on 200,000 lemma names than one at a time).
     pub fn intern_many(&mut self, names: &[&[u8]], ids: &mut Vec<u32>) {
         const D: usize = 16;
+        if names.is_empty() {
+            return;
+        }
         if (self.names.len() + names.len()) * 4 > self.slots.len() * 3 {
             self.grow(self.names.len() + names.len());
         }
@@ -791,6 +795,26 @@ impl ActualSets {
                 &owned
             }
         };
+        let sets = Self::parse(&path, format, all, input.map.as_deref())?;
+        if sets.goals.is_empty() {
+            return Err(InputError::file(
+                ErrorKind::Empty,
+                &path,
+                "has no judgments, expected at least one line",
+            ));
+        }
+        Ok(sets)
+    }
+
+    /// The actual sets of `all` (the whole text, or whole goals' lines of it: line numbers in
+    /// errors are `all`'s), none if it has no judgment. `map`: `all` is this mapping, whose pages
+    /// are let go behind the reading.
+    pub(crate) fn parse(
+        path: &Path,
+        format: Format,
+        all: &[u8],
+        map: Option<&Mmap>,
+    ) -> Result<ActualSets, InputError> {
         let mut sets = ActualSets::default();
         // Room for the lemmas of about one judgment per 32 bytes (capped): no table regrowth on
         // qrels of typical size, little memory on small ones.
@@ -800,17 +824,17 @@ impl ActualSets {
         // A lemma judged twice for a goal of the qrels.
         let twice = |sets: &ActualSets, (g, l): (u32, u32)| {
             let (goal, lemma) = (sets.goals.name(g), sets.lemmas.name(l));
-            judged_twice(&path, sets, goal, l, judgment_lines(all, goal, lemma))
+            judged_twice(path, sets, goal, l, judgment_lines(all, goal, lemma))
         };
         let (mut line_no, mut pos, mut dropped) = (0u64, 0usize, 0usize);
         while pos < all.len() {
             line_no += 1;
             let here = pos;
-            if let (Some(m), true) = (&input.map, pos - dropped >= 32 << 20) {
+            if let (Some(m), true) = (map, pos - dropped >= 32 << 20) {
                 crate::input::drop_pages(m, dropped..pos);
                 dropped = pos;
             }
-            let err = |m: String| InputError::at(ErrorKind::Syntax, &path, line_no, here as u64, m);
+            let err = |m: String| InputError::at(ErrorKind::Syntax, path, line_no, here as u64, m);
             let mut f = [&b""[..]; 4];
             let ((count, end), utf8) = split_line_checked(all, pos, &mut f);
             pos = end + 1;
@@ -896,20 +920,13 @@ impl ActualSets {
                         Err(PushGoalError::LemmaRepeated(l)) => {
                             // The goal is not interned: a refused goal changes nothing.
                             let lines = Some((line_no, line_no));
-                            return Err(judged_twice(&path, &sets, goal.as_bytes(), l, lines));
+                            return Err(judged_twice(path, &sets, goal.as_bytes(), l, lines));
                         }
                     }
                 }
             }
         }
         gather.finish(&mut sets).map_err(|d| twice(&sets, d))?;
-        if sets.goals.is_empty() {
-            return Err(InputError::file(
-                ErrorKind::Empty,
-                &path,
-                "has no judgments, expected at least one line",
-            ));
-        }
         sets.ids.shrink_to_fit();
         sets.grades.shrink_to_fit();
         sets.grades_desc.shrink_to_fit();

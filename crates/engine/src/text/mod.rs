@@ -32,33 +32,33 @@ use regroup::{regroup, Regrouped};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
-use worker::Worker;
+pub(crate) use worker::Worker;
 
 /// A goal as the worker reports it, for the collector's contiguity check.
 #[derive(Debug)]
-enum GoalRef {
+pub(crate) enum GoalRef {
     Known(u32),
     Unknown(Vec<u8>),
 }
 
 #[derive(Debug, Default)]
-struct BatchResult {
+pub(crate) struct BatchResult {
     /// Where the batch starts in the input: error byte offsets are the batch's own.
-    first_byte: u64,
-    lines: u64,
-    goals: Vec<(GoalRef, u64)>,
-    rows: Vec<GoalRow>,
-    error: Option<EvalError>,
-    stats: Stats,
-    last_tag: Option<Vec<u8>>,
+    pub(crate) first_byte: u64,
+    pub(crate) lines: u64,
+    pub(crate) goals: Vec<(GoalRef, u64)>,
+    pub(crate) rows: Vec<GoalRow>,
+    pub(crate) error: Option<EvalError>,
+    pub(crate) stats: Stats,
+    pub(crate) last_tag: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
-struct Stats {
-    items: u64,
-    duplicates_dropped: u64,
-    beyond_depth: u64,
-    goals_reordered: u64,
+pub(crate) struct Stats {
+    pub(crate) items: u64,
+    pub(crate) duplicates_dropped: u64,
+    pub(crate) beyond_depth: u64,
+    pub(crate) goals_reordered: u64,
 }
 
 /// Evaluates `input` (predictions) against `actual`. Per-goal rows, when `rows` is given, arrive
@@ -74,6 +74,23 @@ pub fn evaluate(
     predict(actual, input, opts, rows, progress)?.finish(actual, &plan_for(opts), opts, rows)
 }
 
+/// Where an evaluation takes over from a join ([`crate::join`]) that found the predictions' goals
+/// out of order: at byte `byte` (a goal's first line) of a plain file, after `lines_before` lines.
+pub(crate) struct Resume {
+    pub(crate) byte: u64,
+    pub(crate) lines_before: u64,
+    /// Per goal of the actual sets: ranked before `byte`.
+    pub(crate) ranked: Vec<bool>,
+    /// The goals without actual sets ranked before `byte`, with their first lines.
+    pub(crate) unknown: HashMap<Vec<u8>, u64>,
+    /// The evaluation so far.
+    pub(crate) summary: Summary,
+    pub(crate) report: Report,
+}
+
+/// A goal's first line when it came before the resumed part ([`Resume`]).
+const BEFORE: u64 = u64::MAX;
+
 /// [`evaluate`] but for the goals the predictions never ranked.
 pub(crate) fn predict(
     actual: &ActualSets,
@@ -81,6 +98,18 @@ pub(crate) fn predict(
     opts: &EvalOptions,
     rows: &mut dyn RowSink,
     progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Predicted, EvalError> {
+    predict_from(actual, input, opts, rows, progress, None)
+}
+
+/// [`predict`], from where a join stopped when given `resume`.
+pub(crate) fn predict_from(
+    actual: &ActualSets,
+    input: Input,
+    opts: &EvalOptions,
+    rows: &mut dyn RowSink,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+    resume: Option<Resume>,
 ) -> Result<Predicted, EvalError> {
     let started = Instant::now();
     let plan = plan_for(opts);
@@ -92,11 +121,24 @@ pub(crate) fn predict(
         GoalKey::Line
     };
     let order = opts.ranking.order_for(format);
+    let mut first_line = vec![0u64; actual.goals.len()];
+    let mut unknown_first = HashMap::new();
+    let mut lines_before = 0;
+    let mut before = None;
     let mut report = Report {
         path: path.clone(),
         threads: opts.threads.max(1),
         ..Report::default()
     };
+    if let Some(r) = resume {
+        for (slot, _) in first_line.iter_mut().zip(&r.ranked).filter(|(_, &r)| r) {
+            *slot = BEFORE;
+        }
+        unknown_first = r.unknown;
+        lines_before = r.lines_before;
+        before = Some((r.byte, r.summary));
+        report = r.report;
+    }
     let (reader, line_map) = if opts.regroup && format == Format::Trec {
         let Regrouped {
             bytes,
@@ -116,7 +158,15 @@ pub(crate) fn predict(
         };
         (BatchReader::new(inner, key, opts.batch_bytes), Some(map))
     } else {
-        (BatchReader::new(input, key, opts.batch_bytes), None)
+        let mut reader = BatchReader::new(input, key, opts.batch_bytes);
+        if let Some((byte, _)) = &before {
+            if !reader.start_at(*byte) {
+                return Err(EvalError::Options(
+                    "internal: a join resumed on predictions that are not a plain file".into(),
+                ));
+            }
+        }
+        (reader, None)
     };
     let job = TextJob {
         actual,
@@ -138,9 +188,10 @@ pub(crate) fn predict(
         line_map: line_map.as_deref(),
         rows,
         report: &mut report,
-        first_line: vec![0u64; actual.goals.len()],
-        unknown_first: HashMap::new(),
-        lines_before: 0,
+        first_line,
+        unknown_first,
+        resumed_after: lines_before,
+        lines_before,
     };
     let (summaries, collected) = run_ordered(&job, opts.threads, |res| collector.take(res));
     // An error the collector found is about an earlier batch than any read error.
@@ -157,7 +208,10 @@ pub(crate) fn predict(
     } = collector;
     rep.lines = lines_before;
     rep.bytes = input.reader.bytes_read();
-    let mut summary = Summary::new(&plan);
+    let mut summary = match before {
+        Some((_, s)) => s,
+        None => Summary::new(&plan),
+    };
     for s in &summaries {
         summary.merge(s).expect("same plan");
     }
@@ -272,6 +326,35 @@ impl<'a> OrderedJob for TextJob<'a> {
     }
 }
 
+/// A batch's error (the batch starting at byte `first_byte`, after `lines_before` lines), with
+/// file-wide lines and bytes of `path` (`line_map`: the original lines of regrouped input).
+pub(crate) fn fix_error(
+    e: EvalError,
+    path: &Path,
+    line_map: Option<&[u64]>,
+    lines_before: u64,
+    first_byte: u64,
+) -> EvalError {
+    let original = |global: u64| {
+        line_map.map_or(global, |m| {
+            m.get(global as usize - 1).copied().unwrap_or(global)
+        })
+    };
+    match e {
+        EvalError::Input(mut ie) => {
+            ie.path = path.to_path_buf();
+            ie.line = ie.line.map(|l| original(l + lines_before));
+            ie.byte = match line_map {
+                Some(_) => None,
+                None => ie.byte.map(|b| b + first_byte),
+            };
+            ie.first_line = ie.first_line.map(|l| original(l + lines_before));
+            EvalError::Input(ie)
+        }
+        other => other,
+    }
+}
+
 /// The collector: batch results in order; contiguity, line numbers, the report, rows.
 struct Collector<'c> {
     actual: &'c ActualSets,
@@ -284,6 +367,8 @@ struct Collector<'c> {
     first_line: Vec<u64>,
     unknown_first: HashMap<Vec<u8>, u64>,
     lines_before: u64,
+    /// Lines before a resumed evaluation's first ([`Resume`]).
+    resumed_after: u64,
 }
 
 impl Collector<'_> {
@@ -296,19 +381,7 @@ impl Collector<'_> {
 
     /// A batch's error, with file-wide lines and bytes.
     fn fix(&self, e: EvalError, first_byte: u64) -> EvalError {
-        match e {
-            EvalError::Input(mut ie) => {
-                ie.path = self.path.to_path_buf();
-                ie.line = ie.line.map(|l| self.original(l + self.lines_before));
-                ie.byte = match self.line_map {
-                    Some(_) => None,
-                    None => ie.byte.map(|b| b + first_byte),
-                };
-                ie.first_line = ie.first_line.map(|l| self.original(l + self.lines_before));
-                EvalError::Input(ie)
-            }
-            other => other,
-        }
+        fix_error(e, self.path, self.line_map, self.lines_before, first_byte)
     }
 
     /// The next batch's result, in order.
@@ -341,10 +414,13 @@ impl Collector<'_> {
                     byte: None,
                     first_line: None,
                     message: format!(
-                        "goal `{name}` appears again; its lines began at line {} and were interrupted by other \
+                        "goal `{name}` appears again; its lines began {} and were interrupted by other \
                          goals. A goal's lines must be contiguous: sort the file by goal, or pass --regroup \
                          (which buffers the whole file in memory)",
-                        self.original(earlier)
+                        match earlier {
+                            BEFORE => format!("before line {}", self.resumed_after + 1),
+                            e => format!("at line {}", self.original(e)),
+                        }
                     ),
                 }));
             }

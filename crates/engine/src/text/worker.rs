@@ -37,7 +37,7 @@ enum GoalState<'a> {
     Skip,
 }
 
-pub(super) struct Worker<'a> {
+pub(crate) struct Worker<'a> {
     actual: &'a ActualSets,
     opts: &'a EvalOptions,
     /// Order, depth, duplicates; the accumulator at the end.
@@ -128,7 +128,7 @@ impl LastScore {
 }
 
 impl<'a> Worker<'a> {
-    pub(super) fn new(
+    pub(crate) fn new(
         actual: &'a ActualSets,
         opts: &'a EvalOptions,
         plan: &Arc<Plan>,
@@ -241,7 +241,7 @@ impl<'a> Worker<'a> {
 
     /// Evaluates one batch; its counts (and an error, which stops the goal's evaluation) go to
     /// `res`.
-    pub(super) fn batch(&mut self, format: Format, batch: &Batch, res: &mut BatchResult) {
+    pub(crate) fn batch(&mut self, format: Format, batch: &Batch, res: &mut BatchResult) {
         let r = match format {
             Format::Trec => self.trec_batch(batch, res),
             Format::Jsonl => self.jsonl_batch(batch, res),
@@ -256,7 +256,7 @@ impl<'a> Worker<'a> {
     }
 
     /// The summary of every goal this worker evaluated.
-    pub(super) fn into_summary(self) -> Summary {
+    pub(crate) fn into_summary(self) -> Summary {
         self.summary
     }
 

@@ -1,0 +1,383 @@
+//! Qrels sorted by goal, read a few goals at a time rather than held whole.
+//!
+//! A plain qrels file whose goals come in ascending order (byte order, as `LC_ALL=C sort` gives,
+//! or natural order, numbers within names compared as numbers: `g9` before `g10`) is checked once
+//! (one pass over its lines, no memory kept) and memory-mapped; the actual sets of any range of
+//! goals are then found by binary search and read on their own ([`SortedQrels::sets`]). Sorted
+//! means grouped: a goal's judgments are all in one place, so the judgments read for a goal are
+//! all of them.
+
+use crate::error::{ErrorKind, InputError};
+use crate::input::{first_field, open_with, Compression, Format};
+use crate::truth::ActualSets;
+use memmap2::Mmap;
+use std::cmp::Ordering;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// An order of goal names.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum GoalOrder {
+    /// Byte by byte (`LC_ALL=C sort`).
+    Bytes,
+    /// Runs of ASCII digits compared as numbers (`g9` < `g10`; `g010` < `g10`, equal in value, by
+    /// bytes), the rest byte by byte: the order of numbered goals written without padding.
+    Natural,
+}
+
+impl GoalOrder {
+    /// `a` against `b`; `Equal` only for equal names.
+    #[inline]
+    pub fn cmp(self, a: &[u8], b: &[u8]) -> Ordering {
+        match self {
+            GoalOrder::Bytes => a.cmp(b),
+            GoalOrder::Natural => natural_cmp(a, b),
+        }
+    }
+}
+
+/// Natural order: digit runs by value (fewer significant digits first, then digit by digit),
+/// other bytes by value; names equal so far (`7` and `07`) by bytes.
+fn natural_cmp(a: &[u8], b: &[u8]) -> Ordering {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
+            let run = |s: &[u8], k: usize| {
+                let end = s[k..]
+                    .iter()
+                    .position(|c| !c.is_ascii_digit())
+                    .map_or(s.len(), |e| k + e);
+                let first = s[k..end]
+                    .iter()
+                    .position(|&c| c != b'0')
+                    .map_or(end, |e| k + e);
+                (first, end)
+            };
+            let ((sa, ea), (sb, eb)) = (run(a, i), run(b, j));
+            let by_value = (ea - sa).cmp(&(eb - sb)).then(a[sa..ea].cmp(&b[sb..eb]));
+            if by_value != Ordering::Equal {
+                return by_value;
+            }
+            (i, j) = (ea, eb);
+        } else {
+            match a[i].cmp(&b[j]) {
+                Ordering::Equal => (i, j) = (i + 1, j + 1),
+                o => return o,
+            }
+        }
+    }
+    ((a.len() - i).cmp(&(b.len() - j))).then(a.cmp(b))
+}
+
+/// A plain TREC qrels file whose goals are in ascending order, mapped.
+pub struct SortedQrels {
+    path: PathBuf,
+    map: Arc<Mmap>,
+    order: GoalOrder,
+    goals: u64,
+}
+
+impl std::fmt::Debug for SortedQrels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SortedQrels")
+            .field("path", &self.path)
+            .field("order", &self.order)
+            .field("goals", &self.goals)
+            .finish()
+    }
+}
+
+impl SortedQrels {
+    /// `path` as sorted qrels, or `None` when it is not a plain (uncompressed, mappable) TREC
+    /// qrels file with at least one judgment whose goals ascend in byte or natural order (byte
+    /// order when both hold). One pass over the lines; nothing else is read or kept. Only the
+    /// first field of each line is looked at: the judgments themselves are checked when read.
+    pub fn open(path: &Path) -> Result<Option<SortedQrels>, InputError> {
+        if path == Path::new("-") {
+            return Ok(None);
+        }
+        let input = open_with(path, true)?;
+        let (Some(map), Compression::None, Format::Trec) =
+            (input.map, input.compression, input.format)
+        else {
+            return Ok(None);
+        };
+        let order = goal_order(&map, Some(&map));
+        // The pages read are let go (they are read again, a range at a time, when needed).
+        crate::input::drop_pages(&map, 0..map.len());
+        let Some((order, goals)) = order else {
+            return Ok(None);
+        };
+        let _ = map.advise(memmap2::Advice::Normal);
+        Ok(Some(SortedQrels {
+            path: input.path,
+            map,
+            order,
+            goals,
+        }))
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The order its goals ascend in.
+    pub fn order(&self) -> GoalOrder {
+        self.order
+    }
+
+    /// How many goals it judges.
+    pub fn goal_count(&self) -> u64 {
+        self.goals
+    }
+
+    /// Its bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Where the lines of the first goal not before `goal` begin (the file's length if none):
+    /// a binary search, some dozens of lines read.
+    pub fn lower_bound(&self, goal: &[u8]) -> usize {
+        self.partition(|g| self.order.cmp(g, goal) == Ordering::Less)
+    }
+
+    /// Where the lines of the first goal after `goal` begin (the file's length if none).
+    pub fn upper_bound(&self, goal: &[u8]) -> usize {
+        self.partition(|g| self.order.cmp(g, goal) != Ordering::Greater)
+    }
+
+    /// The first line start from which every real line's goal fails `before` (the goals that
+    /// pass come first: the file is sorted).
+    fn partition(&self, before: impl Fn(&[u8]) -> bool) -> usize {
+        let buf = &self.map[..];
+        // Real lines starting before `lo` pass; real lines starting at or after `hi` fail. `lo`
+        // is a line start; `hi` a line start or the end.
+        let (mut lo, mut hi) = (0usize, buf.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let t = memchr::memrchr(b'\n', &buf[lo..mid]).map_or(lo, |p| lo + p + 1);
+            match real_line(buf, t, hi) {
+                Some((start, end, g)) => {
+                    if before(g) {
+                        lo = (end + 1).min(hi);
+                    } else {
+                        hi = start;
+                    }
+                }
+                None => hi = t,
+            }
+        }
+        lo
+    }
+
+    /// The goal of the first real line at or after line start `at` (before `end`), and where its
+    /// lines end (the next goal's first line, or `end`).
+    pub fn goal_at(&self, at: usize, end: usize) -> Option<(&[u8], usize)> {
+        let (_, _, g) = real_line(&self.map, at, end)?;
+        Some((g, self.upper_bound(g).min(end)))
+    }
+
+    /// The actual sets of the lines in `range` (whole goals' lines: bounds from
+    /// [`SortedQrels::lower_bound`] and [`SortedQrels::upper_bound`]); errors name the file's
+    /// lines and bytes.
+    pub fn sets(&self, range: Range<usize>) -> Result<ActualSets, InputError> {
+        let start = range.start;
+        ActualSets::parse(&self.path, Format::Trec, &self.map[range], None)
+            .map_err(|e| crate::shard::shift_error(e, &self.path, start as u64))
+    }
+
+    /// Lets the mapped pages of `range` go (they are read again from the file if touched).
+    pub fn release(&self, range: Range<usize>) {
+        crate::input::drop_pages(&self.map, range);
+    }
+
+    /// An error for a goal whose lines could not be found again (the file changed under the map).
+    pub fn changed(&self) -> InputError {
+        InputError::file(
+            ErrorKind::Io,
+            &self.path,
+            "changed while being read: its goals are no longer in order",
+        )
+    }
+}
+
+/// The first real line (one with a goal) starting in `[at, end)`, `at` a line start: (start,
+/// newline or end of buffer, goal).
+fn real_line(buf: &[u8], at: usize, end: usize) -> Option<(usize, usize, &[u8])> {
+    let mut start = at;
+    while start < end {
+        let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |p| start + p);
+        if let Some(g) = first_field(&buf[start..nl]) {
+            return Some((start, nl, g));
+        }
+        start = nl + 1;
+    }
+    None
+}
+
+/// The order `buf`'s goals ascend in, and how many there are; `None` if they ascend in neither
+/// (or there are none). `map`: `buf` is this mapping, whose pages are let go behind the reading.
+fn goal_order(buf: &[u8], map: Option<&Mmap>) -> Option<(GoalOrder, u64)> {
+    let (mut bytes, mut natural) = (true, true);
+    let mut last: Option<&[u8]> = None;
+    let mut goals = 0u64;
+    let mut start = 0;
+    let mut dropped = 0;
+    while start < buf.len() {
+        let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |p| start + p);
+        let line = &buf[start..nl];
+        if let (Some(m), true) = (map, start - dropped >= 32 << 20) {
+            crate::input::drop_pages(m, dropped..start);
+            dropped = start;
+        }
+        start = nl + 1;
+        // Most lines repeat the goal before: one comparison of its bytes.
+        if let Some(l) = last {
+            if line.len() > l.len() && line.starts_with(l) && is_space(line[l.len()]) {
+                continue;
+            }
+        }
+        let Some(g) = first_field(line) else {
+            continue;
+        };
+        if let Some(l) = last {
+            if l == g {
+                continue;
+            }
+            bytes &= l < g;
+            natural &= natural_cmp(l, g) == Ordering::Less;
+            if !bytes && !natural {
+                return None;
+            }
+        }
+        goals += 1;
+        last = Some(g);
+    }
+    match (goals, bytes, natural) {
+        (0, _, _) => None,
+        (_, true, _) => Some((GoalOrder::Bytes, goals)),
+        _ => Some((GoalOrder::Natural, goals)),
+    }
+}
+
+fn is_space(b: u8) -> bool {
+    b == b' ' || b == b'\t' || b == b'\r'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn natural_order_compares_numbers_by_value() {
+        let ordered: [&[u8]; 9] = [
+            b"", b"a", b"g1", b"g2", b"g9", b"g010", b"g10", b"g10a", b"h",
+        ];
+        for (i, a) in ordered.iter().enumerate() {
+            for (j, b) in ordered.iter().enumerate() {
+                assert_eq!(natural_cmp(a, b), i.cmp(&j), "{a:?} {b:?}");
+            }
+        }
+        assert_eq!(natural_cmp(b"x7y", b"x07y"), Ordering::Greater);
+        assert_eq!(natural_cmp(b"1.10", b"1.9"), Ordering::Greater);
+    }
+
+    fn sorted(text: &str) -> Option<(GoalOrder, u64)> {
+        goal_order(text.as_bytes(), None)
+    }
+
+    #[test]
+    fn the_order_is_found_or_refused() {
+        assert_eq!(sorted("a 0 x 1\nb 0 x 1\n"), Some((GoalOrder::Bytes, 2)));
+        assert_eq!(
+            sorted("g9 0 x 1\ng10 0 x 1\ng10 0 y 1\n"),
+            Some((GoalOrder::Natural, 2))
+        );
+        // Back to a goal seen before: not grouped, so not sorted.
+        assert_eq!(sorted("a 0 x 1\nb 0 x 1\na 0 y 1\n"), None);
+        assert_eq!(sorted("b 0 x 1\na 0 x 1\n"), None);
+        // Blank and comment lines are passed over; a goal that is a prefix of the next is not
+        // taken for it.
+        assert_eq!(
+            sorted("# c\na 0 x 1\n\nab 0 x 1\nab\t0 y 1\n"),
+            Some((GoalOrder::Bytes, 2))
+        );
+        assert_eq!(sorted("# nothing\n"), None);
+    }
+
+    fn qrels(goals: &[u32], order: GoalOrder) -> (tempfile::NamedTempFile, Vec<String>) {
+        let mut names: Vec<String> = goals.iter().map(|g| format!("g{g}")).collect();
+        names.sort_by(|a, b| order.cmp(a.as_bytes(), b.as_bytes()));
+        names.dedup();
+        let mut text = String::new();
+        for (k, n) in names.iter().enumerate() {
+            if k % 3 == 0 {
+                text.push_str("# a comment\n\n");
+            }
+            for l in 0..=(k % 3) {
+                text.push_str(&format!("{n} 0 L{l} 1\n"));
+            }
+        }
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut f, text.as_bytes()).unwrap();
+        (f, names)
+    }
+
+    proptest! {
+        /// Bounds found by binary search equal those found by reading every line, for goals in
+        /// the file and between them, and the sets read from a goal's range are its judgments.
+        #[test]
+        fn bounds_agree_with_a_walk(goals in prop::collection::vec(0u32..200, 1..40), probe in 0u32..220, natural in any::<bool>()) {
+            let order = if natural { GoalOrder::Natural } else { GoalOrder::Bytes };
+            let (f, names) = qrels(&goals, order);
+            let q = SortedQrels::open(f.path()).unwrap().expect("sorted");
+            prop_assert_eq!(q.goal_count(), names.len() as u64);
+            // Byte order when the goals ascend in both.
+            let order = q.order();
+            let buf = q.bytes();
+            let key = format!("g{probe}");
+            // The walk: the first real line whose goal is not before (after) the key.
+            let walk = |pass: &dyn Fn(&[u8]) -> bool| {
+                let mut at = 0;
+                while let Some((s, e, g)) = real_line(buf, at, buf.len()) {
+                    if !pass(g) {
+                        return s;
+                    }
+                    at = e + 1;
+                }
+                buf.len()
+            };
+            let k = key.as_bytes();
+            let lo = q.lower_bound(k);
+            let hi = q.upper_bound(k);
+            prop_assert_eq!(real_line(buf, lo, buf.len()).map(|l| l.0).unwrap_or(buf.len()),
+                walk(&|g| order.cmp(g, k) == Ordering::Less));
+            prop_assert_eq!(real_line(buf, hi, buf.len()).map(|l| l.0).unwrap_or(buf.len()),
+                walk(&|g| order.cmp(g, k) != Ordering::Greater));
+            let sets = q.sets(lo..hi).unwrap();
+            match names.iter().position(|n| n == &key) {
+                Some(k) => {
+                    prop_assert_eq!(sets.goal_count(), 1);
+                    prop_assert_eq!(sets.judgments(), k % 3 + 1);
+                }
+                None => prop_assert_eq!(sets.goal_count(), 0),
+            }
+        }
+    }
+
+    #[test]
+    fn an_error_in_a_range_names_the_files_line() {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        std::io::Write::write_all(&mut f, b"a 0 x 1\nb 0 x 1\nb 0 y z\n").unwrap();
+        let q = SortedQrels::open(f.path()).unwrap().unwrap();
+        let lo = q.lower_bound(b"b");
+        assert_eq!(lo, 8);
+        let e = q.sets(lo..q.upper_bound(b"b")).unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert!(e.message.contains("integer grade"), "{}", e.message);
+    }
+}
