@@ -18,11 +18,12 @@ use crate::options::{plan_for, EvalOptions, OrderMode};
 use crate::outcome::{evaluate_unseen, EvalError, Predicted, Report};
 use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink as RowSink;
-use crate::text::{self, BatchResult, GoalRef, Resume};
+use crate::text::{self, BatchResult, GoalRef, Resume, SharedInput};
 use hashbrown::{HashMap, HashSet};
 use lemma_accum::{Plan, Summary};
 use lemma_ingest::{
-    first_field, BatchReader, Format, GoalKey, GoalOrder, Input, InputError, Next, SortedQrels,
+    first_goal, last_goal, BatchReader, Format, GoalKey, GoalOrder, Input, InputError, Next,
+    SortedQrels,
 };
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -68,7 +69,6 @@ pub(crate) fn evaluate(
     let started = Instant::now();
     let plan = plan_for(opts);
     let path = input.path.clone();
-    let reopen = input.path.clone();
     let order = opts.ranking.order_for(Format::Trec);
     let job = JoinJob {
         qrels,
@@ -77,11 +77,11 @@ pub(crate) fn evaluate(
         order,
         want_rows: rows.wants_rows(),
         progress,
-        input: Mutex::new(Shared {
-            reader: BatchReader::new(input, GoalKey::FirstField, opts.batch_bytes),
-            done: false,
-            error: None,
-        }),
+        input: SharedInput::new(BatchReader::new(
+            input,
+            GoalKey::FirstField,
+            opts.batch_bytes,
+        )),
     };
     let mut report = Report {
         path: path.clone(),
@@ -123,7 +123,7 @@ pub(crate) fn evaluate(
             return fall_back(
                 qrels,
                 FallBack {
-                    reopen,
+                    reopen: path.clone(),
                     byte,
                     lines_before,
                     last,
@@ -160,7 +160,7 @@ pub(crate) fn evaluate(
         while start < range.end {
             let mut end = (start + (4 << 20)).min(range.end);
             if end < range.end {
-                end = match qrels.goal_at(line_start(qrels.bytes(), end), range.end) {
+                end = match qrels.goal_at(end, range.end) {
                     Some((_, e)) => e,
                     None => range.end,
                 };
@@ -181,11 +181,6 @@ pub(crate) fn evaluate(
     }
     report.elapsed = started.elapsed();
     Ok((summary, report, jr))
-}
-
-/// The start of the line holding byte `at`.
-fn line_start(buf: &[u8], at: usize) -> usize {
-    memchr::memrchr(b'\n', &buf[..at]).map_or(0, |p| p + 1)
 }
 
 fn push_range(pending: &mut Vec<Pending>, r: Range<usize>) {
@@ -250,7 +245,7 @@ fn fall_back(
         byte: f.byte,
         lines_before: f.lines_before,
         ranked,
-        unknown: f.unknown.into_iter().collect(),
+        unknown: f.unknown,
         summary: f.summary,
         report: f.report,
     };
@@ -262,12 +257,6 @@ fn fall_back(
     Ok((summary, report, jr))
 }
 
-struct Shared {
-    reader: BatchReader,
-    done: bool,
-    error: Option<InputError>,
-}
-
 struct JoinJob<'a> {
     qrels: &'a SortedQrels,
     opts: &'a EvalOptions,
@@ -275,7 +264,7 @@ struct JoinJob<'a> {
     order: OrderMode,
     want_rows: bool,
     progress: Option<&'a (dyn Fn(u64) + Sync)>,
-    input: Mutex<Shared>,
+    input: Mutex<SharedInput>,
 }
 
 /// A batch's result, with what the join needs.
@@ -307,28 +296,7 @@ impl<'a> OrderedJob for JoinJob<'a> {
     }
 
     fn next(&self, buf: &mut Self::Worker, window: &Window) -> Option<(u64, Next)> {
-        let mut input = self.input.lock().expect("input");
-        if input.done {
-            return None;
-        }
-        window.wait_for(input.reader.next_index());
-        match input.reader.next(buf) {
-            Ok(Some(next)) => {
-                if let Some(p) = self.progress {
-                    p(input.reader.bytes_read());
-                }
-                Some((next.index(), next))
-            }
-            Ok(None) => {
-                input.done = true;
-                None
-            }
-            Err(e) => {
-                input.done = true;
-                input.error = Some(e);
-                None
-            }
-        }
+        SharedInput::next(&self.input, buf, window, self.progress)
     }
 
     fn run(&self, buf: &mut Self::Worker, _: u64, next: Next) -> Joined {
@@ -419,16 +387,6 @@ impl<'a> OrderedJob for JoinJob<'a> {
     fn finish(&self, _: Self::Worker) {}
 }
 
-/// The first goal of TREC lines.
-fn first_goal(data: &[u8]) -> Option<&[u8]> {
-    data.split(|&b| b == b'\n').find_map(first_field)
-}
-
-/// The last goal of TREC lines.
-fn last_goal(data: &[u8]) -> Option<&[u8]> {
-    data.rsplit(|&b| b == b'\n').find_map(first_field)
-}
-
 /// Why the collector stopped.
 enum Stop {
     Error(EvalError),
@@ -512,16 +470,11 @@ impl Collector<'_> {
             }
         }
         self.lines_before += j.res.lines;
-        let report = &mut *self.report;
-        let res = &mut j.res;
-        report.items += res.stats.items;
-        report.duplicates_dropped += res.stats.duplicates_dropped;
-        report.beyond_depth += res.stats.beyond_depth;
-        report.goals_reordered += res.stats.goals_reordered;
-        if let Some(tag) = res.last_tag.take() {
-            report.runid = tag;
+        self.report.add(&j.res.stats);
+        if let Some(tag) = j.res.last_tag.take() {
+            self.report.runid = tag;
         }
-        for row in res.rows.drain(..) {
+        for row in j.res.rows.drain(..) {
             self.rows
                 .row(row)
                 .map_err(|e| Stop::Error(EvalError::Sink(e)))?;

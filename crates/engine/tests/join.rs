@@ -40,20 +40,18 @@ fn error_key(e: EvalError) -> String {
     }
 }
 
+/// The summary as text: every aggregate's bits and the goal counts.
+fn key(s: &lemma_accum::Summary) -> String {
+    format!("{:?} {:?}", s.aggregates(), s.counts())
+}
+
 fn held(qrels: &Path, run: &Path, threads: usize, batch: usize) -> Outcome {
     let ev = builder(threads, batch).build(ActualSets::read_path(qrels).unwrap());
     let mut rows = Vec::new();
     let done = ev
         .evaluate(Predictions::open(run, None, false).unwrap(), &mut rows)
         .map_err(error_key)?;
-    Ok((
-        format!(
-            "{:?} {:?}",
-            done.summary.aggregates(),
-            done.summary.counts()
-        ),
-        rows,
-    ))
+    Ok((key(&done.summary), rows))
 }
 
 fn joined(qrels: &Path, run: &Path, threads: usize, batch: usize) -> (Outcome, Option<JoinReport>) {
@@ -61,17 +59,7 @@ fn joined(qrels: &Path, run: &Path, threads: usize, batch: usize) -> (Outcome, O
     let ev = builder(threads, batch).build_joined(q);
     let mut rows = Vec::new();
     match ev.evaluate_with_progress(lemma_ingest::open(run).unwrap(), &mut rows, None) {
-        Ok((done, jr)) => (
-            Ok((
-                format!(
-                    "{:?} {:?}",
-                    done.summary.aggregates(),
-                    done.summary.counts()
-                ),
-                rows,
-            )),
-            Some(jr),
-        ),
+        Ok((done, jr)) => (Ok((key(&done.summary), rows)), Some(jr)),
         Err(e) => (Err(error_key(e)), None),
     }
 }

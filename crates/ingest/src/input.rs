@@ -564,13 +564,18 @@ pub struct BatchReader {
 }
 
 /// The goal key of the first line of `lines` that has one.
-fn goal_of(lines: &[u8]) -> Option<&[u8]> {
+pub fn first_goal(lines: &[u8]) -> Option<&[u8]> {
     lines.split(|&b| b == b'\n').find_map(first_field)
+}
+
+/// The goal key of the last line of `lines` that has one.
+pub fn last_goal(lines: &[u8]) -> Option<&[u8]> {
+    real_line_before(lines, lines.len()).map(|(_, _, g)| g)
 }
 
 /// Whether `line` starts a goal other than the one of `carried` (whole lines).
 fn starts_goal(carried: &[u8], line: &[u8]) -> bool {
-    matches!((goal_of(carried), first_field(line)), (Some(g), Some(k)) if g != k)
+    matches!((first_goal(carried), first_field(line)), (Some(g), Some(k)) if g != k)
 }
 
 /// Where the first line with a goal other than `goal` starts in `c[from..]` (lines start at
@@ -855,7 +860,7 @@ impl BatchReader {
             }
             let end = match self.key {
                 GoalKey::Line => Some(from),
-                GoalKey::FirstField => next_goal(goal_of(&self.carry), &c, from),
+                GoalKey::FirstField => next_goal(first_goal(&self.carry), &c, from),
             };
             match end {
                 Some(end) => {

@@ -31,8 +31,9 @@ mod truth;
 pub use error::{ErrorKind, InputError};
 pub use fields::{parse_score, show, ScoreText};
 pub use input::{
-    first_field, from_chunks, from_reader, open, open_with, Batch, BatchData, BatchReader,
-    ChunkReader, ChunkSource, Claim, Compression, Format, GoalKey, Input, Next, Source,
+    first_field, first_goal, from_chunks, from_reader, last_goal, open, open_with, Batch,
+    BatchData, BatchReader, ChunkReader, ChunkSource, Claim, Compression, Format, GoalKey, Input,
+    Next, Source,
 };
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};

@@ -8,6 +8,7 @@
 //! all of them.
 
 use crate::error::{ErrorKind, InputError};
+use crate::fields::is_space;
 use crate::input::{first_field, open_with, Compression, Format};
 use crate::truth::ActualSets;
 use memmap2::Mmap;
@@ -173,9 +174,10 @@ impl SortedQrels {
         lo
     }
 
-    /// The goal of the first real line at or after line start `at` (before `end`), and where its
-    /// lines end (the next goal's first line, or `end`).
+    /// The goal of the first real line from the line holding byte `at` on (starting before
+    /// `end`), and where its lines end (the next goal's first line, or `end`).
     pub fn goal_at(&self, at: usize, end: usize) -> Option<(&[u8], usize)> {
+        let at = memchr::memrchr(b'\n', &self.map[..at]).map_or(0, |p| p + 1);
         let (_, _, g) = real_line(&self.map, at, end)?;
         Some((g, self.upper_bound(g).min(end)))
     }
@@ -261,10 +263,6 @@ fn goal_order(buf: &[u8], map: Option<&Mmap>) -> Option<(GoalOrder, u64)> {
         (_, true, _) => Some((GoalOrder::Bytes, goals)),
         _ => Some((GoalOrder::Natural, goals)),
     }
-}
-
-fn is_space(b: u8) -> bool {
-    b == b' ' || b == b'\t' || b == b'\r'
 }
 
 #[cfg(test)]

@@ -176,11 +176,7 @@ pub(crate) fn predict_from(
         format,
         want_rows: rows.wants_rows(),
         progress,
-        input: Mutex::new(SharedInput {
-            reader,
-            done: false,
-            error: None,
-        }),
+        input: SharedInput::new(reader),
     };
     let mut collector = Collector {
         actual,
@@ -225,10 +221,63 @@ pub(crate) fn predict_from(
 }
 
 /// The input, shared by the workers: each takes the next batch under the lock.
-struct SharedInput {
-    reader: BatchReader,
+pub(crate) struct SharedInput {
+    pub(crate) reader: BatchReader,
     done: bool,
-    error: Option<InputError>,
+    pub(crate) error: Option<InputError>,
+}
+
+impl SharedInput {
+    pub(crate) fn new(reader: BatchReader) -> Mutex<SharedInput> {
+        Mutex::new(SharedInput {
+            reader,
+            done: false,
+            error: None,
+        })
+    }
+
+    /// The next batch (a plain file's only claimed here, and read by the worker while the others
+    /// claim and read theirs), once `window` lets it be taken; `None` at the end or after an
+    /// error, which is kept.
+    pub(crate) fn next(
+        this: &Mutex<SharedInput>,
+        buf: &mut Vec<u8>,
+        window: &Window,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+    ) -> Option<(u64, Next)> {
+        let mut input = this.lock().expect("input");
+        if input.done {
+            return None;
+        }
+        window.wait_for(input.reader.next_index());
+        match input.reader.next(buf) {
+            Ok(Some(next)) => {
+                if let Some(p) = progress {
+                    p(input.reader.bytes_read());
+                }
+                Some((next.index(), next))
+            }
+            Ok(None) => {
+                input.done = true;
+                None
+            }
+            Err(e) => {
+                input.done = true;
+                input.error = Some(e);
+                None
+            }
+        }
+    }
+}
+
+impl Report {
+    /// Adds a batch's counts.
+    pub(crate) fn add(&mut self, stats: &Stats) {
+        self.items += stats.items;
+        self.duplicates_dropped += stats.duplicates_dropped;
+        self.beyond_depth += stats.beyond_depth;
+        self.goals_reordered += stats.goals_reordered;
+    }
 }
 
 /// The text pipeline as an ordered job: units are batches of whole goals. No reader thread: each
@@ -267,30 +316,7 @@ impl<'a> OrderedJob for TextJob<'a> {
     }
 
     fn next(&self, (_, buf): &mut Self::Worker, window: &Window) -> Option<(u64, Next)> {
-        let mut input = self.input.lock().expect("input");
-        if input.done {
-            return None;
-        }
-        window.wait_for(input.reader.next_index());
-        // A plain file's batch is only claimed here, and read in `run`, while the other workers
-        // claim and read theirs.
-        match input.reader.next(buf) {
-            Ok(Some(next)) => {
-                if let Some(p) = self.progress {
-                    p(input.reader.bytes_read());
-                }
-                Some((next.index(), next))
-            }
-            Ok(None) => {
-                input.done = true;
-                None
-            }
-            Err(e) => {
-                input.done = true;
-                input.error = Some(e);
-                None
-            }
-        }
+        SharedInput::next(&self.input, buf, window, self.progress)
     }
 
     fn run(&self, (w, buf): &mut Self::Worker, _: u64, next: Next) -> BatchResult {
@@ -427,13 +453,9 @@ impl Collector<'_> {
             self.report.goals_in_predictions += 1;
         }
         self.lines_before += res.lines;
-        let report = &mut *self.report;
-        report.items += res.stats.items;
-        report.duplicates_dropped += res.stats.duplicates_dropped;
-        report.beyond_depth += res.stats.beyond_depth;
-        report.goals_reordered += res.stats.goals_reordered;
+        self.report.add(&res.stats);
         if let (Some(tag), None) = (res.last_tag.take(), self.line_map) {
-            report.runid = tag;
+            self.report.runid = tag;
         }
         for row in res.rows.drain(..) {
             self.rows.row(row).map_err(EvalError::Sink)?;
