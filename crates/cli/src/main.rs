@@ -13,7 +13,7 @@ use lemma_eval::{
     OrderMode, Partial, Predictions, RankingOptions, RowFn, Sink, SummaryOnly, TieMode,
     ZeroRelMode,
 };
-use lemma_ingest::{ActualSets, GoalOrder, SortedQrels};
+use lemma_ingest::{ActualSets, GoalOrder, SortedQrels, SpillOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -281,6 +281,50 @@ struct Common {
     verbose: u8,
 }
 
+/// The memory budget of what must be sorted or held.
+#[derive(Args)]
+struct MemoryArg {
+    /// Memory for what must be sorted or held: runs whose goals are not contiguous (--regroup,
+    /// trec_eval), qrels whose goals are not in order and too large to hold (about half their
+    /// size). Beyond it they are sorted on disk, in TMPDIR. 512M, 2G, 1.5G (binary units), or bytes.
+    #[arg(long = "memory", value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
+    memory: usize,
+}
+
+impl MemoryArg {
+    fn spill(&self) -> SpillOptions {
+        SpillOptions {
+            memory: self.memory,
+            dir: None,
+        }
+    }
+}
+
+/// `512M`, `2G`, `1.5G`, `64K` (binary units) or a number of bytes.
+fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => (&t[..i], t[i..].to_ascii_uppercase()),
+        None => (t, String::new()),
+    };
+    let scale: u64 = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return Err(format!("`{s}`: expected a size such as 512M, 2G or 1.5G")),
+    };
+    let n: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a size such as 512M, 2G or 1.5G"))?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(format!("`{s}`: expected a positive size"));
+    }
+    Ok((n * scale as f64).min(usize::MAX as f64) as usize)
+}
+
 #[derive(Args)]
 struct EvalArgs {
     /// Actual sets: TREC qrels (`goal iter lemma grade`) or JSONL; plain, .gz, .zst, or - for stdin.
@@ -314,6 +358,8 @@ struct EvalArgs {
     /// default sorted qrels are read along the predictions, a few goals at a time).
     #[arg(long)]
     hold_actual: bool,
+    #[command(flatten)]
+    memory: MemoryArg,
     /// Relevant count needed at a recall level for IPrec/AP11.
     #[arg(long, value_enum, default_value = "textbook")]
     interpolation: Interp,
@@ -392,6 +438,8 @@ struct TrecArgs {
     /// Print lemma-eval's report on stderr (trec_eval prints none).
     #[arg(long)]
     report: bool,
+    #[command(flatten)]
+    memory: MemoryArg,
     qrels: PathBuf,
     run: PathBuf,
     #[command(flatten)]
@@ -556,7 +604,7 @@ fn progress_bar(quiet: bool, size: Option<u64>) -> Option<indicatif::ProgressBar
 /// The actual sets held whole, or sorted qrels read along the predictions.
 enum Engine {
     Held(Evaluator),
-    Joined(JoinEvaluator),
+    Joined(Box<JoinEvaluator>),
 }
 
 fn run_eval(a: EvalArgs) -> Result<(), Fail> {
@@ -584,6 +632,7 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             ZeroRelMode::Skip
         })
         .regroup(a.regroup)
+        .spill(a.memory.spill())
         .universe(a.universe);
     if let Some(t) = a.common.threads {
         builder = builder.threads(t);
@@ -613,29 +662,40 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     let sorted = if a.shard.is_none()
         && !a.hold_actual
         && a.summary_out.is_none()
-        && !a.regroup
-        && a.predicted != Path::new("-")
+        && (a.predicted != Path::new("-") || a.regroup)
         && InputKind::of(&a.actual)? == InputKind::Text
         && InputKind::of(&a.predicted)? == InputKind::Text
     {
-        SortedQrels::open(&a.actual)?
+        match SortedQrels::open(&a.actual)? {
+            Some(q) => Some((q, None)),
+            // Not in order: held, unless held they would not fit in the budget (about half
+            // the file's size); then sorted on disk.
+            None if std::fs::metadata(&a.actual)
+                .is_ok_and(|m| m.is_file() && m.len() / 2 > a.memory.memory as u64) =>
+            {
+                SortedQrels::sort(&a.actual, &a.memory.spill())?.map(|(q, r)| (q, Some(r)))
+            }
+            None => None,
+        }
     } else {
         None
     };
     let (engine, actual_text) = match sorted {
-        Some(q) => {
+        Some((q, sorted)) => {
             let text = format!(
-                "lemma-eval: actual sets: {} goals in {} order in {} (checked in {:.3} s), read along the \
-                 predictions",
+                "lemma-eval: actual sets: {} goals in {} order in {} ({}), read along the predictions",
                 q.goal_count(),
                 match q.order() {
                     GoalOrder::Bytes => "byte",
                     GoalOrder::Natural => "natural",
                 },
                 a.actual.display(),
-                started.elapsed().as_secs_f64(),
+                match sorted {
+                    None => format!("checked in {:.3} s", started.elapsed().as_secs_f64()),
+                    Some(r) => format!("not in order: {r}"),
+                },
             );
-            (Engine::Joined(builder.build_joined(q)), text)
+            (Engine::Joined(Box::new(builder.build_joined(q))), text)
         }
         None => {
             let evaluator = builder.build_from_path(&a.actual)?;
@@ -743,18 +803,26 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
                     jr.goals_read,
                     jr.largest_batch_bytes as f64 / 1e6
                 );
-                match jr.fell_back_at_line {
-                    Some(line) => t.push_str(&format!(
+                if let Some(line) = jr.held_from_line {
+                    t.push_str(&format!(
                         "; the predictions' goals leave that order at line {line}: the actual sets \
                          were then read whole ({:.1} MB held)",
                         jr.held_bytes as f64 / 1e6
-                    )),
-                    None if jr.held_bytes > 0 => t.push_str(&format!(
-                        "; the predictions cannot be joined (not a plain TREC file): read whole ({:.1} \
-                         MB held)",
+                    ));
+                } else if let Some(line) = jr.lookups_from_line {
+                    t.push_str(&format!(
+                        "; the predictions' goals leave that order at line {line}, and the actual \
+                         sets would not fit in --memory once held: from there each batch's goals \
+                         were looked up ({:.1} MB to remember those ranked)",
+                        jr.ranked_set_bytes as f64 / 1e6
+                    ));
+                }
+                if jr.held_bytes > 0 && jr.held_from_line.is_none() {
+                    t.push_str(&format!(
+                        "; the predictions cannot be joined (not a plain TREC file): read whole \
+                         ({:.1} MB held)",
                         jr.held_bytes as f64 / 1e6
-                    )),
-                    None => {}
+                    ));
                 }
                 t + "\n"
             }
@@ -830,6 +898,7 @@ fn run_trec(a: TrecArgs) -> Result<(), Fail> {
         o.threads = t.max(1);
     }
     o.mmap = a.common.mmap;
+    o.spill = a.memory.spill();
     let (text, done) = trec::run(&a.qrels, &a.run, &o).map_err(|e| Fail(e.code, e.message))?;
     let mut out = Out::new(a.common.output.as_deref())?;
     let out_name = out.name();

@@ -467,9 +467,18 @@ impl EvaluatorBuilder {
         self
     }
 
-    /// Accept goals whose lines are not contiguous by buffering the whole text input.
+    /// Accept goals whose lines are not contiguous: a TREC input's lines are first sorted by goal
+    /// (natural order: per-goal rows come in that order), in memory or on disk within
+    /// [`EvaluatorBuilder::spill`]'s budget.
     pub fn regroup(mut self, yes: bool) -> Self {
         self.options.regroup = yes;
+        self
+    }
+
+    /// The memory budget of what must be sorted (`--regroup`), and where temporary files go
+    /// beyond it (default: 1 GiB, `TMPDIR`).
+    pub fn spill(mut self, spill: lemma_ingest::SpillOptions) -> Self {
+        self.options.spill = spill;
         self
     }
 
@@ -564,13 +573,13 @@ impl JoinEvaluator {
         sink: &mut dyn Sink,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<(Evaluation, crate::join::JoinReport), EvalError> {
-        if crate::join::joinable(&predictions, &self.options) {
+        if crate::join::joinable(&predictions, &self.options, &self.qrels) {
             check_text_options(&self.options)?;
             let (summary, report, jr) =
                 crate::join::evaluate(&self.qrels, predictions, &self.options, sink, progress)?;
             return Ok((Evaluation { summary, report }, jr));
         }
-        let actual = self.qrels.sets(0..self.qrels.bytes().len())?;
+        let actual = self.qrels.sets_whole()?;
         let jr = crate::join::JoinReport {
             goals_read: actual.goal_count() as u64,
             held_bytes: actual.heap_bytes(),

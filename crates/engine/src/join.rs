@@ -1,18 +1,30 @@
-//! Predictions and sorted qrels read together: a merge join, memory independent of the number of
+//! Predictions and sorted qrels read together: a join, memory independent of the number of
 //! goals.
 //!
-//! When the qrels' goals ascend ([`SortedQrels`]: checked in one pass, the file mapped, nothing
-//! held) and the predictions' goals ascend in the same order, each batch of predictions (whole
-//! goals, about 4 MiB) needs only the actual sets of the goals from its first to its last: the
-//! worker finds their lines by binary search and reads them into actual sets of their own, then
-//! evaluates the batch as the text pipeline does ([`crate::text`]). The goals of the qrels that the
-//! predictions never rank (between batches, or within a batch's range) are noted (a byte range, or
-//! a name) and evaluated at the end, in qrels order, as the held pipeline does.
+//! When the qrels' goals ascend ([`SortedQrels`]: checked in one pass and mapped, or sorted on
+//! disk first) and the predictions' goals ascend in the same order, each batch of predictions
+//! (whole goals, about 4 MiB) needs only the actual sets of the goals from its first to its last:
+//! the worker finds their lines by binary search and reads them into actual sets of their own,
+//! then evaluates the batch as the text pipeline does ([`crate::text`]). The goals of the qrels
+//! that the predictions never rank (between batches, or within a batch's range) are noted (a byte
+//! range, or a name) and evaluated at the end, in qrels order, as the held pipeline does: a merge
+//! join.
 //!
-//! Predictions whose goals do not ascend are found out at the first goal out of order: the batches
-//! before it are done (their rows given, their values summed); the whole qrels are then read as
-//! usual and the text pipeline takes over from that goal's first line, the goals ranked before
-//! it marked as ranked. The output is the same either way; only memory and time differ.
+//! Predictions whose goals leave that order (contiguous, but shuffled, or in another order) are
+//! found out at the first batch out of order. The batches before it stand. From there:
+//!
+//! - qrels that fit in the memory budget once held (about half their size; `--memory`) are read
+//!   whole, the goals ranked so far marked, and the text pipeline takes over from that batch's
+//!   first line (the held pipeline: a hash lookup per goal);
+//! - larger qrels stay mapped and every batch looks its goals up one by one (a search of a sparse
+//!   index and of one 64 KiB step of the file each, a lookup join); the qrels goals ranked are
+//!   remembered by where their lines begin, in a compressed bitmap (a few bytes per goal): a goal
+//!   ranked twice is an error, as in the held pipeline, and the goals never ranked are evaluated
+//!   at the end. The mapped pages are let go every so many searches, within the budget. Random
+//!   searches of a large file cost a few microseconds each (cache and page misses).
+//!
+//! The output is the same every way, and the same as the held pipeline's; only memory and time
+//! differ.
 
 use crate::options::{plan_for, EvalOptions, OrderMode};
 use crate::outcome::{evaluate_unseen, EvalError, Predicted, Report};
@@ -22,35 +34,49 @@ use crate::text::{self, BatchResult, GoalRef, Resume, SharedInput};
 use hashbrown::{HashMap, HashSet};
 use lemma_accum::{Plan, Summary};
 use lemma_ingest::{
-    first_goal, last_goal, BatchReader, Format, GoalKey, GoalOrder, Input, InputError, Next,
-    SortedQrels,
+    first_field, first_goal, last_goal, ActualSets, Batch, BatchReader, ErrorKind, Format, GoalKey,
+    GoalOrder, Input, InputError, LineMap, Next, SortedQrels,
 };
+use roaring::RoaringTreemap;
 use std::cmp::Ordering;
 use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// What the join did: how much of the qrels it read, and whether the held pipeline took over.
+/// What the join did: how much of the qrels it read, and how.
 #[derive(Clone, Debug, Default)]
 pub struct JoinReport {
-    /// Goals and judgments read from the qrels, in batches' ranges and at the end.
+    /// Goals read from the qrels, in batches and at the end.
     pub goals_read: u64,
     /// The most bytes of actual sets held by one batch's worker.
     pub largest_batch_bytes: usize,
-    /// The predictions' line where a goal came out of order, if one did (the whole qrels were
-    /// then read and held from there on).
-    pub fell_back_at_line: Option<u64>,
-    /// Bytes the whole actual sets then held.
+    /// The predictions' line from which their goals left the qrels' order, if they did (each
+    /// batch's goals were then looked up one by one).
+    pub lookups_from_line: Option<u64>,
+    /// Bytes of the bitmap of the goals ranked out of order.
+    pub ranked_set_bytes: usize,
+    /// The predictions' line from which their goals left the qrels' order and the qrels, small
+    /// enough for the memory budget, were read whole (the held pipeline then took over).
+    pub held_from_line: Option<u64>,
+    /// Bytes of the whole actual sets, when held: from `held_from_line` on, or when the
+    /// predictions could not be joined (JSONL, a stream).
     pub held_bytes: usize,
 }
 
-/// Whether predictions `input` can be joined with sorted qrels under `opts`: TREC lines in a
-/// plain file (so that the held pipeline can take over at any goal), not regrouped.
-pub(crate) fn joinable(input: &Input, opts: &EvalOptions) -> bool {
-    input.format == Format::Trec && (input.map.is_some() || input.file.is_some()) && !opts.regroup
+/// Whether predictions `input` can be joined with `qrels` under `opts`: TREC lines in a plain file
+/// (read again to name where a goal ranked twice began, or from a goal on by the held pipeline),
+/// or regrouped (sorted by goal in natural order: with qrels in that order, the goals never leave
+/// it).
+pub(crate) fn joinable(input: &Input, opts: &EvalOptions, qrels: &SortedQrels) -> bool {
+    input.format == Format::Trec
+        && match opts.regroup {
+            true => qrels.order() == GoalOrder::Natural,
+            false => input.map.is_some() || input.file.is_some(),
+        }
 }
 
-/// A goal of the qrels not ranked by the predictions, evaluated at the end.
+/// Goals of the qrels not ranked by the predictions, evaluated at the end.
 enum Pending {
     /// Every goal whose lines are in this range.
     Range(Range<usize>),
@@ -58,7 +84,7 @@ enum Pending {
     Goal(Vec<u8>),
 }
 
-/// Evaluates `input` against `qrels`, a merge join ([`joinable`] inputs only).
+/// Evaluates `input` against `qrels`, a join ([`joinable`] inputs only).
 pub(crate) fn evaluate(
     qrels: &SortedQrels,
     input: Input,
@@ -70,6 +96,19 @@ pub(crate) fn evaluate(
     let plan = plan_for(opts);
     let path = input.path.clone();
     let order = opts.ranking.order_for(Format::Trec);
+    let mut report = Report {
+        path: path.clone(),
+        threads: opts.threads.max(1),
+        ..Report::default()
+    };
+    // Regrouped: sorted by goal first; errors then name the input's lines through the line map.
+    let (input, line_map) = match opts.regroup {
+        true => {
+            let (inner, map) = text::grouped(input, opts, &mut report)?;
+            (inner, Some(map))
+        }
+        false => (input, None),
+    };
     let job = JoinJob {
         qrels,
         opts,
@@ -77,21 +116,19 @@ pub(crate) fn evaluate(
         order,
         want_rows: rows.wants_rows(),
         progress,
+        lookup: AtomicBool::new(false),
         input: SharedInput::new(BatchReader::new(
             input,
             GoalKey::FirstField,
             opts.batch_bytes,
         )),
     };
-    let mut report = Report {
-        path: path.clone(),
-        threads: opts.threads.max(1),
-        ..Report::default()
-    };
     let mut jr = JoinReport::default();
     let mut collector = Collector {
         qrels,
+        job: &job,
         path: &path,
+        line_map: line_map.as_ref(),
         rows,
         report: &mut report,
         join: &mut jr,
@@ -99,8 +136,12 @@ pub(crate) fn evaluate(
         lines_before: 0,
         last: None,
         pending: Vec::new(),
-        out_of_order: None,
         released: 0,
+        lookup: None,
+        ranked_goals: 0,
+        // Held actual sets take about half the qrels' size.
+        hold_out_of_order: qrels.bytes().len() / 2 <= opts.spill.memory,
+        out_of_order: None,
         summary: Summary::new(&plan),
     };
     let (_, collected) = run_ordered(&job, opts.threads, |res| collector.take(res));
@@ -109,6 +150,8 @@ pub(crate) fn evaluate(
         lines_before,
         last,
         pending,
+        lookup,
+        ranked_goals,
         out_of_order,
         mut summary,
         ..
@@ -116,9 +159,14 @@ pub(crate) fn evaluate(
     match collected {
         Ok(()) => {}
         Err(Stop::Error(e)) => return Err(e),
+        Err(Stop::OutOfOrder) if line_map.is_some() => {
+            return Err(EvalError::Options(
+                "internal: regrouped predictions left the qrels' order".into(),
+            ));
+        }
         Err(Stop::OutOfOrder) => {
             let (byte, line) = out_of_order.expect("set when stopping");
-            jr.fell_back_at_line = Some(line);
+            jr.held_from_line = Some(line);
             report.elapsed = started.elapsed();
             return fall_back(
                 qrels,
@@ -146,15 +194,29 @@ pub(crate) fn evaluate(
     }
     report.lines = lines_before;
     report.bytes = input.reader.bytes_read();
-    // The goals after the last ranked one.
-    let tail = last.as_deref().map_or(0, |l| qrels.upper_bound(l));
-    let mut pending = pending;
-    push_range(&mut pending, tail..qrels.bytes().len());
-    for p in pending {
-        let range = match p {
-            Pending::Goal(name) => qrels.lower_bound(&name)..qrels.upper_bound(&name),
-            Pending::Range(r) => r,
-        };
+    // The goals never ranked: those noted, and those after the last ranked in order (none when
+    // every goal was ranked).
+    let regions: Vec<Range<usize>> = match &lookup {
+        _ if ranked_goals == qrels.goal_count() => Vec::new(),
+        None => {
+            let mut pending = pending;
+            let tail = last.as_deref().map_or(0, |l| qrels.upper_bound(l));
+            pending.push(Pending::Range(tail..qrels.bytes().len()));
+            pending
+                .into_iter()
+                .map(|p| match p {
+                    Pending::Goal(name) => qrels.lower_bound(&name)..qrels.upper_bound(&name),
+                    Pending::Range(r) => r,
+                })
+                .collect()
+        }
+        Some(l) => {
+            let mut r = l.pending.clone();
+            r.push(l.merge_end..qrels.bytes().len());
+            r
+        }
+    };
+    for range in regions.into_iter().filter(|r| r.start < r.end) {
         // Long ranges a few MiB of lines at a time.
         let mut start = range.start;
         while start < range.end {
@@ -167,26 +229,34 @@ pub(crate) fn evaluate(
             }
             let sets = qrels.sets(start..end)?;
             jr.goals_read += sets.goal_count() as u64;
+            // Out of order, some of them may have been ranked.
+            let starts = match &lookup {
+                Some(_) => goal_starts(qrels.bytes(), start..end),
+                None => Vec::new(),
+            };
+            let ranked = |g: usize| {
+                lookup
+                    .as_ref()
+                    .is_some_and(|l| l.ranked.contains(starts[g] as u64))
+            };
             evaluate_unseen(
                 &sets,
                 &plan,
                 opts,
-                &|_| false,
+                &ranked,
                 opts.universe,
                 &mut summary,
                 rows,
             )?;
+            qrels.release(start..end);
             start = end;
         }
     }
+    if let Some(l) = &lookup {
+        jr.ranked_set_bytes = l.ranked.serialized_size();
+    }
     report.elapsed = started.elapsed();
     Ok((summary, report, jr))
-}
-
-fn push_range(pending: &mut Vec<Pending>, r: Range<usize>) {
-    if r.start < r.end {
-        pending.push(Pending::Range(r));
-    }
 }
 
 /// The join's state when a goal came out of order.
@@ -213,7 +283,7 @@ fn fall_back(
     progress: Option<&(dyn Fn(u64) + Sync)>,
     mut jr: JoinReport,
 ) -> Result<(Summary, Report, JoinReport), EvalError> {
-    let actual = qrels.sets(0..qrels.bytes().len())?;
+    let actual = qrels.sets_whole()?;
     jr.held_bytes = actual.heap_bytes();
     let mut unranked: HashSet<&[u8]> = HashSet::new();
     for p in &f.pending {
@@ -257,6 +327,25 @@ fn fall_back(
     Ok((summary, report, jr))
 }
 
+/// Where each goal's lines begin in `range` of `bytes` (sorted qrels: a goal's lines together),
+/// in order.
+fn goal_starts(bytes: &[u8], range: Range<usize>) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut last: Option<&[u8]> = None;
+    let mut at = range.start;
+    while at < range.end {
+        let nl = memchr::memchr(b'\n', &bytes[at..range.end]).map_or(range.end, |p| at + p);
+        if let Some(g) = first_field(&bytes[at..nl]) {
+            if last != Some(g) {
+                starts.push(at);
+                last = Some(g);
+            }
+        }
+        at = nl + 1;
+    }
+    starts
+}
+
 struct JoinJob<'a> {
     qrels: &'a SortedQrels,
     opts: &'a EvalOptions,
@@ -264,25 +353,160 @@ struct JoinJob<'a> {
     order: OrderMode,
     want_rows: bool,
     progress: Option<&'a (dyn Fn(u64) + Sync)>,
+    /// Set once the predictions left the qrels' order: batches look their goals up one by one.
+    lookup: AtomicBool,
     input: Mutex<SharedInput>,
 }
 
 /// A batch's result, with what the join needs.
+#[derive(Default)]
 struct Joined {
     res: BatchResult,
     /// The batch's first and last goals.
     first: Option<Vec<u8>>,
     last: Option<Vec<u8>>,
-    /// Its goals did not ascend.
-    out_of_order: bool,
-    /// Goals in its range that it did not rank.
+    /// Its goals were read as one range and ascend.
+    ascending: bool,
+    /// Goals in its range that it did not rank (a range read only).
     unranked: Vec<Vec<u8>>,
+    /// Where the lines of each goal it ranked that has an actual set begin in the qrels, in
+    /// the order of `res.goals`.
+    ranked_at: Vec<usize>,
     sets_bytes: usize,
     sets_goals: usize,
     /// The batch's values.
     summary: Option<Summary>,
     /// An error in the qrels (not the predictions').
     qrels_error: Option<InputError>,
+}
+
+impl JoinJob<'_> {
+    /// Evaluates `batch` against `sets`; each ranked goal's id.
+    fn evaluate(&self, sets: &ActualSets, batch: &Batch, joined: &mut Joined) {
+        joined.sets_bytes = sets.heap_bytes();
+        joined.sets_goals = sets.goal_count();
+        let mut w = text::Worker::new(sets, self.opts, self.plan, self.order, self.want_rows);
+        w.batch(Format::Trec, batch, &mut joined.res);
+        joined.summary = Some(w.into_summary());
+    }
+
+    /// `batch` read against the actual sets of the goals from its first to its last, if they
+    /// ascend: `false` if they do not.
+    fn in_order(&self, batch: &Batch, range: Range<usize>, joined: &mut Joined) -> bool {
+        let order = self.qrels.order();
+        let sets = match self.qrels.sets(range.clone()) {
+            Ok(s) => s,
+            Err(e) => {
+                joined.qrels_error = Some(e);
+                return true;
+            }
+        };
+        self.evaluate(&sets, batch, joined);
+        // The goals must ascend: each after the one before.
+        let mut ranked = vec![false; sets.goal_count()];
+        let mut before: Option<(&[u8], u64)> = None;
+        for (g, line) in &joined.res.goals {
+            let name = match g {
+                GoalRef::Known(id) => {
+                    ranked[*id as usize] = true;
+                    sets.goals.name(*id)
+                }
+                GoalRef::Unknown(n) => n,
+            };
+            match before {
+                // A goal read again from its first line (its lines out of order).
+                Some((b, l)) if l == *line && b == name => continue,
+                Some((b, _)) if order.cmp(b, name) != Ordering::Less => return false,
+                _ => {}
+            }
+            before = Some((name, *line));
+        }
+        joined.unranked = (0..sets.goal_count() as u32)
+            .filter(|&g| !ranked[g as usize])
+            .map(|g| sets.goals.name(g).to_vec())
+            .collect();
+        let starts = goal_starts(self.qrels.bytes(), range);
+        debug_assert_eq!(starts.len(), sets.goal_count());
+        joined.ranked_at = known_starts(&joined.res.goals, &starts);
+        joined.ascending = true;
+        true
+    }
+
+    /// `batch` read against the actual sets of its goals, each looked up.
+    fn looked_up(&self, batch: &Batch, joined: &mut Joined) {
+        let data = &batch.data[..];
+        let q = self.qrels.bytes();
+        let mut ranges: Vec<Range<usize>> = Vec::new();
+        let mut bytes = Vec::new();
+        let mut found: HashSet<usize> = HashSet::new();
+        let mut last: Option<&[u8]> = None;
+        let mut at = 0;
+        // A search and the copy of the goal's lines map a few pages (the kernel maps 64 KiB
+        // around a page read, some 256 KiB a goal): they are let go every so many goals, a
+        // quarter of the memory budget's worth.
+        let every = (self.opts.spill.memory / 4 / (256 << 10)).max(16);
+        while at < data.len() {
+            let nl = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |p| at + p);
+            if let Some(g) = first_field(&data[at..nl]) {
+                if last != Some(g) {
+                    last = Some(g);
+                    let r = self.qrels.lower_bound(g)..self.qrels.upper_bound(g);
+                    if r.start < r.end && found.insert(r.start) {
+                        bytes.extend_from_slice(&q[r.clone()]);
+                        if bytes.last() != Some(&b'\n') {
+                            bytes.push(b'\n');
+                        }
+                        ranges.push(r);
+                        if ranges.len() % every == 0 {
+                            self.qrels.release(0..q.len());
+                        }
+                    }
+                }
+            }
+            at = nl + 1;
+        }
+        let sets = match self.qrels.sets_of(&bytes, &ranges) {
+            Ok(s) => s,
+            Err(e) => {
+                joined.qrels_error = Some(e);
+                return;
+            }
+        };
+        drop(bytes);
+        debug_assert_eq!(sets.goal_count(), ranges.len());
+        self.evaluate(&sets, batch, joined);
+        let starts: Vec<usize> = ranges.iter().map(|r| r.start).collect();
+        joined.ranked_at = known_starts(&joined.res.goals, &starts);
+    }
+}
+
+/// Whether the goals of `lines` ascend in `order` (each goal's lines together).
+fn ascending(lines: &[u8], order: GoalOrder) -> bool {
+    let mut last: Option<&[u8]> = None;
+    let mut at = 0;
+    while at < lines.len() {
+        let nl = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |p| at + p);
+        if let Some(g) = first_field(&lines[at..nl]) {
+            match last {
+                Some(l) if l == g => {}
+                Some(l) if order.cmp(l, g) != Ordering::Less => return false,
+                _ => last = Some(g),
+            }
+        }
+        at = nl + 1;
+    }
+    true
+}
+
+/// The qrels position of each goal with an actual set in `goals`, from its id.
+fn known_starts(goals: &[(GoalRef, u64)], starts: &[usize]) -> Vec<usize> {
+    goals
+        .iter()
+        .filter_map(|(g, _)| match g {
+            GoalRef::Known(id) => Some(starts[*id as usize]),
+            GoalRef::Unknown(_) => None,
+        })
+        .collect()
 }
 
 impl<'a> OrderedJob for JoinJob<'a> {
@@ -300,17 +524,7 @@ impl<'a> OrderedJob for JoinJob<'a> {
     }
 
     fn run(&self, buf: &mut Self::Worker, _: u64, next: Next) -> Joined {
-        let mut joined = Joined {
-            res: BatchResult::default(),
-            first: None,
-            last: None,
-            out_of_order: false,
-            unranked: Vec::new(),
-            sets_bytes: 0,
-            sets_goals: 0,
-            summary: None,
-            qrels_error: None,
-        };
+        let mut joined = Joined::default();
         let batch = match next.read(buf) {
             Ok(b) => b,
             Err(e) => {
@@ -322,58 +536,34 @@ impl<'a> OrderedJob for JoinJob<'a> {
         let data = &batch.data[..];
         let order = self.qrels.order();
         let (first, last) = (first_goal(data), last_goal(data));
-        let range = match (first, last) {
-            (Some(f), Some(l)) if order.cmp(f, l) != Ordering::Greater => {
-                self.qrels.lower_bound(f)..self.qrels.upper_bound(l)
-            }
-            (Some(_), Some(_)) => {
-                joined.out_of_order = true;
-                return joined;
-            }
-            _ => 0..0,
-        };
         joined.first = first.map(<[u8]>::to_vec);
         joined.last = last.map(<[u8]>::to_vec);
-        let sets = match self.qrels.sets(range) {
-            Ok(s) => s,
-            Err(e) => {
-                joined.qrels_error = Some(e);
-                return joined;
+        let range = match (first, last) {
+            (Some(f), Some(l)) if order.cmp(f, l) != Ordering::Greater => {
+                Some(self.qrels.lower_bound(f)..self.qrels.upper_bound(l))
             }
+            (Some(_), Some(_)) => None,
+            _ => Some(0..0),
         };
-        joined.sets_bytes = sets.heap_bytes();
-        joined.sets_goals = sets.goal_count();
-        let mut w = text::Worker::new(&sets, self.opts, self.plan, self.order, self.want_rows);
-        w.batch(Format::Trec, &batch, &mut joined.res);
-        // The goals must ascend: each after the one before.
-        let mut ranked = vec![false; sets.goal_count()];
-        let mut before: Option<(&[u8], u64)> = None;
-        for (g, line) in &joined.res.goals {
-            let name = match g {
-                GoalRef::Known(id) => {
-                    ranked[*id as usize] = true;
-                    sets.goals.name(*id)
-                }
-                GoalRef::Unknown(n) => n,
-            };
-            match before {
-                // A goal read again from its first line (its lines out of order).
-                Some((b, l)) if l == *line && b == name => continue,
-                Some((b, _)) if order.cmp(b, name) != Ordering::Less => {
-                    joined.out_of_order = true;
-                    return joined;
-                }
-                _ => {}
+        let in_order = match range {
+            // A range much longer than the batch's lines: read only if the goals ascend.
+            Some(r)
+                if !self.lookup.load(AtomicOrdering::Relaxed)
+                    && (r.len() <= 4 * data.len() || ascending(data, order)) =>
+            {
+                self.in_order(&batch, r, &mut joined)
             }
-            before = Some((name, *line));
+            _ => false,
+        };
+        if !in_order {
+            joined = Joined {
+                first: joined.first,
+                last: joined.last,
+                ..Joined::default()
+            };
+            joined.res.first_byte = batch.first_byte;
+            self.looked_up(&batch, &mut joined);
         }
-        // Summed by the collector, in order: the batches after one out of order are evaluated
-        // again by the held pipeline.
-        joined.summary = Some(w.into_summary());
-        joined.unranked = (0..sets.goal_count() as u32)
-            .filter(|&g| !ranked[g as usize])
-            .map(|g| sets.goals.name(g).to_vec())
-            .collect();
         if let Some(b) = batch.data.release() {
             *buf = b;
         }
@@ -381,7 +571,7 @@ impl<'a> OrderedJob for JoinJob<'a> {
     }
 
     fn failed(j: &Joined) -> bool {
-        j.res.error.is_some() || j.out_of_order || j.qrels_error.is_some()
+        j.res.error.is_some() || j.qrels_error.is_some()
     }
 
     fn finish(&self, _: Self::Worker) {}
@@ -390,26 +580,59 @@ impl<'a> OrderedJob for JoinJob<'a> {
 /// Why the collector stopped.
 enum Stop {
     Error(EvalError),
+    /// The predictions left the qrels' order, and the qrels are to be held.
     OutOfOrder,
+}
+
+/// The join once the predictions left the qrels' order.
+struct Lookup {
+    /// The qrels before this were covered in order: each goal ranked, but for those pending.
+    merge_end: usize,
+    /// The goals not ranked before `merge_end`, by their lines (ascending).
+    pending: Vec<Range<usize>>,
+    /// Where the lines of the goals ranked since begin.
+    ranked: RoaringTreemap,
+}
+
+impl Lookup {
+    /// Whether the goal whose lines begin at `at` is ranked now for the first time.
+    fn first_time(&mut self, at: usize) -> bool {
+        if at < self.merge_end {
+            let i = self.pending.partition_point(|r| r.end <= at);
+            if self.pending.get(i).is_none_or(|r| r.start > at) {
+                return false;
+            }
+        }
+        self.ranked.insert(at as u64)
+    }
 }
 
 struct Collector<'c> {
     qrels: &'c SortedQrels,
+    job: &'c JoinJob<'c>,
     path: &'c std::path::Path,
+    /// Regrouped predictions: each line's original number.
+    line_map: Option<&'c LineMap>,
     rows: &'c mut dyn RowSink,
     report: &'c mut Report,
     join: &'c mut JoinReport,
-    /// Goals without actual sets, with their first lines (to hand over if the held pipeline
-    /// takes over).
+    /// Goals without actual sets, with their first lines.
     unknown: HashMap<Vec<u8>, u64>,
     lines_before: u64,
-    /// The last goal ranked.
+    /// The last goal ranked in order.
     last: Option<Vec<u8>>,
     pending: Vec<Pending>,
-    /// Where the goal out of order begins: (byte, line).
-    out_of_order: Option<(u64, u64)>,
     /// The qrels' pages before this were let go.
     released: usize,
+    /// Set once the predictions left the qrels' order.
+    lookup: Option<Lookup>,
+    /// Goals of the qrels ranked so far.
+    ranked_goals: u64,
+    /// Whether the qrels are read whole (rather than looked up) once the predictions leave their
+    /// order: they fit in the memory budget.
+    hold_out_of_order: bool,
+    /// Where the goal out of order begins then: (byte, line).
+    out_of_order: Option<(u64, u64)>,
     /// The values of the batches taken.
     summary: Summary,
 }
@@ -423,7 +646,7 @@ impl Collector<'_> {
             return Err(Stop::Error(text::fix_error(
                 e,
                 self.path,
-                None,
+                self.line_map,
                 self.lines_before,
                 j.res.first_byte,
             )));
@@ -433,19 +656,49 @@ impl Collector<'_> {
             (Some(l), Some(f)) => order.cmp(l, f) == Ordering::Less,
             _ => true,
         };
-        if j.out_of_order || !after_last {
-            self.out_of_order = Some((j.res.first_byte, self.lines_before + 1));
-            return Err(Stop::OutOfOrder);
+        if self.lookup.is_none() && !(j.ascending && after_last) {
+            if self.hold_out_of_order {
+                self.out_of_order = Some((j.res.first_byte, self.lines_before + 1));
+                return Err(Stop::OutOfOrder);
+            }
+            self.start_lookups();
         }
+        match &mut self.lookup {
+            None => self.in_order(&mut j),
+            Some(_) => self.looked_up(&mut j).map_err(Stop::Error)?,
+        }
+        if let Some(s) = &j.summary {
+            self.summary.merge(s).expect("same plan");
+        }
+        self.join.largest_batch_bytes = self.join.largest_batch_bytes.max(j.sets_bytes);
+        self.lines_before += j.res.lines;
+        self.report.add(&j.res.stats);
+        if let (Some(tag), None) = (j.res.last_tag.take(), self.line_map) {
+            self.report.runid = tag;
+        }
+        for row in j.res.rows.drain(..) {
+            self.rows
+                .row(row)
+                .map_err(|e| Stop::Error(EvalError::Sink(e)))?;
+        }
+        Ok(())
+    }
+
+    /// A batch in order: the goals it skipped noted, the pages behind let go.
+    fn in_order(&mut self, j: &mut Joined) {
         if let Some(f) = &j.first {
             let from = self
                 .last
                 .as_deref()
                 .map_or(0, |l| self.qrels.upper_bound(l));
-            push_range(&mut self.pending, from..self.qrels.lower_bound(f));
+            let to = self.qrels.lower_bound(f);
+            if from < to {
+                self.pending.push(Pending::Range(from..to));
+            }
         }
         // Those left unranked are read again at the end.
         self.join.goals_read += (j.sets_goals - j.unranked.len()) as u64;
+        self.ranked_goals += (j.sets_goals - j.unranked.len()) as u64;
         self.pending.extend(j.unranked.drain(..).map(Pending::Goal));
         for (g, local) in j.res.goals.drain(..) {
             if let GoalRef::Unknown(name) = g {
@@ -453,10 +706,6 @@ impl Collector<'_> {
             }
             self.report.goals_in_predictions += 1;
         }
-        if let Some(s) = &j.summary {
-            self.summary.merge(s).expect("same plan");
-        }
-        self.join.largest_batch_bytes = self.join.largest_batch_bytes.max(j.sets_bytes);
         if j.last.is_some() {
             self.last = j.last.take();
         }
@@ -469,16 +718,73 @@ impl Collector<'_> {
                 self.released = done;
             }
         }
-        self.lines_before += j.res.lines;
-        self.report.add(&j.res.stats);
-        if let Some(tag) = j.res.last_tag.take() {
-            self.report.runid = tag;
-        }
-        for row in j.res.rows.drain(..) {
-            self.rows
-                .row(row)
-                .map_err(|e| Stop::Error(EvalError::Sink(e)))?;
+    }
+
+    /// From this batch on, goals are looked up one by one.
+    fn start_lookups(&mut self) {
+        self.job.lookup.store(true, AtomicOrdering::Relaxed);
+        self.qrels.reading_at_random();
+        self.join.lookups_from_line = Some(self.lines_before + 1);
+        let q = self.qrels;
+        let pending = std::mem::take(&mut self.pending)
+            .into_iter()
+            .map(|p| match p {
+                Pending::Goal(name) => q.lower_bound(&name)..q.upper_bound(&name),
+                Pending::Range(r) => r,
+            })
+            .collect();
+        self.lookup = Some(Lookup {
+            merge_end: self.last.as_deref().map_or(0, |l| q.upper_bound(l)),
+            pending,
+            ranked: RoaringTreemap::new(),
+        });
+    }
+
+    /// A batch whose goals may be anywhere: each must be ranked for the first time.
+    fn looked_up(&mut self, j: &mut Joined) -> Result<(), EvalError> {
+        let l = self.lookup.as_mut().expect("looking up");
+        self.join.goals_read += j.sets_goals as u64;
+        let mut ranked_at = j.ranked_at.iter();
+        let mut before: Option<(usize, u64)> = None;
+        for (g, local) in j.res.goals.drain(..) {
+            let line = self.lines_before + local;
+            let again = match g {
+                GoalRef::Known(_) => {
+                    let at = *ranked_at.next().expect("one per known goal");
+                    // A goal read again from its first line (its lines out of order).
+                    let repeated = before == Some((at, line));
+                    before = Some((at, line));
+                    let again = !repeated && !l.first_time(at);
+                    self.ranked_goals += u64::from(!repeated && !again);
+                    again.then(|| {
+                        let (name, _) = self.qrels.goal_at(at, at + 1).expect("a goal's lines");
+                        name.to_vec()
+                    })
+                }
+                GoalRef::Unknown(name) => {
+                    let first = *self.unknown.entry(name.clone()).or_insert(line);
+                    (first != line).then_some(name)
+                }
+            };
+            if let Some(name) = again {
+                return Err(again_error(self.path, &name, line));
+            }
+            self.report.goals_in_predictions += 1;
         }
         Ok(())
     }
+}
+
+/// The error for goal `name` ranked again at `line` of `path`, naming its first line (the file
+/// read again up to it).
+fn again_error(path: &std::path::Path, name: &[u8], line: u64) -> EvalError {
+    let first = text::first_line_of(path, name, line).unwrap_or(line);
+    EvalError::Input(InputError {
+        kind: ErrorKind::GoalNotContiguous,
+        path: path.to_path_buf(),
+        line: Some(line),
+        byte: None,
+        first_line: None,
+        message: text::again_message(name, &format!("at line {first}")),
+    })
 }

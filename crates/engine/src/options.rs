@@ -110,8 +110,12 @@ pub struct EvalOptions {
     pub missing: MissingMode,
     /// Goals with `R = 0`.
     pub zero_rel: ZeroRelMode,
-    /// Buffer the whole predictions file and group its lines by goal (goals need not be contiguous).
+    /// Group the predictions' lines by goal first (goals need not be contiguous): sorted by goal
+    /// in natural order, in memory or on disk within [`EvalOptions::spill`]'s budget.
     pub regroup: bool,
+    /// The memory budget of what must be sorted or held (`--memory`), and where temporary files
+    /// go beyond it.
+    pub spill: lemma_ingest::SpillOptions,
     /// Round scores to f32 before ordering (trec_eval 9.0.8).
     pub f32_scores: bool,
     /// Worker threads (at least 1).
@@ -132,6 +136,7 @@ impl Default for EvalOptions {
             missing: MissingMode::Zero,
             zero_rel: ZeroRelMode::Skip,
             regroup: false,
+            spill: lemma_ingest::SpillOptions::default(),
             f32_scores: false,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             batch_bytes: 4 << 20,

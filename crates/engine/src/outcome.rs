@@ -4,7 +4,7 @@
 use crate::options::{EvalOptions, MissingMode};
 use crate::sink::Sink as RowSink;
 use lemma_accum::{GoalAccumulator, GoalError, GoalFate, GoalValues, Plan, Summary, Truth};
-use lemma_ingest::{show, ActualSets, GoalTruth, InputError};
+use lemma_ingest::{show, ActualSets, GoalOrder, GoalTruth, InputError};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -77,8 +77,10 @@ pub struct Report {
     pub goals_reordered: u64,
     /// Goal runs seen in the predictions.
     pub goals_in_predictions: u64,
-    /// Whether the input was regrouped in memory.
+    /// Whether the input's lines were grouped by goal first (`--regroup`).
     pub regrouped: bool,
+    /// How they were grouped: in memory, or sorted on disk.
+    pub spill: Option<lemma_ingest::SpillReport>,
     /// The tag of the last run line in the file (trec_eval's `runid`).
     pub runid: Vec<u8>,
     /// Wall time.
@@ -212,7 +214,9 @@ pub(crate) fn empty_goal<'a>(
 
 /// Goals of the actual sets that the predictions never ranked: evaluated as empty rankings (every
 /// measure 0), or skipped per `--missing skip`; goals with R = 0 skipped per the policy. Shared by
-/// every pipeline; rows come in actual-set order.
+/// every pipeline. Rows come in the actual sets' order when their goals ascend (byte or natural
+/// order: sorted qrels), in natural order otherwise, so that qrels read whole, read along the
+/// predictions or sorted on disk first give the same rows.
 pub(crate) fn evaluate_unseen(
     actual: &ActualSets,
     plan: &Arc<Plan>,
@@ -224,11 +228,20 @@ pub(crate) fn evaluate_unseen(
 ) -> Result<(), EvalError> {
     let mut acc = GoalAccumulator::new(plan.clone());
     let want_rows = rows.wants_rows();
-    for (gid, truth) in actual.truths().enumerate() {
-        if seen(gid) {
-            continue;
-        }
-        let goal = actual.goals.name(gid as u32);
+    let n = actual.goal_count();
+    let name = |g: usize| actual.goals.name(g as u32);
+    let ascending = |o: GoalOrder| (1..n).all(|g| o.cmp(name(g - 1), name(g)).is_lt());
+    let order: Box<dyn Iterator<Item = usize>> =
+        if want_rows && !ascending(GoalOrder::Bytes) && !ascending(GoalOrder::Natural) {
+            let mut ids: Vec<usize> = (0..n).filter(|&g| !seen(g)).collect();
+            ids.sort_by(|&a, &b| GoalOrder::Natural.cmp(name(a), name(b)));
+            Box::new(ids.into_iter())
+        } else {
+            Box::new((0..n).filter(|&g| !seen(g)))
+        };
+    for gid in order {
+        let truth = actual.truth(gid as u32);
+        let goal = name(gid);
         match empty_goal(&mut acc, goal, truth, opts, universe)? {
             EmptyGoal::Skipped(fate) => summary.skip(fate),
             EmptyGoal::Evaluated(values) => {

@@ -275,7 +275,10 @@ pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
         report.duplicates_dropped,
         report.beyond_depth,
         report.goals_reordered,
-        if report.regrouped { "; the file was regrouped in memory (--regroup)" } else { "" },
+        match &report.spill {
+            Some(r) => format!("; grouped by goal (--regroup): {r}"),
+            None => String::new(),
+        },
     );
     s
 }

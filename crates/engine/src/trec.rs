@@ -114,6 +114,9 @@ pub struct TrecOptions {
     pub threads: usize,
     /// Memory-map a plain run file.
     pub mmap: bool,
+    /// The memory budget of a run whose goals are not contiguous (sorted by goal, in memory or
+    /// on disk).
+    pub spill: lemma_ingest::SpillOptions,
 }
 
 impl Default for TrecOptions {
@@ -128,6 +131,7 @@ impl Default for TrecOptions {
             version: TrecVersion::V10,
             threads: EvalOptions::default().threads,
             mmap: false,
+            spill: lemma_ingest::SpillOptions::default(),
         }
     }
 }
@@ -210,6 +214,7 @@ pub fn run(
         regroup: run == std::path::Path::new("-"),
         f32_scores: !v10,
         threads: o.threads.max(1),
+        spill: o.spill.clone(),
         ..EvalOptions::default()
     };
     if qrels == std::path::Path::new("-") && run == std::path::Path::new("-") {
@@ -225,7 +230,7 @@ pub fn run(
         Err(EvalError::Input(e))
             if e.kind == ErrorKind::GoalNotContiguous && !evaluator.options().regroup =>
         {
-            tracing::info!("goals are not contiguous: regrouping the run in memory");
+            tracing::info!("goals are not contiguous: sorting the run by goal");
             let mut opts = evaluator.options().clone();
             opts.regroup = true;
             evaluator = Evaluator::builder()

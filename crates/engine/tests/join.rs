@@ -1,11 +1,12 @@
-//! The merge join (sorted qrels read along the predictions) against the held pipeline (the qrels
-//! read whole first): the same rows, in the same order, and the same summary to the bit, on the
-//! fixtures and on generated workloads with goals missing on either side, goals out of the
-//! qrels' order, repeated lemmas, one or two workers and batches of any size.
+//! The join (sorted qrels read along the predictions; qrels not in order sorted first, in memory or
+//! on disk) against the held pipeline (the qrels read whole first): the same rows, in the same
+//! order, and the same summary to the bit, on the fixtures and on generated workloads with goals
+//! missing on either side, goals in different orders in the two files, repeated lemmas, one or two
+//! workers and batches of any size. And `--regroup` sorting in memory and on disk alike.
 
 use lemma_eval::join::JoinReport;
 use lemma_eval::{EvalError, Evaluator, GoalRow, Predictions};
-use lemma_ingest::{ActualSets, SortedQrels};
+use lemma_ingest::{ActualSets, SortedQrels, SpillOptions};
 use lemma_tools::gen::{generate_trec, GenSpec};
 use std::path::{Path, PathBuf};
 
@@ -35,7 +36,7 @@ fn builder(threads: usize, batch: usize) -> lemma_eval::EvaluatorBuilder {
 
 fn error_key(e: EvalError) -> String {
     match e {
-        EvalError::Input(ie) => format!("{:?} line {:?}", ie.kind, ie.line),
+        EvalError::Input(ie) => format!("{:?} line {:?}: {}", ie.kind, ie.line, ie.message),
         e => e.to_string(),
     }
 }
@@ -56,7 +57,56 @@ fn held(qrels: &Path, run: &Path, threads: usize, batch: usize) -> Outcome {
 
 fn joined(qrels: &Path, run: &Path, threads: usize, batch: usize) -> (Outcome, Option<JoinReport>) {
     let q = SortedQrels::open(qrels).unwrap().expect("sorted qrels");
-    let ev = builder(threads, batch).build_joined(q);
+    join_with(q, run, threads, batch, 1 << 30)
+}
+
+/// Joined within a 16 KiB budget: goals out of order are looked up (the qrels not held).
+fn joined_small(
+    qrels: &Path,
+    run: &Path,
+    threads: usize,
+    batch: usize,
+) -> (Outcome, Option<JoinReport>) {
+    let q = SortedQrels::open(qrels).unwrap().expect("sorted qrels");
+    join_with(q, run, threads, batch, 16 << 10)
+}
+
+/// Qrels sorted within `memory` (in an empty directory that stays empty), then joined.
+fn sorted_then_joined(
+    qrels: &Path,
+    run: &Path,
+    threads: usize,
+    batch: usize,
+    memory: usize,
+) -> (Outcome, Option<JoinReport>) {
+    let tmp = tempfile::tempdir().unwrap();
+    let spill = SpillOptions {
+        memory,
+        dir: Some(tmp.path().to_path_buf()),
+    };
+    let size = std::fs::metadata(qrels).unwrap().len() as usize;
+    let (q, report) = SortedQrels::sort(qrels, &spill)
+        .unwrap()
+        .expect("TREC qrels");
+    assert_eq!(report.runs > 0, size > memory / 2, "{report:?}");
+    if memory >= 1 << 20 {
+        assert_eq!(report.runs, 0, "{report:?}");
+    }
+    let out = join_with(q, run, threads, batch, memory);
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    out
+}
+
+fn join_with(
+    q: SortedQrels,
+    run: &Path,
+    threads: usize,
+    batch: usize,
+    memory: usize,
+) -> (Outcome, Option<JoinReport>) {
+    let ev = builder(threads, batch)
+        .spill(SpillOptions { memory, dir: None })
+        .build_joined(q);
     let mut rows = Vec::new();
     match ev.evaluate_with_progress(lemma_ingest::open(run).unwrap(), &mut rows, None) {
         Ok((done, jr)) => (Ok((key(&done.summary), rows)), Some(jr)),
@@ -64,22 +114,34 @@ fn joined(qrels: &Path, run: &Path, threads: usize, batch: usize) -> (Outcome, O
     }
 }
 
-/// Both ways, with 1 and 2 workers and small and large batches: equal outcomes. The join's
-/// reports.
+/// Every way, with 1 and 2 workers and small and large batches: equal outcomes. The join's
+/// reports (joined in place when the qrels are sorted; else sorted in memory, and on disk within
+/// 64 KiB, first: the goals never ranked then come in natural order, as the held pipeline gives
+/// them for qrels not in order).
 fn check(qrels: &Path, run: &Path) -> Vec<JoinReport> {
     let mut reports = Vec::new();
+    let in_place = SortedQrels::open(qrels).unwrap().is_some();
     for threads in [1, 2] {
         for batch in [256, 4096, 1 << 20] {
             let h = held(qrels, run, threads, batch);
-            let (j, jr) = joined(qrels, run, threads, batch);
-            assert_eq!(
-                j,
-                h,
+            let what = format!(
                 "{} {} threads {threads} batch {batch}",
                 qrels.display(),
                 run.display()
             );
-            reports.extend(jr);
+            if in_place {
+                let (j, jr) = joined(qrels, run, threads, batch);
+                assert_eq!(j, h, "in place: {what}");
+                reports.extend(jr);
+                let (j, jr) = joined_small(qrels, run, threads, batch);
+                assert_eq!(j, h, "in place, within 16 KiB: {what}");
+                reports.extend(jr);
+            }
+            for memory in [64 << 10, 1 << 30].into_iter().filter(|_| !in_place) {
+                let (j, jr) = sorted_then_joined(qrels, run, threads, batch, memory);
+                assert_eq!(j, h, "sorted within {memory}: {what}");
+                reports.extend(jr);
+            }
         }
     }
     reports
@@ -95,12 +157,10 @@ fn fixtures_joined_equal_held() {
     for dir in ["seed", "graded", "missing", "ties", "split", "pooled"] {
         let d = fixtures().join(dir);
         let (q, r) = (d.join("qrels.txt"), d.join("run.txt"));
-        if SortedQrels::open(&q).unwrap().is_some() {
-            check(&q, &r);
-            checked += 1;
-        }
+        check(&q, &r);
+        checked += 1;
     }
-    assert!(checked >= 5, "only {checked} fixtures have sorted qrels");
+    assert_eq!(checked, 6);
 }
 
 /// Goals `0..n` as `g0 ... g{n-1}` (natural order), the qrels without every 5th goal and the
@@ -170,14 +230,14 @@ fn generated_workloads_joined_equal_held() {
     for seed in 1..=3 {
         let (q, r, _) = workload(dir.path(), seed);
         for jr in check(&q, &r) {
-            assert_eq!(jr.fell_back_at_line, None);
+            assert_eq!((jr.lookups_from_line, jr.held_from_line), (None, None));
             assert_eq!(jr.held_bytes, 0);
         }
     }
 }
 
 #[test]
-fn predictions_out_of_the_qrels_order_are_taken_over_by_the_held_pipeline() {
+fn predictions_out_of_the_qrels_order_are_looked_up_goal_by_goal() {
     let dir = tempfile::tempdir().unwrap();
     let (q, _, blocks) = workload(dir.path(), 4);
     // The second half of the goals in reverse: the join stops at the first goal out of order.
@@ -190,11 +250,23 @@ fn predictions_out_of_the_qrels_order_are_taken_over_by_the_held_pipeline() {
         .map(|b| b.len() as u64)
         .sum::<u64>()
         + 1;
-    for jr in check(&q, &r) {
-        let line = jr.fell_back_at_line.expect("the held pipeline took over");
-        // At the batch holding the first goal out of order (or an earlier one).
+    let reports = check(&q, &r);
+    assert_eq!(reports.len(), 12);
+    for jr in reports {
+        // At the batch holding the first goal out of order (or an earlier one): held whole
+        // within the default budget, looked up within 16 KiB.
+        let line = match (jr.held_from_line, jr.lookups_from_line) {
+            (Some(l), None) => {
+                assert!(jr.held_bytes > 0);
+                l
+            }
+            (None, Some(l)) => {
+                assert!(jr.ranked_set_bytes > 0 && jr.held_bytes == 0);
+                l
+            }
+            other => panic!("{other:?}"),
+        };
         assert!(line <= first_out, "{line} > {first_out}");
-        assert!(jr.held_bytes > 0);
     }
     // A goal back after others: the same error either way, naming the same line.
     let mut back = blocks.clone();
@@ -202,9 +274,146 @@ fn predictions_out_of_the_qrels_order_are_taken_over_by_the_held_pipeline() {
     back.insert(10, again);
     let r = write_run(dir.path(), "back", &back);
     check(&q, &r);
-    assert!(held(&q, &r, 2, 4096)
-        .unwrap_err()
-        .contains("GoalNotContiguous"));
+    let e = held(&q, &r, 2, 4096).unwrap_err();
+    let first = blocks[..3].iter().map(|b| b.len()).sum::<usize>() + 1;
+    assert!(
+        e.contains("GoalNotContiguous") && e.contains(&format!("its lines began at line {first} ")),
+        "{e}"
+    );
+}
+
+/// `blocks` shuffled (a goal's lines kept together), deterministically.
+fn shuffled<T: Clone>(blocks: &[T], seed: u64) -> Vec<T> {
+    let mut v = blocks.to_vec();
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    for i in (1..v.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        v.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    v
+}
+
+/// The qrels' goals as blocks of lines.
+fn qrels_blocks(q: &Path) -> Vec<String> {
+    let mut blocks: Vec<String> = Vec::new();
+    let mut last = String::new();
+    for line in std::fs::read_to_string(q).unwrap().lines() {
+        let g = line.split_whitespace().next().unwrap().to_string();
+        if g != last || blocks.is_empty() {
+            blocks.push(String::new());
+            last = g;
+        }
+        blocks.last_mut().unwrap().push_str(&format!("{line}\n"));
+    }
+    blocks
+}
+
+#[test]
+fn goals_in_different_orders_in_the_two_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r, blocks) = workload(dir.path(), 6);
+    // The run's goals shuffled: looked up.
+    let r_shuffled = write_run(dir.path(), "run-shuffled", &shuffled(&blocks, 1));
+    let reports = check(&q, &r_shuffled);
+    assert!(reports.iter().any(|jr| jr.lookups_from_line.is_some()));
+    assert!(reports.iter().any(|jr| jr.held_from_line.is_some()));
+    // The qrels' goals shuffled: sorted first, against the run in order and shuffled.
+    let qs = dir.path().join("qrels-shuffled");
+    std::fs::write(&qs, shuffled(&qrels_blocks(&q), 2).concat()).unwrap();
+    assert!(SortedQrels::open(&qs).unwrap().is_none());
+    let size = std::fs::metadata(&qs).unwrap().len();
+    assert!(size > 32 << 10, "{size} bytes: too small to spill");
+    check(&qs, &r);
+    check(&qs, &r_shuffled);
+    // The qrels in byte order (g10 before g9), the run in natural order.
+    let mut qb = qrels_blocks(&q);
+    qb.sort();
+    let qbp = dir.path().join("qrels-bytes");
+    std::fs::write(&qbp, qb.concat()).unwrap();
+    assert_eq!(
+        SortedQrels::open(&qbp).unwrap().unwrap().order(),
+        lemma_ingest::GoalOrder::Bytes
+    );
+    check(&qbp, &r);
+    // A goal back after others, the run shuffled: the same error every way.
+    let mut back = shuffled(&blocks, 3);
+    let again = back[20].clone();
+    back.insert(40, again);
+    let rb = write_run(dir.path(), "run-back", &back);
+    check(&qs, &rb);
+    assert!(held(&q, &rb, 1, 4096).is_err());
+}
+
+/// `--regroup` on a run whose goals are not contiguous: sorted in memory and on disk (64 KiB),
+/// the same outcome; each the same as the run sorted by goal beforehand (natural order).
+#[test]
+fn regrouped_in_memory_and_on_disk_alike() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, _, blocks) = workload(dir.path(), 7);
+    // Every goal's lines cut in two, the halves far apart.
+    let mut halves: Vec<Vec<String>> = Vec::new();
+    for b in shuffled(&blocks, 4) {
+        let mid = b.len() / 2;
+        halves.push(b[..mid].to_vec());
+        halves.push(b[mid..].to_vec());
+    }
+    let split = write_run(dir.path(), "split", &shuffled(&halves, 5));
+    let mut by_goal = blocks.clone();
+    by_goal.sort_by(|a, b| natural(&a[0], &b[0]));
+    let sorted_run = write_run(dir.path(), "sorted", &by_goal);
+    let actual = std::sync::Arc::new(ActualSets::read_path(&q).unwrap());
+    let regrouped = |run: &Path, memory: usize, threads: usize| {
+        let tmp = tempfile::tempdir().unwrap();
+        let ev = builder(threads, 4096)
+            .regroup(true)
+            .spill(SpillOptions {
+                memory,
+                dir: Some(tmp.path().to_path_buf()),
+            })
+            .build(actual.clone());
+        let mut rows = Vec::new();
+        let done = ev
+            .evaluate(Predictions::open(run, None, false).unwrap(), &mut rows)
+            .unwrap();
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+        let spill = done.report.spill.clone().unwrap();
+        assert_eq!(spill.runs > 0, memory < 1 << 20, "{spill:?}");
+        (key(&done.summary), rows)
+    };
+    // Joined: the regrouped lines read along the sorted qrels.
+    let regrouped_joined = |run: &Path, memory: usize, threads: usize| {
+        let tmp = tempfile::tempdir().unwrap();
+        let ev = builder(threads, 4096)
+            .regroup(true)
+            .spill(SpillOptions {
+                memory,
+                dir: Some(tmp.path().to_path_buf()),
+            })
+            .build_joined(SortedQrels::open(&q).unwrap().unwrap());
+        let mut rows = Vec::new();
+        let (done, jr) = ev
+            .evaluate_with_progress(lemma_ingest::open(run).unwrap(), &mut rows, None)
+            .unwrap();
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+        assert_eq!((jr.held_bytes, jr.held_from_line), (0, None), "{jr:?}");
+        assert!(done.report.spill.is_some());
+        (key(&done.summary), rows)
+    };
+    let want = held(&q, &sorted_run, 2, 4096).unwrap();
+    for threads in [1, 2] {
+        assert_eq!(regrouped(&split, 1 << 30, threads), want);
+        assert_eq!(regrouped(&split, 64 << 10, threads), want);
+        assert_eq!(regrouped_joined(&split, 1 << 30, threads), want);
+        assert_eq!(regrouped_joined(&split, 64 << 10, threads), want);
+    }
+}
+
+/// Natural order of two run lines' goals (`g9` before `g10`).
+fn natural(a: &str, b: &str) -> std::cmp::Ordering {
+    let g = |s: &str| s.split_whitespace().next().unwrap().to_string();
+    lemma_ingest::GoalOrder::Natural.cmp(g(a).as_bytes(), g(b).as_bytes())
 }
 
 #[test]

@@ -222,13 +222,21 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
 /// the mapping, released with `MADV_DONTNEED` once evaluated). A mapped file must not be truncated
 /// by another process while it is read (the usual caveat of `mmap`).
 pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
+    if path == Path::new("-") {
+        let mut input = from_reader(path, Box::new(std::io::stdin()))?;
+        input.size_on_disk = None;
+        return Ok(input);
+    }
+    let f = File::open(path)
+        .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot open: {e}")))?;
+    open_file(path, f, allow_mmap)
+}
+
+/// [`open_with`] for a file already open (read from its start); `path` names it in errors.
+pub fn open_file(path: &Path, f: File, allow_mmap: bool) -> Result<Input, InputError> {
     let io_err = |e: std::io::Error| InputError::read(path, e);
-    let mut positional: Option<File> = None;
-    let (raw, size): (Box<dyn Read + Send>, Option<u64>) = if path == Path::new("-") {
-        (Box::new(std::io::stdin()), None)
-    } else {
-        let f = File::open(path)
-            .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot open: {e}")))?;
+    let positional: Option<File>;
+    let (raw, size): (Box<dyn Read + Send>, Option<u64>) = {
         let meta = f.metadata().map_err(io_err)?;
         if meta.is_dir() {
             return Err(InputError::file(

@@ -25,15 +25,16 @@ mod npy;
 mod run;
 mod shard;
 mod sorted;
+mod spill;
 mod store;
 mod truth;
 
 pub use error::{ErrorKind, InputError};
 pub use fields::{parse_score, show, ScoreText};
 pub use input::{
-    first_field, first_goal, from_chunks, from_reader, last_goal, open, open_with, Batch,
-    BatchData, BatchReader, ChunkReader, ChunkSource, Claim, Compression, Format, GoalKey, Input,
-    Next, Source,
+    first_field, first_goal, from_chunks, from_reader, last_goal, open, open_file, open_with,
+    Batch, BatchData, BatchReader, ChunkReader, ChunkSource, Claim, Compression, Format, GoalKey,
+    Input, Next, Source,
 };
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
@@ -43,6 +44,10 @@ pub use run::{
 };
 pub use shard::{open_shard, shard_range, shift_error};
 pub use sorted::{GoalOrder, SortedQrels};
+pub use spill::{
+    binary_size, fan_in, group_by_goal, Grouped, GroupedLines, LineMap, SpillOptions, SpillReport,
+    DEFAULT_MEMORY,
+};
 pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
 pub use truth::{ActualSets, GoalTruth, Interner, PushGoalError};
 

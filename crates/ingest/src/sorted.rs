@@ -10,6 +10,7 @@
 use crate::error::{ErrorKind, InputError};
 use crate::fields::is_space;
 use crate::input::{first_field, open_with, Compression, Format};
+use crate::spill::{group_by_goal, Grouped, LineMap, SpillOptions, SpillReport};
 use crate::truth::ActualSets;
 use memmap2::Mmap;
 use std::cmp::Ordering;
@@ -71,12 +72,108 @@ fn natural_cmp(a: &[u8], b: &[u8]) -> Ordering {
     ((a.len() - i).cmp(&(b.len() - j))).then(a.cmp(b))
 }
 
-/// A plain TREC qrels file whose goals are in ascending order, mapped.
+/// A plain TREC qrels file whose goals are in ascending order, mapped; or qrels sorted by
+/// goal ([`SortedQrels::sort`]), held or in a temporary file.
 pub struct SortedQrels {
     path: PathBuf,
-    map: Arc<Mmap>,
+    map: Bytes,
     order: GoalOrder,
     goals: u64,
+    /// Sorted qrels: each line's number in the file they were sorted from.
+    line_map: Option<LineMap>,
+    /// A sparse index: the first real line from every [`INDEX_STEP`] bytes on, and its goal.
+    index: Index,
+}
+
+/// Bytes between two entries of a [`SortedQrels`]' index.
+pub const INDEX_STEP: usize = 64 << 10;
+
+/// A sparse index of sorted lines: a search touches the index and one step of the file.
+#[derive(Default)]
+struct Index {
+    /// Line starts, ascending.
+    at: Vec<usize>,
+    /// Their goals, end to end; goal `i` ends at `ends[i]`.
+    names: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Index {
+    /// The first real line from every `step` bytes of `buf` on: a `memchr` each. `map`: `buf`
+    /// is this mapping, whose pages are let go behind the reading (the kernel maps 64 KiB around
+    /// each page read).
+    fn build(buf: &[u8], step: usize, map: Option<&Mmap>) -> Index {
+        let mut index = Index::default();
+        let mut b = 0;
+        let mut dropped = 0;
+        while b < buf.len() {
+            if let (Some(m), true) = (map, b - dropped >= 32 << 20) {
+                crate::input::drop_pages(m, dropped..b);
+                dropped = b;
+            }
+            let at = if b == 0 {
+                0
+            } else {
+                match memchr::memchr(b'\n', &buf[b - 1..]) {
+                    Some(p) => b + p,
+                    None => break,
+                }
+            };
+            let Some((start, _, g)) = real_line(buf, at, buf.len()) else {
+                break;
+            };
+            if index.at.last() != Some(&start) {
+                index.at.push(start);
+                index.names.extend_from_slice(g);
+                index.ends.push(index.names.len());
+            }
+            b = (start / step + 1) * step;
+        }
+        index
+    }
+
+    fn goal(&self, i: usize) -> &[u8] {
+        let s = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.names[s..self.ends[i]]
+    }
+
+    /// The bytes between which the first line failing `before` starts: after the last entry
+    /// that passes, up to the first that fails.
+    fn bounds(&self, len: usize, before: &impl Fn(&[u8]) -> bool) -> (usize, usize) {
+        let (mut lo, mut hi) = (0, self.at.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if before(self.goal(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        (
+            if lo == 0 { 0 } else { self.at[lo - 1] },
+            self.at.get(lo).copied().unwrap_or(len),
+        )
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.at.capacity() * 8 + self.names.capacity() + self.ends.capacity() * 8
+    }
+}
+
+/// The lines: mapped, or held.
+enum Bytes {
+    Map(Arc<Mmap>),
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Map(m) => m,
+            Bytes::Owned(v) => v,
+        }
+    }
 }
 
 impl std::fmt::Debug for SortedQrels {
@@ -105,18 +202,63 @@ impl SortedQrels {
             return Ok(None);
         };
         let order = goal_order(&map, Some(&map));
-        // The pages read are let go (they are read again, a range at a time, when needed).
-        crate::input::drop_pages(&map, 0..map.len());
         let Some((order, goals)) = order else {
+            crate::input::drop_pages(&map, 0..map.len());
             return Ok(None);
         };
+        let index = Index::build(&map, INDEX_STEP, Some(&map));
+        // The pages read are let go (they are read again, a range at a time, when needed).
+        crate::input::drop_pages(&map, 0..map.len());
         let _ = map.advise(memmap2::Advice::Normal);
         Ok(Some(SortedQrels {
             path: input.path,
-            map,
+            map: Bytes::Map(map),
             order,
             goals,
+            line_map: None,
+            index,
         }))
+    }
+
+    /// The TREC qrels at `path` (any order, plain or compressed, `-` for stdin) sorted by goal
+    /// in natural order within `spill`'s budget ([`group_by_goal`]: in memory, or on disk in
+    /// unnamed temporary files), and what the sort did; `None` for JSONL qrels. Errors in the
+    /// lines, found when they are read, name the lines of `path`.
+    pub fn sort(
+        path: &Path,
+        spill: &SpillOptions,
+    ) -> Result<Option<(SortedQrels, SpillReport)>, InputError> {
+        let mut input = open_with(path, false)?;
+        if input.format != Format::Trec {
+            return Ok(None);
+        }
+        let g = group_by_goal(path, &mut input.reader, GoalOrder::Natural, spill)?;
+        let map = match g.lines {
+            Grouped::Memory(v) => Bytes::Owned(v),
+            Grouped::Spilled(f) => {
+                // SAFETY: an unnamed temporary file of this process, never written again.
+                let m = unsafe { Mmap::map(&f) }.map_err(|e| InputError::read(path, e))?;
+                Bytes::Map(Arc::new(m))
+            }
+        };
+        let index = match &map {
+            Bytes::Map(m) => Index::build(m, INDEX_STEP, Some(m)),
+            Bytes::Owned(v) => Index::build(v, INDEX_STEP, None),
+        };
+        if let Bytes::Map(m) = &map {
+            crate::input::drop_pages(m, 0..m.len());
+        }
+        Ok(Some((
+            SortedQrels {
+                path: path.to_path_buf(),
+                map,
+                order: GoalOrder::Natural,
+                goals: g.report.goals,
+                line_map: Some(g.line_map),
+                index,
+            },
+            g.report,
+        )))
     }
 
     /// The file's path.
@@ -139,6 +281,11 @@ impl SortedQrels {
         &self.map
     }
 
+    /// Whether these are qrels sorted by [`SortedQrels::sort`] (not a file read in place).
+    pub fn was_sorted(&self) -> bool {
+        self.line_map.is_some()
+    }
+
     /// Where the lines of the first goal not before `goal` begin (the file's length if none):
     /// a binary search, some dozens of lines read.
     pub fn lower_bound(&self, goal: &[u8]) -> usize {
@@ -150,13 +297,25 @@ impl SortedQrels {
         self.partition(|g| self.order.cmp(g, goal) != Ordering::Greater)
     }
 
+    /// The same with an index entry every `step` bytes (tests of the search).
+    #[cfg(test)]
+    fn with_index_step(mut self, step: usize) -> Self {
+        self.index = Index::build(&self.map, step, None);
+        self
+    }
+
+    /// Bytes of the sparse index held (an entry per 64 KiB of lines).
+    pub fn index_bytes(&self) -> usize {
+        self.index.heap_bytes()
+    }
+
     /// The first line start from which every real line's goal fails `before` (the goals that
-    /// pass come first: the file is sorted).
+    /// pass come first: the file is sorted). The index narrows it to one step of the file.
     fn partition(&self, before: impl Fn(&[u8]) -> bool) -> usize {
         let buf = &self.map[..];
         // Real lines starting before `lo` pass; real lines starting at or after `hi` fail. `lo`
         // is a line start; `hi` a line start or the end.
-        let (mut lo, mut hi) = (0usize, buf.len());
+        let (mut lo, mut hi) = self.index.bounds(buf.len(), &before);
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             let t = memchr::memrchr(b'\n', &buf[lo..mid]).map_or(lo, |p| lo + p + 1);
@@ -187,13 +346,62 @@ impl SortedQrels {
     /// lines and bytes.
     pub fn sets(&self, range: Range<usize>) -> Result<ActualSets, InputError> {
         let start = range.start;
-        ActualSets::parse(&self.path, Format::Trec, &self.map[range], None)
-            .map_err(|e| crate::shard::shift_error(e, &self.path, start as u64))
+        ActualSets::parse(&self.path, Format::Trec, &self.map[range], None).map_err(|e| {
+            let Some(lines) = &self.line_map else {
+                return crate::shard::shift_error(e, &self.path, start as u64);
+            };
+            // Sorted lines: their numbers in the file they came from.
+            let before = memchr::memchr_iter(b'\n', &self.map[..start]).count() as u64;
+            let original = |l: u64| lines.get((l + before - 1) as usize).unwrap_or(l + before);
+            InputError {
+                line: e.line.map(original),
+                first_line: e.first_line.map(original),
+                byte: None,
+                ..e
+            }
+        })
+    }
+
+    /// The actual sets of all the goals, read with the mapped pages let go behind.
+    pub fn sets_whole(&self) -> Result<ActualSets, InputError> {
+        let map = match &self.map {
+            Bytes::Map(m) => Some(&**m),
+            Bytes::Owned(_) => None,
+        };
+        let whole = ActualSets::parse(&self.path, Format::Trec, &self.map, map);
+        match (&self.line_map, whole) {
+            (Some(_), Err(_)) => self.sets(0..self.map.len()),
+            (_, r) => r,
+        }
+    }
+
+    /// The actual sets of the goals whose lines are in `ranges` (each a goal's lines, from
+    /// [`SortedQrels::lower_bound`] and [`SortedQrels::upper_bound`]; distinct), given `bytes`,
+    /// their lines end to end (each range's lines, a newline added where the file has none);
+    /// goal `i` is the one of `ranges[i]`; errors name the file's lines.
+    pub fn sets_of(&self, bytes: &[u8], ranges: &[Range<usize>]) -> Result<ActualSets, InputError> {
+        ActualSets::parse(&self.path, Format::Trec, bytes, None).map_err(|_| {
+            // The error again, from the range it is in, to name the file's line.
+            ranges
+                .iter()
+                .find_map(|r| self.sets(r.clone()).err())
+                .unwrap_or_else(|| self.changed())
+        })
+    }
+
+    /// Tells the kernel the mapping is read at random from now on (goals looked up one by one):
+    /// no read-ahead around a page read.
+    pub fn reading_at_random(&self) {
+        if let Bytes::Map(m) = &self.map {
+            let _ = m.advise(memmap2::Advice::Random);
+        }
     }
 
     /// Lets the mapped pages of `range` go (they are read again from the file if touched).
     pub fn release(&self, range: Range<usize>) {
-        crate::input::drop_pages(&self.map, range);
+        if let Bytes::Map(m) = &self.map {
+            crate::input::drop_pages(m, range);
+        }
     }
 
     /// An error for a goal whose lines could not be found again (the file changed under the map).
@@ -329,10 +537,11 @@ mod tests {
         /// Bounds found by binary search equal those found by reading every line, for goals in
         /// the file and between them, and the sets read from a goal's range are its judgments.
         #[test]
-        fn bounds_agree_with_a_walk(goals in prop::collection::vec(0u32..200, 1..40), probe in 0u32..220, natural in any::<bool>()) {
+        fn bounds_agree_with_a_walk(goals in prop::collection::vec(0u32..200, 1..40), probe in 0u32..220, natural in any::<bool>(), step in 1usize..300) {
             let order = if natural { GoalOrder::Natural } else { GoalOrder::Bytes };
             let (f, names) = qrels(&goals, order);
-            let q = SortedQrels::open(f.path()).unwrap().expect("sorted");
+            // An index entry every `step` bytes (one for the whole file when opened).
+            let q = SortedQrels::open(f.path()).unwrap().expect("sorted").with_index_step(step);
             prop_assert_eq!(q.goal_count(), names.len() as u64);
             // Byte order when the goals ascend in both.
             let order = q.order();

@@ -16,7 +16,6 @@
 //! checks that no goal reappears, numbers lines, and hands per-goal rows to the caller in file
 //! order. Summaries merge exactly, so the figures do not depend on the number of threads.
 
-mod regroup;
 mod worker;
 
 use crate::options::{plan_for, EvalOptions, OrderMode};
@@ -26,9 +25,8 @@ use crate::sink::Sink as RowSink;
 use hashbrown::HashMap;
 use lemma_accum::{Plan, Summary};
 use lemma_ingest::{
-    show, ActualSets, BatchReader, ErrorKind, Format, GoalKey, Input, InputError, Next,
+    show, ActualSets, BatchReader, ErrorKind, Format, GoalKey, Input, InputError, LineMap, Next,
 };
-use regroup::{regroup, Regrouped};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -140,22 +138,7 @@ pub(crate) fn predict_from(
         report = r.report;
     }
     let (reader, line_map) = if opts.regroup && format == Format::Trec {
-        let Regrouped {
-            bytes,
-            line_map: map,
-            last_tag,
-        } = regroup(input, key)?;
-        report.regrouped = true;
-        report.runid = last_tag.unwrap_or_default();
-        let inner = Input {
-            path: path.clone(),
-            reader: lemma_ingest::Source::stream(std::io::Cursor::new(bytes)),
-            size_on_disk: None,
-            compression: lemma_ingest::Compression::None,
-            format,
-            map: None,
-            file: None,
-        };
+        let (inner, map) = grouped(input, opts, &mut report)?;
         (BatchReader::new(inner, key, opts.batch_bytes), Some(map))
     } else {
         let mut reader = BatchReader::new(input, key, opts.batch_bytes);
@@ -181,7 +164,7 @@ pub(crate) fn predict_from(
     let mut collector = Collector {
         actual,
         path: &path,
-        line_map: line_map.as_deref(),
+        line_map: line_map.as_ref(),
         rows,
         report: &mut report,
         first_line,
@@ -218,6 +201,47 @@ pub(crate) fn predict_from(
         universe: opts.universe,
         report,
     })
+}
+
+/// `--regroup`: `input`'s lines sorted by goal (natural order) within the memory budget, as an
+/// input of their own, and each line's original number; `report` says how.
+pub(crate) fn grouped(
+    input: Input,
+    opts: &EvalOptions,
+    report: &mut Report,
+) -> Result<(Input, LineMap), EvalError> {
+    let (path, format) = (input.path.clone(), input.format);
+    let mut input = input;
+    let grouped = lemma_ingest::group_by_goal(
+        &path,
+        &mut input.reader,
+        lemma_ingest::GoalOrder::Natural,
+        &opts.spill,
+    )?;
+    drop(input);
+    report.regrouped = true;
+    report.runid = lemma_ingest::parse_run_line(&grouped.last_line)
+        .ok()
+        .flatten()
+        .map(|l| l.tag.to_vec())
+        .unwrap_or_default();
+    report.spill = Some(grouped.report);
+    let inner = match grouped.lines {
+        lemma_ingest::Grouped::Memory(bytes) => Input {
+            path: path.clone(),
+            reader: lemma_ingest::Source::stream(std::io::Cursor::new(bytes)),
+            size_on_disk: None,
+            compression: lemma_ingest::Compression::None,
+            format,
+            map: None,
+            file: None,
+        },
+        lemma_ingest::Grouped::Spilled(mut f) => {
+            std::io::Seek::rewind(&mut f).map_err(|e| InputError::read(&path, e))?;
+            lemma_ingest::open_file(&path, f, true)?
+        }
+    };
+    Ok((inner, grouped.line_map))
 }
 
 /// The input, shared by the workers: each takes the next batch under the lock.
@@ -357,15 +381,12 @@ impl<'a> OrderedJob for TextJob<'a> {
 pub(crate) fn fix_error(
     e: EvalError,
     path: &Path,
-    line_map: Option<&[u64]>,
+    line_map: Option<&LineMap>,
     lines_before: u64,
     first_byte: u64,
 ) -> EvalError {
-    let original = |global: u64| {
-        line_map.map_or(global, |m| {
-            m.get(global as usize - 1).copied().unwrap_or(global)
-        })
-    };
+    let original =
+        |global: u64| line_map.map_or(global, |m| m.get(global as usize - 1).unwrap_or(global));
     match e {
         EvalError::Input(mut ie) => {
             ie.path = path.to_path_buf();
@@ -381,12 +402,22 @@ pub(crate) fn fix_error(
     }
 }
 
+/// What is wrong with goal `name` whose lines began `began` ("at line N") and come again.
+pub(crate) fn again_message(name: &[u8], began: &str) -> String {
+    format!(
+        "goal `{}` appears again; its lines began {began} and were interrupted by other \
+         goals. A goal's lines must be contiguous: sort the file by goal, or pass --regroup (which \
+         sorts it by goal, in memory or on disk within --memory)",
+        show(name)
+    )
+}
+
 /// The collector: batch results in order; contiguity, line numbers, the report, rows.
 struct Collector<'c> {
     actual: &'c ActualSets,
     path: &'c Path,
     /// Regrouped input: each line's original number.
-    line_map: Option<&'c [u64]>,
+    line_map: Option<&'c LineMap>,
     rows: &'c mut dyn RowSink,
     report: &'c mut Report,
     /// Each known goal's first line (0: not seen).
@@ -400,9 +431,8 @@ struct Collector<'c> {
 impl Collector<'_> {
     /// A line's number in the original input.
     fn original(&self, global: u64) -> u64 {
-        self.line_map.map_or(global, |m| {
-            m.get(global as usize - 1).copied().unwrap_or(global)
-        })
+        self.line_map
+            .map_or(global, |m| m.get(global as usize - 1).unwrap_or(global))
     }
 
     /// A batch's error, with file-wide lines and bytes.
@@ -430,8 +460,8 @@ impl Collector<'_> {
             };
             if earlier != 0 && earlier != line {
                 let name = match &g {
-                    GoalRef::Known(id) => show(self.actual.goals.name(*id)),
-                    GoalRef::Unknown(n) => show(n),
+                    GoalRef::Known(id) => self.actual.goals.name(*id),
+                    GoalRef::Unknown(n) => n,
                 };
                 return Err(EvalError::Input(InputError {
                     kind: ErrorKind::GoalNotContiguous,
@@ -439,14 +469,17 @@ impl Collector<'_> {
                     line: Some(self.original(line)),
                     byte: None,
                     first_line: None,
-                    message: format!(
-                        "goal `{name}` appears again; its lines began {} and were interrupted by other \
-                         goals. A goal's lines must be contiguous: sort the file by goal, or pass --regroup \
-                         (which buffers the whole file in memory)",
-                        match earlier {
-                            BEFORE => format!("before line {}", self.resumed_after + 1),
+                    message: again_message(
+                        name,
+                        &match earlier {
+                            // Before a join handed over: the file read again to find it.
+                            BEFORE => first_line_of(self.path, name, self.resumed_after + 1)
+                                .map_or_else(
+                                    || format!("before line {}", self.resumed_after + 1),
+                                    |l| format!("at line {l}"),
+                                ),
                             e => format!("at line {}", self.original(e)),
-                        }
+                        },
                     ),
                 }));
             }
@@ -462,4 +495,21 @@ impl Collector<'_> {
         }
         Ok(())
     }
+}
+
+/// The first line of `path` (before `before`) whose goal is `name`.
+pub(crate) fn first_line_of(path: &std::path::Path, name: &[u8], before: u64) -> Option<u64> {
+    use std::io::BufRead;
+    let mut r = std::io::BufReader::new(std::fs::File::open(path).ok()?);
+    let mut line = Vec::new();
+    for no in 1..before {
+        line.clear();
+        if r.read_until(b'\n', &mut line).ok()? == 0 {
+            return None;
+        }
+        if lemma_ingest::first_field(&line) == Some(name) {
+            return Some(no);
+        }
+    }
+    None
 }
