@@ -450,8 +450,9 @@ impl JoinJob<'_> {
             if let Some(g) = first_field(&data[at..nl]) {
                 if last != Some(g) {
                     last = Some(g);
-                    let r = self.qrels.lower_bound(g)..self.qrels.upper_bound(g);
-                    if r.start < r.end && found.insert(r.start) {
+                    // Where its first real line begins: the place that names the goal in
+                    // the bitmap, as the in-order batches and the end find it.
+                    if let Some(r) = self.qrels.goal_range(g).filter(|r| found.insert(r.start)) {
                         bytes.extend_from_slice(&q[r.clone()]);
                         if bytes.last() != Some(&b'\n') {
                             bytes.push(b'\n');
@@ -757,8 +758,10 @@ impl Collector<'_> {
                     let again = !repeated && !l.first_time(at);
                     self.ranked_goals += u64::from(!repeated && !again);
                     again.then(|| {
-                        let (name, _) = self.qrels.goal_at(at, at + 1).expect("a goal's lines");
-                        name.to_vec()
+                        let end = self.qrels.bytes().len();
+                        self.qrels
+                            .goal_at(at, end)
+                            .map_or_else(Vec::new, |(name, _)| name.to_vec())
                     })
                 }
                 GoalRef::Unknown(name) => {

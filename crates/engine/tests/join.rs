@@ -337,12 +337,29 @@ fn goals_in_different_orders_in_the_two_files() {
         lemma_ingest::GoalOrder::Bytes
     );
     check(&qbp, &r);
+    // Comment and blank lines in sorted qrels (before a goal's first line, too): the run in
+    // order, shuffled, and with a goal back.
+    let qc = dir.path().join("qrels-comments");
+    let commented: String = qrels_blocks(&q)
+        .iter()
+        .enumerate()
+        .map(|(i, b)| match i % 3 {
+            0 => format!("# goal {i}\n{b}"),
+            1 => format!("\n{b}\n"),
+            _ => b.clone(),
+        })
+        .collect();
+    std::fs::write(&qc, commented).unwrap();
+    assert!(SortedQrels::open(&qc).unwrap().is_some());
+    check(&qc, &r);
+    check(&qc, &r_shuffled);
     // A goal back after others, the run shuffled: the same error every way.
     let mut back = shuffled(&blocks, 3);
     let again = back[20].clone();
     back.insert(40, again);
     let rb = write_run(dir.path(), "run-back", &back);
     check(&qs, &rb);
+    check(&qc, &rb);
     assert!(held(&q, &rb, 1, 4096).is_err());
 }
 

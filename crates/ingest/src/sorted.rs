@@ -333,6 +333,15 @@ impl SortedQrels {
         lo
     }
 
+    /// The lines of `goal`, from its first real line (not a blank or comment line before it) to
+    /// the next goal's first line, or `None` when the qrels do not judge it.
+    pub fn goal_range(&self, goal: &[u8]) -> Option<Range<usize>> {
+        let lo = self.lower_bound(goal);
+        let hi = self.upper_bound(goal);
+        let (start, _, g) = real_line(&self.map, lo, hi)?;
+        (g == goal).then_some(start..hi)
+    }
+
     /// The goal of the first real line from the line holding byte `at` on (starting before
     /// `end`), and where its lines end (the next goal's first line, or `end`).
     pub fn goal_at(&self, at: usize, end: usize) -> Option<(&[u8], usize)> {

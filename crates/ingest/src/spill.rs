@@ -233,7 +233,9 @@ pub fn group_by_goal(
     // A chunk: its bytes and index within half the budget (and 4 GiB, the index's reach).
     let limit = (memory / 2).min(u32::MAX as usize);
     let mut chunk = Chunk::default();
-    let mut runs: Vec<File> = Vec::new();
+    // Runs by merge level: `fan_in` runs of a level are merged into one of the next at once, so
+    // that no more than a few `fan_in` files are open.
+    let mut levels: Vec<Vec<File>> = Vec::new();
     let mut last_line = Vec::new();
     let mut no = 0u64;
     let mut line = Vec::new();
@@ -250,18 +252,29 @@ pub fn group_by_goal(
         let Some(goal) = first_field(body) else {
             continue;
         };
+        if body.len() >= u32::MAX as usize {
+            return Err(InputError::at(
+                ErrorKind::Syntax,
+                path,
+                no,
+                0,
+                "a line of 4 GiB or more, expected a TREC line",
+            ));
+        }
         report.lines += 1;
         report.bytes += body.len() as u64 + 1;
         if chunk.cost() + body.len() + 40 > limit && !chunk.lines.is_empty() {
-            runs.push(spill.run(&mut chunk, order)?);
+            let run = spill.run(&mut chunk, order)?;
+            report.runs += 1;
+            spill.add_run(&mut levels, run, order, &mut report)?;
         }
         chunk.push(body, goal, no);
         last_line.clear();
         last_line.extend_from_slice(body);
     }
-    if runs.is_empty() {
+    if levels.is_empty() {
         // All of it fits: sorted in memory.
-        let mut out = Vec::with_capacity(chunk.bytes.len());
+        let mut out = Vec::with_capacity(chunk.bytes.len() + chunk.lines.len());
         let mut map = Vec::with_capacity(chunk.lines.len());
         let mut goals = GoalCount::default();
         chunk.emit(order, |l, no| {
@@ -281,11 +294,13 @@ pub fn group_by_goal(
         });
     }
     if !chunk.lines.is_empty() {
-        runs.push(spill.run(&mut chunk, order)?);
+        let run = spill.run(&mut chunk, order)?;
+        report.runs += 1;
+        levels.first_mut().expect("a level").push(run);
     }
     drop(chunk);
-    report.runs = runs.len();
-    // Merge levels until one merge makes the result.
+    // The runs left, earliest lines first: the higher levels hold the earlier chunks.
+    let mut runs: Vec<File> = levels.into_iter().rev().flatten().collect();
     let fan = fan_in(memory);
     while runs.len() > fan {
         report.extra_merges += 1;
@@ -293,15 +308,7 @@ pub fn group_by_goal(
         let mut rest = runs.into_iter().peekable();
         while rest.peek().is_some() {
             let group: Vec<File> = rest.by_ref().take(fan).collect();
-            let out = spill.temp()?;
-            let mut w = spill.writer(&out);
-            merge(&spill, group, order, |l, no| {
-                spill.put(&mut w, &no.to_le_bytes())?;
-                spill.put(&mut w, &(l.len() as u32).to_le_bytes())?;
-                spill.put(&mut w, l)
-            })?;
-            spill.finish(w)?;
-            merged.push(out);
+            merged.push(spill.merge_runs(group, order)?);
         }
         runs = merged;
     }
@@ -431,6 +438,47 @@ impl Spill<'_> {
                 binary_size(self.memory)
             ),
         )
+    }
+
+    /// Adds `run` to the first level, merging a level's runs into one of the next once there
+    /// are `fan_in` of them.
+    fn add_run(
+        &self,
+        levels: &mut Vec<Vec<File>>,
+        run: File,
+        order: GoalOrder,
+        report: &mut SpillReport,
+    ) -> Result<(), InputError> {
+        if levels.is_empty() {
+            levels.push(Vec::new());
+        }
+        levels[0].push(run);
+        let fan = fan_in(self.memory);
+        let mut k = 0;
+        while levels[k].len() >= fan {
+            let group = std::mem::take(&mut levels[k]);
+            let merged = self.merge_runs(group, order)?;
+            if levels.len() == k + 1 {
+                levels.push(Vec::new());
+                report.extra_merges = report.extra_merges.max(k + 1);
+            }
+            levels[k + 1].push(merged);
+            k += 1;
+        }
+        Ok(())
+    }
+
+    /// Merges `runs` into one run.
+    fn merge_runs(&self, runs: Vec<File>, order: GoalOrder) -> Result<File, InputError> {
+        let out = self.temp()?;
+        let mut w = self.writer(&out);
+        merge(self, runs, order, |l, no| {
+            self.put(&mut w, &no.to_le_bytes())?;
+            self.put(&mut w, &(l.len() as u32).to_le_bytes())?;
+            self.put(&mut w, l)
+        })?;
+        self.finish(w)?;
+        Ok(out)
     }
 
     fn temp(&self) -> Result<File, InputError> {
@@ -711,6 +759,20 @@ mod tests {
             ),
             "{s}"
         );
+    }
+
+    #[test]
+    fn hundreds_of_runs_merge_a_level_at_a_time() {
+        // Lines of about 1 KiB, 64 KiB budget: 32 KiB chunks, fan-in 2, some 300 runs.
+        let mut text = Vec::new();
+        for i in 0..10_000u64 {
+            let pad = "p".repeat(900 + (i * 7 % 100) as usize);
+            text.extend_from_slice(format!("q{} 0 d{i} {pad}\n", i * 31 % 97).as_bytes());
+        }
+        let (got, r) = sorted(&text, GoalOrder::Natural, 64 << 10);
+        assert!(r.runs > 250 && r.extra_merges >= 7, "{r:?}");
+        assert_eq!(got, reference(&text, GoalOrder::Natural));
+        assert_eq!(r.goals, 97);
     }
 
     proptest! {

@@ -238,7 +238,10 @@ pub(crate) fn grouped(
         },
         lemma_ingest::Grouped::Spilled(mut f) => {
             std::io::Seek::rewind(&mut f).map_err(|e| InputError::read(&path, e))?;
-            lemma_ingest::open_file(&path, f, true)?
+            // The lines as they were read: not sniffed again.
+            let mut inner = lemma_ingest::open_file(&path, f, true)?;
+            inner.format = format;
+            inner
         }
     };
     Ok((inner, grouped.line_map))
