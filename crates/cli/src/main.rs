@@ -351,7 +351,8 @@ struct EvalArgs {
     relevance_level: i32,
     #[command(flatten)]
     ranking: RankingArgs,
-    /// Accept goals whose lines are not contiguous, by buffering the whole predictions file.
+    /// Accept goals whose lines are not contiguous: the lines are sorted by goal first (natural
+    /// order; rows come in that order), in memory or on disk within --memory.
     #[arg(long)]
     regroup: bool,
     /// Read the actual sets whole before the predictions even when their goals are sorted (by
