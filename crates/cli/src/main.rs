@@ -669,10 +669,10 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     {
         match SortedQrels::open(&a.actual)? {
             Some(q) => Some((q, None)),
-            // Not in order: held, unless held they would not fit in the budget (about half
-            // the file's size); then sorted on disk.
+            // Not in order: held, unless held they would not fit in the budget; then sorted on
+            // disk.
             None if std::fs::metadata(&a.actual)
-                .is_ok_and(|m| m.is_file() && m.len() / 2 > a.memory.memory as u64) =>
+                .is_ok_and(|m| m.is_file() && !a.memory.spill().holds_qrels(m.len())) =>
             {
                 SortedQrels::sort(&a.actual, &a.memory.spill())?.map(|(q, r)| (q, Some(r)))
             }

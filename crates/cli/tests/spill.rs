@@ -2,6 +2,7 @@
 //! give the output of the held, in-memory pipeline, whatever the budget; temporary files are gone
 //! after success, after an error, after Ctrl-C; a disk that fills up is a clear error.
 
+use lemma_tools::gen::{goal_blocks, shuffle};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -35,31 +36,6 @@ struct Work {
     tmp: PathBuf,
 }
 
-fn blocks(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut last = "";
-    for line in text.lines() {
-        let g = line.split_whitespace().next().unwrap();
-        if g != last || out.is_empty() {
-            out.push(String::new());
-            last = g;
-        }
-        out.last_mut().unwrap().push_str(line);
-        out.last_mut().unwrap().push('\n');
-    }
-    out
-}
-
-fn shuffle<T>(v: &mut [T], seed: u64) {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    for i in (1..v.len()).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.swap(i, (x % (i as u64 + 1)) as usize);
-    }
-}
-
 fn work(goals: u64) -> Work {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -84,12 +60,12 @@ fn work(goals: u64) -> Work {
         ])
         .output()
         .unwrap());
-    let mut qb = blocks(&std::fs::read_to_string(&qrels).unwrap());
+    let mut qb = goal_blocks(&std::fs::read_to_string(&qrels).unwrap());
     shuffle(&mut qb, 1);
     let qrels_shuffled = d.join("qrels-shuffled");
     std::fs::write(&qrels_shuffled, qb.concat()).unwrap();
     let mut halves = Vec::new();
-    for b in blocks(&std::fs::read_to_string(&run).unwrap()) {
+    for b in goal_blocks(&std::fs::read_to_string(&run).unwrap()) {
         let lines: Vec<&str> = b.lines().collect();
         let mid = lines.len() / 2;
         halves.push(
@@ -243,22 +219,18 @@ fn an_error_while_sorted_on_disk_names_the_original_line_and_leaves_nothing() {
     assert_eq!(entries(&w.tmp), 0);
 }
 
+/// `eval` of the split run, regrouped on disk within 64 KiB.
+fn split_on_disk(w: &Work) -> Command {
+    let (q, r) = (w.qrels.to_str().unwrap(), w.run_split.to_str().unwrap());
+    cmd(&w.tmp, &["eval", q, r, "--regroup", "--memory", "64K"])
+}
+
 #[test]
 fn a_full_disk_while_sorting_is_an_error_with_nothing_left() {
     let w = work(2000);
     // Files of this process may not grow past 256 KiB (writes fail with EFBIG, as on a full
     // disk; SIGXFSZ ignored so that the write reports it).
-    let mut c = cmd(
-        &w.tmp,
-        &[
-            "eval",
-            w.qrels.to_str().unwrap(),
-            w.run_split.to_str().unwrap(),
-            "--regroup",
-            "--memory",
-            "64K",
-        ],
-    );
+    let mut c = split_on_disk(&w);
     // SAFETY: setrlimit and signal are async-signal-safe and touch no memory of the parent.
     unsafe {
         c.pre_exec(|| {
@@ -286,22 +258,12 @@ fn a_full_disk_while_sorting_is_an_error_with_nothing_left() {
 #[test]
 fn ctrl_c_while_sorting_leaves_no_temporary_file() {
     let w = work(40_000);
-    let mut child = cmd(
-        &w.tmp,
-        &[
-            "eval",
-            w.qrels.to_str().unwrap(),
-            w.run_split.to_str().unwrap(),
-            "--regroup",
-            "--memory",
-            "64K",
-            "--quiet",
-        ],
-    )
-    .stdout(Stdio::null())
-    .stderr(Stdio::null())
-    .spawn()
-    .unwrap();
+    let mut child = split_on_disk(&w)
+        .arg("--quiet")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
     // Wait until it has temporary files open in TMPDIR (unnamed: seen only as its open files).
     let fds = PathBuf::from(format!("/proc/{}/fd", child.id()));
     let tmp = std::fs::canonicalize(&w.tmp).unwrap();

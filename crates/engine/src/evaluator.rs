@@ -566,7 +566,8 @@ impl JoinEvaluator {
 
     /// Evaluates text predictions; per-goal rows go to `sink`, in the order the held pipeline
     /// gives them ([`Evaluator::evaluate`]). Predictions the join cannot take (JSONL, a stream
-    /// or compressed file, `--regroup`) are evaluated against the whole qrels, read first.
+    /// or compressed file not regrouped, regrouped against qrels in byte order) are evaluated
+    /// against the whole qrels, read first.
     pub fn evaluate_with_progress(
         &self,
         predictions: Input,

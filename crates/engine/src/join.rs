@@ -76,12 +76,14 @@ pub(crate) fn joinable(input: &Input, opts: &EvalOptions, qrels: &SortedQrels) -
         }
 }
 
-/// Goals of the qrels not ranked by the predictions, evaluated at the end.
-enum Pending {
-    /// Every goal whose lines are in this range.
-    Range(Range<usize>),
-    /// One goal.
-    Goal(Vec<u8>),
+/// Notes `range` of the qrels (whole goals' lines) as not ranked, joined to the range before it
+/// when they touch.
+fn push_pending(pending: &mut Vec<Range<usize>>, range: Range<usize>) {
+    match pending.last_mut() {
+        _ if range.is_empty() => {}
+        Some(last) if last.end == range.start => last.end = range.end,
+        _ => pending.push(range),
+    }
 }
 
 /// Evaluates `input` against `qrels`, a join ([`joinable`] inputs only).
@@ -139,9 +141,6 @@ pub(crate) fn evaluate(
         released: 0,
         lookup: None,
         ranked_goals: 0,
-        // Held actual sets take about half the qrels' size.
-        hold_out_of_order: qrels.bytes().len() / 2 <= opts.spill.memory,
-        out_of_order: None,
         summary: Summary::new(&plan),
     };
     let (_, collected) = run_ordered(&job, opts.threads, |res| collector.take(res));
@@ -152,20 +151,18 @@ pub(crate) fn evaluate(
         pending,
         lookup,
         ranked_goals,
-        out_of_order,
         mut summary,
         ..
     } = collector;
     match collected {
         Ok(()) => {}
         Err(Stop::Error(e)) => return Err(e),
-        Err(Stop::OutOfOrder) if line_map.is_some() => {
+        Err(Stop::OutOfOrder { .. }) if line_map.is_some() => {
             return Err(EvalError::Options(
                 "internal: regrouped predictions left the qrels' order".into(),
             ));
         }
-        Err(Stop::OutOfOrder) => {
-            let (byte, line) = out_of_order.expect("set when stopping");
+        Err(Stop::OutOfOrder { byte, line }) => {
             jr.held_from_line = Some(line);
             report.elapsed = started.elapsed();
             return fall_back(
@@ -196,27 +193,19 @@ pub(crate) fn evaluate(
     report.bytes = input.reader.bytes_read();
     // The goals never ranked: those noted, and those after the last ranked in order (none when
     // every goal was ranked).
-    let regions: Vec<Range<usize>> = match &lookup {
-        _ if ranked_goals == qrels.goal_count() => Vec::new(),
-        None => {
-            let mut pending = pending;
-            let tail = last.as_deref().map_or(0, |l| qrels.upper_bound(l));
-            pending.push(Pending::Range(tail..qrels.bytes().len()));
-            pending
-                .into_iter()
-                .map(|p| match p {
-                    Pending::Goal(name) => qrels.lower_bound(&name)..qrels.upper_bound(&name),
-                    Pending::Range(r) => r,
-                })
-                .collect()
-        }
-        Some(l) => {
-            let mut r = l.pending.clone();
-            r.push(l.merge_end..qrels.bytes().len());
-            r
-        }
+    let mut regions = match &lookup {
+        Some(l) => l.pending.clone(),
+        None => pending,
     };
-    for range in regions.into_iter().filter(|r| r.start < r.end) {
+    let tail = match &lookup {
+        Some(l) => l.merge_end,
+        None => last.as_deref().map_or(0, |l| qrels.upper_bound(l)),
+    };
+    push_pending(&mut regions, tail..qrels.bytes().len());
+    if ranked_goals == qrels.goal_count() {
+        regions.clear();
+    }
+    for range in regions {
         // Long ranges a few MiB of lines at a time.
         let mut start = range.start;
         while start < range.end {
@@ -265,7 +254,7 @@ struct FallBack {
     byte: u64,
     lines_before: u64,
     last: Option<Vec<u8>>,
-    pending: Vec<Pending>,
+    pending: Vec<Range<usize>>,
     unknown: HashMap<Vec<u8>, u64>,
     summary: Summary,
     report: Report,
@@ -286,18 +275,11 @@ fn fall_back(
     let actual = qrels.sets_whole()?;
     jr.held_bytes = actual.heap_bytes();
     let mut unranked: HashSet<&[u8]> = HashSet::new();
-    for p in &f.pending {
-        match p {
-            Pending::Goal(name) => {
-                unranked.insert(name);
-            }
-            Pending::Range(r) => {
-                let mut at = r.start;
-                while let Some((g, end)) = qrels.goal_at(at, r.end) {
-                    unranked.insert(g);
-                    at = end;
-                }
-            }
+    for r in &f.pending {
+        let mut at = r.start;
+        while let Some((g, end)) = qrels.goal_at(at, r.end) {
+            unranked.insert(g);
+            at = end;
         }
     }
     let order = qrels.order();
@@ -367,8 +349,10 @@ struct Joined {
     last: Option<Vec<u8>>,
     /// Its goals were read as one range and ascend.
     ascending: bool,
-    /// Goals in its range that it did not rank (a range read only).
-    unranked: Vec<Vec<u8>>,
+    /// The lines of the goals in its range that it did not rank, and how many it did (a range
+    /// read only).
+    unranked: Vec<Range<usize>>,
+    ranked: u64,
     /// Where the lines of each goal it ranked that has an actual set begin in the qrels, in
     /// the order of `res.goals`.
     ranked_at: Vec<usize>,
@@ -421,12 +405,13 @@ impl JoinJob<'_> {
             }
             before = Some((name, *line));
         }
-        joined.unranked = (0..sets.goal_count() as u32)
-            .filter(|&g| !ranked[g as usize])
-            .map(|g| sets.goals.name(g).to_vec())
-            .collect();
-        let starts = goal_starts(self.qrels.bytes(), range);
+        let starts = goal_starts(self.qrels.bytes(), range.clone());
         debug_assert_eq!(starts.len(), sets.goal_count());
+        joined.ranked = ranked.iter().filter(|&&r| r).count() as u64;
+        for g in (0..starts.len()).filter(|&g| !ranked[g]) {
+            let end = starts.get(g + 1).copied().unwrap_or(range.end);
+            push_pending(&mut joined.unranked, starts[g]..end);
+        }
         joined.ranked_at = known_starts(&joined.res.goals, &starts);
         joined.ascending = true;
         true
@@ -581,8 +566,11 @@ impl<'a> OrderedJob for JoinJob<'a> {
 /// Why the collector stopped.
 enum Stop {
     Error(EvalError),
-    /// The predictions left the qrels' order, and the qrels are to be held.
-    OutOfOrder,
+    /// The predictions left the qrels' order at this byte and line, and the qrels are to be held.
+    OutOfOrder {
+        byte: u64,
+        line: u64,
+    },
 }
 
 /// The join once the predictions left the qrels' order.
@@ -622,18 +610,14 @@ struct Collector<'c> {
     lines_before: u64,
     /// The last goal ranked in order.
     last: Option<Vec<u8>>,
-    pending: Vec<Pending>,
+    /// The lines of the goals skipped before `last` (ascending, apart).
+    pending: Vec<Range<usize>>,
     /// The qrels' pages before this were let go.
     released: usize,
     /// Set once the predictions left the qrels' order.
     lookup: Option<Lookup>,
     /// Goals of the qrels ranked so far.
     ranked_goals: u64,
-    /// Whether the qrels are read whole (rather than looked up) once the predictions leave their
-    /// order: they fit in the memory budget.
-    hold_out_of_order: bool,
-    /// Where the goal out of order begins then: (byte, line).
-    out_of_order: Option<(u64, u64)>,
     /// The values of the batches taken.
     summary: Summary,
 }
@@ -658,9 +642,17 @@ impl Collector<'_> {
             _ => true,
         };
         if self.lookup.is_none() && !(j.ascending && after_last) {
-            if self.hold_out_of_order {
-                self.out_of_order = Some((j.res.first_byte, self.lines_before + 1));
-                return Err(Stop::OutOfOrder);
+            // Qrels that fit in the budget once held are held.
+            if self
+                .job
+                .opts
+                .spill
+                .holds_qrels(self.qrels.bytes().len() as u64)
+            {
+                return Err(Stop::OutOfOrder {
+                    byte: j.res.first_byte,
+                    line: self.lines_before + 1,
+                });
             }
             self.start_lookups();
         }
@@ -692,15 +684,14 @@ impl Collector<'_> {
                 .last
                 .as_deref()
                 .map_or(0, |l| self.qrels.upper_bound(l));
-            let to = self.qrels.lower_bound(f);
-            if from < to {
-                self.pending.push(Pending::Range(from..to));
-            }
+            push_pending(&mut self.pending, from..self.qrels.lower_bound(f));
         }
         // Those left unranked are read again at the end.
-        self.join.goals_read += (j.sets_goals - j.unranked.len()) as u64;
-        self.ranked_goals += (j.sets_goals - j.unranked.len()) as u64;
-        self.pending.extend(j.unranked.drain(..).map(Pending::Goal));
+        self.join.goals_read += j.ranked;
+        self.ranked_goals += j.ranked;
+        for r in j.unranked.drain(..) {
+            push_pending(&mut self.pending, r);
+        }
         for (g, local) in j.res.goals.drain(..) {
             if let GoalRef::Unknown(name) = g {
                 self.unknown.insert(name, self.lines_before + local);
@@ -724,19 +715,13 @@ impl Collector<'_> {
     /// From this batch on, goals are looked up one by one.
     fn start_lookups(&mut self) {
         self.job.lookup.store(true, AtomicOrdering::Relaxed);
-        self.qrels.reading_at_random();
         self.join.lookups_from_line = Some(self.lines_before + 1);
-        let q = self.qrels;
-        let pending = std::mem::take(&mut self.pending)
-            .into_iter()
-            .map(|p| match p {
-                Pending::Goal(name) => q.lower_bound(&name)..q.upper_bound(&name),
-                Pending::Range(r) => r,
-            })
-            .collect();
         self.lookup = Some(Lookup {
-            merge_end: self.last.as_deref().map_or(0, |l| q.upper_bound(l)),
-            pending,
+            merge_end: self
+                .last
+                .as_deref()
+                .map_or(0, |l| self.qrels.upper_bound(l)),
+            pending: std::mem::take(&mut self.pending),
             ranked: RoaringTreemap::new(),
         });
     }

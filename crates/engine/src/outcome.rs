@@ -77,9 +77,8 @@ pub struct Report {
     pub goals_reordered: u64,
     /// Goal runs seen in the predictions.
     pub goals_in_predictions: u64,
-    /// Whether the input's lines were grouped by goal first (`--regroup`).
-    pub regrouped: bool,
-    /// How they were grouped: in memory, or sorted on disk.
+    /// When the input's lines were grouped by goal first (`--regroup`): how, in memory or sorted
+    /// on disk.
     pub spill: Option<lemma_ingest::SpillReport>,
     /// The tag of the last run line in the file (trec_eval's `runid`).
     pub runid: Vec<u8>,

@@ -7,7 +7,7 @@
 use lemma_eval::join::JoinReport;
 use lemma_eval::{EvalError, Evaluator, GoalRow, Predictions};
 use lemma_ingest::{ActualSets, SortedQrels, SpillOptions};
-use lemma_tools::gen::{generate_trec, GenSpec};
+use lemma_tools::gen::{generate_trec, goal_blocks, shuffle, GenSpec};
 use std::path::{Path, PathBuf};
 
 const MEASURES: &[&str] = &[
@@ -55,20 +55,17 @@ fn held(qrels: &Path, run: &Path, threads: usize, batch: usize) -> Outcome {
     Ok((key(&done.summary), rows))
 }
 
-fn joined(qrels: &Path, run: &Path, threads: usize, batch: usize) -> (Outcome, Option<JoinReport>) {
-    let q = SortedQrels::open(qrels).unwrap().expect("sorted qrels");
-    join_with(q, run, threads, batch, 1 << 30)
-}
-
-/// Joined within a 16 KiB budget: goals out of order are looked up (the qrels not held).
-fn joined_small(
+/// Joined in place within `memory` (16 KiB: goals out of order are looked up, the qrels not
+/// held).
+fn joined(
     qrels: &Path,
     run: &Path,
     threads: usize,
     batch: usize,
+    memory: usize,
 ) -> (Outcome, Option<JoinReport>) {
     let q = SortedQrels::open(qrels).unwrap().expect("sorted qrels");
-    join_with(q, run, threads, batch, 16 << 10)
+    join_with(q, run, threads, batch, memory)
 }
 
 /// Qrels sorted within `memory` (in an empty directory that stays empty), then joined.
@@ -130,12 +127,11 @@ fn check(qrels: &Path, run: &Path) -> Vec<JoinReport> {
                 run.display()
             );
             if in_place {
-                let (j, jr) = joined(qrels, run, threads, batch);
-                assert_eq!(j, h, "in place: {what}");
-                reports.extend(jr);
-                let (j, jr) = joined_small(qrels, run, threads, batch);
-                assert_eq!(j, h, "in place, within 16 KiB: {what}");
-                reports.extend(jr);
+                for memory in [1 << 30, 16 << 10] {
+                    let (j, jr) = joined(qrels, run, threads, batch, memory);
+                    assert_eq!(j, h, "in place within {memory}: {what}");
+                    reports.extend(jr);
+                }
             }
             for memory in [64 << 10, 1 << 30].into_iter().filter(|_| !in_place) {
                 let (j, jr) = sorted_then_joined(qrels, run, threads, batch, memory);
@@ -285,29 +281,13 @@ fn predictions_out_of_the_qrels_order_are_looked_up_goal_by_goal() {
 /// `blocks` shuffled (a goal's lines kept together), deterministically.
 fn shuffled<T: Clone>(blocks: &[T], seed: u64) -> Vec<T> {
     let mut v = blocks.to_vec();
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    for i in (1..v.len()).rev() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        v.swap(i, (x % (i as u64 + 1)) as usize);
-    }
+    shuffle(&mut v, seed);
     v
 }
 
 /// The qrels' goals as blocks of lines.
 fn qrels_blocks(q: &Path) -> Vec<String> {
-    let mut blocks: Vec<String> = Vec::new();
-    let mut last = String::new();
-    for line in std::fs::read_to_string(q).unwrap().lines() {
-        let g = line.split_whitespace().next().unwrap().to_string();
-        if g != last || blocks.is_empty() {
-            blocks.push(String::new());
-            last = g;
-        }
-        blocks.last_mut().unwrap().push_str(&format!("{line}\n"));
-    }
-    blocks
+    goal_blocks(&std::fs::read_to_string(q).unwrap())
 }
 
 #[test]
@@ -381,49 +361,37 @@ fn regrouped_in_memory_and_on_disk_alike() {
     by_goal.sort_by(|a, b| natural(&a[0], &b[0]));
     let sorted_run = write_run(dir.path(), "sorted", &by_goal);
     let actual = std::sync::Arc::new(ActualSets::read_path(&q).unwrap());
-    let regrouped = |run: &Path, memory: usize, threads: usize| {
+    // Held, and joined (the regrouped lines read along the sorted qrels).
+    let regrouped = |run: &Path, memory: usize, threads: usize, joined: bool| {
         let tmp = tempfile::tempdir().unwrap();
-        let ev = builder(threads, 4096)
-            .regroup(true)
-            .spill(SpillOptions {
-                memory,
-                dir: Some(tmp.path().to_path_buf()),
-            })
-            .build(actual.clone());
+        let builder = builder(threads, 4096).regroup(true).spill(SpillOptions {
+            memory,
+            dir: Some(tmp.path().to_path_buf()),
+        });
         let mut rows = Vec::new();
-        let done = ev
-            .evaluate(Predictions::open(run, None, false).unwrap(), &mut rows)
-            .unwrap();
+        let done = if joined {
+            let ev = builder.build_joined(SortedQrels::open(&q).unwrap().unwrap());
+            let (done, jr) = ev
+                .evaluate_with_progress(lemma_ingest::open(run).unwrap(), &mut rows, None)
+                .unwrap();
+            assert_eq!((jr.held_bytes, jr.held_from_line), (0, None), "{jr:?}");
+            done
+        } else {
+            let ev = builder.build(actual.clone());
+            ev.evaluate(Predictions::open(run, None, false).unwrap(), &mut rows)
+                .unwrap()
+        };
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
         let spill = done.report.spill.clone().unwrap();
         assert_eq!(spill.runs > 0, memory < 1 << 20, "{spill:?}");
         (key(&done.summary), rows)
     };
-    // Joined: the regrouped lines read along the sorted qrels.
-    let regrouped_joined = |run: &Path, memory: usize, threads: usize| {
-        let tmp = tempfile::tempdir().unwrap();
-        let ev = builder(threads, 4096)
-            .regroup(true)
-            .spill(SpillOptions {
-                memory,
-                dir: Some(tmp.path().to_path_buf()),
-            })
-            .build_joined(SortedQrels::open(&q).unwrap().unwrap());
-        let mut rows = Vec::new();
-        let (done, jr) = ev
-            .evaluate_with_progress(lemma_ingest::open(run).unwrap(), &mut rows, None)
-            .unwrap();
-        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
-        assert_eq!((jr.held_bytes, jr.held_from_line), (0, None), "{jr:?}");
-        assert!(done.report.spill.is_some());
-        (key(&done.summary), rows)
-    };
     let want = held(&q, &sorted_run, 2, 4096).unwrap();
     for threads in [1, 2] {
-        assert_eq!(regrouped(&split, 1 << 30, threads), want);
-        assert_eq!(regrouped(&split, 64 << 10, threads), want);
-        assert_eq!(regrouped_joined(&split, 1 << 30, threads), want);
-        assert_eq!(regrouped_joined(&split, 64 << 10, threads), want);
+        for joined in [false, true] {
+            assert_eq!(regrouped(&split, 1 << 30, threads, joined), want);
+            assert_eq!(regrouped(&split, 64 << 10, threads, joined), want);
+        }
     }
 }
 
@@ -438,7 +406,7 @@ fn only_the_goals_of_a_batch_are_held() {
     let dir = tempfile::tempdir().unwrap();
     let (q, r, _) = workload(dir.path(), 5);
     let whole = ActualSets::read_path(&q).unwrap();
-    let (_, jr) = joined(&q, &r, 1, 256);
+    let (_, jr) = joined(&q, &r, 1, 256, 1 << 30);
     let jr = jr.unwrap();
     assert!(
         jr.largest_batch_bytes * 10 < whole.heap_bytes(),

@@ -86,7 +86,7 @@ pub struct SortedQrels {
 }
 
 /// Bytes between two entries of a [`SortedQrels`]' index.
-pub const INDEX_STEP: usize = 64 << 10;
+const INDEX_STEP: usize = 64 << 10;
 
 /// A sparse index of sorted lines: a search touches the index and one step of the file.
 #[derive(Default)]
@@ -154,16 +154,22 @@ impl Index {
             self.at.get(lo).copied().unwrap_or(len),
         )
     }
-
-    fn heap_bytes(&self) -> usize {
-        self.at.capacity() * 8 + self.names.capacity() + self.ends.capacity() * 8
-    }
 }
 
 /// The lines: mapped, or held.
 enum Bytes {
     Map(Arc<Mmap>),
     Owned(Vec<u8>),
+}
+
+impl Bytes {
+    /// The mapping, if mapped (its pages can be let go).
+    fn mapped(&self) -> Option<&Mmap> {
+        match self {
+            Bytes::Map(m) => Some(m),
+            Bytes::Owned(_) => None,
+        }
+    }
 }
 
 impl std::ops::Deref for Bytes {
@@ -241,11 +247,8 @@ impl SortedQrels {
                 Bytes::Map(Arc::new(m))
             }
         };
-        let index = match &map {
-            Bytes::Map(m) => Index::build(m, INDEX_STEP, Some(m)),
-            Bytes::Owned(v) => Index::build(v, INDEX_STEP, None),
-        };
-        if let Bytes::Map(m) = &map {
+        let index = Index::build(&map, INDEX_STEP, map.mapped());
+        if let Some(m) = map.mapped() {
             crate::input::drop_pages(m, 0..m.len());
         }
         Ok(Some((
@@ -281,11 +284,6 @@ impl SortedQrels {
         &self.map
     }
 
-    /// Whether these are qrels sorted by [`SortedQrels::sort`] (not a file read in place).
-    pub fn was_sorted(&self) -> bool {
-        self.line_map.is_some()
-    }
-
     /// Where the lines of the first goal not before `goal` begin (the file's length if none):
     /// a binary search, some dozens of lines read.
     pub fn lower_bound(&self, goal: &[u8]) -> usize {
@@ -302,11 +300,6 @@ impl SortedQrels {
     fn with_index_step(mut self, step: usize) -> Self {
         self.index = Index::build(&self.map, step, None);
         self
-    }
-
-    /// Bytes of the sparse index held (an entry per 64 KiB of lines).
-    pub fn index_bytes(&self) -> usize {
-        self.index.heap_bytes()
     }
 
     /// The first line start from which every real line's goal fails `before` (the goals that
@@ -373,11 +366,7 @@ impl SortedQrels {
 
     /// The actual sets of all the goals, read with the mapped pages let go behind.
     pub fn sets_whole(&self) -> Result<ActualSets, InputError> {
-        let map = match &self.map {
-            Bytes::Map(m) => Some(&**m),
-            Bytes::Owned(_) => None,
-        };
-        let whole = ActualSets::parse(&self.path, Format::Trec, &self.map, map);
+        let whole = ActualSets::parse(&self.path, Format::Trec, &self.map, self.map.mapped());
         match (&self.line_map, whole) {
             (Some(_), Err(_)) => self.sets(0..self.map.len()),
             (_, r) => r,
@@ -398,17 +387,9 @@ impl SortedQrels {
         })
     }
 
-    /// Tells the kernel the mapping is read at random from now on (goals looked up one by one):
-    /// no read-ahead around a page read.
-    pub fn reading_at_random(&self) {
-        if let Bytes::Map(m) = &self.map {
-            let _ = m.advise(memmap2::Advice::Random);
-        }
-    }
-
     /// Lets the mapped pages of `range` go (they are read again from the file if touched).
     pub fn release(&self, range: Range<usize>) {
-        if let Bytes::Map(m) = &self.map {
+        if let Some(m) = self.map.mapped() {
             crate::input::drop_pages(m, range);
         }
     }

@@ -52,6 +52,12 @@ impl Default for SpillOptions {
 pub const DEFAULT_MEMORY: usize = 1 << 30;
 
 impl SpillOptions {
+    /// Whether qrels of `bytes` fit in the budget once held as actual sets (about half their
+    /// size: 4 to 12 bytes a judgment and the interned names).
+    pub fn holds_qrels(&self, bytes: u64) -> bool {
+        bytes / 2 <= self.memory as u64
+    }
+
     /// The directory temporary files go to.
     pub fn directory(&self) -> PathBuf {
         self.dir.clone().unwrap_or_else(std::env::temp_dir)
@@ -170,7 +176,7 @@ impl std::fmt::Display for SpillReport {
 }
 
 /// `bytes` in binary units, as `--memory` takes them: `64 KiB`, `512 MiB`, `1.5 GiB`.
-pub fn binary_size(bytes: usize) -> String {
+fn binary_size(bytes: usize) -> String {
     let b = bytes as f64;
     match bytes {
         b2 if b2 >= 1 << 30 => format!("{} GiB", trim(b / (1u64 << 30) as f64)),
@@ -187,7 +193,7 @@ fn trim(x: f64) -> String {
 }
 
 /// Most runs merged at once within `memory` (each run read through a buffer of at least 16 KiB).
-pub fn fan_in(memory: usize) -> usize {
+fn fan_in(memory: usize) -> usize {
     (memory / 2 / (16 << 10)).clamp(2, 512)
 }
 
@@ -472,13 +478,16 @@ impl Spill<'_> {
     fn merge_runs(&self, runs: Vec<File>, order: GoalOrder) -> Result<File, InputError> {
         let out = self.temp()?;
         let mut w = self.writer(&out);
-        merge(self, runs, order, |l, no| {
-            self.put(&mut w, &no.to_le_bytes())?;
-            self.put(&mut w, &(l.len() as u32).to_le_bytes())?;
-            self.put(&mut w, l)
-        })?;
+        merge(self, runs, order, |l, no| self.put_record(&mut w, l, no))?;
         self.finish(w)?;
         Ok(out)
+    }
+
+    /// A run's record: (number: u64, length: u32, line), little-endian.
+    fn put_record(&self, w: &mut BufWriter<&File>, line: &[u8], no: u64) -> Result<(), InputError> {
+        self.put(w, &no.to_le_bytes())?;
+        self.put(w, &(line.len() as u32).to_le_bytes())?;
+        self.put(w, line)
     }
 
     fn temp(&self) -> Result<File, InputError> {
@@ -500,24 +509,11 @@ impl Spill<'_> {
         f.sync_data().map_err(|e| self.error(e))
     }
 
-    /// Sorts `chunk` into a run: records of (number: u64, length: u32, line), little-endian.
+    /// Sorts `chunk` into a run of records ([`Spill::put_record`]).
     fn run(&self, chunk: &mut Chunk, order: GoalOrder) -> Result<File, InputError> {
         let file = self.temp()?;
         let mut w = self.writer(&file);
-        let mut failed = None;
-        chunk.emit(order, |l, no| {
-            if failed.is_none() {
-                let r = self
-                    .put(&mut w, &no.to_le_bytes())
-                    .and_then(|_| self.put(&mut w, &(l.len() as u32).to_le_bytes()))
-                    .and_then(|_| self.put(&mut w, l));
-                failed = r.err();
-            }
-            Ok(())
-        })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
+        chunk.emit(order, |l, no| self.put_record(&mut w, l, no))?;
         self.finish(w)?;
         Ok(file)
     }

@@ -35,6 +35,32 @@ impl Rng {
     }
 }
 
+/// Shuffles `items` (Fisher–Yates) with the generator of `seed`: the same order everywhere.
+pub fn shuffle<T>(items: &mut [T], seed: u64) {
+    let mut rng = Rng::new(seed);
+    for i in (1..items.len()).rev() {
+        items.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+}
+
+/// The blocks of `text`'s consecutive lines with the same goal (first field), each line ending
+/// in a newline: goals to shuffle whole.
+pub fn goal_blocks(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut last = None;
+    for line in text.lines() {
+        let g = line.split_whitespace().next();
+        if out.is_empty() || g != last {
+            out.push(String::new());
+            last = g;
+        }
+        let b = out.last_mut().expect("a block");
+        b.push_str(line);
+        b.push('\n');
+    }
+    out
+}
+
 /// What to generate.
 #[derive(Clone, Debug)]
 pub struct GenSpec {
@@ -439,6 +465,20 @@ mod tests {
 
     /// A universe smaller than a goal's relevant lemmas plus the depth: the generator ends (it
     /// once drew forever), ranking the lemmas there are, none twice in a goal.
+    #[test]
+    fn goal_blocks_and_shuffle() {
+        let blocks = goal_blocks("a 1\na 2\nb 1\na 3\n");
+        assert_eq!(blocks, ["a 1\na 2\n", "b 1\n", "a 3\n"]);
+        let mut v: Vec<u32> = (0..50).collect();
+        shuffle(&mut v, 7);
+        let mut w: Vec<u32> = (0..50).collect();
+        shuffle(&mut w, 7);
+        assert_eq!(v, w, "the same seed, the same order");
+        assert_ne!(v, (0..50).collect::<Vec<_>>());
+        v.sort();
+        assert_eq!(v, (0..50).collect::<Vec<_>>(), "a permutation");
+    }
+
     #[test]
     fn a_tiny_universe_ends() {
         let spec = GenSpec {

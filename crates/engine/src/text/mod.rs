@@ -219,7 +219,6 @@ pub(crate) fn grouped(
         &opts.spill,
     )?;
     drop(input);
-    report.regrouped = true;
     report.runid = lemma_ingest::parse_run_line(&grouped.last_line)
         .ok()
         .flatten()
