@@ -299,8 +299,7 @@ impl<'a> Worker<'a> {
     fn jsonl_batch(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
         let data = &batch.data[..];
         let path = Path::new("");
-        check_utf8(data)?;
-        let text = std::str::from_utf8(data).expect("checked");
+        let text = check_utf8(data)?;
         let (mut pos, mut line_no) = (0usize, 0u64);
         // Lines found by memchr's vector search (records are long).
         let ends = memchr::memchr_iter(b'\n', data)
@@ -533,13 +532,13 @@ fn dup_error(goal: &[u8], data: &[u8], d: &Dup) -> EvalError {
     })
 }
 
-/// Checks a batch is UTF-8; the error names the line.
-fn check_utf8(data: &[u8]) -> Result<(), InputError> {
-    if let Err(e) = std::str::from_utf8(data) {
+/// The batch as text, checked once; the error names the line.
+fn check_utf8(data: &[u8]) -> Result<&str, InputError> {
+    std::str::from_utf8(data).map_err(|e| {
         let off = e.valid_up_to();
         let line_start = memchr::memrchr(b'\n', &data[..off]).map_or(0, |p| p + 1);
         let line = memchr::memchr_iter(b'\n', &data[..off]).count() as u64 + 1;
-        return Err(InputError::at(
+        InputError::at(
             ErrorKind::Syntax,
             Path::new(""),
             line,
@@ -548,7 +547,6 @@ fn check_utf8(data: &[u8]) -> Result<(), InputError> {
                 "invalid UTF-8 at column {}, expected UTF-8 text",
                 off - line_start + 1
             ),
-        ));
-    }
-    Ok(())
+        )
+    })
 }
