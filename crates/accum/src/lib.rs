@@ -56,6 +56,7 @@ mod plan;
 mod pooled;
 mod summary;
 pub mod trec;
+mod trec_sum;
 
 pub use exact::ExactSum;
 pub use goal::{GoalAccumulator, GoalError, GoalValues, Label, Truth};
@@ -69,3 +70,4 @@ pub use pooled::{score_key, CurvePoint, PooledCurve};
 pub use summary::{
     Aggregate, GoalCounts, GoalFate, MergeError, Summary, SummaryState, GM_AP_FLOOR,
 };
+pub use trec_sum::{TrecRules, TrecSum};

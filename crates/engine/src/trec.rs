@@ -8,8 +8,8 @@ use crate::{
     DuplicateMode, EvalError, EvalOptions, GoalRow, MissingMode, OrderMode, TieMode, ZeroRelMode,
 };
 use crate::{Evaluation, Evaluator, Predictions, Sink, SummaryOnly};
-use lemma_accum::Interpolation;
 use lemma_accum::{Aggregate, Measure, Summary};
+use lemma_accum::{Interpolation, TrecRules, TrecSum};
 use std::fmt::Write as _;
 
 pub use lemma_accum::trec::{resolve, TrecMeasure, TrecMeasureError};
@@ -23,11 +23,13 @@ pub fn line(out: &mut String, m: &TrecMeasure, goal: &str, value: f64) {
     }
 }
 
-/// The summary block (`all`).
+/// The summary block (`all`): each value from `sums` (trec_eval's arithmetic) when given, else
+/// from `summary`'s exact sums.
 pub fn summary_block(
     out: &mut String,
     measures: &[TrecMeasure],
     summary: &Summary,
+    sums: Option<(&TrecSum, TrecRules)>,
     runid: &str,
     num_rel_override: Option<u64>,
 ) {
@@ -41,9 +43,10 @@ pub fn summary_block(
             .iter()
             .position(|x| *x == measure)
             .expect("measure in plan");
-        let v = match summary.aggregate(i) {
-            Aggregate::Mean(v) | Aggregate::Sum(v) | Aggregate::GeoMean(v) => v,
-            Aggregate::Depth { .. } => unreachable!("no Depth in trec_eval"),
+        let v = match (summary.aggregate(i), sums) {
+            (Aggregate::Depth { .. }, _) => unreachable!("no Depth in trec_eval"),
+            (_, Some((sums, rules))) => sums.value(i, summary.counts().evaluated, rules),
+            (Aggregate::Mean(v) | Aggregate::Sum(v) | Aggregate::GeoMean(v), None) => v,
         };
         let v = match (measure, num_rel_override) {
             (Measure::NumRel, Some(n)) => n as f64,
@@ -226,7 +229,7 @@ pub fn run(
     let actual = ActualSets::read_path(qrels)?;
     // Stream, and regroup in memory only if a goal reappears.
     let mut evaluator = Evaluator::builder().options(opts).build(actual);
-    let (rows, done) = match evaluate_run(&evaluator, run, o) {
+    let (rows, sums, done) = match evaluate_run(&evaluator, run, o) {
         Err(EvalError::Input(e))
             if e.kind == ErrorKind::GoalNotContiguous && !evaluator.options().regroup =>
         {
@@ -244,42 +247,68 @@ pub fn run(
     finish(
         &tm,
         rows,
+        &sums,
         done,
         num_rel,
         evaluator.plan().measures(),
         o,
-        v10,
     )
 }
 
-/// One evaluation of the run: its per-goal rows (with `-q`) and the evaluation.
+/// What the evaluation of a run hands over: every evaluated goal's values, for the summary in
+/// trec_eval's arithmetic, and with `-q` the rows to print.
+struct TrecRows {
+    rows: Option<Vec<GoalRow>>,
+    sums: TrecSum,
+}
+
+impl Sink for TrecRows {
+    fn row(&mut self, row: GoalRow) -> std::io::Result<()> {
+        self.sums.push(&row.goal, &row.values, row.empty);
+        if let Some(rows) = &mut self.rows {
+            rows.push(row);
+        }
+        Ok(())
+    }
+}
+
+/// One evaluation of the run: its per-goal rows (with `-q`), every evaluated goal's values (for
+/// the summary; with `-n`, none), and the evaluation.
 fn evaluate_run(
     evaluator: &Evaluator,
     run: &std::path::Path,
     o: &TrecOptions,
-) -> Result<(Vec<GoalRow>, Evaluation), EvalError> {
-    let mut rows: Vec<GoalRow> = Vec::new();
+) -> Result<(Vec<GoalRow>, TrecSum, Evaluation), EvalError> {
+    let sums = TrecSum::new(evaluator.plan().measures());
     let input = lemma_ingest::open_with(run, o.mmap)?;
-    let sink: &mut dyn Sink = if o.per_query {
-        &mut rows
-    } else {
-        &mut SummaryOnly
+    if o.no_summary && !o.per_query {
+        let done = evaluator.evaluate(Predictions::Text(input), &mut SummaryOnly)?;
+        return Ok((Vec::new(), sums, done));
+    }
+    let mut sink = TrecRows {
+        rows: o.per_query.then(Vec::new),
+        sums,
     };
-    let done = evaluator.evaluate(Predictions::Text(input), sink)?;
-    Ok((rows, done))
+    let done = evaluator.evaluate(Predictions::Text(input), &mut sink)?;
+    Ok((sink.rows.unwrap_or_default(), sink.sums, done))
 }
 
 /// The per-goal lines (goals in byte order, measures in trec_eval's table order) and the summary.
 fn finish(
     tm: &[TrecMeasure],
     mut rows: Vec<GoalRow>,
+    sums: &TrecSum,
     done: Evaluation,
     positive_rows: u64,
     plan_measures: &[Measure],
     o: &TrecOptions,
-    v10: bool,
 ) -> Result<(String, Evaluation), TrecError> {
-    if done.summary.counts().evaluated == 0 {
+    let v10 = o.version == TrecVersion::V10;
+    // 10.0 evaluates the goals of the qrels alone under -c (empty rankings); 9.0.8 needs a goal
+    // in both files whatever the flags.
+    let counts = done.summary.counts();
+    let in_both = counts.evaluated - counts.evaluated_empty;
+    if counts.evaluated == 0 || (!v10 && in_both == 0) {
         return Err(TrecError {
             code: 7,
             message: "no goals with both predictions and relevance judgments".into(),
@@ -306,7 +335,15 @@ fn finish(
     if !o.no_summary {
         let runid = String::from_utf8_lossy(&done.report.runid).into_owned();
         let num_rel = o.complete.then_some(positive_rows);
-        summary_block(&mut text, tm, &done.summary, &runid, num_rel);
+        let rules = if v10 { TrecRules::V10 } else { TrecRules::V9 };
+        summary_block(
+            &mut text,
+            tm,
+            &done.summary,
+            Some((sums, rules)),
+            &runid,
+            num_rel,
+        );
     }
     Ok((text, done))
 }

@@ -1,0 +1,220 @@
+//! trec_eval's own arithmetic for its summary lines (METRICS.md §8).
+//!
+//! trec_eval adds each goal's value, a double, to a running double sum, goals in its order (their
+//! ids compared as strings, byte by byte), then divides by the number of goals; `gm_map` adds
+//! `ln(max(AP, 1e-5))` the same way and prints `exp(sum / n)`. Floating-point addition rounds at
+//! every step, so that sum can differ in its last bits from the exact mean that [`Summary`]
+//! computes, and a mean sitting on a printed digit's boundary (…5 at the fifth decimal) prints
+//! differently: four goals whose `P_200` are 1/200, 1/200, 4/200, 1/200 have the exact mean
+//! 0.00875 (`0.0088` printed) and trec_eval's running sum 0.0087499… (`0.0087`).
+//!
+//! [`TrecSum`] keeps each evaluated goal's values (8 bytes per goal and measure, plus the goal's
+//! name) and adds them in trec_eval's order at the end; goals that arrive in that order already
+//! are not sorted again. `eval` keeps the exact, order-independent [`Summary`]: its sums merge
+//! across shards and machines, which a running double sum cannot.
+//!
+//! [`Summary`]: crate::Summary
+
+use crate::measure::{Aggregation, Measure};
+use crate::summary::GM_AP_FLOOR;
+
+/// Which trec_eval's rule for goals of the qrels with no predictions under `-c`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum TrecRules {
+    /// trec_eval 9.0.8: such goals are not added; `gm_map` adds `(n - evaluated) · ln(1e-5)` to
+    /// the sum once, after the goals.
+    V9,
+    /// trec_eval 10.0: such goals are evaluated as empty rankings and added in their place.
+    V10,
+}
+
+/// Evaluated goals' values, summed at the end as trec_eval sums them. See the module
+/// documentation.
+#[derive(Clone, Debug)]
+pub struct TrecSum {
+    measures: Vec<Measure>,
+    /// The goals' names, one after another.
+    names: Vec<u8>,
+    /// Per goal: where its name ends in `names`, and whether it had no predictions.
+    goals: Vec<(usize, bool)>,
+    /// Per goal, its values parallel to `measures` (0 for a value not defined).
+    values: Vec<f64>,
+    /// Whether the goals came in trec_eval's order so far.
+    in_order: bool,
+}
+
+impl TrecSum {
+    /// An empty sum of goals' values for `measures` (a plan's measures, in its order).
+    pub fn new(measures: &[Measure]) -> TrecSum {
+        TrecSum {
+            measures: measures.to_vec(),
+            names: Vec::new(),
+            goals: Vec::new(),
+            values: Vec::new(),
+            in_order: true,
+        }
+    }
+
+    /// Adds evaluated goal `goal`: its `values` parallel to the measures (`None`, a value not
+    /// defined, adds 0 as trec_eval does); `empty` when it had no predictions.
+    pub fn push(&mut self, goal: &[u8], values: &[Option<f64>], empty: bool) {
+        assert_eq!(values.len(), self.measures.len(), "one value per measure");
+        if self.in_order && !self.goals.is_empty() && self.name(self.goals.len() - 1) >= goal {
+            self.in_order = false;
+        }
+        self.names.extend_from_slice(goal);
+        self.goals.push((self.names.len(), empty));
+        self.values.extend(values.iter().map(|v| v.unwrap_or(0.0)));
+    }
+
+    /// Goal `k`'s name.
+    fn name(&self, k: usize) -> &[u8] {
+        let start = if k == 0 { 0 } else { self.goals[k - 1].0 };
+        &self.names[start..self.goals[k].0]
+    }
+
+    /// The number of goals added.
+    pub fn len(&self) -> usize {
+        self.goals.len()
+    }
+
+    /// Whether no goal was added.
+    pub fn is_empty(&self) -> bool {
+        self.goals.is_empty()
+    }
+
+    /// The bytes held: 8 per goal and measure, the names, 16 per goal.
+    pub fn heap_bytes(&self) -> usize {
+        self.names.capacity() + self.goals.capacity() * 16 + self.values.capacity() * 8
+    }
+
+    /// The summary value of measure `i` as trec_eval computes it, over `n` goals (the divisor:
+    /// the goals evaluated, or every goal of the qrels under `-c`), under `rules`. Counts
+    /// ([`Aggregation::Sum`]) are their sum; a `Depth` measure, which trec_eval does not have,
+    /// its mean.
+    pub fn value(&self, i: usize, n: u64, rules: TrecRules) -> f64 {
+        let order = self.order();
+        let m = self.measures.len();
+        let per_goal = |k: usize| self.values[k * m + i];
+        match self.measures[i].aggregation() {
+            Aggregation::Sum => order.iter().fold(0.0, |s, &k| s + per_goal(k)),
+            Aggregation::Mean | Aggregation::Depth => {
+                let sum = order.iter().fold(0.0, |s, &k| s + per_goal(k));
+                if n == 0 {
+                    sum
+                } else {
+                    sum / n as f64
+                }
+            }
+            Aggregation::GeoMean => {
+                let log = |v: f64| v.max(GM_AP_FLOOR).ln();
+                let (sum, added) = match rules {
+                    TrecRules::V10 => (order.iter().fold(0.0, |s, &k| s + log(per_goal(k))), n),
+                    TrecRules::V9 => {
+                        let mut added = 0u64;
+                        let mut sum = 0.0;
+                        for &k in order.iter().filter(|&&k| !self.goals[k].1) {
+                            sum += log(per_goal(k));
+                            added += 1;
+                        }
+                        (sum, added)
+                    }
+                };
+                if n == 0 {
+                    return 0.0;
+                }
+                // 9.0.8 patches the goals it did not add (a long times a double, then added).
+                let sum = sum + n.saturating_sub(added) as f64 * GM_AP_FLOOR.ln();
+                (sum / n as f64).exp()
+            }
+        }
+    }
+
+    /// The goals' indexes in trec_eval's order (their names' bytes).
+    fn order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.goals.len()).collect();
+        if !self.in_order {
+            order.sort_unstable_by(|&a, &b| self.name(a).cmp(self.name(b)));
+        }
+        order
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p200() -> Measure {
+        Measure::parse("P@200").unwrap()[0]
+    }
+
+    /// The example, hand-computed: 1/200, 1/200, 4/200, 1/200 summed left to right is
+    /// 0.034999999999999996 (each 1/200 is 0.005000000000000000104…, the partial sums round
+    /// down), over 4: 0.008749999999999999, printed 0.0087; the exact mean 0.00875 prints 0.0088.
+    #[test]
+    fn running_double_sum_in_byte_order() {
+        let mut t = TrecSum::new(&[p200()]);
+        // Arriving out of order: q2 (4/200) last here, third in byte order.
+        for (g, v) in [("q0", 1.0), ("q1", 1.0), ("q3", 1.0), ("q2", 4.0)] {
+            t.push(g.as_bytes(), &[Some(v / 200.0)], false);
+        }
+        let v = t.value(0, 4, TrecRules::V10);
+        assert_eq!(v, 0.008749999999999999);
+        assert_eq!(format!("{v:.4}"), "0.0087");
+        // The same values in the order q2 first: another running sum, another last digit.
+        let mut u = TrecSum::new(&[p200()]);
+        for (g, v) in [("a", 4.0), ("b", 1.0), ("c", 1.0), ("d", 1.0)] {
+            u.push(g.as_bytes(), &[Some(v / 200.0)], false);
+        }
+        assert_eq!(u.value(0, 4, TrecRules::V10), 0.00875);
+        assert_eq!(format!("{:.4}", u.value(0, 4, TrecRules::V10)), "0.0088");
+    }
+
+    /// Goal ids compare as bytes: `q10` before `q9`, `Q` before `q`.
+    #[test]
+    fn byte_order_of_goal_ids() {
+        let mut t = TrecSum::new(&[p200()]);
+        for g in ["q9", "q10", "Q1"] {
+            t.push(g.as_bytes(), &[Some(0.0)], false);
+        }
+        let names: Vec<&[u8]> = t.order().into_iter().map(|k| t.name(k)).collect();
+        assert_eq!(names, [&b"Q1"[..], b"q10", b"q9"]);
+    }
+
+    /// gm_map: ln(max(AP, 1e-5)) summed, exp of the mean. Under 9.0.8's rule an empty goal is
+    /// not added and is patched in as ln(1e-5) after the others; under 10.0's it is added in
+    /// place. Both are exp((ln 0.5 + ln 1e-5) / 2) = sqrt(0.5e-5) up to rounding.
+    #[test]
+    fn geometric_mean_rules() {
+        let gm = Measure::parse("GM_AP").unwrap()[0];
+        let mut t = TrecSum::new(&[gm]);
+        t.push(b"a", &[Some(0.0)], true);
+        t.push(b"b", &[Some(0.5)], false);
+        let want = (0.5e-5f64).sqrt();
+        for rules in [TrecRules::V9, TrecRules::V10] {
+            assert!((t.value(0, 2, rules) - want).abs() < 1e-15, "{rules:?}");
+        }
+        // 10.0: ln(1e-5) + ln(0.5), in that order; 9.0.8: ln(0.5) + 1 · ln(1e-5).
+        let l = |v: f64| v.ln();
+        assert_eq!(
+            t.value(0, 2, TrecRules::V10),
+            ((l(1e-5) + l(0.5)) / 2.0).exp()
+        );
+        assert_eq!(
+            t.value(0, 2, TrecRules::V9),
+            ((l(0.5) + l(1e-5)) / 2.0).exp()
+        );
+    }
+
+    /// Counts are sums; a missing value adds 0; the divisor is the caller's (`-c`).
+    #[test]
+    fn counts_missing_values_and_divisor() {
+        let ms = Measure::parse_all(["NumRet", "P@200"]).unwrap();
+        let mut t = TrecSum::new(&ms);
+        t.push(b"x", &[Some(3.0), None], false);
+        t.push(b"y", &[Some(4.0), Some(0.5)], false);
+        assert_eq!(t.value(0, 2, TrecRules::V10), 7.0);
+        assert_eq!(t.value(1, 5, TrecRules::V10), 0.1);
+        assert_eq!(t.len(), 2);
+    }
+}
