@@ -88,46 +88,44 @@ impl TrecSum {
         self.names.capacity() + self.goals.capacity() * 16 + self.values.capacity() * 8
     }
 
-    /// The summary value of measure `i` as trec_eval computes it, over `n` goals (the divisor:
-    /// the goals evaluated, or every goal of the qrels under `-c`), under `rules`. Counts
+    /// The summary values of every measure, in the measures' order, as trec_eval computes
+    /// them over `n` goals (the divisor: the goals evaluated, or every goal of the qrels under
+    /// `-c`), under `rules`: one pass over the goals in trec_eval's order. Counts
     /// ([`Aggregation::Sum`]) are their sum; a `Depth` measure, which trec_eval does not have,
     /// its mean.
-    pub fn value(&self, i: usize, n: u64, rules: TrecRules) -> f64 {
-        let order = self.order();
+    pub fn values(&self, n: u64, rules: TrecRules) -> Vec<f64> {
         let m = self.measures.len();
-        let per_goal = |k: usize| self.values[k * m + i];
-        match self.measures[i].aggregation() {
-            Aggregation::Sum => order.iter().fold(0.0, |s, &k| s + per_goal(k)),
-            Aggregation::Mean | Aggregation::Depth => {
-                let sum = order.iter().fold(0.0, |s, &k| s + per_goal(k));
-                if n == 0 {
-                    sum
-                } else {
-                    sum / n as f64
+        let geo: Vec<bool> = (self.measures.iter())
+            .map(|x| x.aggregation() == Aggregation::GeoMean)
+            .collect();
+        let (mut sums, mut added) = (vec![0.0; m], 0u64);
+        for k in self.order() {
+            let empty = self.goals[k].1;
+            // 9.0.8 leaves a goal without predictions out of gm_map's sum (patched below).
+            let skip_geo = rules == TrecRules::V9 && empty;
+            added += u64::from(!skip_geo);
+            for ((sum, &v), &geo) in sums.iter_mut().zip(&self.values[k * m..]).zip(&geo) {
+                match (geo, skip_geo) {
+                    (false, _) => *sum += v,
+                    (true, false) => *sum += v.max(GM_AP_FLOOR).ln(),
+                    (true, true) => {}
                 }
-            }
-            Aggregation::GeoMean => {
-                let log = |v: f64| v.max(GM_AP_FLOOR).ln();
-                let (sum, added) = match rules {
-                    TrecRules::V10 => (order.iter().fold(0.0, |s, &k| s + log(per_goal(k))), n),
-                    TrecRules::V9 => {
-                        let mut added = 0u64;
-                        let mut sum = 0.0;
-                        for &k in order.iter().filter(|&&k| !self.goals[k].1) {
-                            sum += log(per_goal(k));
-                            added += 1;
-                        }
-                        (sum, added)
-                    }
-                };
-                if n == 0 {
-                    return 0.0;
-                }
-                // 9.0.8 patches the goals it did not add (a long times a double, then added).
-                let sum = sum + n.saturating_sub(added) as f64 * GM_AP_FLOOR.ln();
-                (sum / n as f64).exp()
             }
         }
+        let divide = |sum: f64| if n == 0 { sum } else { sum / n as f64 };
+        (0..m)
+            .map(|i| match self.measures[i].aggregation() {
+                Aggregation::Sum => sums[i],
+                Aggregation::Mean | Aggregation::Depth => divide(sums[i]),
+                Aggregation::GeoMean if n == 0 => 0.0,
+                // 9.0.8 patches the goals it did not add (a long times a double, then added).
+                Aggregation::GeoMean if rules == TrecRules::V9 => {
+                    let sum = sums[i] + n.saturating_sub(added) as f64 * GM_AP_FLOOR.ln();
+                    (sum / n as f64).exp()
+                }
+                Aggregation::GeoMean => (sums[i] / n as f64).exp(),
+            })
+            .collect()
     }
 
     /// The goals' indexes in trec_eval's order (their names' bytes).
@@ -158,7 +156,7 @@ mod tests {
         for (g, v) in [("q0", 1.0), ("q1", 1.0), ("q3", 1.0), ("q2", 4.0)] {
             t.push(g.as_bytes(), &[Some(v / 200.0)], false);
         }
-        let v = t.value(0, 4, TrecRules::V10);
+        let v = t.values(4, TrecRules::V10)[0];
         assert_eq!(v, 0.008749999999999999);
         assert_eq!(format!("{v:.4}"), "0.0087");
         // The same values in the order q2 first: another running sum, another last digit.
@@ -166,8 +164,8 @@ mod tests {
         for (g, v) in [("a", 4.0), ("b", 1.0), ("c", 1.0), ("d", 1.0)] {
             u.push(g.as_bytes(), &[Some(v / 200.0)], false);
         }
-        assert_eq!(u.value(0, 4, TrecRules::V10), 0.00875);
-        assert_eq!(format!("{:.4}", u.value(0, 4, TrecRules::V10)), "0.0088");
+        assert_eq!(u.values(4, TrecRules::V10)[0], 0.00875);
+        assert_eq!(format!("{:.4}", u.values(4, TrecRules::V10)[0]), "0.0088");
     }
 
     /// Goal ids compare as bytes: `q10` before `q9`, `Q` before `q`.
@@ -192,16 +190,16 @@ mod tests {
         t.push(b"b", &[Some(0.5)], false);
         let want = (0.5e-5f64).sqrt();
         for rules in [TrecRules::V9, TrecRules::V10] {
-            assert!((t.value(0, 2, rules) - want).abs() < 1e-15, "{rules:?}");
+            assert!((t.values(2, rules)[0] - want).abs() < 1e-15, "{rules:?}");
         }
         // 10.0: ln(1e-5) + ln(0.5), in that order; 9.0.8: ln(0.5) + 1 · ln(1e-5).
         let l = |v: f64| v.ln();
         assert_eq!(
-            t.value(0, 2, TrecRules::V10),
+            t.values(2, TrecRules::V10)[0],
             ((l(1e-5) + l(0.5)) / 2.0).exp()
         );
         assert_eq!(
-            t.value(0, 2, TrecRules::V9),
+            t.values(2, TrecRules::V9)[0],
             ((l(0.5) + l(1e-5)) / 2.0).exp()
         );
     }
@@ -213,8 +211,8 @@ mod tests {
         let mut t = TrecSum::new(&ms);
         t.push(b"x", &[Some(3.0), None], false);
         t.push(b"y", &[Some(4.0), Some(0.5)], false);
-        assert_eq!(t.value(0, 2, TrecRules::V10), 7.0);
-        assert_eq!(t.value(1, 5, TrecRules::V10), 0.1);
+        assert_eq!(t.values(2, TrecRules::V10)[0], 7.0);
+        assert_eq!(t.values(5, TrecRules::V10)[1], 0.1);
         assert_eq!(t.len(), 2);
     }
 }

@@ -33,6 +33,7 @@ pub fn summary_block(
     runid: &str,
     num_rel_override: Option<u64>,
 ) {
+    let trec_values = sums.map(|(sums, rules)| sums.values(summary.counts().evaluated, rules));
     for m in measures {
         let Some(measure) = m.measure else {
             let _ = writeln!(out, "{:<22}\tall\t{}", m.name, runid);
@@ -43,9 +44,9 @@ pub fn summary_block(
             .iter()
             .position(|x| *x == measure)
             .expect("measure in plan");
-        let v = match (summary.aggregate(i), sums) {
+        let v = match (summary.aggregate(i), &trec_values) {
             (Aggregate::Depth { .. }, _) => unreachable!("no Depth in trec_eval"),
-            (_, Some((sums, rules))) => sums.value(i, summary.counts().evaluated, rules),
+            (_, Some(values)) => values[i],
             (Aggregate::Mean(v) | Aggregate::Sum(v) | Aggregate::GeoMean(v), None) => v,
         };
         let v = match (measure, num_rel_override) {
