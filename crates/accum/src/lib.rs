@@ -70,4 +70,4 @@ pub use pooled::{score_key, CurvePoint, PooledCurve};
 pub use summary::{
     Aggregate, GoalCounts, GoalFate, MergeError, Summary, SummaryState, GM_AP_FLOOR,
 };
-pub use trec_sum::{TrecRules, TrecSum};
+pub use trec_sum::{TrecAdder, TrecRules, TrecSum};

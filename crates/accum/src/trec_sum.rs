@@ -83,6 +83,12 @@ impl TrecSum {
         self.goals.is_empty()
     }
 
+    /// The bytes the goals take: 8 per goal and measure, the names, and 24 per goal (16 kept,
+    /// 8 more while they are sorted).
+    pub fn bytes(&self) -> usize {
+        self.names.len() + self.goals.len() * 24 + self.values.len() * 8
+    }
+
     /// The bytes held: 8 per goal and measure, the names, 16 per goal.
     pub fn heap_bytes(&self) -> usize {
         self.names.capacity() + self.goals.capacity() * 16 + self.values.capacity() * 8
@@ -95,37 +101,33 @@ impl TrecSum {
     /// its mean.
     pub fn values(&self, n: u64, rules: TrecRules) -> Vec<f64> {
         let m = self.measures.len();
-        let geo: Vec<bool> = (self.measures.iter())
-            .map(|x| x.aggregation() == Aggregation::GeoMean)
-            .collect();
-        let (mut sums, mut added) = (vec![0.0; m], 0u64);
+        let mut adder = TrecAdder::new(&self.measures, rules);
         for k in self.order() {
-            let empty = self.goals[k].1;
-            // 9.0.8 leaves a goal without predictions out of gm_map's sum (patched below).
-            let skip_geo = rules == TrecRules::V9 && empty;
-            added += u64::from(!skip_geo);
-            for ((sum, &v), &geo) in sums.iter_mut().zip(&self.values[k * m..]).zip(&geo) {
-                match (geo, skip_geo) {
-                    (false, _) => *sum += v,
-                    (true, false) => *sum += v.max(GM_AP_FLOOR).ln(),
-                    (true, true) => {}
-                }
-            }
+            adder.add(&self.values[k * m..(k + 1) * m], self.goals[k].1);
         }
-        let divide = |sum: f64| if n == 0 { sum } else { sum / n as f64 };
-        (0..m)
-            .map(|i| match self.measures[i].aggregation() {
-                Aggregation::Sum => sums[i],
-                Aggregation::Mean | Aggregation::Depth => divide(sums[i]),
-                Aggregation::GeoMean if n == 0 => 0.0,
-                // 9.0.8 patches the goals it did not add (a long times a double, then added).
-                Aggregation::GeoMean if rules == TrecRules::V9 => {
-                    let sum = sums[i] + n.saturating_sub(added) as f64 * GM_AP_FLOOR.ln();
-                    (sum / n as f64).exp()
-                }
-                Aggregation::GeoMean => (sums[i] / n as f64).exp(),
-            })
-            .collect()
+        adder.finish(n)
+    }
+
+    /// Visits every goal (its name, whether it had no predictions, its values in the measures'
+    /// order) in trec_eval's order, then forgets them all, keeping the measures: how a caller
+    /// that keeps the goals elsewhere (sorted runs on disk) takes them out in order.
+    pub fn drain_sorted<E>(
+        &mut self,
+        mut visit: impl FnMut(&[u8], bool, &[f64]) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let m = self.measures.len();
+        for k in self.order() {
+            visit(
+                self.name(k),
+                self.goals[k].1,
+                &self.values[k * m..(k + 1) * m],
+            )?;
+        }
+        self.names.clear();
+        self.goals.clear();
+        self.values.clear();
+        self.in_order = true;
+        Ok(())
     }
 
     /// The goals' indexes in trec_eval's order (their names' bytes).
@@ -135,6 +137,67 @@ impl TrecSum {
             order.sort_unstable_by(|&a, &b| self.name(a).cmp(self.name(b)));
         }
         order
+    }
+}
+
+/// trec_eval's running sums: goals' values added one at a time, in the order given (trec_eval's
+/// order is the caller's to keep), then divided. What [`TrecSum::values`] does over the goals it
+/// holds; with goals that arrive in trec_eval's order it needs nothing per goal.
+#[derive(Clone, Debug)]
+pub struct TrecAdder {
+    measures: Vec<Measure>,
+    geo: Vec<bool>,
+    rules: TrecRules,
+    sums: Vec<f64>,
+    /// Goals added to the `gm_map` sums.
+    added: u64,
+}
+
+impl TrecAdder {
+    /// Zero sums for `measures` under `rules`.
+    pub fn new(measures: &[Measure], rules: TrecRules) -> TrecAdder {
+        TrecAdder {
+            measures: measures.to_vec(),
+            geo: (measures.iter())
+                .map(|x| x.aggregation() == Aggregation::GeoMean)
+                .collect(),
+            rules,
+            sums: vec![0.0; measures.len()],
+            added: 0,
+        }
+    }
+
+    /// Adds one goal's values (parallel to the measures; `empty` when it had no predictions).
+    pub fn add(&mut self, values: &[f64], empty: bool) {
+        assert_eq!(values.len(), self.sums.len(), "one value per measure");
+        // 9.0.8 leaves a goal without predictions out of gm_map's sum (patched in `finish`).
+        let skip_geo = self.rules == TrecRules::V9 && empty;
+        self.added += u64::from(!skip_geo);
+        for ((sum, &v), &geo) in self.sums.iter_mut().zip(values).zip(&self.geo) {
+            match (geo, skip_geo) {
+                (false, _) => *sum += v,
+                (true, false) => *sum += v.max(GM_AP_FLOOR).ln(),
+                (true, true) => {}
+            }
+        }
+    }
+
+    /// The summary values over `n` goals (see [`TrecSum::values`]).
+    pub fn finish(&self, n: u64) -> Vec<f64> {
+        let divide = |sum: f64| if n == 0 { sum } else { sum / n as f64 };
+        (self.measures.iter().zip(&self.sums))
+            .map(|(measure, &sum)| match measure.aggregation() {
+                Aggregation::Sum => sum,
+                Aggregation::Mean | Aggregation::Depth => divide(sum),
+                Aggregation::GeoMean if n == 0 => 0.0,
+                // 9.0.8 patches the goals it did not add (a long times a double, then added).
+                Aggregation::GeoMean if self.rules == TrecRules::V9 => {
+                    let sum = sum + n.saturating_sub(self.added) as f64 * GM_AP_FLOOR.ln();
+                    (sum / n as f64).exp()
+                }
+                Aggregation::GeoMean => (sum / n as f64).exp(),
+            })
+            .collect()
     }
 }
 
@@ -214,5 +277,34 @@ mod tests {
         assert_eq!(t.values(2, TrecRules::V10)[0], 7.0);
         assert_eq!(t.values(5, TrecRules::V10)[1], 0.1);
         assert_eq!(t.len(), 2);
+    }
+
+    /// `drain_sorted` visits the goals in byte order and empties the sum; a `TrecAdder` fed in
+    /// that order gives `values`' figures, bit for bit.
+    #[test]
+    fn drain_sorted_then_adder_is_values() {
+        let ms = Measure::parse_all(["P@200", "GM_AP"]).unwrap();
+        let mut t = TrecSum::new(&ms);
+        for (g, v, e) in [
+            ("q3", 0.25, false),
+            ("q10", 0.5, true),
+            ("q2", 0.125, false),
+        ] {
+            t.push(g.as_bytes(), &[Some(v), Some(v)], e);
+        }
+        for rules in [TrecRules::V9, TrecRules::V10] {
+            let want = t.values(5, rules);
+            let mut u = t.clone();
+            let (mut names, mut adder) = (Vec::new(), TrecAdder::new(&ms, rules));
+            u.drain_sorted(|name, empty, values| {
+                names.push(String::from_utf8(name.to_vec()).unwrap());
+                adder.add(values, empty);
+                Ok::<(), ()>(())
+            })
+            .unwrap();
+            assert_eq!(names, ["q10", "q2", "q3"]);
+            assert_eq!(adder.finish(5), want);
+            assert!(u.is_empty() && u.bytes() == 0);
+        }
     }
 }

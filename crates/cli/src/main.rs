@@ -579,6 +579,34 @@ fn eval_fail(out: &str, e: EvalError) -> Fail {
 
 /// A failed write to an output: a closed pipe (`... | head`) ends the run quietly with exit 0, as
 /// `cat` and ripgrep do; anything else (a full disk) is an error naming the output.
+/// A writer that keeps the first error it returned.
+struct WriteErrors<'a> {
+    inner: &'a mut dyn Write,
+    error: Option<std::io::Error>,
+}
+
+impl WriteErrors<'_> {
+    fn keep<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        r.map_err(|e| {
+            let copy = std::io::Error::new(e.kind(), e.to_string());
+            self.error.get_or_insert(e);
+            copy
+        })
+    }
+}
+
+impl Write for WriteErrors<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.keep(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.keep(r)
+    }
+}
+
 fn write_fail(name: &str, e: std::io::Error) -> Fail {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
         Fail(0, String::new())
@@ -900,12 +928,20 @@ fn run_trec(a: TrecArgs) -> Result<(), Fail> {
     }
     o.mmap = a.common.mmap;
     o.spill = a.memory.spill();
-    let (text, done) = trec::run(&a.qrels, &a.run, &o).map_err(|e| Fail(e.code, e.message))?;
     let mut out = Out::new(a.common.output.as_deref())?;
     let out_name = out.name();
-    out.writer()
-        .write_all(text.as_bytes())
-        .map_err(|e| write_fail(&out_name, e))?;
+    // A write error is told apart from the evaluation's own (a closed pipe ends quietly).
+    let mut w = WriteErrors {
+        inner: out.writer(),
+        error: None,
+    };
+    let done = match trec::run_to(&a.qrels, &a.run, &o, &mut w) {
+        Ok(done) => done,
+        Err(e) => match w.error.take() {
+            Some(io) => return Err(write_fail(&out_name, io)),
+            None => return Err(Fail(e.code, e.message)),
+        },
+    };
     out.commit()?;
     if !a.common.quiet && a.report {
         eprint!("{}", report_text(&done.report, &done.summary.counts()));

@@ -184,3 +184,72 @@ fn c_with_no_goal_in_both_files() {
     );
     assert!(o.stdout.is_empty());
 }
+
+/// Past the memory budget (`--memory 64K`: the goals' values go to sorted temporary files) the
+/// lines are those of the goals held in memory, and both follow the definition: 3,000 goals
+/// `q0`..`q2999`, in a scrambled file order, goal `qi` ranking `k = 1 + (7i mod 5)` relevant
+/// lemmas (`P_200 = k/200`). The expectation is computed here the slow way: the ids sorted as
+/// strings, `-q` lines in that order, the summary the running double sum in that order over
+/// 3,000. With `-c` and 500 goals only in the qrels (ids `z…`, after every `q` id), 10.0
+/// prints a zero line for each and divides by 3,500; 9.0.8 prints none and divides by 3,500.
+#[test]
+fn spilled_per_goal_values_follow_the_definition() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 3000usize;
+    let k = |i: usize| 1 + (7 * i) % 5;
+    let (mut q, mut r) = (String::new(), String::new());
+    for j in 0..n {
+        let i = (j * 1237) % n;
+        for l in 0..k(i) {
+            q.push_str(&format!("q{i} 0 q{i}_rel{l} 1\n"));
+            r.push_str(&format!("q{i} Q0 q{i}_rel{l} {} {} run\n", l + 1, 100 - l));
+        }
+    }
+    let extra: Vec<String> = (0..500).map(|i| format!("z{i}")).collect();
+    for id in &extra {
+        q.push_str(&format!("{id} 0 {id}_rel 1\n"));
+    }
+    let (qp, rp) = (dir.path().join("qrels"), dir.path().join("run"));
+    std::fs::write(&qp, q).unwrap();
+    std::fs::write(&rp, r).unwrap();
+    let (qp, rp) = (qp.to_str().unwrap(), rp.to_str().unwrap());
+
+    let mut ids: Vec<(String, usize)> = (0..n).map(|i| (format!("q{i}"), k(i))).collect();
+    ids.sort();
+    let mut sum = 0.0f64;
+    let mut want = String::new();
+    for (id, k) in &ids {
+        let v = *k as f64 / 200.0;
+        sum += v;
+        want.push_str(&format!("P_200                 \t{id}\t{v:.4}\n"));
+    }
+    let summary = |n: usize| format!("P_200                 \tall\t{:.4}\n", sum / n as f64);
+    let mut extra_sorted = extra.clone();
+    extra_sorted.sort();
+    let zeros: String = (extra_sorted.iter())
+        .map(|id| format!("P_200                 \t{id}\t0.0000\n"))
+        .collect();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    for memory in ["64K", "1G"] {
+        let run = |args: &[&str]| {
+            let o = Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
+                .env("TMPDIR", &tmp)
+                .args(["trec_eval", "--memory", memory, "-m", "P.200"])
+                .args(args)
+                .args([qp, rp])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            String::from_utf8(o.stdout).unwrap()
+        };
+        for version in ["9", "10"] {
+            let v = ["--trec-version", version];
+            assert_eq!(run(&[&v[..], &["-q"]].concat()), want.clone() + &summary(n));
+            let c = run(&[&v[..], &["-q", "-c"]].concat());
+            let zeros = if version == "10" { &zeros[..] } else { "" };
+            assert_eq!(c, want.clone() + zeros + &summary(n + 500), "{version}");
+        }
+        assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "left behind");
+    }
+}

@@ -45,6 +45,7 @@ mod session;
 mod sink;
 pub mod text;
 pub mod trec;
+mod trec_goals;
 
 pub use evaluator::{
     read_actual, Evaluation, Evaluator, EvaluatorBuilder, InputKind, JoinEvaluator, MatrixNames,

@@ -4,12 +4,13 @@
 //! [`lemma_accum::trec::resolve`], derived from the measures' declarations. Lines are
 //! `format!("{:<22}\t{}\t{:.4}", name, goal, value)`, integers for the `num_*` counts.
 
+use crate::trec_goals::GoalValues;
 use crate::{
     DuplicateMode, EvalError, EvalOptions, GoalRow, MissingMode, OrderMode, TieMode, ZeroRelMode,
 };
 use crate::{Evaluation, Evaluator, Predictions, Sink, SummaryOnly};
 use lemma_accum::{Aggregate, Measure, Summary};
-use lemma_accum::{Interpolation, TrecRules, TrecSum};
+use lemma_accum::{Interpolation, TrecAdder, TrecRules};
 use std::fmt::Write as _;
 
 pub use lemma_accum::trec::{resolve, TrecMeasure, TrecMeasureError};
@@ -23,17 +24,17 @@ pub fn line(out: &mut String, m: &TrecMeasure, goal: &str, value: f64) {
     }
 }
 
-/// The summary block (`all`): each value from `sums` (trec_eval's arithmetic) when given, else
-/// from `summary`'s exact sums.
+/// The summary block (`all`): each value from `trec_values` (trec_eval's arithmetic, in the
+/// order of `summary`'s measures; see [`TrecAdder`]) when given, else from `summary`'s exact
+/// sums.
 pub fn summary_block(
     out: &mut String,
     measures: &[TrecMeasure],
     summary: &Summary,
-    sums: Option<(&TrecSum, TrecRules)>,
+    trec_values: Option<&[f64]>,
     runid: &str,
     num_rel_override: Option<u64>,
 ) {
-    let trec_values = sums.map(|(sums, rules)| sums.values(summary.counts().evaluated, rules));
     for m in measures {
         let Some(measure) = m.measure else {
             let _ = writeln!(out, "{:<22}\tall\t{}", m.name, runid);
@@ -182,13 +183,34 @@ impl From<EvalError> for TrecError {
 }
 
 /// What trec_eval prints for `qrels` and `run` under `o`, byte for byte, and the evaluation
-/// behind it. The run is streamed; goals that are not contiguous make it regroup in memory
-/// (trec_eval accepts any order).
+/// behind it. See [`run_to`].
 pub fn run(
     qrels: &std::path::Path,
     run: &std::path::Path,
     o: &TrecOptions,
 ) -> Result<(String, Evaluation), TrecError> {
+    let mut out = Vec::new();
+    let done = run_to(qrels, run, o, &mut out)?;
+    let text = String::from_utf8(out).map_err(|e| TrecError {
+        code: 2,
+        message: format!("output is not UTF-8: {e}"),
+    })?;
+    Ok((text, done))
+}
+
+/// Writes what trec_eval prints for `qrels` and `run` under `o` to `out`, byte for byte, and
+/// returns the evaluation behind it. The run is streamed; goals that are not contiguous make it
+/// sorted by goal within `o.spill`'s budget (trec_eval accepts any order). The evaluated goals'
+/// values, which the summary (trec_eval's running sum in goal-id order) and `-q` (lines in that
+/// order) need, are held within half that budget and go to sorted temporary files past it.
+/// Nothing is written before the run has been read whole: an error in the inputs leaves `out`
+/// untouched.
+pub fn run_to(
+    qrels: &std::path::Path,
+    run: &std::path::Path,
+    o: &TrecOptions,
+    out: &mut dyn std::io::Write,
+) -> Result<Evaluation, TrecError> {
     use lemma_ingest::{ActualSets, ErrorKind};
     let tm = resolve(&o.measures).map_err(|e| TrecError {
         code: e.code as u8,
@@ -230,7 +252,7 @@ pub fn run(
     let actual = ActualSets::read_path(qrels)?;
     // Stream, and regroup in memory only if a goal reappears.
     let mut evaluator = Evaluator::builder().options(opts).build(actual);
-    let (rows, sums, done) = match evaluate_run(&evaluator, run, o) {
+    let (goals, done) = match evaluate_run(&evaluator, run, o) {
         Err(EvalError::Input(e))
             if e.kind == ErrorKind::GoalNotContiguous && !evaluator.options().regroup =>
         {
@@ -247,63 +269,54 @@ pub fn run(
     let num_rel = evaluator.actual().positive_rows;
     finish(
         &tm,
-        rows,
-        &sums,
+        goals,
         done,
         num_rel,
         evaluator.plan().measures(),
         o,
+        out,
     )
 }
 
-/// What the evaluation of a run hands over: every evaluated goal's values, for the summary in
-/// trec_eval's arithmetic, and with `-q` the rows to print.
-struct TrecRows {
-    rows: Option<Vec<GoalRow>>,
-    sums: TrecSum,
-}
+/// The sink of trec_eval mode: every evaluated goal's values, for the summary in trec_eval's
+/// arithmetic and the `-q` lines.
+struct TrecRows(GoalValues);
 
 impl Sink for TrecRows {
     fn row(&mut self, row: GoalRow) -> std::io::Result<()> {
-        self.sums.push(&row.goal, &row.values, row.empty);
-        if let Some(rows) = &mut self.rows {
-            rows.push(row);
-        }
-        Ok(())
+        self.0.push(&row.goal, &row.values, row.empty)
     }
 }
 
-/// One evaluation of the run: its per-goal rows (with `-q`), every evaluated goal's values (for
-/// the summary; with `-n`, none), and the evaluation.
+/// One evaluation of the run: every evaluated goal's values (with `-n` and no `-q`, none), and
+/// the evaluation.
 fn evaluate_run(
     evaluator: &Evaluator,
     run: &std::path::Path,
     o: &TrecOptions,
-) -> Result<(Vec<GoalRow>, TrecSum, Evaluation), EvalError> {
-    let sums = TrecSum::new(evaluator.plan().measures());
+) -> Result<(GoalValues, Evaluation), EvalError> {
+    let goals = GoalValues::new(evaluator.plan().measures(), &o.spill);
     let input = lemma_ingest::open_with(run, o.mmap)?;
     if o.no_summary && !o.per_query {
         let done = evaluator.evaluate(Predictions::Text(input), &mut SummaryOnly)?;
-        return Ok((Vec::new(), sums, done));
+        return Ok((goals, done));
     }
-    let mut sink = TrecRows {
-        rows: o.per_query.then(Vec::new),
-        sums,
-    };
+    let mut sink = TrecRows(goals);
     let done = evaluator.evaluate(Predictions::Text(input), &mut sink)?;
-    Ok((sink.rows.unwrap_or_default(), sink.sums, done))
+    Ok((sink.0, done))
 }
 
-/// The per-goal lines (goals in byte order, measures in trec_eval's table order) and the summary.
+/// The per-goal lines (goals in byte order, measures in trec_eval's table order) and the summary,
+/// from one pass over the goals in byte order.
 fn finish(
     tm: &[TrecMeasure],
-    mut rows: Vec<GoalRow>,
-    sums: &TrecSum,
+    goals: GoalValues,
     done: Evaluation,
     positive_rows: u64,
     plan_measures: &[Measure],
     o: &TrecOptions,
-) -> Result<(String, Evaluation), TrecError> {
+    out: &mut dyn std::io::Write,
+) -> Result<Evaluation, TrecError> {
     let v10 = o.version == TrecVersion::V10;
     // 10.0 evaluates the goals of the qrels alone under -c (empty rankings); 9.0.8 needs a goal
     // in both files whatever the flags.
@@ -315,36 +328,48 @@ fn finish(
             message: "no goals with both predictions and relevance judgments".into(),
         });
     }
-    let mut text = String::new();
-    if o.per_query {
-        rows.sort_by(|x, y| x.goal.cmp(&y.goal));
-        for row in &rows {
-            if row.empty && !v10 {
-                continue;
-            }
-            let goal = String::from_utf8_lossy(&row.goal);
-            for m in tm.iter().filter(|m| m.per_goal) {
+    let io = |e: std::io::Error| TrecError {
+        code: 2,
+        message: e.to_string(),
+    };
+    let per_goal: Vec<(&TrecMeasure, usize)> = if o.per_query {
+        (tm.iter().filter(|m| m.per_goal))
+            .map(|m| {
                 let measure = m.measure.expect("per-goal measures are computed");
                 let i = plan_measures
                     .iter()
                     .position(|x| *x == measure)
                     .expect("in plan");
-                line(&mut text, m, &goal, row.values[i].unwrap_or(0.0));
+                (m, i)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let rules = if v10 { TrecRules::V10 } else { TrecRules::V9 };
+    let mut adder = TrecAdder::new(plan_measures, rules);
+    let mut text = String::new();
+    goals
+        .visit_sorted(|goal, empty, values| {
+            adder.add(values, empty);
+            if per_goal.is_empty() || (empty && !v10) {
+                return Ok(());
             }
-        }
-    }
+            text.clear();
+            let goal = String::from_utf8_lossy(goal);
+            for &(m, i) in &per_goal {
+                line(&mut text, m, &goal, values[i]);
+            }
+            out.write_all(text.as_bytes())
+        })
+        .map_err(io)?;
     if !o.no_summary {
         let runid = String::from_utf8_lossy(&done.report.runid).into_owned();
         let num_rel = o.complete.then_some(positive_rows);
-        let rules = if v10 { TrecRules::V10 } else { TrecRules::V9 };
-        summary_block(
-            &mut text,
-            tm,
-            &done.summary,
-            Some((sums, rules)),
-            &runid,
-            num_rel,
-        );
+        let values = adder.finish(counts.evaluated);
+        text.clear();
+        summary_block(&mut text, tm, &done.summary, Some(&values), &runid, num_rel);
+        out.write_all(text.as_bytes()).map_err(io)?;
     }
-    Ok((text, done))
+    Ok(done)
 }
