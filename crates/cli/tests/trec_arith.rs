@@ -253,3 +253,145 @@ fn spilled_per_goal_values_follow_the_definition() {
         assert_eq!(std::fs::read_dir(&tmp).unwrap().count(), 0, "left behind");
     }
 }
+
+/// `#` lines: 10.0 skips them; 9.0.8 has no comments (a `#` line is a judgment or ranked line of
+/// goal `#…` when it has the fields of one, "Malformed line" otherwise), which lemma-eval
+/// refuses to guess at under `--trec-version 9`: exit 2, naming the file and the line, whether
+/// the file is read from disk, from stdin or gzip-compressed, qrels or run.
+#[test]
+fn comment_lines_under_each_version() {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let dir = tempfile::tempdir().unwrap();
+    let p = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let qrels = p("q", "g1 0 a 1\ng2 0 b 1\n");
+    let run = p("r", "g1 Q0 a 1 0.9 x\ng2 Q0 c 1 0.9 x\ng2 Q0 b 2 0.5 x\n");
+    // A 4-field comment in the qrels (a judgment of goal `#` in 9.0.8), at line 2.
+    let qrels_hash = p("qh", "g1 0 a 1\n# 0 b 1\ng2 0 b 1\n");
+    // An indented one-field comment in the run after a blank line, at line 3.
+    let run_hash = p(
+        "rh",
+        "g1 Q0 a 1 0.9 x\n\n   #note\ng2 Q0 c 1 0.9 x\ng2 Q0 b 2 0.5 x\n",
+    );
+    let gz = dir.path().join("rh.gz");
+    let mut e = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    e.write_all(&std::fs::read(&run_hash).unwrap()).unwrap();
+    e.finish().unwrap();
+    let gz = gz.to_str().unwrap().to_string();
+    let lemma_eval = |version: &str, q: &str, r: &str, stdin: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lemma-eval"));
+        c.args(["trec_eval", "--trec-version", version, "-m", "P.1", q, r]);
+        c.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = c.spawn().unwrap();
+        let mut input = child.stdin.take().unwrap();
+        input
+            .write_all(&stdin.map(|f| std::fs::read(f).unwrap()).unwrap_or_default())
+            .unwrap();
+        drop(input);
+        child.wait_with_output().unwrap()
+    };
+    // P_1 = 1 for g1, 0 for g2: 0.5.
+    let want = "P_1                   \tall\t0.5000\n";
+    for (q, r, stdin) in [
+        (&qrels, &run, None),
+        (&qrels_hash, &run, None),
+        (&qrels, &run_hash, None),
+        (&qrels, &gz, None),
+        (&"-".to_string(), &run, Some(&qrels_hash)),
+        (&qrels, &"-".to_string(), Some(&run_hash)),
+    ] {
+        let stdin = stdin.map(|s| s.as_str());
+        let o = lemma_eval("10", q, r, stdin);
+        assert!(o.status.success(), "{q} {r}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), want, "{q} {r}");
+        let o = lemma_eval("9", q, r, stdin);
+        let has_hash = |f: &str| f.ends_with("/qh") || f.ends_with("/rh") || f.ends_with("/rh.gz");
+        let hashed = has_hash(q) || has_hash(r) || stdin.is_some_and(has_hash);
+        if !hashed {
+            assert!(o.status.success());
+            assert_eq!(String::from_utf8_lossy(&o.stdout), want);
+            continue;
+        }
+        assert_eq!(o.status.code(), Some(2), "{q} {r}");
+        assert!(o.stdout.is_empty());
+        let err = String::from_utf8_lossy(&o.stderr);
+        let (file, line) = match (has_hash(q) || stdin == Some(qrels_hash.as_str()), stdin) {
+            (true, None) => (qrels_hash.as_str(), 2),
+            (true, Some(_)) => ("-", 2),
+            (false, None) => (r.as_str(), 3),
+            (false, Some(_)) => ("-", 3),
+        };
+        assert!(
+            err.contains(&format!("{file}:{line}: a line starting with `#`")),
+            "{err}"
+        );
+        assert!(err.contains("9.0.8 has no comment lines"), "{err}");
+    }
+}
+
+/// Where trec_eval stops or prints `-nan` (docs/METRICS.md §8.3), lemma-eval prints numbers:
+/// a goal judged only negatively (trec_eval: exit 4) is a goal with `R = 0`, every measure 0 and
+/// counted in `num_q`; under `-M 0` (trec_eval: `-nan` for `iprec_at_recall_0.00`) the empty
+/// ranking's interpolated precision is 0.
+#[test]
+fn numbers_where_trec_eval_stops_or_prints_nan() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q");
+    let r = dir.path().join("r");
+    std::fs::write(&q, "g1 0 a -1\ng1 0 b -2\ng2 0 c 1\n").unwrap();
+    std::fs::write(&r, "g1 Q0 a 1 0.9 x\ng1 Q0 b 2 0.5 x\ng2 Q0 c 1 0.9 x\n").unwrap();
+    let (q, r) = (q.to_str().unwrap(), r.to_str().unwrap());
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
+            .arg("trec_eval")
+            .args(args)
+            .args([q, r])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    for version in ["9", "10"] {
+        let out = run(&[
+            "--trec-version",
+            version,
+            "-q",
+            "-m",
+            "num_q",
+            "-m",
+            "map",
+            "-m",
+            "P.1",
+        ]);
+        // g1: R = 0, everything 0; g2: its one relevant lemma first. Means over 2 goals.
+        assert_eq!(
+            out,
+            "map                   \tg1\t0.0000\nP_1                   \tg1\t0.0000\n\
+             map                   \tg2\t1.0000\nP_1                   \tg2\t1.0000\n\
+             num_q                 \tall\t2\nmap                   \tall\t0.5000\n\
+             P_1                   \tall\t0.5000\n",
+            "{version}"
+        );
+        let out = run(&[
+            "--trec-version",
+            version,
+            "-M",
+            "0",
+            "-m",
+            "iprec_at_recall.0,0.5",
+        ]);
+        assert_eq!(
+            out, "iprec_at_recall_0.00  \tall\t0.0000\niprec_at_recall_0.50  \tall\t0.0000\n",
+            "{version}"
+        );
+    }
+}

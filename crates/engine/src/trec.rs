@@ -62,6 +62,27 @@ pub fn summary_block(
 mod tests {
     use super::*;
 
+    /// The first line whose first non-blank byte is `#`, whatever the chunks the bytes come
+    /// in: `#` inside a field, or after a field split across chunks, does not count.
+    #[test]
+    fn hash_lines_across_chunks() {
+        let text = b"g1 Q0 a#1 1 0.5 x\ng2 Q0 b 1 0.5 #x\n\n \t#c\ng3 #\n";
+        for size in 1..text.len() {
+            let mut seen = HashLines {
+                count_lines: true,
+                ..HashLines::default()
+            };
+            for chunk in text.chunks(size) {
+                seen.scan(chunk);
+            }
+            // Line 4, starting at byte 36 (after lines of 18, 17 and 1 bytes).
+            assert_eq!(seen.found, Some((4, 36)), "chunks of {size}");
+        }
+        let mut none = HashLines::default();
+        none.scan(b"g1 Q0 a#1 1 0.5 x\nx #\n");
+        assert_eq!(none.found, None);
+    }
+
     #[test]
     fn line_format() {
         let mut s = String::new();
@@ -249,7 +270,15 @@ pub fn run_to(
             message: "only one of QRELS and RUN can be - (stdin)".into(),
         });
     }
-    let actual = ActualSets::read_path(qrels)?;
+    let actual = if v10 {
+        ActualSets::read_path(qrels)?
+    } else {
+        let mut input = lemma_ingest::open_with(qrels, true)?;
+        let check = watch_hash_lines(&mut input)?;
+        let actual = ActualSets::read(input)?;
+        check()?;
+        actual
+    };
     // Stream, and regroup in memory only if a goal reappears.
     let mut evaluator = Evaluator::builder().options(opts).build(actual);
     let (goals, done) = match evaluate_run(&evaluator, run, o) {
@@ -296,13 +325,21 @@ fn evaluate_run(
     o: &TrecOptions,
 ) -> Result<(GoalValues, Evaluation), EvalError> {
     let goals = GoalValues::new(evaluator.plan().measures(), &o.spill);
-    let input = lemma_ingest::open_with(run, o.mmap)?;
+    // 9.0.8's lines: scanned for `#`.
+    let v9 = o.version == TrecVersion::V9;
+    let mut input = lemma_ingest::open_with(run, o.mmap)?;
+    let check = match v9 {
+        true => watch_hash_lines(&mut input)?,
+        false => Box::new(|| Ok(())),
+    };
     if o.no_summary && !o.per_query {
         let done = evaluator.evaluate(Predictions::Text(input), &mut SummaryOnly)?;
+        check()?;
         return Ok((goals, done));
     }
     let mut sink = TrecRows(goals);
     let done = evaluator.evaluate(Predictions::Text(input), &mut sink)?;
+    check()?;
     Ok((sink.0, done))
 }
 
@@ -372,4 +409,185 @@ fn finish(
         out.write_all(text.as_bytes()).map_err(io)?;
     }
     Ok(done)
+}
+
+/// trec_eval 9.0.8 has no comment lines: a line whose first non-blank byte is `#` is a qrels or
+/// run line like any other there (a judgment or ranked lemma of goal `#…` when it has the
+/// right number of fields, "Malformed line" otherwise), where 10.0 and lemma-eval skip it.
+/// lemma-eval reproduces neither under `--trec-version 9`: it refuses such a line, naming it.
+/// This finds the first one, reading the bytes as they pass (any number of chunks).
+#[derive(Clone, Debug, Default)]
+struct HashLines {
+    /// Whether a byte other than a blank came since the last newline (false at the start).
+    mid_line: bool,
+    /// Newlines before the current chunk, when counted (a stream's; a file's lines are counted
+    /// again once a line is found).
+    lines: u64,
+    count_lines: bool,
+    bytes: u64,
+    /// Where the current line began.
+    line_start: u64,
+    /// The first such line: its number (1-based) and byte offset.
+    found: Option<(u64, u64)>,
+}
+
+impl HashLines {
+    fn blank(b: u8) -> bool {
+        matches!(b, b' ' | b'\t' | b'\r' | 0x0b | 0x0c)
+    }
+
+    /// Scans the next chunk of the input.
+    fn scan(&mut self, chunk: &[u8]) {
+        if self.found.is_some() {
+            return;
+        }
+        for p in memchr::memchr_iter(b'#', chunk) {
+            let (start, continues) = match memchr::memrchr(b'\n', &chunk[..p]) {
+                Some(nl) => (nl + 1, false),
+                None => (0, true),
+            };
+            if chunk[start..p].iter().all(|&b| Self::blank(b)) && !(continues && self.mid_line) {
+                let before = memchr::memchr_iter(b'\n', &chunk[..p]).count() as u64;
+                let at = match continues {
+                    true => self.line_start,
+                    false => self.bytes + start as u64,
+                };
+                self.found = Some((self.lines + before + 1, at));
+                return;
+            }
+        }
+        if self.count_lines {
+            self.lines += memchr::memchr_iter(b'\n', chunk).count() as u64;
+        }
+        let tail = match memchr::memrchr(b'\n', chunk) {
+            Some(nl) => {
+                self.line_start = self.bytes + nl as u64 + 1;
+                self.mid_line = false;
+                &chunk[nl + 1..]
+            }
+            None => chunk,
+        };
+        self.mid_line |= !tail.iter().all(|&b| Self::blank(b));
+        self.bytes += chunk.len() as u64;
+    }
+
+    /// The error for the line found in `path`.
+    fn error(&self, path: &std::path::Path) -> Option<lemma_ingest::InputError> {
+        let (line, byte) = self.found?;
+        Some(lemma_ingest::InputError::at(
+            lemma_ingest::ErrorKind::Syntax,
+            path,
+            line,
+            byte,
+            "a line starting with `#`: trec_eval 9.0.8 has no comment lines (it reads this one \
+             as a line of goal `#…` if it has the fields of one, as a malformed line \
+             otherwise), which lemma-eval does not reproduce; remove the line, or use \
+             --trec-version 10, which skips it",
+        ))
+    }
+}
+
+/// A stream whose bytes pass through [`HashLines`] as they are read.
+struct Watched {
+    inner: lemma_ingest::Source,
+    seen: std::sync::Arc<std::sync::Mutex<HashLines>>,
+}
+
+impl Watched {
+    fn see(&self, bytes: &[u8]) {
+        if let Ok(mut s) = self.seen.lock() {
+            s.scan(bytes);
+        }
+    }
+}
+
+impl std::io::Read for Watched {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.see(&buf[..n]);
+        Ok(n)
+    }
+}
+
+impl std::io::BufRead for Watched {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        // The buffer is filled already: this reads nothing.
+        if let Ok(buf) = self.inner.fill_buf() {
+            let (inner, seen) = (&buf[..n.min(buf.len())], &self.seen);
+            if let Ok(mut s) = seen.lock() {
+                s.scan(inner);
+            }
+        }
+        self.inner.consume(n);
+    }
+}
+
+/// Under 9.0.8's rules, the first `#` line of `input`, checked by the returned function (call it
+/// once the input has been read): a plain file is read once more on a thread of its own, a
+/// stream scanned as the evaluation reads it.
+#[allow(clippy::type_complexity)]
+fn watch_hash_lines(
+    input: &mut lemma_ingest::Input,
+) -> Result<Box<dyn FnOnce() -> Result<(), lemma_ingest::InputError>>, lemma_ingest::InputError> {
+    let path = input.path.clone();
+    if input.map.is_some() || input.file.is_some() {
+        // A plain file: read through once more in 1 MiB chunks (a mapping scanned whole would
+        // keep every page resident), on a thread of its own beside the evaluation.
+        let scan = std::thread::spawn(move || scan_file(&path));
+        Ok(Box::new(move || match scan.join() {
+            Ok(r) => r,
+            Err(p) => std::panic::resume_unwind(p),
+        }))
+    } else {
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(HashLines {
+            count_lines: true,
+            ..HashLines::default()
+        }));
+        let inner = std::mem::replace(
+            &mut input.reader,
+            lemma_ingest::Source::stream(std::io::empty()),
+        );
+        input.reader = lemma_ingest::Source::stream(Watched {
+            inner,
+            seen: seen.clone(),
+        });
+        Ok(Box::new(move || match seen.lock() {
+            Ok(s) => s.error(&path).map_or(Ok(()), Err),
+            Err(_) => Ok(()),
+        }))
+    }
+}
+
+/// [`HashLines`] over the plain file `path`.
+fn scan_file(path: &std::path::Path) -> Result<(), lemma_ingest::InputError> {
+    use std::io::Read;
+    let err = |e| lemma_ingest::InputError::read(path, e);
+    let mut seen = HashLines::default();
+    let mut file = std::fs::File::open(path).map_err(err)?;
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf).map_err(err)?;
+        if n == 0 || seen.found.is_some() {
+            break;
+        }
+        seen.scan(&buf[..n]);
+    }
+    if let Some((_, byte)) = seen.found {
+        // Its line number: the newlines before it.
+        let mut lines = 1u64;
+        let mut file = std::fs::File::open(path).map_err(err)?.take(byte);
+        loop {
+            let n = file.read(&mut buf).map_err(err)?;
+            if n == 0 {
+                break;
+            }
+            lines += memchr::memchr_iter(b'\n', &buf[..n]).count() as u64;
+        }
+        seen.found = Some((lines, byte));
+    }
+    seen.error(path).map_or(Ok(()), Err)
 }
