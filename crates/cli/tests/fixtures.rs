@@ -779,3 +779,62 @@ fn run_ok(args: &[&str]) -> (String, String) {
     let out = stdout_ok(&o);
     (out, String::from_utf8(o.stderr).unwrap())
 }
+
+/// Under `--depth`, a repeat is an error only when both places are inside the cut of the goal's
+/// final ranking (docs/METRICS.md §2: order, then the cut, then repeats). A repeat seen while the
+/// goal looked in order is no error when a later line goes up and the sorted goal leaves the
+/// repeat beyond the cut (found by the `reference` fuzz target); in order, it is one.
+#[test]
+fn a_repeat_cut_off_by_the_depth_is_no_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q");
+    std::fs::write(&q, "g1 0 a 1\n").unwrap();
+    let (up, in_order) = (dir.path().join("up"), dir.path().join("in-order"));
+    // Ranked b a a c: cut at 2, b a (AP 1/2, two ranked); the repeat was met, in order, before
+    // b went up.
+    std::fs::write(
+        &up,
+        "g1 Q0 a 1 0.9 r\ng1 Q0 a 2 0.8 r\ng1 Q0 c 3 0.7 r\ng1 Q0 b 4 0.95 r\n",
+    )
+    .unwrap();
+    // Ranked a a b: the repeat is inside the cut.
+    std::fs::write(
+        &in_order,
+        "g1 Q0 a 1 0.9 r\ng1 Q0 a 2 0.8 r\ng1 Q0 b 3 0.7 r\n",
+    )
+    .unwrap();
+    let (q, up, in_order) = (
+        q.to_str().unwrap(),
+        up.to_str().unwrap(),
+        in_order.to_str().unwrap(),
+    );
+    for threads in ["1", "2"] {
+        let common = [
+            "-m",
+            "AP",
+            "-m",
+            "NumRet",
+            "--format",
+            "tsv",
+            "--threads",
+            threads,
+        ];
+        let mut args = vec!["eval", q, up, "--depth", "2", "--duplicates", "error"];
+        args.extend(common);
+        assert_eq!(run_ok(&args).0, "all\tAP\t0.5\nall\tNumRet\t2\n");
+        // Cut at 1, in order: the repeat is beyond the cut.
+        let mut args = vec!["eval", q, in_order, "--depth", "1", "--duplicates", "error"];
+        args.extend(common);
+        assert_eq!(run_ok(&args).0, "all\tAP\t1\nall\tNumRet\t1\n");
+        let mut args = vec!["eval", q, in_order, "--depth", "2", "--duplicates", "error"];
+        args.extend(common);
+        let err = fails(&args);
+        assert!(
+            err.contains("in-order:2: lemma `a` appears twice in goal `g1` (first at line 1)"),
+            "{err}"
+        );
+        // trec_eval -M 2 on the goal that goes up: no repeat within the cut, as trec_eval.
+        let o = run(&["trec_eval", "-M", "2", "-m", "num_ret", q, up]);
+        assert_eq!(stdout_ok(&o), "num_ret               \tall\t2\n");
+    }
+}

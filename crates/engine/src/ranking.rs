@@ -198,6 +198,10 @@ pub(crate) struct RankingBuilder<C> {
     /// Items collected to be sorted at the goal's end.
     items: Vec<Item>,
     tail: Tail<C>,
+    /// A repeat found while the goal streams under a depth cut: certain only once the goal is
+    /// known to be in order (a later item that goes up has the goal sorted again, and the cut
+    /// may then leave one of the two out).
+    pending: Option<Box<Dup>>,
 }
 
 impl<C: Ranked> RankingBuilder<C> {
@@ -219,6 +223,7 @@ impl<C: Ranked> RankingBuilder<C> {
                 duplicates: opts.duplicates,
                 stats: RankStats::default(),
             },
+            pending: None,
         }
     }
 
@@ -272,6 +277,17 @@ impl<C: Ranked> RankingBuilder<C> {
         self.tail.ahead.clear();
         self.tail.distinct = false;
         self.tail.emitted = 0;
+        self.pending = None;
+    }
+
+    /// A repeat found while streaming: reported now when it is certain (no depth cut: both
+    /// occurrences are ranked whatever the order), else held until the goal's end.
+    fn streamed_repeat(&mut self, d: Box<Dup>) -> Result<bool, Box<Dup>> {
+        if self.tail.depth == u64::MAX {
+            return Err(d);
+        }
+        self.pending.get_or_insert(d);
+        Ok(true)
     }
 
     /// Streams the goal's next item, whose score compares with the previous item's as `vs_last`
@@ -289,7 +305,10 @@ impl<C: Ranked> RankingBuilder<C> {
         }
         if let Ok(previous) = self.order_buf.replace_lone(vs_last, it) {
             // The previous item, alone at its score: its rank is certain.
-            return self.tail.emit(data, previous).map(|()| true);
+            return match self.tail.emit(data, previous) {
+                Ok(()) => Ok(true),
+                Err(d) => self.streamed_repeat(d),
+            };
         }
         let tail = &mut self.tail;
         let mut err = None;
@@ -300,13 +319,18 @@ impl<C: Ranked> RankingBuilder<C> {
                     err = tail.emit(data, it).err();
                 }
             });
-        match (pushed, err) {
+        let err = match (&pushed, err) {
             // The previous item, alone at its score: its rank is certain.
-            (Ok(Some(previous)), _) => tail.emit(data, previous).map(|()| true),
-            (Ok(None), None) => Ok(true),
-            (Ok(None), Some(d)) => Err(d),
-            // Out of order: a repeat among the items held back comes first.
-            (Err(_), _) => self.tail.drain(data).map(|()| false),
+            (Ok(Some(previous)), None) => tail.emit(data, *previous).err(),
+            (_, err) => err,
+        };
+        match (pushed, err) {
+            (Ok(_), None) => Ok(true),
+            (Ok(_), Some(d)) => self.streamed_repeat(d),
+            // Out of order: a certain repeat among the items held back comes first; under a
+            // depth cut none is certain, the goal is sorted again.
+            (Err(_), _) if self.tail.depth == u64::MAX => self.tail.drain(data).map(|()| false),
+            (Err(_), _) => Ok(false),
         }
     }
 
@@ -330,6 +354,10 @@ impl<C: Ranked> RankingBuilder<C> {
             let r = items.drain(..).try_for_each(|it| self.tail.emit(data, it));
             self.items = items;
             return r.and_then(|()| self.tail.drain(data));
+        }
+        if let Some(d) = self.pending.take() {
+            // The goal streamed in order to its end: the repeat found on the way is certain.
+            return Err(d);
         }
         if self.order == OrderMode::Score {
             let tail = &mut self.tail;
