@@ -31,7 +31,8 @@ use crate::outcome::{evaluate_unseen, EvalError, Predicted, Report};
 use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink as RowSink;
 use crate::text::{self, BatchResult, GoalRef, Resume, SharedInput};
-use hashbrown::{HashMap, HashSet};
+use crate::unknown::UnknownGoals;
+use hashbrown::HashSet;
 use lemma_accum::{Plan, Summary};
 use lemma_ingest::{
     first_field, first_goal, last_goal, ActualSets, Batch, BatchReader, ErrorKind, Format, GoalKey,
@@ -134,7 +135,7 @@ pub(crate) fn evaluate(
         rows,
         report: &mut report,
         join: &mut jr,
-        unknown: HashMap::new(),
+        unknown: UnknownGoals::default(),
         lines_before: 0,
         last: None,
         pending: Vec::new(),
@@ -255,7 +256,7 @@ struct FallBack {
     lines_before: u64,
     last: Option<Vec<u8>>,
     pending: Vec<Range<usize>>,
-    unknown: HashMap<Vec<u8>, u64>,
+    unknown: UnknownGoals,
     summary: Summary,
     report: Report,
 }
@@ -606,7 +607,7 @@ struct Collector<'c> {
     report: &'c mut Report,
     join: &'c mut JoinReport,
     /// Goals without actual sets, with their first lines.
-    unknown: HashMap<Vec<u8>, u64>,
+    unknown: UnknownGoals,
     lines_before: u64,
     /// The last goal ranked in order.
     last: Option<Vec<u8>>,
@@ -694,7 +695,7 @@ impl Collector<'_> {
         }
         for (g, local) in j.res.goals.drain(..) {
             if let GoalRef::Unknown(name) = g {
-                self.unknown.insert(name, self.lines_before + local);
+                self.unknown.first_line(&name, self.lines_before + local);
             }
             self.report.goals_in_predictions += 1;
         }
@@ -750,7 +751,7 @@ impl Collector<'_> {
                     })
                 }
                 GoalRef::Unknown(name) => {
-                    let first = *self.unknown.entry(name.clone()).or_insert(line);
+                    let first = self.unknown.first_line(&name, line);
                     (first != line).then_some(name)
                 }
             };

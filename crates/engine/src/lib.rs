@@ -46,6 +46,7 @@ mod sink;
 pub mod text;
 pub mod trec;
 mod trec_goals;
+mod unknown;
 
 pub use evaluator::{
     read_actual, Evaluation, Evaluator, EvaluatorBuilder, InputKind, JoinEvaluator, MatrixNames,

@@ -262,6 +262,13 @@ pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
         (report.lines, "lines")
     };
     let mut s = format!("lemma-eval: {}\n", counts_text(counts));
+    if counts.skipped_no_actual > 0 && counts.skipped_no_actual == report.goals_in_predictions {
+        s += &format!(
+            "lemma-eval: warning: no goal of the predictions has an actual set (none of their {} \
+             goals is in the actual sets): are these the right files?\n",
+            counts.skipped_no_actual
+        );
+    }
     s += &format!(
         "lemma-eval: {} {unit}, {:.1} MB of {} in {:.3} s ({:.2} M {unit}/s, {:.0} MB/s, {} threads); {} duplicates \
          dropped, {} lemmas beyond --depth, {} goals re-sorted{}\n",

@@ -8,6 +8,10 @@
 //! positionally instead: [`BatchReader::next`] reads only the end of the next batch's range to
 //! find the cut, and whoever holds the [`Next`] reads the batch (`pread`), so that several
 //! threads read their batches at once; the batches are the same bytes either way.
+//!
+//! A line may be at most [`MAX_LINE`] bytes long: past that with no newline the reader stops with
+//! an error naming the line's first byte, so that a file without line ends (a binary file, a
+//! dump) cannot grow a batch without bound. A goal may be of any length: its batch holds it whole.
 
 use crate::error::{ErrorKind, InputError};
 use crate::fields::is_space;
@@ -550,6 +554,14 @@ pub struct Batch {
     pub first_byte: u64,
 }
 
+/// The longest line a [`BatchReader`] reads (256 MiB; [`BatchReader::set_max_line`] changes it).
+/// A JSONL record ranking a whole library of a million lemmas is about 60 MB.
+pub const MAX_LINE: usize = 256 << 20;
+
+/// A stream's batch buffer grows by at most this much per read (a goal larger than the batch
+/// target makes the target double; only the bytes read are touched).
+const GROW_STEP: usize = 4 << 20;
+
 /// Cuts an input into batches of whole goals. See the module documentation.
 pub struct BatchReader {
     input: Source,
@@ -569,6 +581,7 @@ pub struct BatchReader {
     index: u64,
     eof: bool,
     bytes_read: u64,
+    max_line: usize,
 }
 
 /// The goal key of the first line of `lines` that has one.
@@ -747,7 +760,49 @@ impl BatchReader {
             index: 0,
             eof: false,
             bytes_read: 0,
+            max_line: MAX_LINE,
         }
+    }
+
+    /// Refuses lines longer than `bytes` ([`MAX_LINE`] by default).
+    pub fn set_max_line(&mut self, bytes: usize) {
+        self.max_line = bytes.max(1);
+    }
+
+    /// The line still open at the end of `buf` (the bytes after its last newline), whose first
+    /// byte is at `base` in the input: an error once it is longer than the limit. `Ok`: where it
+    /// starts in `buf`.
+    fn open_line(&self, buf: &[u8], base: u64) -> Result<usize, InputError> {
+        let start = memchr::memrchr(b'\n', buf).map_or(0, |p| p + 1);
+        if buf.len() - start > self.max_line {
+            let n = self.max_line;
+            let limit = match n % (1 << 20) {
+                0 => format!("{} MiB", n >> 20),
+                _ => format!("{n} bytes"),
+            };
+            return Err(InputError {
+                kind: ErrorKind::Syntax,
+                path: self.path.clone(),
+                line: None,
+                byte: Some(base + start as u64),
+                first_line: None,
+                message: format!(
+                    "a line longer than {limit} (no newline within {limit} of its start): \
+                     expected lines of TREC or JSONL text; is it the right file?"
+                ),
+            });
+        }
+        Ok(start)
+    }
+
+    /// The next target when a batch of `len` bytes holds no cut: twice the current, but no
+    /// more than a line's limit past the start `open` of its last (unfinished) line.
+    fn grown_target(&self, len: usize, open: usize) -> usize {
+        let cap = open
+            .saturating_add(self.max_line)
+            .saturating_add(1)
+            .max(len + 1);
+        self.target.saturating_mul(2).min(cap)
     }
 
     /// Starts at byte `byte`, a goal's first line, of a plain file (mapped or read by position):
@@ -786,7 +841,7 @@ impl BatchReader {
     /// into `buf` (its allocation taken); mapped files are sliced. `Ok(None)` at the end.
     pub fn next(&mut self, buf: &mut Vec<u8>) -> Result<Option<Next>, InputError> {
         if let Some(map) = self.map.clone() {
-            return Ok(self.next_mapped(&map).map(Next::Ready));
+            return Ok(self.next_mapped(&map)?.map(Next::Ready));
         }
         if self.file.is_some() {
             return Ok(self.claim()?.map(Next::Claimed));
@@ -831,6 +886,7 @@ impl BatchReader {
                     None => {
                         // No goal ends in the chunk: carried whole.
                         self.carry.extend_from_slice(&c[at..]);
+                        self.open_line(&self.carry, self.next_byte)?;
                         spent = c;
                         continue;
                     }
@@ -861,6 +917,7 @@ impl BatchReader {
                     }
                     None => {
                         self.carry.extend_from_slice(&c[from..]);
+                        self.open_line(&self.carry, self.next_byte)?;
                         spent = c;
                         continue;
                     }
@@ -905,13 +962,15 @@ impl BatchReader {
         self.carry.clear();
         let mut filled = carry;
         loop {
-            if !self.eof && buf.len() < self.target {
-                buf.resize(self.target, 0);
-            }
             while filled < self.target && !self.eof {
+                // Grown as it fills (a large goal's target is not touched beyond what is read).
+                let want = self.target.min(filled.saturating_add(GROW_STEP));
+                if buf.len() < want {
+                    buf.resize(want, 0);
+                }
                 // Straight into the batch buffer: the readers' buffers pass reads of their size or
                 // more through.
-                match self.input.read(&mut buf[filled..self.target]) {
+                match self.input.read(&mut buf[filled..want]) {
                     Ok(0) => self.eof = true,
                     Ok(n) => {
                         filled += n;
@@ -926,6 +985,7 @@ impl BatchReader {
                 if buf.is_empty() {
                     return Ok(None);
                 }
+                self.open_line(&buf, self.next_byte)?;
                 if buf.last() != Some(&b'\n') {
                     buf.push(b'\n');
                 }
@@ -933,7 +993,8 @@ impl BatchReader {
             }
             let Some(cut) = self.cut(&buf) else {
                 // The whole block is one goal (or one line): read more.
-                self.target = self.target.saturating_mul(2);
+                let open = self.open_line(&buf, self.next_byte)?;
+                self.target = self.grown_target(buf.len(), open);
                 continue;
             };
             self.carry.extend_from_slice(&buf[cut..]);
@@ -989,7 +1050,11 @@ impl BatchReader {
             }
             if from == start {
                 // One goal (or line) fills the whole range: a longer batch.
-                target = target.saturating_mul(2);
+                let open = self.open_line(&self.probe, start)?;
+                let cap = (open as u64)
+                    .saturating_add(self.max_line as u64 + 1)
+                    .max(target + 1);
+                target = target.saturating_mul(2).min(cap);
                 probe = self.probe_first.max(1);
             } else {
                 probe = probe.saturating_mul(2);
@@ -1012,24 +1077,29 @@ impl BatchReader {
     }
 
     /// The next batch of a mapped file: a slice cut at a goal boundary, no copy.
-    fn next_mapped(&mut self, map: &Arc<Mmap>) -> Option<Batch> {
+    fn next_mapped(&mut self, map: &Arc<Mmap>) -> Result<Option<Batch>, InputError> {
         let start = self.next_byte as usize;
         if start >= map.len() {
-            return None;
+            return Ok(None);
         }
         let mut target = self.base_target;
         let end = loop {
             let end = start.saturating_add(target).min(map.len());
             if end == map.len() {
+                self.open_line(&map[start..end], start as u64)?;
                 break end;
             }
             match self.cut(&map[start..end]) {
                 Some(c) => break start + c,
-                None => target = target.saturating_mul(2),
+                None => {
+                    let open = self.open_line(&map[start..end], start as u64)?;
+                    let cap = open.saturating_add(self.max_line + 1).max(target + 1);
+                    target = target.saturating_mul(2).min(cap);
+                }
             }
         };
         self.bytes_read = end as u64;
-        Some(self.emit(BatchData::Mapped(map.clone(), start..end)))
+        Ok(Some(self.emit(BatchData::Mapped(map.clone(), start..end))))
     }
 
     fn emit(&mut self, data: impl Into<BatchData>) -> Batch {
@@ -1392,6 +1462,72 @@ mod tests {
         assert!(e.to_string().contains("cannot read"), "{e}");
         // And the end of the claims says so too.
         assert!(r.claim().is_err());
+    }
+
+    /// A line longer than the limit stops every way of reading, naming the line's first byte,
+    /// whether the file ends inside it or continues; a goal of many short lines of the same total
+    /// size is read whole; a long line within the limit is read.
+    #[test]
+    fn a_line_longer_than_the_limit_is_an_error_on_every_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let head = "a Q0 x 1 1 t\n";
+        let long = format!("b Q0 {} 1 1 t", "y".repeat(5000));
+        let texts = [
+            (format!("{head}{long}"), true),
+            (format!("{head}{long}\nc Q0 x 1 1 t\n"), true),
+            (format!("{head}{}", "b Q0 z 1 1 t\n".repeat(2000)), false),
+            (format!("{head}{}\n", &long[..3000]), false),
+        ];
+        for (i, (text, refused)) in texts.iter().enumerate() {
+            let p = dir.path().join(format!("f{i}"));
+            std::fs::write(&p, text).unwrap();
+            let chunked = || {
+                let src = Chunked {
+                    text: text.as_bytes().to_vec(),
+                    at: 0,
+                    sizes: vec![700, 1300],
+                    turn: 0,
+                    reused: 0,
+                };
+                from_chunks(&p, Box::new(src)).unwrap()
+            };
+            let inputs = [
+                ("streamed", input_of(text.as_bytes())),
+                ("positional", open_with(&p, false).unwrap()),
+                ("mapped", open_with(&p, true).unwrap()),
+                ("chunked", chunked()),
+            ];
+            for (how, input) in inputs {
+                let mut r = BatchReader::new(input, GoalKey::FirstField, 512);
+                r.set_max_line(4000);
+                let mut got = String::new();
+                let res = loop {
+                    match r.next_batch(Vec::new()) {
+                        Ok(Some(b)) => got += std::str::from_utf8(&b.data).unwrap(),
+                        Ok(None) => break Ok(()),
+                        Err(e) => break Err(e),
+                    }
+                };
+                if *refused {
+                    let e = res.expect_err(how);
+                    assert_eq!((e.kind, e.byte), (ErrorKind::Syntax, Some(13)), "{how} {i}");
+                    assert!(
+                        e.to_string().contains(
+                            "a line longer than 4000 bytes (no newline within 4000 bytes"
+                        ),
+                        "{how}: {e}"
+                    );
+                } else {
+                    res.unwrap_or_else(|e| panic!("{how} {i}: {e}"));
+                    let want = if text.ends_with('\n') {
+                        text.clone()
+                    } else {
+                        format!("{text}\n")
+                    };
+                    assert_eq!(got, want, "{how} {i}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -22,7 +22,7 @@ use crate::options::{plan_for, EvalOptions, OrderMode};
 use crate::outcome::{EvalError, GoalRow, Predicted, Report};
 use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink as RowSink;
-use hashbrown::HashMap;
+use crate::unknown::UnknownGoals;
 use lemma_accum::{Plan, Summary};
 use lemma_ingest::{
     show, ActualSets, BatchReader, ErrorKind, Format, GoalKey, Input, InputError, LineMap, Next,
@@ -80,7 +80,7 @@ pub(crate) struct Resume {
     /// Per goal of the actual sets: ranked before `byte`.
     pub(crate) ranked: Vec<bool>,
     /// The goals without actual sets ranked before `byte`, with their first lines.
-    pub(crate) unknown: HashMap<Vec<u8>, u64>,
+    pub(crate) unknown: UnknownGoals,
     /// The evaluation so far.
     pub(crate) summary: Summary,
     pub(crate) report: Report,
@@ -120,7 +120,7 @@ pub(crate) fn predict_from(
     };
     let order = opts.ranking.order_for(format);
     let mut first_line = vec![0u64; actual.goals.len()];
-    let mut unknown_first = HashMap::new();
+    let mut unknown_first = UnknownGoals::default();
     let mut lines_before = 0;
     let mut before = None;
     let mut report = Report {
@@ -424,7 +424,7 @@ struct Collector<'c> {
     report: &'c mut Report,
     /// Each known goal's first line (0: not seen).
     first_line: Vec<u64>,
-    unknown_first: HashMap<Vec<u8>, u64>,
+    unknown_first: UnknownGoals,
     lines_before: u64,
     /// Lines before a resumed evaluation's first ([`Resume`]).
     resumed_after: u64,
@@ -458,7 +458,7 @@ impl Collector<'_> {
                     }
                     e
                 }
-                GoalRef::Unknown(name) => *self.unknown_first.entry(name.clone()).or_insert(line),
+                GoalRef::Unknown(name) => self.unknown_first.first_line(name, line),
             };
             if earlier != 0 && earlier != line {
                 let name = match &g {

@@ -1,0 +1,421 @@
+//! Faults a long batch job meets: compressed inputs cut short or corrupted, Ctrl-C during a run
+//! with `-o`, a line that never ends, one goal of 50 million lemmas, 10 million goals that no
+//! actual set matches. Each ends in the right numbers or a clear error (exit 2, file and place
+//! named, nothing partial left behind), within the memory the README's formula gives: peak RSS
+//! is the kernel's, read when the child is reaped (`wait4`).
+
+use std::io::{Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lemma-eval");
+const MIB: u64 = 1 << 20;
+
+/// What a run gave: status, stdout, stderr, peak resident memory in bytes.
+struct Ran {
+    status: ExitStatus,
+    out: String,
+    err: String,
+    peak: u64,
+}
+
+/// Waits for `child`, returning its status and peak RSS in bytes (`ru_maxrss`, KiB on Linux).
+fn reap(child: &Child) -> (ExitStatus, u64) {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waiting for this process's own child, with valid pointers.
+        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if r == pid {
+            break;
+        }
+        let e = std::io::Error::last_os_error();
+        assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "wait4: {e}");
+    }
+    (ExitStatus::from_raw(status), usage.ru_maxrss as u64 * 1024)
+}
+
+/// Runs `lemma-eval ARGS` with stdin written by `feed` on a thread of its own (which stops at
+/// the first failed write: the command may stop reading).
+#[allow(clippy::zombie_processes)] // reaped by `reap`, with wait4 (for its peak RSS)
+fn run_fed(args: &[&str], feed: impl FnOnce(&mut ChildStdin) + Send + 'static) -> Ran {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || feed(&mut stdin));
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            r.read_to_end(&mut v).unwrap();
+            String::from_utf8(v).unwrap()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let (status, peak) = reap(&child);
+    writer.join().unwrap();
+    Ran {
+        status,
+        out: out.join().unwrap(),
+        err: err.join().unwrap(),
+        peak,
+    }
+}
+
+fn run(args: &[&str]) -> Ran {
+    run_fed(args, |_| {})
+}
+
+/// Writes `text`'s lines, made by `line(i, buf)` for `i` in `0..n`, in blocks of about 1 MiB;
+/// stops at the first failed write.
+fn feed_lines(
+    n: u64,
+    line: impl Fn(u64, &mut Vec<u8>) + Send + 'static,
+) -> impl FnOnce(&mut ChildStdin) + Send + 'static {
+    move |w| {
+        let mut buf = Vec::with_capacity(2 << 20);
+        for i in 0..n {
+            line(i, &mut buf);
+            if buf.len() >= 1 << 20 {
+                if w.write_all(&buf).is_err() {
+                    return;
+                }
+                buf.clear();
+            }
+        }
+        let _ = w.write_all(&buf);
+    }
+}
+
+/// Appends `n` in decimal.
+fn push_num(buf: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[i..]);
+}
+
+fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+fn assert_failed(r: &Ran, wants: &[&str]) {
+    assert_eq!(r.status.code(), Some(2), "stderr:\n{}", r.err);
+    for w in wants {
+        assert!(r.err.contains(w), "`{w}` not in:\n{}", r.err);
+    }
+    assert!(!r.err.contains("panicked"), "{}", r.err);
+}
+
+/// The README's memory formula for a streamed run (section "Memory, as a formula"): a base for
+/// the program, each worker's batch buffers, the largest goal's lines held whole, its duplicate
+/// table (8-byte slots at most 3/8 full, a power of two) and, while that doubles, the table it
+/// replaces, and for each goal of the predictions without an actual set its name and 48 bytes.
+fn formula(workers: u64, goal_bytes: u64, goal_lemmas: u64, unknown: u64, names: u64) -> u64 {
+    let base = 24 * MIB;
+    let batches = workers * 3 * 4 * MIB;
+    let slots = (goal_lemmas * 8).div_ceil(3).next_power_of_two().max(64);
+    base + batches + goal_bytes + 12 * slots + names + 48 * unknown
+}
+
+/// A run whose goals are all unknown to the actual sets is evaluated (the actual sets' goals as
+/// empty rankings), the skipped goals counted; memory grows by a name and 48 bytes per skipped
+/// goal, within the formula.
+#[test]
+fn ten_million_goals_no_actual_set_matches() {
+    let dir = tempdir();
+    let q = write(dir.path(), "q", "g1 0 a 1\n");
+    const N: u64 = 10_000_000;
+    let feed = feed_lines(N, |i, b| {
+        b.push(b'u');
+        push_num(b, i);
+        b.extend_from_slice(b" Q0 a 0 1 r\n");
+    });
+    let r = run_fed(&["eval", &q, "-", "-m", "AP", "--format", "tsv"], feed);
+    assert!(r.status.success(), "{}", r.err);
+    assert_eq!(r.out, "all\tAP\t0\n");
+    assert!(
+        r.err.contains(
+            "1 goals evaluated (1 with no predictions, evaluated as empty); skipped: \
+             10000000 with no actual set"
+        ),
+        "{}",
+        r.err
+    );
+    assert!(
+        r.err
+            .contains("no goal of the predictions has an actual set"),
+        "{}",
+        r.err
+    );
+    // The names u0..u9999999.
+    let names: u64 = (0..N)
+        .map(|i| 2 + u64::from(i.checked_ilog10().unwrap_or(0)))
+        .sum();
+    let bound = formula(2, 0, 1, N, names);
+    eprintln!("peak RSS {} MiB, formula {} MiB", r.peak / MIB, bound / MIB);
+    assert!(
+        r.peak <= bound,
+        "peak RSS {} MiB over the formula's {} MiB",
+        r.peak / MIB,
+        bound / MIB
+    );
+}
+
+/// One goal of 50 million ranked lemmas, streamed in score order, a repeat among them: the repeat
+/// is dropped and counted, AP is exact, and memory is the goal's lines plus its duplicate table.
+#[test]
+fn one_goal_of_fifty_million_lemmas() {
+    let dir = tempdir();
+    const N: u64 = 50_000_000;
+    let q = write(dir.path(), "q", format!("g 0 l0 1\ng 0 l{} 1\n", N - 1));
+    // `g Q0 lI 0 -I r`, scores falling; after line N/2, `l7` again, between two scores.
+    let line = |i: u64, b: &mut Vec<u8>| {
+        b.extend_from_slice(b"g Q0 l");
+        push_num(b, i);
+        b.extend_from_slice(b" 0 -");
+        push_num(b, i);
+        b.extend_from_slice(b" r\n");
+        if i == N / 2 {
+            b.extend_from_slice(b"g Q0 l7 0 -");
+            push_num(b, i);
+            b.extend_from_slice(b".5 r\n");
+        }
+    };
+    let mut bytes = 0u64;
+    let mut tmp = Vec::new();
+    for i in (0..N).step_by(1000) {
+        tmp.clear();
+        line(i, &mut tmp);
+        bytes += tmp.len() as u64 * 1000;
+    }
+    let r = run_fed(
+        &[
+            "eval", &q, "-", "-m", "AP", "-m", "NumRet", "--format", "tsv",
+        ],
+        feed_lines(N, line),
+    );
+    assert!(r.status.success(), "{}", r.err);
+    let mut lines = r.out.lines();
+    let ap: f64 = lines
+        .next()
+        .unwrap()
+        .strip_prefix("all\tAP\t")
+        .unwrap()
+        .parse()
+        .unwrap();
+    // l0 at rank 1, l(N-1) at rank N (the repeat takes no rank): AP = (1/1 + 2/N) / 2.
+    let want = (1.0 + 2.0 / N as f64) / 2.0;
+    assert!((ap - want).abs() < 1e-15, "AP {ap}, want {want}");
+    assert_eq!(lines.next(), Some("all\tNumRet\t50000000"));
+    assert!(r.err.contains("1 duplicates dropped"), "{}", r.err);
+    let bound = formula(2, bytes + bytes / 50, N, 0, 0);
+    eprintln!("peak RSS {} MiB, formula {} MiB", r.peak / MIB, bound / MIB);
+    assert!(
+        r.peak <= bound,
+        "peak RSS {} MiB over the formula's {} MiB",
+        r.peak / MIB,
+        bound / MIB
+    );
+}
+
+/// A line that never ends (1 GiB with no newline) is refused once it passes 256 MiB, read from a
+/// pipe, by position from a file, or mapped: exit 2, the place named, memory about the limit.
+#[test]
+fn a_gigabyte_line_is_refused_in_bounded_memory() {
+    let dir = tempdir();
+    let q = write(dir.path(), "q", "g1 0 a 1\n");
+    let r = run_fed(&["eval", &q, "-"], |w| {
+        let _ = w.write_all(b"g1 Q0 a 1 1 r\ng2 Q0 ");
+        let block = vec![b'x'; 1 << 20];
+        for _ in 0..1024 {
+            if w.write_all(&block).is_err() {
+                return;
+            }
+        }
+    });
+    assert_failed(
+        &r,
+        &[
+            "lemma-eval: error: -: a line longer than 256 MiB",
+            "(byte 14)",
+        ],
+    );
+    eprintln!("stdin: peak RSS {} MiB", r.peak / MIB);
+    assert!(r.peak < 320 * MIB, "peak RSS {} MiB", r.peak / MIB);
+    assert!(r.out.is_empty());
+
+    // A sparse file: one line, then a hole of 1 GiB (no disk used).
+    let f = dir.path().join("holed");
+    std::fs::write(&f, "g1 Q0 a 1 1 r\n").unwrap();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&f)
+        .unwrap()
+        .set_len(14 + (1 << 30))
+        .unwrap();
+    let f = f.to_str().unwrap();
+    for extra in [None, Some("--mmap")] {
+        let mut args = vec!["eval", &q, f];
+        args.extend(extra);
+        let r = run(&args);
+        let want = format!("lemma-eval: error: {f}: a line longer than 256 MiB");
+        assert_failed(&r, &[&want, "(byte 14)"]);
+        eprintln!("{extra:?}: peak RSS {} MiB", r.peak / MIB);
+        assert!(
+            r.peak < 320 * MIB,
+            "{extra:?}: peak RSS {} MiB",
+            r.peak / MIB
+        );
+    }
+}
+
+/// A run of 3,000 goals, gzip or zstd (with its content checksum, as the zstd tool writes),
+/// cut short or with a byte changed mid-way: exit 2 naming the file, no numbers printed, and
+/// with `-o` the old file kept and nothing else left.
+#[test]
+fn compressed_inputs_cut_short_or_corrupted_fail_clearly() {
+    let dir = tempdir();
+    let mut text = String::new();
+    for g in 0..3000 {
+        for l in 0..20 {
+            text += &format!("g{g} Q0 l{} 0 {}.{l} r\n", (g * 7 + l * 13) % 100, 30 - l);
+        }
+    }
+    let q = write(dir.path(), "q", "g1 0 l20 1\ng2999 0 l5 1\n");
+    let gz = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(text.as_bytes()).unwrap();
+        e.finish().unwrap()
+    };
+    let zst = {
+        let mut e = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        e.include_checksum(true).unwrap();
+        e.write_all(text.as_bytes()).unwrap();
+        e.finish().unwrap()
+    };
+    let plain = write(dir.path(), "plain", &text);
+    let good = run_ok_tsv(&q, &plain);
+    let out = dir.path().join("out");
+    for (kind, bytes) in [("gz", &gz), ("zst", &zst)] {
+        // Whole: the same numbers as the plain file.
+        let whole = write(dir.path(), &format!("whole.{kind}"), bytes);
+        assert_eq!(run_ok_tsv(&q, &whole), good, "{kind}");
+        let mid = bytes.len() / 2;
+        let mut flipped = bytes.to_vec();
+        flipped[mid] ^= 0x55;
+        for (how, b) in [
+            ("half", bytes[..mid].to_vec()),
+            ("tail", bytes[..bytes.len() - 3].to_vec()),
+            ("flipped", flipped),
+        ] {
+            let name = format!("{how}.{kind}");
+            let f = write(dir.path(), &name, &b);
+            std::fs::write(&out, "old\n").unwrap();
+            for threads in ["1", "2"] {
+                let r = run(&[
+                    "eval",
+                    &q,
+                    &f,
+                    "--format",
+                    "tsv",
+                    "--threads",
+                    threads,
+                    "-o",
+                    out.to_str().unwrap(),
+                ]);
+                assert_failed(&r, &[&format!("lemma-eval: error: {f}")]);
+                assert!(r.out.is_empty(), "{name}: {}", r.out);
+                assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n", "{name}");
+            }
+            // As actual sets too.
+            let r = run(&["eval", &f, &plain]);
+            assert_failed(&r, &[&format!("lemma-eval: error: {f}")]);
+            std::fs::remove_file(&f).unwrap();
+        }
+    }
+    let mut left = names_in(dir.path());
+    left.retain(|n| !n.starts_with("whole."));
+    assert_eq!(left, ["out", "plain", "q"]);
+}
+
+fn run_ok_tsv(q: &str, run_file: &str) -> String {
+    let r = run(&["eval", q, run_file, "--format", "tsv", "--per-goal"]);
+    assert!(r.status.success(), "{run_file}: {}", r.err);
+    assert!(r.out.lines().count() > 10);
+    r.out
+}
+
+/// Ctrl-C while a run reads its predictions, with `-o` onto an existing file: the old file stays
+/// as it was, no temporary file is left in its directory, and the command did not succeed.
+#[test]
+fn ctrl_c_during_a_run_with_o_leaves_the_old_file() {
+    let dir = tempdir();
+    let q = write(dir.path(), "q", "g1 0 a 1\n");
+    let out = write(dir.path(), "out.tsv", "old\n");
+    let mut child = Command::new(BIN)
+        .args(["eval", &q, "-", "--quiet", "-o", &out])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"g1 Q0 a 1 1 r\ng2 Q0 b 1 1 r\n").unwrap();
+    // Its output is open (unnamed until committed: seen only among its open files).
+    let fds = PathBuf::from(format!("/proc/{}/fd", child.id()));
+    let dir_real = std::fs::canonicalize(dir.path()).unwrap();
+    let mut open = false;
+    for _ in 0..2000 {
+        open = std::fs::read_dir(&fds).is_ok_and(|rd| {
+            rd.flatten().any(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|t| {
+                    t.starts_with(&dir_real) && !t.ends_with("q") && !t.ends_with("out.tsv")
+                })
+            })
+        });
+        if open {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(open, "the output's temporary file was never seen open");
+    assert_eq!(names_in(dir.path()), ["out.tsv", "q"]);
+    // SAFETY: signalling a child of this process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    drop(stdin);
+    assert!(!status.success());
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+    assert_eq!(names_in(dir.path()), ["out.tsv", "q"]);
+}
