@@ -462,7 +462,32 @@ impl From<lemma_ingest::InputError> for Fail {
     }
 }
 
+/// A memory-mapped input cut short while it is read (a sorted qrels file read along the
+/// predictions, or a run read with `--mmap`, truncated by another process) raises SIGBUS when a
+/// page past its new end is touched: reported as an error with exit 2 instead of a crash. An
+/// `-o` file is an unnamed temporary file until it is committed, so nothing partial is left.
+fn report_bus_errors() {
+    extern "C" fn on_bus(_: libc::c_int) {
+        const MSG: &[u8] = b"lemma-eval: error: an input file was cut short while it was read (a \
+            memory-mapped page past its new end: SIGBUS); the evaluation stopped and no -o file \
+            was written\n";
+        // SAFETY: write and _exit are async-signal-safe; MSG is a static buffer.
+        unsafe {
+            libc::write(2, MSG.as_ptr().cast(), MSG.len());
+            libc::_exit(2);
+        }
+    }
+    // SAFETY: a zeroed sigaction is valid; the handler calls only async-signal-safe functions.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_bus as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
+    }
+}
+
 fn main() -> ExitCode {
+    report_bus_errors();
     // `eval -m`'s long help lists every measure, from the measures' own declarations.
     let help = format!(
         "A measure (repeatable), native or trec_eval's name:\n\n{}",

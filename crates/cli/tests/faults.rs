@@ -393,17 +393,10 @@ fn ctrl_c_during_a_run_with_o_leaves_the_old_file() {
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"g1 Q0 a 1 1 r\ng2 Q0 b 1 1 r\n").unwrap();
     // Its output is open (unnamed until committed: seen only among its open files).
-    let fds = PathBuf::from(format!("/proc/{}/fd", child.id()));
-    let dir_real = std::fs::canonicalize(dir.path()).unwrap();
     let mut open = false;
     for _ in 0..2000 {
-        open = std::fs::read_dir(&fds).is_ok_and(|rd| {
-            rd.flatten().any(|e| {
-                std::fs::read_link(e.path()).is_ok_and(|t| {
-                    t.starts_with(&dir_real) && !t.ends_with("q") && !t.ends_with("out.tsv")
-                })
-            })
-        });
+        open = (open_in(child.id(), dir.path()).iter())
+            .any(|t| !t.ends_with("q") && !t.ends_with("out.tsv"));
         if open {
             break;
         }
@@ -416,6 +409,57 @@ fn ctrl_c_during_a_run_with_o_leaves_the_old_file() {
     let status = child.wait().unwrap();
     drop(stdin);
     assert!(!status.success());
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
+    assert_eq!(names_in(dir.path()), ["out.tsv", "q"]);
+}
+
+/// The process's own files in `dir` (unnamed temporary files included), seen in /proc.
+fn open_in(pid: u32, dir: &Path) -> Vec<PathBuf> {
+    let dir = std::fs::canonicalize(dir).unwrap();
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| std::fs::read_link(e.path()).ok())
+                .filter(|t| t.starts_with(&dir))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A mapped input cut short under the command (another process truncating a sorted qrels file
+/// read along the run, or a `--mmap` run) raises SIGBUS on the next page read: the command says
+/// so and exits 2, the old `-o` file kept, nothing else left. The signal is sent here: when a
+/// truncation lands during a run is a matter of timing.
+#[test]
+fn a_bus_error_from_a_mapped_input_is_reported_not_a_crash() {
+    let dir = tempdir();
+    let q = write(dir.path(), "q", "g1 0 a 1\n");
+    let out = write(dir.path(), "out.tsv", "old\n");
+    let mut child = Command::new(BIN)
+        .args(["eval", &q, "-", "--quiet", "-o", &out])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"g1 Q0 a 1 1 r\n").unwrap();
+    // Reading its input, with its output open.
+    let mut waited = 0;
+    while open_in(child.id(), dir.path()).len() < 1 && waited < 2000 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        waited += 1;
+    }
+    // SAFETY: signalling a child of this process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGBUS) };
+    let o = child.wait_with_output().unwrap();
+    drop(stdin);
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(o.status.code(), Some(2), "{:?}: {err}", o.status);
+    assert!(
+        err.contains("lemma-eval: error: an input file was cut short while it was read"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
     assert_eq!(names_in(dir.path()), ["out.tsv", "q"]);
 }
