@@ -446,7 +446,7 @@ fn a_bus_error_from_a_mapped_input_is_reported_not_a_crash() {
     stdin.write_all(b"g1 Q0 a 1 1 r\n").unwrap();
     // Reading its input, with its output open.
     let mut waited = 0;
-    while open_in(child.id(), dir.path()).len() < 1 && waited < 2000 {
+    while open_in(child.id(), dir.path()).is_empty() && waited < 2000 {
         std::thread::sleep(std::time::Duration::from_millis(5));
         waited += 1;
     }

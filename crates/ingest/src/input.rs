@@ -582,6 +582,9 @@ pub struct BatchReader {
     eof: bool,
     bytes_read: u64,
     max_line: usize,
+    /// A chunked source's carry is checked for an over-long line once it reaches this size (then
+    /// twice that: a check per chunk would read a long line back once per chunk).
+    carry_check: usize,
 }
 
 /// The goal key of the first line of `lines` that has one.
@@ -761,38 +764,53 @@ impl BatchReader {
             eof: false,
             bytes_read: 0,
             max_line: MAX_LINE,
+            carry_check: MAX_LINE + 1,
         }
     }
 
     /// Refuses lines longer than `bytes` ([`MAX_LINE`] by default).
     pub fn set_max_line(&mut self, bytes: usize) {
         self.max_line = bytes.max(1);
+        self.carry_check = self.max_line + 1;
+    }
+
+    /// After a chunk was added to the carry: its open line checked at doubling sizes.
+    fn check_carry(&mut self) -> Result<(), InputError> {
+        if self.carry.len() >= self.carry_check {
+            self.open_line(&self.carry, self.next_byte)?;
+            self.carry_check = self.carry.len().saturating_mul(2);
+        }
+        Ok(())
     }
 
     /// The line still open at the end of `buf` (the bytes after its last newline), whose first
     /// byte is at `base` in the input: an error once it is longer than the limit. `Ok`: where it
-    /// starts in `buf`.
+    /// starts in `buf`. Reads back from the end at most one line's limit (more on the error path).
     fn open_line(&self, buf: &[u8], base: u64) -> Result<usize, InputError> {
-        let start = memchr::memrchr(b'\n', buf).map_or(0, |p| p + 1);
-        if buf.len() - start > self.max_line {
-            let n = self.max_line;
-            let limit = match n % (1 << 20) {
-                0 => format!("{} MiB", n >> 20),
-                _ => format!("{n} bytes"),
-            };
-            return Err(InputError {
-                kind: ErrorKind::Syntax,
-                path: self.path.clone(),
-                line: None,
-                byte: Some(base + start as u64),
-                first_line: None,
-                message: format!(
-                    "a line longer than {limit} (no newline within {limit} of its start): \
-                     expected lines of TREC or JSONL text; is it the right file?"
-                ),
-            });
+        let window = buf.len().saturating_sub(self.max_line + 1);
+        if let Some(p) = memchr::memrchr(b'\n', &buf[window..]) {
+            return Ok(window + p + 1);
         }
-        Ok(start)
+        if buf.len() <= self.max_line {
+            return Ok(0);
+        }
+        let start = memchr::memrchr(b'\n', &buf[..window]).map_or(0, |p| p + 1);
+        let n = self.max_line;
+        let limit = match n % (1 << 20) {
+            0 => format!("{} MiB", n >> 20),
+            _ => format!("{n} bytes"),
+        };
+        Err(InputError {
+            kind: ErrorKind::Syntax,
+            path: self.path.clone(),
+            line: None,
+            byte: Some(base + start as u64),
+            first_line: None,
+            message: format!(
+                "a line longer than {limit} (no newline within {limit} of its start): expected \
+                 lines of TREC or JSONL text; is it the right file?"
+            ),
+        })
     }
 
     /// The next target when a batch of `len` bytes holds no cut: twice the current, but no
@@ -886,7 +904,7 @@ impl BatchReader {
                     None => {
                         // No goal ends in the chunk: carried whole.
                         self.carry.extend_from_slice(&c[at..]);
-                        self.open_line(&self.carry, self.next_byte)?;
+                        self.check_carry()?;
                         spent = c;
                         continue;
                     }
@@ -917,7 +935,7 @@ impl BatchReader {
                     }
                     None => {
                         self.carry.extend_from_slice(&c[from..]);
-                        self.open_line(&self.carry, self.next_byte)?;
+                        self.check_carry()?;
                         spent = c;
                         continue;
                     }
@@ -1103,6 +1121,7 @@ impl BatchReader {
     }
 
     fn emit(&mut self, data: impl Into<BatchData>) -> Batch {
+        self.carry_check = self.max_line + 1;
         let data = data.into();
         let b = Batch {
             index: self.index,
