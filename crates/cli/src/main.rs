@@ -33,6 +33,9 @@ struct Cli {
 enum Cmd {
     /// Evaluate predictions (TREC run or JSONL) against actual sets (TREC qrels or JSONL).
     Eval(EvalArgs),
+    /// Precision-recall curves: each run's macro-averaged interpolated curve, or one goal's exact
+    /// curve (`--goal`); as TSV or JSON, and drawn as SVG with `--plot`.
+    Curve(CurveArgs),
     /// trec_eval's flags and byte-identical output.
     #[command(name = "trec_eval")]
     TrecEval(TrecArgs),
@@ -55,6 +58,54 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         threads: usize,
     },
+}
+
+#[derive(Args)]
+struct CurveArgs {
+    /// Actual sets: TREC qrels or JSONL; plain, .gz, .zst, or - for stdin.
+    actual: PathBuf,
+    /// Predictions, one run or several (one curve each): TREC, JSONL or a binary store.
+    #[arg(required = true)]
+    predicted: Vec<PathBuf>,
+    /// One goal's exact curve: a row per rank where it finds relevant lemmas (rank, recall,
+    /// precision, interpolated precision), instead of the macro-averaged curve.
+    #[arg(long)]
+    goal: Option<String>,
+    /// Recall levels of the macro-averaged curve: 0, 1/(N-1), ..., 1.
+    #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(2..=100_001))]
+    points: u32,
+    #[arg(long, value_enum, default_value = "tsv")]
+    format: CurveFormat,
+    /// Also draw the curves, every run on one chart, as an SVG picture written here.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// A lemma is relevant when its grade is at least this.
+    #[arg(
+        long = "relevance-level",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
+    relevance_level: i32,
+    #[command(flatten)]
+    ranking: RankingArgs,
+    /// Relevant count needed at a recall level (the macro curve's IPrec).
+    #[arg(long, value_enum, default_value = "textbook")]
+    interpolation: Interp,
+    /// Write the output here (atomically: nothing partial is left on error).
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+/// Formats of `curve`.
+#[derive(Copy, Clone, ValueEnum, PartialEq, Eq)]
+enum CurveFormat {
+    /// A header line, then one point per line, tab-separated, full precision.
+    Tsv,
+    /// One JSON object.
+    Json,
 }
 
 #[derive(Args)]
@@ -258,6 +309,16 @@ enum Interp {
     Textbook,
     Trec10,
     Trec9,
+}
+
+impl From<Interp> for Interpolation {
+    fn from(i: Interp) -> Interpolation {
+        match i {
+            Interp::Textbook => Interpolation::Textbook,
+            Interp::Trec10 => Interpolation::Trec10,
+            Interp::Trec9 => Interpolation::Trec9,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -501,6 +562,7 @@ fn main() -> ExitCode {
     };
     let verbose = match &cli.cmd {
         Cmd::Eval(a) => a.common.verbose,
+        Cmd::Curve(_) => 0,
         Cmd::TrecEval(a) => a.common.verbose,
         Cmd::Gen(_)
         | Cmd::Convert(_)
@@ -517,6 +579,7 @@ fn main() -> ExitCode {
     }
     let r = match cli.cmd {
         Cmd::Eval(a) => run_eval(a),
+        Cmd::Curve(a) => run_curve(a),
         Cmd::TrecEval(a) => run_trec(a),
         Cmd::Merge(a) => run_merge(a),
         Cmd::Gen(a) => run_gen(a),
@@ -670,11 +733,7 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     }
     let mut builder = Evaluator::builder()
         .relevance_level(a.relevance_level)
-        .interpolation(match a.interpolation {
-            Interp::Textbook => Interpolation::Textbook,
-            Interp::Trec10 => Interpolation::Trec10,
-            Interp::Trec9 => Interpolation::Trec9,
-        })
+        .interpolation(a.interpolation.into())
         .ranking((&a.ranking).into())
         .missing(match a.missing {
             Missing::Zero => MissingMode::Zero,
@@ -1027,6 +1086,178 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
         }
     }
     q.commit()
+}
+
+fn run_curve(a: CurveArgs) -> Result<(), Fail> {
+    use lemma_eval::curve;
+    use std::fmt::Write as _;
+    let actual = std::sync::Arc::new(lemma_eval::read_actual(&a.actual)?);
+    let mut builder = Evaluator::builder()
+        .relevance_level(a.relevance_level)
+        .interpolation(a.interpolation.into())
+        .ranking((&a.ranking).into());
+    if let Some(t) = a.threads {
+        builder = builder.threads(t);
+    }
+    let run_names: Vec<String> = a
+        .predicted
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let several = a.predicted.len() > 1;
+    let run_col = |i: usize| match several {
+        true => format!("{}\t", run_names[i]),
+        false => String::new(),
+    };
+    let num = |v: Option<f64>| v.map_or_else(|| "NA".to_string(), |v| format!("{v}"));
+    let json_num = |v: Option<f64>| v.map_or(serde_json::Value::Null, |v| serde_json::json!(v));
+    let mut text = String::new();
+    let mut runs_json = Vec::new();
+    let mut series: Vec<Vec<(f64, f64)>> = Vec::new();
+    let title;
+    match &a.goal {
+        None => {
+            let levels = curve::recall_levels(a.points as usize);
+            let ev = builder
+                .measure_names(curve::macro_measures(&levels))
+                .map_err(|e| Fail(2, e.to_string()))?
+                .build(actual);
+            let _ = writeln!(
+                text,
+                "{}recall\tprecision",
+                if several { "run\t" } else { "" }
+            );
+            for (i, p) in a.predicted.iter().enumerate() {
+                let done = ev.evaluate(Predictions::open(p, None, false)?, &mut SummaryOnly)?;
+                let points = curve::macro_points(&levels, &done.summary);
+                for q in &points {
+                    let _ = writeln!(text, "{}{}\t{}", run_col(i), q.recall, num(q.precision));
+                }
+                runs_json.push(serde_json::json!({
+                    "run": run_names[i],
+                    "goals_evaluated": done.summary.counts().evaluated,
+                    "points": points.iter().map(|q| serde_json::json!({
+                        "recall": q.recall, "precision": json_num(q.precision)
+                    })).collect::<Vec<_>>(),
+                }));
+                series.push(
+                    points
+                        .iter()
+                        .filter_map(|q| Some((q.recall, q.precision?)))
+                        .collect(),
+                );
+            }
+            title = format!(
+                "interpolated precision, mean over goals ({} levels)",
+                levels.len()
+            );
+        }
+        Some(goal) => {
+            let Some((_, truth)) = actual.goal(goal.as_bytes()) else {
+                return Err(Fail(
+                    2,
+                    format!(
+                        "{}: no goal `{goal}` in the actual sets",
+                        a.actual.display()
+                    ),
+                ));
+            };
+            let r = truth
+                .entries()
+                .filter(|&(_, g)| g >= a.relevance_level)
+                .count();
+            if r == 0 {
+                return Err(Fail(
+                    2,
+                    format!(
+                        "{}: goal `{goal}` has no relevant lemma (R = 0 at relevance level {}): \
+                         it has no curve",
+                        a.actual.display(),
+                        a.relevance_level
+                    ),
+                ));
+            }
+            let ev = builder
+                .measure_names(curve::goal_measures(r))
+                .map_err(|e| Fail(2, e.to_string()))?
+                .build(actual.clone());
+            let _ = writeln!(
+                text,
+                "{}rank\trecall\tprecision\tinterpolated_precision",
+                if several { "run\t" } else { "" }
+            );
+            for (i, p) in a.predicted.iter().enumerate() {
+                let mut depths = Vec::new();
+                let mut sink = RowFn(|row: lemma_eval::GoalRow| {
+                    if row.goal == goal.as_bytes() {
+                        depths = row.values;
+                    }
+                    Ok(())
+                });
+                ev.evaluate(Predictions::open(p, None, false)?, &mut sink)?;
+                let points = curve::goal_points(r, &depths);
+                for q in &points {
+                    let _ = writeln!(
+                        text,
+                        "{}{}\t{}\t{}\t{}",
+                        run_col(i),
+                        q.rank,
+                        q.recall,
+                        q.precision,
+                        q.interpolated
+                    );
+                }
+                runs_json.push(serde_json::json!({
+                    "run": run_names[i],
+                    "points": points.iter().map(|q| serde_json::json!({
+                        "rank": q.rank, "recall": q.recall, "precision": q.precision,
+                        "interpolated_precision": q.interpolated,
+                    })).collect::<Vec<_>>(),
+                }));
+                // The interpolated curve as steps: flat from each point back to the last.
+                let mut steps = Vec::new();
+                let mut from = 0.0;
+                for q in &points {
+                    steps.push((from, q.interpolated));
+                    steps.push((q.recall, q.interpolated));
+                    from = q.recall;
+                }
+                series.push(steps);
+            }
+            title = format!("goal {goal}: interpolated precision ({r} relevant)");
+        }
+    }
+    let mut out = Out::new(a.output.as_deref())?;
+    let name = out.name();
+    let written = match a.format {
+        CurveFormat::Tsv => out.writer().write_all(text.as_bytes()),
+        CurveFormat::Json => {
+            let mut doc =
+                serde_json::json!({ "curve": if a.goal.is_some() { "goal" } else { "macro" } });
+            if let Some(g) = &a.goal {
+                doc["goal"] = serde_json::json!(g);
+            } else {
+                doc["levels"] = serde_json::json!(a.points);
+            }
+            doc["runs"] = serde_json::Value::Array(runs_json);
+            writeln!(out.writer(), "{doc}")
+        }
+    };
+    written.map_err(|e| write_fail(&name, e))?;
+    if let Some(plot) = &a.plot {
+        let named: Vec<lemma_plot::Series<'_>> = (run_names.iter().zip(&series))
+            .map(|(n, s)| lemma_plot::Series { name: n, points: s })
+            .collect();
+        let svg =
+            lemma_plot::pr_curves_svg(&title, &named, lemma_plot::SIZE).map_err(|e| Fail(2, e))?;
+        let mut f = Out::new(Some(plot))?;
+        let fname = f.name();
+        f.writer()
+            .write_all(svg.as_bytes())
+            .map_err(|e| write_fail(&fname, e))?;
+        f.commit()?;
+    }
+    out.commit()
 }
 
 fn run_convert(a: ConvertArgs) -> Result<(), Fail> {

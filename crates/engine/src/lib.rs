@@ -30,6 +30,7 @@
 #[cfg(feature = "async")]
 pub mod aio;
 pub mod convert;
+pub mod curve;
 mod evaluator;
 mod feed;
 pub mod full;
