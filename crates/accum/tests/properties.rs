@@ -155,6 +155,8 @@ const SCORED: &[&str] = &[
     "SetP(threshold=0.5)",
     "SetR(threshold=1.25)",
     "SetF(beta=2,threshold=0.75)",
+    "NumRet(threshold=0.5)",
+    "NumRelRet(threshold=0.25)",
 ];
 
 /// The reference: materialise everything, compute from the definitions.
@@ -252,6 +254,8 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
             div(st as f64, nt as f64)
         }
         Measure::SetR { threshold: Some(t) } => div(thresh(t).1 as f64, rf),
+        Measure::NumRetAbove { threshold: t } => thresh(t).0 as f64,
+        Measure::NumRelRetAbove { threshold: t } => thresh(t).1 as f64,
         Measure::SetF {
             beta2,
             threshold: Some(t),

@@ -453,13 +453,17 @@ fn reference(
         | Measure::SetR { threshold: Some(t) }
         | Measure::SetF {
             threshold: Some(t), ..
-        } => {
+        }
+        | Measure::NumRetAbove { threshold: t }
+        | Measure::NumRelRetAbove { threshold: t } => {
             let above: Vec<usize> = (0..n).filter(|&i| items[i].0 >= t).collect();
             let (nt, st) = (above.len(), above.iter().filter(|&&i| rel[i]).count());
             match *measure {
                 Measure::SetP { .. } => div(st as f64, nt as f64),
                 Measure::SetR { .. } => div(st as f64, rf),
                 Measure::SetF { beta2, .. } => f_beta(beta2, st as f64, nt, r),
+                Measure::NumRetAbove { .. } => nt as f64,
+                Measure::NumRelRetAbove { .. } => st as f64,
                 _ => unreachable!(),
             }
         }
@@ -977,6 +981,8 @@ fn family(name: &str) -> Vec<String> {
             "SetR(threshold=0.6)",
             "SetF(beta=2,threshold=0.75)",
             "SetF(beta=1,threshold=1.25)",
+            "NumRet(threshold=0.5)",
+            "NumRelRet(threshold=0.6)",
         ]),
         "all" => FAMILIES.iter().flat_map(|f| family(f)).collect(),
         _ => panic!("no family {name}"),

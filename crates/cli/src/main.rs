@@ -428,6 +428,11 @@ struct EvalArgs {
     /// Evaluate goals with no relevant lemma (R = 0) as all zeros instead of skipping them.
     #[arg(long)]
     keep_zero_relevant: bool,
+    /// The lemmas scored at or above T as a set: macro-averaged SetP, SetR and SetF(beta=1)
+    /// over goals, and the pooled precision, recall and F1 of every goal's lemmas as one set
+    /// (`pooled:` lines, from the counts NumRet(threshold=T), NumRelRet(threshold=T), NumRel).
+    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    threshold: Option<f64>,
     /// Size of the lemma universe (enables AUC; stores and matrices know theirs).
     #[arg(long)]
     universe: Option<u64>,
@@ -750,9 +755,17 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     if let Some(t) = a.common.threads {
         builder = builder.threads(t);
     }
-    if !a.measures.is_empty() {
+    let mut measures = a.measures.clone();
+    if let Some(t) = a.threshold {
+        if measures.is_empty() {
+            measures.extend(lemma_eval::DEFAULT_MEASURES.iter().map(|m| m.to_string()));
+        }
+        // Names already given are evaluated once (the measures are deduplicated).
+        measures.extend(lemma_eval::curve::threshold_measures(t));
+    }
+    if !measures.is_empty() {
         builder = builder
-            .measure_names(&a.measures)
+            .measure_names(&measures)
             .map_err(|e| Fail(2, e.to_string()))?;
     }
     let names = match (&a.names, &a.goal_names, &a.lemma_names) {
@@ -894,6 +907,9 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             pb.finish_and_clear();
         }
         let done = done.map_err(|e| eval_fail(&out_name, e))?;
+        if let Some(t) = a.threshold {
+            w.set_extra(lemma_eval::curve::pooled_at_threshold(t, &done.0.summary));
+        }
         w.finish(&done.0.summary, a.per_goal)
             .map_err(|e| write_fail(&out_name, e))?;
         done

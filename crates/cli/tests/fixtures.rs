@@ -838,3 +838,77 @@ fn a_repeat_cut_off_by_the_depth_is_no_error() {
         assert_eq!(stdout_ok(&o), "num_ret               \tall\t2\n");
     }
 }
+
+/// `eval --threshold T` on the seed notes' scores_A / scores_B example (fixture `pooled`):
+/// at 0.5 both goals keep 4 lemmas, 2 relevant, of 4 relevant: macro and pooled precision,
+/// recall and F1 all 0.5. At 0.6, A keeps .95 T .85 T .73 F .62 F (2 of 4) and B keeps .97 F
+/// .88 F (0 of 2): macro SetP = SetR = SetF = (1/2 + 0)/2 = 1/4; pooled, 2 relevant of 6 kept
+/// out of 8 relevant: precision 1/3, recall 1/4, F1 = 2/7.
+#[test]
+fn threshold_gives_macro_and_pooled_set_measures() {
+    let (q, r) = (fixture("pooled/qrels.txt"), fixture("pooled/run.txt"));
+    let values = |t: &str| -> std::collections::HashMap<String, f64> {
+        let out = stdout_ok(&run(&[
+            "eval",
+            &q,
+            &r,
+            "-m",
+            "AP",
+            "--threshold",
+            t,
+            "--format",
+            "tsv",
+            "--quiet",
+        ]));
+        (out.lines())
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                assert_eq!(f[0], "all", "{l}");
+                (f[1].to_string(), f[2].parse().unwrap())
+            })
+            .collect()
+    };
+    let want = |t: &str, cases: &[(&str, f64)]| {
+        let got = values(t);
+        assert_eq!(got.len(), cases.len() + 1, "{got:?}"); // and AP
+        assert!(
+            (got["AP"] - (0.816_666_666_666_666_7 + 0.440_476_190_476_190_5) / 2.0).abs() < 1e-12
+        );
+        for (name, v) in cases {
+            let name = name.replace("T", t);
+            assert!(
+                (got[&name] - v).abs() < 1e-12,
+                "{name}: {} against {v}",
+                got[&name]
+            );
+        }
+    };
+    want(
+        "0.5",
+        &[
+            ("SetP(threshold=T)", 0.5),
+            ("SetR(threshold=T)", 0.5),
+            ("SetF(beta=1,threshold=T)", 0.5),
+            ("NumRet(threshold=T)", 8.0),
+            ("NumRelRet(threshold=T)", 4.0),
+            ("NumRel", 8.0),
+            ("pooled:SetP(threshold=T)", 0.5),
+            ("pooled:SetR(threshold=T)", 0.5),
+            ("pooled:SetF(beta=1,threshold=T)", 0.5),
+        ],
+    );
+    want(
+        "0.6",
+        &[
+            ("SetP(threshold=T)", 0.25),
+            ("SetR(threshold=T)", 0.25),
+            ("SetF(beta=1,threshold=T)", 0.25),
+            ("NumRet(threshold=T)", 6.0),
+            ("NumRelRet(threshold=T)", 2.0),
+            ("NumRel", 8.0),
+            ("pooled:SetP(threshold=T)", 1.0 / 3.0),
+            ("pooled:SetR(threshold=T)", 0.25),
+            ("pooled:SetF(beta=1,threshold=T)", 2.0 / 7.0),
+        ],
+    );
+}

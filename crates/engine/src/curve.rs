@@ -106,6 +106,53 @@ pub fn goal_points(r: usize, depths: &[Option<f64>]) -> Vec<GoalPoint> {
     rows
 }
 
+/// The measures of the view at score threshold `t` (`eval --threshold`): the macro averages
+/// `SetP`, `SetR`, `SetF(beta=1)` of the lemmas scored `>= t`, and the counts whose sums over
+/// goals give the pooled view, `NumRet(threshold=t)`, `NumRelRet(threshold=t)` and `NumRel`.
+pub fn threshold_measures(t: f64) -> Vec<String> {
+    vec![
+        format!("SetP(threshold={t})"),
+        format!("SetR(threshold={t})"),
+        format!("SetF(beta=1,threshold={t})"),
+        format!("NumRet(threshold={t})"),
+        format!("NumRelRet(threshold={t})"),
+        "NumRel".to_string(),
+    ]
+}
+
+/// The pooled precision, recall and F1 at threshold `t` from a summary holding
+/// [`threshold_measures`]`(t)`: every ranked lemma of every goal is one instance, positive when
+/// relevant; `Σ s_t / Σ n_t`, `Σ s_t / Σ R` (relevant lemmas never ranked count) and their
+/// harmonic mean, each 0 on an empty denominator. Named `pooled:SetP(threshold=t)` and so on.
+pub fn pooled_at_threshold(t: f64, summary: &Summary) -> Vec<(String, Option<f64>)> {
+    let aggregates = summary.aggregates();
+    let sum = |name: String| {
+        (aggregates.iter())
+            .find(|(m, _)| m.to_string() == name)
+            .and_then(|(_, a)| a.headline())
+    };
+    let names = threshold_measures(t);
+    let (Some(n), Some(s), Some(r)) = (
+        sum(names[3].clone()),
+        sum(names[4].clone()),
+        sum(names[5].clone()),
+    ) else {
+        return Vec::new();
+    };
+    let div = |a: f64, b: f64| if b == 0.0 { 0.0 } else { a / b };
+    let (p, rc) = (div(s, n), div(s, r));
+    let f1 = div(2.0 * p * rc, p + rc);
+    names[..3]
+        .iter()
+        .zip([p, rc, f1])
+        .map(|(m, v)| {
+            // The canonical name, as the summary prints it.
+            let m = lemma_accum::Measure::parse_all([m.as_str()]).expect("valid")[0].to_string();
+            (format!("pooled:{m}"), Some(v))
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,6 +34,8 @@ pub struct Writer<'w> {
     format: OutFormat,
     measures: Vec<Measure>,
     rows_written: u64,
+    /// Values derived from the summary, printed after it (`eval --threshold`'s pooled view).
+    extra: Vec<(String, Option<f64>)>,
 }
 
 /// Full precision, shortest round-trip form; `NA` when undefined.
@@ -64,7 +66,14 @@ impl<'w> Writer<'w> {
             format,
             measures: measures.to_vec(),
             rows_written: 0,
+            extra: Vec::new(),
         }
+    }
+
+    /// Values derived from the summary, named, to print after its aggregates (not in the trec
+    /// format, which has no name for them).
+    pub fn set_extra(&mut self, extra: Vec<(String, Option<f64>)>) {
+        self.extra = extra;
     }
 
     /// Writes whatever precedes the rows.
@@ -148,6 +157,9 @@ impl<'w> Writer<'w> {
                         _ => writeln!(self.out, "all\t{m}\t{}", full(a.headline()))?,
                     }
                 }
+                for (m, v) in &self.extra {
+                    writeln!(self.out, "all\t{m}\t{}", full(*v))?;
+                }
             }
             OutFormat::Trec => {
                 for (m, a) in &aggs {
@@ -194,6 +206,9 @@ impl<'w> Writer<'w> {
                         )?,
                     }
                 }
+                for (m, v) in &self.extra {
+                    writeln!(self.out, "{m:<24} {:>12.4}", v.unwrap_or(0.0))?;
+                }
             }
             OutFormat::Json => {
                 let mut s = serde_json::Map::new();
@@ -211,6 +226,9 @@ impl<'w> Writer<'w> {
                         _ => json_num(a.headline()),
                     };
                     s.insert(m.to_string(), v);
+                }
+                for (m, v) in &self.extra {
+                    s.insert(m.clone(), json_num(*v));
                 }
                 let c = summary.counts();
                 let goals = counts_json(&c);

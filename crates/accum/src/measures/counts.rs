@@ -4,11 +4,16 @@
 //! `NumRelRet = s(n)` (relevant items ranked), `NumQ = 1`. Summed over goals, not averaged
 //! (`NumQ` is then the number of goals evaluated, and has no per-goal value of its own).
 //!
+//! With `threshold=t`, `NumRet(threshold=t) = n_t` and `NumRelRet(threshold=t) = s_t` count the
+//! items scored `>= t` (METRICS.md's `SetP(threshold=t) = s_t/n_t`), summed over goals too: the
+//! sums are the pooled view at that threshold (pooled precision `Σ s_t / Σ n_t`, pooled recall
+//! `Σ s_t / Σ R`), which `eval --threshold t` prints beside the macro averages.
+//!
 //! trec_eval: `num_ret`, `num_rel`, `num_rel_ret`, `num_q` (all official, printed as integers).
 
 use super::{Alias, Def, Needs, Syntax};
 use crate::goal::GoalView;
-use crate::measure::{Aggregation, NativeName};
+use crate::measure::{fmt_level, parse_number, Aggregation, NativeName};
 use crate::trec::{TrecArg, TrecEntry, TrecParams};
 use crate::Measure;
 use std::fmt;
@@ -21,6 +26,10 @@ pub(crate) struct NumRel;
 pub(crate) struct NumRelRet;
 /// `NumQ`.
 pub(crate) struct NumQ;
+/// `NumRet(threshold=t)`.
+pub(crate) struct NumRetAbove;
+/// `NumRelRet(threshold=t)`.
+pub(crate) struct NumRelRetAbove;
 
 /// A count's declaration: native name, trec_eval name and place, value.
 macro_rules! count {
@@ -49,7 +58,8 @@ macro_rules! count {
             const PER_GOAL: bool = $per_goal;
 
             fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
-                n.is(&[$native])
+                // With a threshold, the counts above it (below).
+                (n.is(&[$native]) && !n.has("threshold"))
                     .then(|| n.no_cutoff().map(|()| Measure::$def))
             }
 
@@ -103,6 +113,67 @@ count!(
     1,
     false,
     |_g| 1.0
+);
+
+/// A count of the items scored `>= threshold`: its declaration (`$field` of `GoalView::threshold`:
+/// 0 items, 1 relevant items).
+macro_rules! count_above {
+    ($def:ident, $variant:ident, $native:literal, $syntax:literal, $about:literal, $example:literal,
+     $field:tt) => {
+        impl Def for $def {
+            type Fields = (f64,);
+            const SYNTAX: &'static [Syntax] = &[Syntax {
+                syntax: $syntax,
+                about: $about,
+            }];
+            const EXAMPLES: &'static [&'static str] = &[$example];
+            const AGGREGATION: Aggregation = Aggregation::Sum;
+
+            fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
+                (n.is(&[$native]) && n.has("threshold")).then(|| {
+                    n.no_cutoff()?;
+                    let t = n.take("threshold").expect("claimed with `threshold`");
+                    Ok(Measure::$variant {
+                        threshold: parse_number(t)?,
+                    })
+                })
+            }
+
+            fn fmt((t,): (f64,), f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}(threshold={})", $native, fmt_level(t))
+            }
+
+            fn needs((t,): (f64,)) -> Needs {
+                Needs {
+                    threshold: Some(t),
+                    ..Needs::NOTHING
+                }
+            }
+
+            fn value(_: (f64,), g: &GoalView<'_>) -> Option<f64> {
+                Some(g.threshold().$field as f64)
+            }
+        }
+    };
+}
+
+count_above!(
+    NumRetAbove,
+    NumRetAbove,
+    "NumRet",
+    "NumRet(threshold=t)",
+    "n_t: items scored >= t (summed: the pooled count)",
+    "NumRet(threshold=0.5)",
+    0
+);
+count_above!(
+    NumRelRetAbove,
+    NumRelRetAbove,
+    "NumRelRet",
+    "NumRelRet(threshold=t)",
+    "s_t: relevant items scored >= t (summed: the pooled count)",
+    "NumRelRet(threshold=0.25)",
+    1
 );
 
 #[cfg(test)]

@@ -366,6 +366,16 @@ registry! {
     NumRelRet => counts::NumRelRet,
     /// `NumQ`: goals evaluated (1 per goal; summed).
     NumQ => counts::NumQ,
+    /// `NumRet(threshold=t) = n_t`: items scored `>= t` (summed).
+    NumRetAbove {
+        /// The score threshold.
+        threshold: f64,
+    } => counts::NumRetAbove,
+    /// `NumRelRet(threshold=t) = s_t`: relevant items scored `>= t` (summed).
+    NumRelRetAbove {
+        /// The score threshold.
+        threshold: f64,
+    } => counts::NumRelRetAbove,
     /// `GM_AP = exp(mean(ln(max(AP, 1e-5))))`; summary only.
     GMAP => gmap::GmAp,
 }
