@@ -376,23 +376,22 @@ fn run_ok_tsv(q: &str, run_file: &str) -> String {
     r.out
 }
 
-/// Ctrl-C while a run reads its predictions, with `-o` onto an existing file: the old file stays
-/// as it was, no temporary file is left in its directory, and the command did not succeed.
-#[test]
-fn ctrl_c_during_a_run_with_o_leaves_the_old_file() {
+/// Runs `eval` with `-o` onto an existing file, its predictions from a pipe; once it has read a
+/// line and opened its output (an unnamed temporary file, seen only among its open files), sends
+/// it `signal`. Returns its status and stderr, the file's content and the directory's names.
+fn signalled_during_a_run(signal: libc::c_int) -> (ExitStatus, String, String, Vec<String>) {
     let dir = tempdir();
     let q = write(dir.path(), "q", "g1 0 a 1\n");
     let out = write(dir.path(), "out.tsv", "old\n");
     let mut child = Command::new(BIN)
         .args(["eval", &q, "-", "--quiet", "-o", &out])
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(b"g1 Q0 a 1 1 r\ng2 Q0 b 1 1 r\n").unwrap();
-    // Its output is open (unnamed until committed: seen only among its open files).
     let mut open = false;
     for _ in 0..2000 {
         open = (open_in(child.id(), dir.path()).iter())
@@ -405,12 +404,16 @@ fn ctrl_c_during_a_run_with_o_leaves_the_old_file() {
     assert!(open, "the output's temporary file was never seen open");
     assert_eq!(names_in(dir.path()), ["out.tsv", "q"]);
     // SAFETY: signalling a child of this process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let status = child.wait().unwrap();
+    unsafe { libc::kill(child.id() as i32, signal) };
+    let o = child.wait_with_output().unwrap();
     drop(stdin);
-    assert!(!status.success());
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
-    assert_eq!(names_in(dir.path()), ["out.tsv", "q"]);
+    let err = String::from_utf8(o.stderr).unwrap();
+    (
+        o.status,
+        err,
+        std::fs::read_to_string(&out).unwrap(),
+        names_in(dir.path()),
+    )
 }
 
 /// The process's own files in `dir` (unnamed temporary files included), seen in /proc.
@@ -426,40 +429,28 @@ fn open_in(pid: u32, dir: &Path) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
+/// Ctrl-C while a run reads its predictions, with `-o` onto an existing file: the old file stays
+/// as it was, no temporary file is left in its directory, and the command did not succeed.
+#[test]
+fn ctrl_c_during_a_run_with_o_leaves_the_old_file() {
+    let (status, _, content, names) = signalled_during_a_run(libc::SIGINT);
+    assert!(!status.success());
+    assert_eq!(content, "old\n");
+    assert_eq!(names, ["out.tsv", "q"]);
+}
+
 /// A mapped input cut short under the command (another process truncating a sorted qrels file
 /// read along the run, or a `--mmap` run) raises SIGBUS on the next page read: the command says
 /// so and exits 2, the old `-o` file kept, nothing else left. The signal is sent here: when a
 /// truncation lands during a run is a matter of timing.
 #[test]
 fn a_bus_error_from_a_mapped_input_is_reported_not_a_crash() {
-    let dir = tempdir();
-    let q = write(dir.path(), "q", "g1 0 a 1\n");
-    let out = write(dir.path(), "out.tsv", "old\n");
-    let mut child = Command::new(BIN)
-        .args(["eval", &q, "-", "--quiet", "-o", &out])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"g1 Q0 a 1 1 r\n").unwrap();
-    // Reading its input, with its output open.
-    let mut waited = 0;
-    while open_in(child.id(), dir.path()).is_empty() && waited < 2000 {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        waited += 1;
-    }
-    // SAFETY: signalling a child of this process.
-    unsafe { libc::kill(child.id() as i32, libc::SIGBUS) };
-    let o = child.wait_with_output().unwrap();
-    drop(stdin);
-    let err = String::from_utf8(o.stderr).unwrap();
-    assert_eq!(o.status.code(), Some(2), "{:?}: {err}", o.status);
+    let (status, err, content, names) = signalled_during_a_run(libc::SIGBUS);
+    assert_eq!(status.code(), Some(2), "{status:?}: {err}");
     assert!(
         err.contains("lemma-eval: error: an input file was cut short while it was read"),
         "{err}"
     );
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), "old\n");
-    assert_eq!(names_in(dir.path()), ["out.tsv", "q"]);
+    assert_eq!(content, "old\n");
+    assert_eq!(names, ["out.tsv", "q"]);
 }
