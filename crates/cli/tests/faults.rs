@@ -148,6 +148,17 @@ fn formula(workers: u64, goal_bytes: u64, goal_lemmas: u64, unknown: u64, names:
     base + batches + goal_bytes + 12 * slots + names + 48 * unknown
 }
 
+/// Peak RSS `peak` within the formula's `bound` (both printed with `--nocapture`).
+fn within_formula(peak: u64, bound: u64) {
+    eprintln!("peak RSS {} MiB, formula {} MiB", peak / MIB, bound / MIB);
+    assert!(
+        peak <= bound,
+        "peak RSS {} MiB over the formula's {} MiB",
+        peak / MIB,
+        bound / MIB
+    );
+}
+
 /// A run whose goals are all unknown to the actual sets is evaluated (the actual sets' goals as
 /// empty rankings), the skipped goals counted; memory grows by a name and 48 bytes per skipped
 /// goal, within the formula.
@@ -183,13 +194,7 @@ fn ten_million_goals_no_actual_set_matches() {
         .map(|i| 2 + u64::from(i.checked_ilog10().unwrap_or(0)))
         .sum();
     let bound = formula(2, 0, 1, N, names);
-    eprintln!("peak RSS {} MiB, formula {} MiB", r.peak / MIB, bound / MIB);
-    assert!(
-        r.peak <= bound,
-        "peak RSS {} MiB over the formula's {} MiB",
-        r.peak / MIB,
-        bound / MIB
-    );
+    within_formula(r.peak, bound);
 }
 
 /// One goal of 50 million ranked lemmas, streamed in score order, a repeat among them: the repeat
@@ -240,13 +245,7 @@ fn one_goal_of_fifty_million_lemmas() {
     assert_eq!(lines.next(), Some("all\tNumRet\t50000000"));
     assert!(r.err.contains("1 duplicates dropped"), "{}", r.err);
     let bound = formula(2, bytes + bytes / 50, N, 0, 0);
-    eprintln!("peak RSS {} MiB, formula {} MiB", r.peak / MIB, bound / MIB);
-    assert!(
-        r.peak <= bound,
-        "peak RSS {} MiB over the formula's {} MiB",
-        r.peak / MIB,
-        bound / MIB
-    );
+    within_formula(r.peak, bound);
 }
 
 /// A line that never ends (1 GiB with no newline) is refused once it passes 256 MiB, read from a

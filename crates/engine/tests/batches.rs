@@ -110,18 +110,16 @@ fn a_reader_that_fails_after_n_bytes_is_an_error() {
     };
     let actual =
         ActualSets::read(from_reader("q".as_ref(), reader(qrels.as_bytes(), 99)).unwrap()).unwrap();
-    let whole = {
-        let input = from_reader("r".as_ref(), reader(text.as_bytes(), usize::MAX)).unwrap();
-        let (s, _) = evaluate(
-            &actual,
-            input,
-            &EvalOptions::default(),
-            &mut SummaryOnly,
-            None,
-        )
-        .unwrap();
-        s.counts()
+    // The goal counts of a reader read to its end.
+    let counts = |r: Box<dyn std::io::Read + Send>| {
+        let input = from_reader("r".as_ref(), r).unwrap();
+        let o = EvalOptions::default();
+        evaluate(&actual, input, &o, &mut SummaryOnly, None)
+            .unwrap()
+            .0
+            .counts()
     };
+    let whole = counts(reader(text.as_bytes(), usize::MAX));
     assert_eq!(whole.evaluated, 2);
     for (data, name) in [(text.as_bytes(), "plain"), (&gz[..], "gzip")] {
         for fail_at in [1, 20, 150, data.len() / 2, data.len() - 1] {
@@ -147,16 +145,7 @@ fn a_reader_that_fails_after_n_bytes_is_an_error() {
             }
         }
         // A reader whose failure would come past the end never fails.
-        let input = from_reader("r".as_ref(), reader(data, data.len())).unwrap();
-        let (s, _) = evaluate(
-            &actual,
-            input,
-            &EvalOptions::default(),
-            &mut SummaryOnly,
-            None,
-        )
-        .unwrap();
-        assert_eq!(s.counts(), whole, "{name}");
+        assert_eq!(counts(reader(data, data.len())), whole, "{name}");
     }
     // Actual sets.
     for fail_at in [1, 5, qrels.len() - 1] {
