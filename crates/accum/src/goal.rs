@@ -178,6 +178,8 @@ pub struct GoalAccumulator {
     group_gain: f64,
     values: Vec<Option<f64>>,
     started: bool,
+    /// The goal's ranked items as `(score key, relevant)`, when the plan keeps a pooled curve.
+    pooled: Vec<(u64, bool)>,
 }
 
 /// Why a goal could not be accumulated.
@@ -232,6 +234,8 @@ impl std::error::Error for GoalError {}
 pub struct GoalValues<'a> {
     measures: &'a [Measure],
     values: &'a [Option<f64>],
+    pooled: &'a [(u64, bool)],
+    relevant: u64,
 }
 
 impl<'a> GoalValues<'a> {
@@ -249,6 +253,11 @@ impl<'a> GoalValues<'a> {
             .iter()
             .position(|x| x == m)
             .and_then(|i| self.values[i])
+    }
+    /// The goal's ranked items as `(score key, relevant)` when the plan keeps a pooled curve
+    /// (else none), and its relevant count `R`.
+    pub fn pooled(&self) -> (&'a [(u64, bool)], u64) {
+        (self.pooled, self.relevant)
     }
     /// `(measure, value)` pairs.
     pub fn iter(&self) -> impl Iterator<Item = (&'a Measure, Option<f64>)> + 'a {
@@ -296,6 +305,7 @@ impl GoalAccumulator {
             group_gain: 0.0,
             values: vec![None; nm],
             started: false,
+            pooled: Vec::new(),
         }
     }
 
@@ -338,6 +348,7 @@ impl GoalAccumulator {
         self.group_rel = 0;
         self.group_nonrel = 0;
         self.group_gain = 0.0;
+        self.pooled.clear();
         if self.plan.needs_ndcg {
             self.compute_ideal(truth);
         }
@@ -422,6 +433,9 @@ impl GoalAccumulator {
             return Err(GoalError::NonFiniteScore);
         }
         let relevant = label.grade().is_some_and(|g| g >= self.level);
+        if self.plan.pooled.is_some() {
+            self.pooled.push((crate::score_key(score), relevant));
+        }
         for (i, &t) in self.plan.thresholds.iter().enumerate() {
             if score >= t {
                 self.thr_n[i] += 1;
@@ -726,6 +740,8 @@ impl GoalAccumulator {
         Ok(GoalValues {
             measures: &self.plan.measures,
             values: &self.values,
+            pooled: &self.pooled,
+            relevant: self.num_rel,
         })
     }
 }

@@ -104,6 +104,8 @@ pub struct Plan {
     pub(crate) needs_scores: bool,
     pub(crate) needs_ndcg: bool,
     pub(crate) needs_auc: bool,
+    /// The pooled curve the summaries keep ([`Plan::with_pooled`]).
+    pub(crate) pooled: Option<crate::PooledSpec>,
 }
 
 impl Plan {
@@ -178,7 +180,21 @@ impl Plan {
             needs_scores,
             needs_ndcg,
             needs_auc,
+            pooled: None,
         }
+    }
+
+    /// The plan, with every summary of its goals keeping the pooled curve of their ranked items
+    /// (METRICS.md §5) as `spec` says: items are then pushed with scores.
+    pub fn with_pooled(mut self, spec: crate::PooledSpec) -> Plan {
+        self.pooled = Some(spec);
+        self.needs_scores = true;
+        self
+    }
+
+    /// How summaries of this plan keep the pooled curve, if they do.
+    pub fn pooled(&self) -> Option<&crate::PooledSpec> {
+        self.pooled.as_ref()
     }
 
     /// The measures, in the order values are reported.

@@ -13,6 +13,7 @@ use crate::exact::ExactSum;
 use crate::goal::GoalValues;
 use crate::measure::{Aggregation, Measure};
 use crate::plan::Plan;
+use crate::pooled::{PooledCurve, PooledSpec};
 
 /// Floor applied to AP before the logarithm of `GM_AP` (trec_eval's `MIN_GEO_MEAN`).
 pub const GM_AP_FLOOR: f64 = 1e-5;
@@ -128,6 +129,7 @@ pub struct Summary {
     reached: Vec<u64>,
     kept: Vec<BTreeMap<u64, u64>>,
     counts: GoalCounts,
+    pooled: Option<PooledCurve>,
 }
 
 /// A summary's contents, field by field: what an encoding writes and reads back
@@ -168,13 +170,29 @@ impl Summary {
             reached: vec![0; m],
             kept: vec![BTreeMap::new(); m],
             counts: GoalCounts::default(),
+            pooled: plan.pooled().map(PooledSpec::curve),
         }
+    }
+
+    /// The pooled curve of the evaluated goals' ranked items, when the plan keeps one
+    /// ([`crate::Plan::with_pooled`]). Summaries read back from their state do not hold it.
+    pub fn pooled(&self) -> Option<&PooledCurve> {
+        self.pooled.as_ref()
     }
 
     /// Adds one evaluated goal's values.
     pub fn add(&mut self, values: &GoalValues<'_>) {
         debug_assert_eq!(values.measures(), &self.measures[..]);
         self.counts.evaluated += 1;
+        if let Some(curve) = &mut self.pooled {
+            let (items, r) = values.pooled();
+            let mut found = 0;
+            for &(key, relevant) in items {
+                curve.add_key(key, relevant);
+                found += relevant as u64;
+            }
+            curve.add_unretrieved_relevant(r.saturating_sub(found));
+        }
         for (i, (m, v)) in values.iter().enumerate() {
             let Some(v) = v else { continue };
             match m.aggregation() {
@@ -218,6 +236,11 @@ impl Summary {
             }
         }
         self.counts = self.counts.plus(other.counts);
+        match (&mut self.pooled, &other.pooled) {
+            (Some(a), Some(b)) => a.merge(b),
+            (None, Some(b)) => self.pooled = Some(b.clone()),
+            _ => {}
+        }
         Ok(())
     }
 
@@ -302,6 +325,7 @@ impl Summary {
             reached: state.reached,
             kept,
             counts: state.counts,
+            pooled: None,
         })
     }
 

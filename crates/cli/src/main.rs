@@ -71,6 +71,19 @@ struct CurveArgs {
     /// precision, interpolated precision), instead of the macro-averaged curve.
     #[arg(long)]
     goal: Option<String>,
+    /// The pooled curve instead: every ranked lemma of every goal one scored instance, positive
+    /// when relevant; a row per distinct score (threshold, tp, fp, precision, recall, F1), with
+    /// the pooled average precision and the best F1's threshold. Exact: the counts beyond --memory
+    /// go to temporary files in TMPDIR.
+    #[arg(long, conflicts_with = "goal")]
+    pooled: bool,
+    /// With --pooled: K groups of equal count over the scores (seed 004's estimate), in one pass
+    /// and memory independent of the number of lemmas; the bound on its pooled AP is printed.
+    #[arg(long, value_name = "K", requires = "pooled",
+          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    bins: Option<u64>,
+    #[command(flatten)]
+    memory: MemoryArg,
     /// Recall levels of the macro-averaged curve: 0, 1/(N-1), ..., 1.
     #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(2..=100_001))]
     points: u32,
@@ -1107,6 +1120,9 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
 fn run_curve(a: CurveArgs) -> Result<(), Fail> {
     use lemma_eval::curve;
     use std::fmt::Write as _;
+    if a.pooled {
+        return run_pooled(a);
+    }
     let actual = std::sync::Arc::new(lemma_eval::read_actual(&a.actual)?);
     let mut builder = Evaluator::builder()
         .relevance_level(a.relevance_level)
@@ -1301,4 +1317,180 @@ fn read_rate(file: &Path, threads: usize) -> Result<(), Fail> {
         bytes as f64 / secs / 1e9
     );
     Ok(())
+}
+
+/// `curve --pooled [--bins K]`: each run's pooled curve, rows streamed to the output.
+fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
+    use lemma_eval::pooled::PooledSetup;
+    let actual = std::sync::Arc::new(lemma_eval::read_actual(&a.actual)?);
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let several = a.predicted.len() > 1;
+    let mut out = Out::new(a.output.as_deref())?;
+    let name = out.name();
+    let json = a.format == CurveFormat::Json;
+    let mut series: Vec<Vec<(f64, f64)>> = Vec::new();
+    let run_names: Vec<String> = (a.predicted.iter())
+        .map(|p| p.display().to_string())
+        .collect();
+    let w = |r: std::io::Result<()>| r.map_err(|e| write_fail(&name, e));
+    if json {
+        let bins = a.bins.map_or("null".to_string(), |k| k.to_string());
+        w(write!(
+            out.writer(),
+            "{{\"curve\":\"pooled\",\"bins\":{bins},\"runs\":["
+        ))?;
+    } else {
+        w(writeln!(
+            out.writer(),
+            "{}threshold\ttp\tfp\tprecision\trecall\tf1",
+            if several { "run\t" } else { "" }
+        ))?;
+    }
+    for (i, p) in a.predicted.iter().enumerate() {
+        let setup = match a.bins {
+            Some(k) => PooledSetup::binned(k),
+            None => {
+                let dir = a.memory.spill().directory();
+                PooledSetup::exact(a.memory.memory, threads, dir)
+            }
+        };
+        let ev = Evaluator::builder()
+            .relevance_level(a.relevance_level)
+            .ranking((&a.ranking).into())
+            .threads(threads)
+            .measure_names(["NumRel"])
+            .map_err(|e| Fail(2, e.to_string()))?
+            .zero_relevant(lemma_eval::ZeroRelMode::Evaluate)
+            .pooled(setup.spec())
+            .build(actual.clone());
+        let done = ev.evaluate(Predictions::open(p, None, false)?, &mut SummaryOnly)?;
+        let curve = done
+            .summary
+            .pooled()
+            .expect("the plan keeps the pooled curve");
+        let view = setup.view(curve)?;
+        let st = view.stats();
+        let (runs, bytes) = view.spilled();
+        if runs > 0 {
+            eprintln!(
+                "lemma-eval: {}: the pooled curve's {} distinct scores outgrew --memory {}: \
+                 {runs} sorted runs ({:.1} MB) written to {} and merged",
+                run_names[i],
+                st.rows,
+                lemma_ingest::binary_size(a.memory.memory),
+                bytes as f64 / 1e6,
+                a.memory.spill().directory().display()
+            );
+        }
+        let best = st.best_f1;
+        let fnum = |v: Option<f64>| v.map_or("null".to_string(), |v| format!("{v}"));
+        if json {
+            w(write!(
+                out.writer(),
+                "{}{{\"run\":{},\"items\":{},\"relevant\":{},\"average_precision\":{},\
+                 \"ap_error_bound\":{},\"best_f1\":{},\"best_f1_threshold\":{},\"points\":[",
+                if i > 0 { "," } else { "" },
+                serde_json::Value::from(run_names[i].as_str()),
+                st.items,
+                st.total_relevant,
+                st.average_precision,
+                fnum(view.ap_bound()),
+                fnum(best.map(|b| b.0)),
+                fnum(best.map(|b| b.1)),
+            ))?;
+        } else {
+            let mut line = String::from("# ");
+            if several {
+                line += &format!("run={}\t", run_names[i]);
+            }
+            line += &format!(
+                "items={}\trelevant={}\taverage_precision={}",
+                st.items, st.total_relevant, st.average_precision
+            );
+            if let Some(b) = view.ap_bound() {
+                line += &format!("\tap_error_bound={b}");
+            }
+            if let Some((f, t)) = best {
+                line += &format!("\tbest_f1={f}\tbest_f1_threshold={t}");
+            }
+            w(writeln!(out.writer(), "{line}"))?;
+        }
+        let prefix = if several {
+            format!("{}\t", run_names[i])
+        } else {
+            String::new()
+        };
+        let mut first = true;
+        let mut failed = None;
+        let mut points = Vec::new();
+        let mut last = (f64::NAN, f64::NAN);
+        let mut pending = None;
+        let writer = out.writer();
+        view.rows(|r| {
+            if failed.is_some() {
+                return;
+            }
+            let res = if json {
+                let res = write!(
+                    writer,
+                    "{}{{\"threshold\":{},\"tp\":{},\"fp\":{},\"precision\":{},\"recall\":{},\"f1\":{}}}",
+                    if first { "" } else { "," },
+                    r.threshold, r.tp, r.fp, r.precision, r.recall, r.f1
+                );
+                first = false;
+                res
+            } else {
+                writeln!(
+                    writer,
+                    "{prefix}{}\t{}\t{}\t{}\t{}\t{}",
+                    r.threshold, r.tp, r.fp, r.precision, r.recall, r.f1
+                )
+            };
+            if let Err(e) = res {
+                failed = Some(e);
+            }
+            // The plot keeps a point when it moved by a thousandth of the chart (and the last).
+            let p = (r.recall, r.precision);
+            if a.plot.is_some() {
+                if !((p.0 - last.0).abs() < 1e-3 && (p.1 - last.1).abs() < 1e-3) {
+                    points.push(p);
+                    last = p;
+                    pending = None;
+                } else {
+                    pending = Some(p);
+                }
+            }
+        })?;
+        if let Some(e) = failed {
+            return Err(write_fail(&name, e));
+        }
+        if json {
+            w(write!(out.writer(), "]}}"))?;
+        }
+        points.extend(pending);
+        series.push(points);
+    }
+    if json {
+        w(writeln!(out.writer(), "]}}"))?;
+    }
+    if let Some(plot) = &a.plot {
+        let named: Vec<lemma_plot::Series<'_>> = (run_names.iter().zip(&series))
+            .map(|(n, s)| lemma_plot::Series { name: n, points: s })
+            .collect();
+        let title = match a.bins {
+            Some(k) => format!("pooled precision over all goals ({k} bins of equal count)"),
+            None => "pooled precision over all goals, a point per distinct score".to_string(),
+        };
+        let svg =
+            lemma_plot::pr_curves_svg(&title, &named, lemma_plot::SIZE).map_err(|e| Fail(2, e))?;
+        let mut f = Out::new(Some(plot))?;
+        let fname = f.name();
+        f.writer()
+            .write_all(svg.as_bytes())
+            .map_err(|e| write_fail(&fname, e))?;
+        f.commit()?;
+    }
+    out.commit()
 }

@@ -224,3 +224,171 @@ fn the_plot_holds_the_printed_points() {
         .count();
     assert_eq!(markers, 2 * table(&out, false).len());
 }
+
+/// The pooled curve of the scores_A / scores_B fixture (goals A and B, 16 lemmas, 8 relevant),
+/// by hand. Descending: .97 N, .95 R, .88 N, .85 R, .73 N, .62 N, .59 R, .55 R, .48 R, .43 N,
+/// .39 R, .32 N, .20 R, .12 N, .09 R, .04 N: a row per score with the running tp and fp. Pooled
+/// AP is the mean precision at the relevant rows: (1/2 + 2/4 + 3/7 + 4/8 + 5/9 + 6/11 + 7/13 +
+/// 8/15) / 8; the best F1 is at 0.09 (P = 8/15, R = 1: F1 = 16/23).
+#[test]
+fn the_pooled_curve_of_scores_a_and_b() {
+    let (q, r) = (fixture("pooled/qrels.txt"), fixture("pooled/run.txt"));
+    let out = ok(&["curve", &q, &r, "--pooled"]);
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some("threshold\ttp\tfp\tprecision\trecall\tf1")
+    );
+    let ap = (0.5 + 0.5 + 3.0 / 7.0 + 0.5 + 5.0 / 9.0 + 6.0 / 11.0 + 7.0 / 13.0 + 8.0 / 15.0) / 8.0;
+    let comment = lines.next().unwrap();
+    let fields: Vec<&str> = comment.trim_start_matches("# ").split('\t').collect();
+    assert_eq!(&fields[..2], ["items=16", "relevant=8"]);
+    let value = |f: &str| f.split_once('=').unwrap().1.parse::<f64>().unwrap();
+    assert!((value(fields[2]) - ap).abs() < 1e-15, "{comment}");
+    assert!((value(fields[3]) - 16.0 / 23.0).abs() < 1e-15, "{comment}");
+    assert_eq!(fields[4], "best_f1_threshold=0.09");
+    let want: [(f64, u32, u32); 16] = [
+        (0.97, 0, 1),
+        (0.95, 1, 1),
+        (0.88, 1, 2),
+        (0.85, 2, 2),
+        (0.73, 2, 3),
+        (0.62, 2, 4),
+        (0.59, 3, 4),
+        (0.55, 4, 4),
+        (0.48, 5, 4),
+        (0.43, 5, 5),
+        (0.39, 6, 5),
+        (0.32, 6, 6),
+        (0.20, 7, 6),
+        (0.12, 7, 7),
+        (0.09, 8, 7),
+        (0.04, 8, 8),
+    ];
+    let rows: Vec<Vec<f64>> = lines
+        .map(|l| l.split('\t').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert_eq!(rows.len(), want.len());
+    for (row, &(t, tp, fp)) in rows.iter().zip(&want) {
+        let (tp, fp) = (tp as f64, fp as f64);
+        let (p, rc) = (tp / (tp + fp), tp / 8.0);
+        let f1 = if tp == 0.0 {
+            0.0
+        } else {
+            2.0 * p * rc / (p + rc)
+        };
+        assert!(close(row, &[t, tp, fp, p, rc, f1]), "{row:?}");
+    }
+    // Four bins of four lemmas: rows at .85, .55, .32, .04, each of precision 1/2. Pooled AP 1/2;
+    // the bound sums, per bin of (tp, pp) before it and (rel, n) in it, rel * (min(1, (tp + rel) /
+    // (pp + 1)) - (tp + 1) / (pp + n)): 2(1 - 1/4) + 2(4/5 - 3/8) + 2(6/9 - 5/12) + 2(8/13 - 7/16),
+    // over 8; the exact AP lies within it.
+    let out = ok(&["curve", &q, &r, "--pooled", "--bins", "4"]);
+    let comment = out.lines().nth(1).unwrap();
+    let rows: Vec<Vec<f64>> = (out.lines().skip(2))
+        .map(|l| l.split('\t').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let want = [
+        [0.85, 2.0, 2.0],
+        [0.55, 4.0, 4.0],
+        [0.32, 6.0, 6.0],
+        [0.04, 8.0, 8.0],
+    ];
+    assert_eq!(rows.len(), 4);
+    for (row, w) in rows.iter().zip(want) {
+        assert!(close(&row[..3], &w) && row[3] == 0.5, "{row:?}");
+    }
+    let bound = (2.0 * (1.0 - 0.25)
+        + 2.0 * (0.8 - 3.0 / 8.0)
+        + 2.0 * (6.0 / 9.0 - 5.0 / 12.0)
+        + 2.0 * (8.0 / 13.0 - 7.0 / 16.0))
+        / 8.0;
+    let fields: Vec<&str> = comment.trim_start_matches("# ").split('\t').collect();
+    assert_eq!(fields[2], "average_precision=0.5");
+    assert!((value(fields[3]) - bound).abs() < 1e-15, "{comment}");
+    assert!((ap - 0.5).abs() <= bound);
+    // JSON: the same numbers.
+    let out = ok(&["curve", &q, &r, "--pooled", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let run = &doc["runs"][0];
+    assert_eq!(doc["curve"], "pooled");
+    assert_eq!(run["points"].as_array().unwrap().len(), 16);
+    assert!((run["average_precision"].as_f64().unwrap() - ap).abs() < 1e-15);
+    assert_eq!(run["points"][8]["tp"], 5);
+    assert_eq!(run["points"][8]["threshold"], 0.48);
+    assert!(run["ap_error_bound"].is_null());
+}
+
+/// The exact pooled curve spilled to disk in many runs (a tiny --memory) prints the same bytes
+/// as the curve held, says so on stderr, and leaves nothing in TMPDIR; a TMPDIR that cannot take
+/// the runs is an error that names it, with no -o file left.
+#[test]
+fn the_pooled_curve_spilled_is_the_curve_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = (dir.path().join("q"), dir.path().join("r"));
+    let (qs, rs) = (q.to_str().unwrap(), r.to_str().unwrap());
+    ok(&[
+        "gen", "--goals", "300", "--depth", "50", "--seed", "4", "--qrels", qs, "--run", rs,
+    ]);
+    let held = run(&["curve", qs, rs, "--pooled"]);
+    assert!(held.status.success());
+    assert!(
+        held.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&held.stderr)
+    );
+    let rows = String::from_utf8_lossy(&held.stdout).lines().count() - 2;
+    assert!(rows > 2_000, "{rows} distinct scores");
+    let tmp = tempfile::tempdir().unwrap();
+    for threads in ["1", "2"] {
+        let spilled = Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
+            .args([
+                "curve",
+                qs,
+                rs,
+                "--pooled",
+                "--memory",
+                "64K",
+                "--threads",
+                threads,
+            ])
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap();
+        assert!(spilled.status.success());
+        assert_eq!(spilled.stdout, held.stdout, "--threads {threads}");
+        let err = String::from_utf8_lossy(&spilled.stderr);
+        assert!(
+            err.contains("sorted runs") && err.contains("64 KiB"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+    }
+    let out = dir.path().join("out.tsv");
+    let o = Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
+        .args(["curve", qs, rs, "--pooled", "--memory", "64K", "-o"])
+        .arg(&out)
+        .env("TMPDIR", dir.path().join("nowhere"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("cannot keep the pooled curve's counts on disk") && err.contains("nowhere"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+/// `--bins` needs `--pooled`; `--pooled` has no `--goal`.
+#[test]
+fn pooled_options_that_do_not_go_together() {
+    let (q, r) = (fixture("pooled/qrels.txt"), fixture("pooled/run.txt"));
+    for args in [
+        &["curve", &q, &r, "--bins", "4"][..],
+        &["curve", &q, &r, "--pooled", "--goal", "A"][..],
+        &["curve", &q, &r, "--pooled", "--bins", "0"][..],
+    ] {
+        assert_eq!(run(args).status.code(), Some(2), "{args:?}");
+    }
+}

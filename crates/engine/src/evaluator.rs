@@ -500,6 +500,13 @@ impl EvaluatorBuilder {
         self
     }
 
+    /// Keep the pooled curve of the ranked lemmas in the summary
+    /// ([`crate::pooled::PooledSetup::spec`]; TREC and JSONL predictions).
+    pub fn pooled(mut self, spec: lemma_accum::PooledSpec) -> Self {
+        self.options.pooled = Some(spec);
+        self
+    }
+
     /// The universe's size, for AUC on text inputs (stores and matrices know theirs).
     pub fn universe(mut self, n: Option<u64>) -> Self {
         self.options.universe = n;

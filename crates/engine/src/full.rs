@@ -744,6 +744,12 @@ pub(crate) fn predict(
                 .into(),
         ));
     }
+    if plan.pooled().is_some() {
+        return Err(EvalError::Options(
+            "the pooled curve is read from TREC runs and JSONL, not yet from stores and matrices"
+                .into(),
+        ));
+    }
     // Actual lemma ids -> source ids, by name: one pass over the source's names, each looked up
     // in the (small) interner of the actual sets; no table over the whole universe is built.
     let mut to_source = vec![u32::MAX; actual.lemmas.len()];

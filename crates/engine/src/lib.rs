@@ -40,6 +40,7 @@ mod outcome;
 pub mod output;
 mod partial;
 mod pool;
+pub mod pooled;
 mod ranking;
 mod seen;
 mod session;

@@ -124,6 +124,8 @@ pub struct EvalOptions {
     pub batch_bytes: usize,
     /// Universe size for AUC.
     pub universe: Option<u64>,
+    /// The pooled curve the summary keeps, if any ([`crate::pooled`]).
+    pub pooled: Option<lemma_accum::PooledSpec>,
 }
 
 impl Default for EvalOptions {
@@ -141,6 +143,7 @@ impl Default for EvalOptions {
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             batch_bytes: 4 << 20,
             universe: None,
+            pooled: None,
         }
     }
 }
@@ -154,7 +157,7 @@ impl EvalOptions {
 
 /// The compiled plan for `opts` (the measures and the options that change numbers).
 pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
-    Arc::new(Plan::new(
+    let plan = Plan::new(
         &opts.measures,
         Config {
             relevance_level: opts.relevance_level,
@@ -165,5 +168,9 @@ pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
                 Ties::Given
             },
         },
-    ))
+    );
+    Arc::new(match &opts.pooled {
+        Some(p) => plan.with_pooled(p.clone()),
+        None => plan,
+    })
 }

@@ -45,7 +45,8 @@ pub use run::{
 pub use shard::{open_shard, shard_range, shift_error};
 pub use sorted::{GoalOrder, SortedQrels};
 pub use spill::{
-    group_by_goal, Grouped, GroupedLines, LineMap, SpillOptions, SpillReport, DEFAULT_MEMORY,
+    binary_size, group_by_goal, Grouped, GroupedLines, LineMap, SpillOptions, SpillReport,
+    DEFAULT_MEMORY,
 };
 pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
 pub use truth::{ActualSets, GoalTruth, Interner, PushGoalError};

@@ -176,7 +176,7 @@ impl std::fmt::Display for SpillReport {
 }
 
 /// `bytes` in binary units, as `--memory` takes them: `64 KiB`, `512 MiB`, `1.5 GiB`.
-fn binary_size(bytes: usize) -> String {
+pub fn binary_size(bytes: usize) -> String {
     let b = bytes as f64;
     match bytes {
         b2 if b2 >= 1 << 30 => format!("{} GiB", trim(b / (1u64 << 30) as f64)),

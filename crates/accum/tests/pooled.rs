@@ -1,0 +1,210 @@
+//! The pooled curve against a slow reference that sorts every (score, relevant) pair: the exact
+//! curve held, spilled in runs and merged, or split and merged in any order; the sketch's rows
+//! are rows of the exact curve and its counts do not depend on the split; the binned groups'
+//! pooled AP lies within `ap_error_bound` of the exact AP; the pooled curve a plan keeps is the
+//! curve of its goals' ranked items.
+
+use lemma_accum::*;
+use proptest::prelude::*;
+use std::sync::{Arc, Mutex};
+
+/// The reference: every distinct score, highest first, with the running (tp, fp); AP as the
+/// sum over distinct scores of (relevant at the score / R) * precision there.
+fn reference(items: &[(f64, bool)], total_relevant: u64) -> (Vec<(f64, u64, u64)>, f64) {
+    let mut v = items.to_vec();
+    v.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap());
+    let (mut rows, mut ap) = (Vec::new(), 0.0);
+    let (mut tp, mut fp) = (0u64, 0u64);
+    let mut i = 0;
+    while i < v.len() {
+        let s = v[i].0;
+        let mut rel = 0;
+        while i < v.len() && v[i].0 == s {
+            if v[i].1 {
+                rel += 1;
+            } else {
+                fp += 1;
+            }
+            i += 1;
+        }
+        tp += rel;
+        if total_relevant > 0 {
+            ap += rel as f64 / total_relevant as f64 * (tp as f64 / (tp + fp) as f64);
+        }
+        rows.push((s, tp, fp));
+    }
+    (rows, ap)
+}
+
+fn rows_of(groups: impl IntoIterator<Item = (u64, u64, u64)>, r: u64) -> (Vec<CurveRow>, f64) {
+    let mut rows = CurveRows::new(r);
+    let out = groups
+        .into_iter()
+        .map(|(k, n, rel)| rows.next(k, n, rel))
+        .collect();
+    (out, rows.stats().average_precision)
+}
+
+#[derive(Debug, Default)]
+struct Runs(Mutex<Vec<Vec<(u64, u64, u64)>>>);
+
+impl SpillRuns for Runs {
+    fn spill(&self, run: &Run) {
+        assert!(run.windows(2).all(|w| w[0].0 > w[1].0), "a run descends");
+        self.0.lock().unwrap().push(run.to_vec());
+    }
+}
+
+/// Scores from a few levels (long ties) or many, both signs, both zeros.
+fn items() -> impl Strategy<Value = Vec<(f64, bool)>> {
+    (1u32..2000).prop_flat_map(|levels| {
+        prop::collection::vec(
+            (0..levels, any::<bool>(), any::<bool>()).prop_map(move |(l, rel, neg)| {
+                let s = l as f64 / levels as f64;
+                (if neg { -s } else { s }, rel)
+            }),
+            0..400,
+        )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn the_exact_curve_held_spilled_or_split_is_the_sorted_curve(
+        items in items(),
+        unranked in 0u64..5,
+        max_bins in 1usize..40,
+        cut in 0usize..400,
+    ) {
+        let r = items.iter().filter(|x| x.1).count() as u64 + unranked;
+        let (want, want_ap) = reference(&items, r);
+        let check = |got: &[CurveRow], ap: f64| {
+            prop_assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                prop_assert_eq!((g.threshold, g.tp, g.fp), *w);
+            }
+            prop_assert!((ap - want_ap).abs() < 1e-12);
+            Ok(())
+        };
+        // Held.
+        let mut held = PooledCurve::exact();
+        for &(s, rel) in &items {
+            held.add(s, rel);
+        }
+        held.add_unretrieved_relevant(unranked);
+        prop_assert_eq!(held.total_relevant(), r);
+        let (got, ap) = rows_of(held.run(), r);
+        check(&got, ap)?;
+        prop_assert!((held.average_precision() - want_ap).abs() < 1e-12);
+        // Spilled past max_bins, in two parts merged: runs and the held rest merged.
+        let runs = Arc::new(Runs::default());
+        let cut = cut.min(items.len());
+        let mut a = PooledCurve::exact_spilling(max_bins, runs.clone());
+        let mut b = PooledCurve::exact_spilling(max_bins, runs.clone());
+        for &(s, rel) in &items[..cut] {
+            a.add(s, rel);
+        }
+        for &(s, rel) in &items[cut..] {
+            b.add(s, rel);
+        }
+        b.add_unretrieved_relevant(unranked);
+        a.merge(&b);
+        prop_assert!(a.len() <= max_bins);
+        let spilled = std::mem::take(&mut *runs.0.lock().unwrap());
+        let mut parts: Vec<std::vec::IntoIter<(u64, u64, u64)>> =
+            spilled.into_iter().map(|v| v.into_iter()).collect();
+        parts.push(a.run().into_iter());
+        let (got, ap) = rows_of(merge_runs(parts), r);
+        check(&got, ap)?;
+    }
+
+    #[test]
+    fn sketch_rows_are_exact_rows_and_bins_keep_their_bound(
+        items in items(),
+        max_bins in 2usize..64,
+        k in 1u64..30,
+        cut in 0usize..400,
+    ) {
+        let r = items.iter().filter(|x| x.1).count() as u64;
+        let (want, want_ap) = reference(&items, r);
+        let mut whole = PooledCurve::sketch(max_bins);
+        for &(s, rel) in &items {
+            whole.add(s, rel);
+        }
+        prop_assert!(whole.len() <= max_bins);
+        // Split at `cut` and merged the other way round: the same resolution and counts.
+        let cut = cut.min(items.len());
+        let (mut a, mut b) = (PooledCurve::sketch(max_bins), PooledCurve::sketch(max_bins));
+        for &(s, rel) in &items[cut..] {
+            a.add(s, rel);
+        }
+        for &(s, rel) in &items[..cut] {
+            b.add(s, rel);
+        }
+        a.merge(&b);
+        prop_assert_eq!(&a, &whole);
+        // The sketch's bins and the equal-count groups: rows of the exact curve.
+        let exact: std::collections::HashMap<u64, (u64, u64)> =
+            want.iter().map(|&(s, tp, fp)| ((s + 0.0).to_bits(), (tp, fp))).collect();
+        let run = whole.run();
+        for groups in [
+            run.iter().map(|&(key, n, rel)| Group { key, n, rel, one_score: whole.bits() == 64 }).collect::<Vec<_>>(),
+            equal_count(&run, whole.bits() == 64, k),
+        ] {
+            let (rows, ap) = rows_of(groups.iter().map(|g| (g.key, g.n, g.rel)), r);
+            for row in &rows {
+                let key = (row.threshold + 0.0).to_bits();
+                prop_assert_eq!(exact.get(&key), Some(&(row.tp, row.fp)), "{:?}", row);
+            }
+            let bound = ap_error_bound(&groups, r);
+            prop_assert!((ap - want_ap).abs() <= bound + 1e-12, "{} {} {}", ap, want_ap, bound);
+        }
+        // At most k groups, each past its share by less than its last bin.
+        let groups = equal_count(&run, whole.bits() == 64, k);
+        prop_assert!(groups.len() as u64 <= k);
+        prop_assert_eq!(groups.iter().map(|g| g.n).sum::<u64>(), items.len() as u64);
+    }
+}
+
+/// A plan that keeps the pooled curve: its summary's curve is that of every ranked item of the
+/// goals evaluated, with the relevant lemmas never ranked in R; summaries merge.
+#[test]
+fn a_plan_keeps_the_pooled_curve_of_its_goals() {
+    let measures = Measure::parse_all(["AP"]).unwrap();
+    let plan = Arc::new(
+        Plan::new(&measures, Config::default()).with_pooled(PooledSpec::Exact {
+            max_bins: usize::MAX,
+            spill: None,
+        }),
+    );
+    assert!(plan.needs_scores());
+    let mut acc = GoalAccumulator::new(plan.clone());
+    let (mut s1, mut s2) = (Summary::new(&plan), Summary::new(&plan));
+    // Goal 1: R = 3; ranked 0.9 R, 0.5 N, 0.5 R. Goal 2: R = 1; ranked 0.7 N.
+    acc.begin(&Truth::binary(3, 0));
+    for (s, rel) in [(0.9, true), (0.5, false), (0.5, true)] {
+        let label = if rel {
+            Label::judged(1)
+        } else {
+            Label::UNJUDGED
+        };
+        acc.push_scored(label, s).unwrap();
+    }
+    s1.add(&acc.finish().unwrap());
+    acc.begin(&Truth::binary(1, 0));
+    acc.push_scored(Label::UNJUDGED, 0.7).unwrap();
+    s2.add(&acc.finish().unwrap());
+    s1.merge(&s2).unwrap();
+    let curve = s1.pooled().unwrap();
+    assert_eq!(curve.total_relevant(), 4);
+    let (rows, ap) = rows_of(curve.run(), 4);
+    let got: Vec<(f64, u64, u64)> = rows.iter().map(|r| (r.threshold, r.tp, r.fp)).collect();
+    assert_eq!(got, [(0.9, 1, 0), (0.7, 1, 1), (0.5, 2, 2)]);
+    // 1/4 * 1 + 1/4 * 2/4.
+    assert_eq!(ap, 0.25 + 0.125);
+    // A plan without it keeps none.
+    let plain = Plan::new(&measures, Config::default());
+    assert!(Summary::new(&plain).pooled().is_none());
+}

@@ -1,0 +1,260 @@
+//! The pooled precision-recall curve (docs/METRICS.md §5) of an evaluation: every ranked lemma of
+//! every evaluated goal is one scored instance, positive when relevant.
+//!
+//! - **Exact** ([`PooledSetup::exact`]): one row per distinct score. Each worker's summary counts
+//!   items per distinct score in memory; past a share of the memory budget the counts are written,
+//!   sorted, to an unnamed temporary file (a run, 24 bytes per distinct score), and the runs and
+//!   the held counts are merged at the end ([`PooledView`]). Memory: at most `--memory` for the
+//!   counts (each of the `threads + 1` summaries holds at most `memory / (101 * (threads + 1))`
+//!   scores, 101 bytes each at worst: table entry, control byte at the table's lowest load, and
+//!   the sorted run it becomes), plus 16 bytes per ranked lemma of the largest goal, plus 64 KiB
+//!   per run while merging.
+//! - **Binned** ([`PooledSetup::binned`]): seed 004's estimate, `K` groups of equal count over the
+//!   scores in descending order, in one pass. The counts are a sketch of at most
+//!   [`SKETCH_BINS`] bins (exact while the distinct scores fit; past that, coarser key bins), so
+//!   memory does not depend on the number of items. Every row is the exact curve's row at its
+//!   threshold, and the pooled AP read from the groups is within [`PooledView::ap_bound`] of the
+//!   exact curve's (see [`lemma_accum::ap_error_bound`]).
+//!
+//! The temporary files are unnamed: they never appear in the directory and are freed when the
+//! process ends, however it ends.
+
+use crate::EvalError;
+use lemma_accum::{
+    ap_error_bound, equal_count, merge_runs, CurveRows, CurveStats, Group, PooledCurve, PooledSpec,
+    Run, SpillRuns,
+};
+use std::fs::File;
+use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+/// Bins of the binned curve's sketch: about 5 MiB per summary.
+pub const SKETCH_BINS: usize = 1 << 16;
+
+/// Bytes a held distinct score may cost while counted and spilled.
+const SCORE_BYTES: usize = lemma_accum::BIN_BYTES + 24;
+
+/// How an evaluation keeps its pooled curve, and where the exact curve's runs go.
+#[derive(Clone, Debug)]
+pub struct PooledSetup {
+    spec: PooledSpec,
+    files: Option<Arc<RunFiles>>,
+    bins: Option<u64>,
+}
+
+impl PooledSetup {
+    /// The exact curve within `memory` bytes of counts for `threads` workers, runs spilled to
+    /// `dir`.
+    pub fn exact(memory: usize, threads: usize, dir: PathBuf) -> PooledSetup {
+        let files = Arc::new(RunFiles {
+            dir,
+            runs: Mutex::new(Vec::new()),
+            error: Mutex::new(None),
+        });
+        let max_bins = (memory / (SCORE_BYTES * (threads.max(1) + 1))).max(64);
+        PooledSetup {
+            spec: PooledSpec::Exact {
+                max_bins,
+                spill: Some(files.clone() as Arc<dyn SpillRuns>),
+            },
+            files: Some(files),
+            bins: None,
+        }
+    }
+
+    /// Seed 004's estimate with `k` groups of equal count.
+    pub fn binned(k: u64) -> PooledSetup {
+        PooledSetup {
+            spec: PooledSpec::Sketch {
+                max_bins: SKETCH_BINS,
+            },
+            files: None,
+            bins: Some(k.max(1)),
+        }
+    }
+
+    /// What the plan keeps ([`crate::EvaluatorBuilder::pooled`]).
+    pub fn spec(&self) -> PooledSpec {
+        self.spec.clone()
+    }
+
+    /// The curve of an evaluation made with [`spec`](Self::spec), read from its summary's
+    /// pooled counts and the runs spilled. Each evaluation needs a setup of its own.
+    pub fn view<'a>(&'a self, curve: &'a PooledCurve) -> Result<PooledView<'a>, EvalError> {
+        if let Some(f) = &self.files {
+            f.check()?;
+        }
+        let groups = self.bins.map(|k| {
+            let run = curve.run();
+            equal_count(&run, curve.bits() == 64, k)
+        });
+        let mut view = PooledView {
+            curve,
+            files: self.files.as_deref(),
+            groups,
+            stats: None,
+        };
+        let mut rows = CurveRows::new(curve.total_relevant());
+        view.each(|k, n, r| {
+            rows.next(k, n, r);
+        })?;
+        view.stats = Some(rows.stats());
+        Ok(view)
+    }
+}
+
+/// An evaluation's pooled curve, ready to be read: its groups (distinct scores, or the binned
+/// groups), highest first.
+pub struct PooledView<'a> {
+    curve: &'a PooledCurve,
+    files: Option<&'a RunFiles>,
+    groups: Option<Vec<Group>>,
+    stats: Option<CurveStats>,
+}
+
+impl PooledView<'_> {
+    /// The totals: rows, items, relevant items, pooled AP, best F1.
+    pub fn stats(&self) -> CurveStats {
+        self.stats.expect("computed when the view is made")
+    }
+
+    /// The binned curve's bound on its pooled AP's distance to the exact curve's (`None`: exact).
+    pub fn ap_bound(&self) -> Option<f64> {
+        (self.groups.as_ref()).map(|g| ap_error_bound(g, self.curve.total_relevant()))
+    }
+
+    /// Runs spilled to disk, and their bytes.
+    pub fn spilled(&self) -> (usize, u64) {
+        self.files.map_or((0, 0), |f| {
+            let runs = f.runs.lock().expect("not poisoned");
+            (runs.len(), runs.iter().map(|r| r.1 * 24).sum())
+        })
+    }
+
+    /// Calls `row` for each row, highest threshold first.
+    pub fn rows(&self, mut row: impl FnMut(lemma_accum::CurveRow)) -> Result<(), EvalError> {
+        let mut rows = CurveRows::new(self.curve.total_relevant());
+        self.each(|k, n, r| row(rows.next(k, n, r)))
+    }
+
+    /// Calls `f(lowest key, items, relevant)` for each group, highest first.
+    fn each(&self, mut f: impl FnMut(u64, u64, u64)) -> Result<(), EvalError> {
+        if let Some(groups) = &self.groups {
+            for g in groups {
+                f(g.key, g.n, g.rel);
+            }
+            return Ok(());
+        }
+        let held = self.curve.run();
+        let Some(files) = self.files.filter(|_| self.curve.spilled()) else {
+            for (k, n, r) in held {
+                f(k, n, r);
+            }
+            return Ok(());
+        };
+        let failed = Mutex::new(None);
+        {
+            let mut runs: Vec<Box<dyn Iterator<Item = (u64, u64, u64)> + '_>> =
+                vec![Box::new(held.into_iter())];
+            for r in files.runs.lock().expect("not poisoned").iter() {
+                let mut file = r.0.try_clone().map_err(|e| files.error(e))?;
+                file.seek(SeekFrom::Start(0)).map_err(|e| files.error(e))?;
+                runs.push(Box::new(RunReader {
+                    from: BufReader::with_capacity(64 << 10, file),
+                    left: r.1,
+                    failed: &failed,
+                }));
+            }
+            for (k, n, r) in merge_runs(runs) {
+                f(k, n, r);
+            }
+        }
+        match failed.into_inner().expect("not poisoned") {
+            Some(e) => Err(files.error(e)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The exact curve's runs: unnamed temporary files in one directory, 24 bytes per distinct score
+/// (key, items, relevant; little-endian).
+#[derive(Debug)]
+pub struct RunFiles {
+    dir: PathBuf,
+    runs: Mutex<Vec<(File, u64)>>,
+    error: Mutex<Option<std::io::Error>>,
+}
+
+impl RunFiles {
+    fn error(&self, e: std::io::Error) -> EvalError {
+        EvalError::Options(format!(
+            "cannot keep the pooled curve's counts on disk: temporary file in {}: {e} (set \
+             TMPDIR to a directory with room, or raise --memory)",
+            self.dir.display()
+        ))
+    }
+
+    fn check(&self) -> Result<(), EvalError> {
+        match self.error.lock().expect("not poisoned").take() {
+            Some(e) => Err(self.error(e)),
+            None => Ok(()),
+        }
+    }
+
+    fn write(&self, run: &Run) -> std::io::Result<File> {
+        let file = tempfile::tempfile_in(&self.dir)?;
+        let mut w = BufWriter::with_capacity(64 << 10, &file);
+        for &(k, n, r) in run {
+            w.write_all(&k.to_le_bytes())?;
+            w.write_all(&n.to_le_bytes())?;
+            w.write_all(&r.to_le_bytes())?;
+        }
+        w.flush()?;
+        drop(w);
+        Ok(file)
+    }
+}
+
+impl SpillRuns for RunFiles {
+    fn spill(&self, run: &Run) {
+        let mut error = self.error.lock().expect("not poisoned");
+        if error.is_some() {
+            return;
+        }
+        match self.write(run) {
+            Ok(f) => self
+                .runs
+                .lock()
+                .expect("not poisoned")
+                .push((f, run.len() as u64)),
+            Err(e) => *error = Some(e),
+        }
+    }
+}
+
+/// A run read back, record by record; a read error ends it and is kept in `failed`.
+struct RunReader<'a> {
+    from: BufReader<File>,
+    left: u64,
+    failed: &'a Mutex<Option<std::io::Error>>,
+}
+
+impl Iterator for RunReader<'_> {
+    type Item = (u64, u64, u64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        let mut b = [0u8; 24];
+        if let Err(e) = self.from.read_exact(&mut b) {
+            *self.failed.lock().expect("not poisoned") = Some(e);
+            self.left = 0;
+            return None;
+        }
+        self.left -= 1;
+        let word = |i: usize| u64::from_le_bytes(b[i * 8..][..8].try_into().expect("8 bytes"));
+        Some((word(0), word(1), word(2)))
+    }
+}
