@@ -36,8 +36,8 @@ def generate(rng, seed, qrels, run):
             k = rng.randint(0, n) if rng.random() < 0.9 else 0
             relevant = set(name for name, _ in rng.sample(items, k))
             if not relevant:
-                # An actual set whose one relevant lemma is ranked keeps the goal's R honest;
-                # a goal of judged non-relevant lemmas only is pooled as negatives.
+                # A goal of judged non-relevant lemmas only: its lemmas are pooled as negatives
+                # (--keep-zero-relevant).
                 q.write(f"g{g} 0 {items[0][0]} 0\n")
             for name in sorted(relevant):
                 q.write(f"g{g} 0 {name} 1\n")
@@ -51,7 +51,7 @@ def generate(rng, seed, qrels, run):
 
 def curve(binary, qrels, run, *extra):
     out = subprocess.run(
-        [binary, "curve", qrels, run, "--pooled", "--format", "json", *extra],
+        [binary, "curve", qrels, run, "--pooled", "--keep-zero-relevant", "--format", "json", *extra],
         check=True, capture_output=True, text=True,
     )
     return out.stdout, json.loads(out.stdout)["runs"][0]
@@ -84,7 +84,8 @@ def main():
 
     # Spilled in many runs: the same bytes.
     spilled = subprocess.run(
-        [binary, "curve", qrels, run, "--pooled", "--format", "json", "--memory", "16K"],
+        [binary, "curve", qrels, run, "--pooled", "--keep-zero-relevant", "--format", "json",
+         "--memory", "16K"],
         check=True, capture_output=True, text=True,
     )
     compared += 1

@@ -36,6 +36,10 @@ enum Cmd {
     /// Precision-recall curves: each run's macro-averaged interpolated curve, or one goal's exact
     /// curve (`--goal`); as TSV or JSON, and drawn as SVG with `--plot`.
     Curve(CurveArgs),
+    /// One self-contained HTML page: every run's summary (best in bold), goal counts, macro and
+    /// pooled precision-recall curves, per-goal AP and Depth(recall=1.0) distributions, the
+    /// command line and the inputs.
+    Report(ReportArgs),
     /// trec_eval's flags and byte-identical output.
     #[command(name = "trec_eval")]
     TrecEval(TrecArgs),
@@ -58,6 +62,35 @@ enum Cmd {
         #[arg(long, default_value_t = 1)]
         threads: usize,
     },
+}
+
+#[derive(Args)]
+struct ReportArgs {
+    /// Actual sets: TREC qrels or JSONL; plain, .gz, .zst, or - for stdin.
+    actual: PathBuf,
+    /// Predictions, one run or several: TREC or JSONL.
+    #[arg(required = true)]
+    predicted: Vec<PathBuf>,
+    /// A lemma is relevant when its grade is at least this.
+    #[arg(
+        long = "relevance-level",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
+    relevance_level: i32,
+    #[command(flatten)]
+    ranking: RankingArgs,
+    /// Relevant count needed at a recall level (the macro curve's IPrec).
+    #[arg(long, value_enum, default_value = "textbook")]
+    interpolation: Interp,
+    #[command(flatten)]
+    memory: MemoryArg,
+    /// Write the page here (atomically: nothing partial is left on error); default stdout.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
 }
 
 #[derive(Args)]
@@ -84,6 +117,10 @@ struct CurveArgs {
     bins: Option<u64>,
     #[command(flatten)]
     memory: MemoryArg,
+    /// Evaluate goals with no relevant lemma (R = 0) instead of skipping them: with --pooled,
+    /// their lemmas count as negatives.
+    #[arg(long)]
+    keep_zero_relevant: bool,
     /// Recall levels of the macro-averaged curve: 0, 1/(N-1), ..., 1.
     #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(2..=100_001))]
     points: u32,
@@ -580,7 +617,7 @@ fn main() -> ExitCode {
     };
     let verbose = match &cli.cmd {
         Cmd::Eval(a) => a.common.verbose,
-        Cmd::Curve(_) => 0,
+        Cmd::Curve(_) | Cmd::Report(_) => 0,
         Cmd::TrecEval(a) => a.common.verbose,
         Cmd::Gen(_)
         | Cmd::Convert(_)
@@ -598,6 +635,7 @@ fn main() -> ExitCode {
     let r = match cli.cmd {
         Cmd::Eval(a) => run_eval(a),
         Cmd::Curve(a) => run_curve(a),
+        Cmd::Report(a) => run_report(a),
         Cmd::TrecEval(a) => run_trec(a),
         Cmd::Merge(a) => run_merge(a),
         Cmd::Gen(a) => run_gen(a),
@@ -1362,7 +1400,11 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
             .threads(threads)
             .measure_names(["NumRel"])
             .map_err(|e| Fail(2, e.to_string()))?
-            .zero_relevant(lemma_eval::ZeroRelMode::Evaluate)
+            .zero_relevant(if a.keep_zero_relevant {
+                ZeroRelMode::Evaluate
+            } else {
+                ZeroRelMode::Skip
+            })
             .pooled(setup.spec())
             .build(actual.clone());
         let done = ev.evaluate(Predictions::open(p, None, false)?, &mut SummaryOnly)?;
@@ -1424,9 +1466,7 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
         };
         let mut first = true;
         let mut failed = None;
-        let mut points = Vec::new();
-        let mut last = (f64::NAN, f64::NAN);
-        let mut pending = None;
+        let mut points = lemma_plot::Thin::default();
         let writer = out.writer();
         view.rows(|r| {
             if failed.is_some() {
@@ -1451,16 +1491,8 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
             if let Err(e) = res {
                 failed = Some(e);
             }
-            // The plot keeps a point when it moved by a thousandth of the chart (and the last).
-            let p = (r.recall, r.precision);
             if a.plot.is_some() {
-                if !((p.0 - last.0).abs() < 1e-3 && (p.1 - last.1).abs() < 1e-3) {
-                    points.push(p);
-                    last = p;
-                    pending = None;
-                } else {
-                    pending = Some(p);
-                }
+                points.push((r.recall, r.precision));
             }
         })?;
         if let Some(e) = failed {
@@ -1469,8 +1501,7 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
         if json {
             w(write!(out.writer(), "]}}"))?;
         }
-        points.extend(pending);
-        series.push(points);
+        series.push(points.finish());
     }
     if json {
         w(writeln!(out.writer(), "]}}"))?;
@@ -1492,5 +1523,72 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
             .map_err(|e| write_fail(&fname, e))?;
         f.commit()?;
     }
+    out.commit()
+}
+
+/// `report`: one pass per run, then the page.
+fn run_report(a: ReportArgs) -> Result<(), Fail> {
+    use lemma_eval::pooled::PooledSetup;
+    let actual = std::sync::Arc::new(lemma_eval::read_actual(&a.actual)?);
+    let threads = a
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let size = |p: &Path| {
+        (p != Path::new("-"))
+            .then(|| std::fs::metadata(p).ok().map(|m| m.len()))
+            .flatten()
+    };
+    let mut inputs = vec![lemma_report::InputFile {
+        role: "actual sets".into(),
+        path: a.actual.display().to_string(),
+        bytes: size(&a.actual),
+    }];
+    let mut runs = Vec::new();
+    for p in &a.predicted {
+        inputs.push(lemma_report::InputFile {
+            role: "predictions".into(),
+            path: p.display().to_string(),
+            bytes: size(p),
+        });
+        let builder = Evaluator::builder()
+            .relevance_level(a.relevance_level)
+            .interpolation(a.interpolation.into())
+            .ranking((&a.ranking).into())
+            .threads(threads);
+        let setup = PooledSetup::exact(a.memory.memory, threads, a.memory.spill().directory());
+        let name = p.display().to_string();
+        let r = lemma_report::evaluate_run(
+            &name,
+            builder,
+            actual.clone(),
+            Predictions::open(p, None, false)?,
+            &setup,
+        )?;
+        runs.push(r);
+    }
+    let command = std::env::args()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@+%".contains(&b));
+            if plain {
+                w
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    let page = lemma_report::Page {
+        command,
+        inputs,
+        runs,
+    };
+    let html = lemma_report::html(&page).map_err(|e| Fail(2, e))?;
+    let mut out = Out::new(a.output.as_deref())?;
+    let name = out.name();
+    out.writer()
+        .write_all(html.as_bytes())
+        .map_err(|e| write_fail(&name, e))?;
     out.commit()
 }

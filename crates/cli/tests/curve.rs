@@ -392,3 +392,72 @@ fn pooled_options_that_do_not_go_together() {
         assert_eq!(run(args).status.code(), Some(2), "{args:?}");
     }
 }
+
+/// `report`: one HTML page, nothing fetched from the network, its pictures well-formed SVG, the
+/// summary's values as `eval` prints them with the best of each measure in bold, the goal counts,
+/// the command line and the inputs with their sizes.
+#[test]
+fn the_report_is_one_self_contained_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let q = fixture("pooled/qrels.txt");
+    let (trec, jsonl) = (
+        fixture("pooled/run.txt"),
+        fixture("pooled/predictions.jsonl"),
+    );
+    let out = ok(&["report", &q, &trec, &jsonl, "-o", page.to_str().unwrap()]);
+    assert!(out.is_empty());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
+    for banned in [
+        "http:", "https:", "src=", "href=", "url(", "@import", "<link", "<script",
+    ] {
+        assert!(!html.contains(banned), "`{banned}` in the page");
+    }
+    // Four pictures, each an SVG document.
+    let svgs: Vec<&str> = html
+        .match_indices("<svg")
+        .map(|(i, _)| &html[i..i + html[i..].find("</svg>").unwrap() + 6])
+        .collect();
+    assert_eq!(svgs.len(), 4);
+    for svg in &svgs {
+        roxmltree::Document::parse(svg).expect("well-formed SVG");
+    }
+    // The summary: `eval`'s means to 4 decimals. By score (TREC) against file order (JSONL):
+    // R@1 1/8 against 2/8, AP 0.6286 against 0.8167, Depth(recall=1.0) 7 against 6; Rprec, R@10,
+    // R@100, P@10 and the pooled figures equal (both bold).
+    let row = |name: &str| {
+        let at = html.find(&format!("<tr><td>{name}</td>")).unwrap();
+        let end = at + html[at..].find("</tr>").unwrap();
+        html[at..end].to_string()
+    };
+    assert_eq!(
+        row("R@1"),
+        "<tr><td>R@1</td><td>0.1250</td><td class=\"best\">0.2500</td>"
+    );
+    assert_eq!(
+        row("AP"),
+        "<tr><td>AP</td><td>0.6286</td><td class=\"best\">0.8167</td>"
+    );
+    assert_eq!(
+        row("Depth(recall=1.0)"),
+        "<tr><td>Depth(recall=1.0)</td><td>7.0</td><td class=\"best\">6.0</td>"
+    );
+    assert_eq!(
+        row("Rprec"),
+        "<tr><td>Rprec</td><td class=\"best\">0.5000</td><td class=\"best\">0.5000</td>"
+    );
+    assert_eq!(
+        row("pooled AP"),
+        "<tr><td>pooled AP</td><td class=\"best\">0.5127</td><td class=\"best\">0.5127</td>"
+    );
+    assert_eq!(html.matches("class=\"best\"").count(), 19);
+    assert!(html.contains("<tr><td>evaluated</td><td>2</td><td>2</td></tr>"));
+    // The command line and the inputs, with their sizes.
+    assert!(html.contains(&format!("report {q} {trec} {jsonl} -o ")));
+    for f in [&q, &trec, &jsonl] {
+        let bytes = std::fs::metadata(f).unwrap().len();
+        assert!(html.contains(&format!("<code>{f}</code>")), "{f}");
+        assert!(html.contains(&format!("{bytes} B</td>")), "{f}: {bytes} B");
+    }
+}

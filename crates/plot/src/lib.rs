@@ -22,6 +22,9 @@ use plotters::prelude::*;
 /// The default picture size, in pixels.
 pub const SIZE: (u32, u32) = (640, 480);
 
+/// Series of more points than this are drawn as lines without point markers.
+pub const MAX_MARKERS: usize = 100;
+
 /// One curve: its name in the legend and its (recall, precision) points, in order.
 #[derive(Clone, Copy, Debug)]
 pub struct Series<'a> {
@@ -52,7 +55,7 @@ pub fn colour(i: usize) -> (u8, u8, u8) {
 }
 
 /// Draws `series` as precision-recall curves on one chart titled `title`, `size` pixels: an SVG
-/// document.
+/// document. Each point is marked when a series has at most [`MAX_MARKERS`] points.
 pub fn pr_curves_svg(
     title: &str,
     series: &[Series<'_>],
@@ -101,14 +104,165 @@ fn draw(
             .map_err(text)?
             .label(s.name)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], c.stroke_width(3)));
-        chart
-            .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, c.filled())))
-            .map_err(text)?;
+        if s.points.len() <= MAX_MARKERS {
+            chart
+                .draw_series(s.points.iter().map(|&p| Circle::new(p, 3, c.filled())))
+                .map_err(text)?;
+        }
     }
     if !series.is_empty() {
+        // The legend goes to the corner, lower-left or upper-right, that covers fewer points.
+        let within = |x0: f64, x1: f64, y0: f64, y1: f64| {
+            (series.iter().flat_map(|s| s.points.iter()))
+                .filter(|p| (x0..=x1).contains(&p.0) && (y0..=y1).contains(&p.1))
+                .count()
+        };
+        let corner = if within(0.0, 0.4, 0.0, 0.3) <= within(0.6, 1.0, 0.7, 1.02) {
+            SeriesLabelPosition::LowerLeft
+        } else {
+            SeriesLabelPosition::UpperRight
+        };
         chart
             .configure_series_labels()
-            .position(SeriesLabelPosition::LowerLeft)
+            .position(corner)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK.mix(0.4))
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(text)?;
+    }
+    root.present().map_err(text)?;
+    Ok(())
+}
+
+/// Keeps the points of a long curve that a chart can tell apart: a point is kept when it lies a
+/// thousandth of the chart or more from the last point kept, and the last point always is.
+#[derive(Clone, Debug, Default)]
+pub struct Thin {
+    kept: Vec<(f64, f64)>,
+    pending: Option<(f64, f64)>,
+}
+
+impl Thin {
+    /// The next point of the curve.
+    pub fn push(&mut self, p: (f64, f64)) {
+        match self.kept.last() {
+            Some(l) if (p.0 - l.0).abs() < 1e-3 && (p.1 - l.1).abs() < 1e-3 => {
+                self.pending = Some(p)
+            }
+            _ => {
+                self.kept.push(p);
+                self.pending = None;
+            }
+        }
+    }
+
+    /// The points kept.
+    pub fn finish(mut self) -> Vec<(f64, f64)> {
+        self.kept.extend(self.pending);
+        self.kept
+    }
+}
+
+/// One histogram: its name in the legend and its count per bin.
+#[derive(Clone, Copy, Debug)]
+pub struct Bars<'a> {
+    /// The legend's label.
+    pub name: &'a str,
+    /// A count per bin, in the bins' order.
+    pub counts: &'a [u64],
+}
+
+/// Draws histograms over the same bins side by side (each bin a group of bars, one per series, in
+/// the series' colours), titled `title`: `labels` names each bin (under its middle), `x_desc` the
+/// axis; goals counted upwards. An SVG document.
+pub fn histograms_svg(
+    title: &str,
+    x_desc: &str,
+    labels: &[String],
+    series: &[Bars<'_>],
+    size: (u32, u32),
+) -> Result<String, String> {
+    let mut svg = String::new();
+    draw_bars(&mut svg, title, x_desc, labels, series, size)
+        .map_err(|e| format!("cannot draw the plot: {e}"))?;
+    Ok(svg)
+}
+
+fn draw_bars(
+    svg: &mut String,
+    title: &str,
+    x_desc: &str,
+    labels: &[String],
+    series: &[Bars<'_>],
+    size: (u32, u32),
+) -> Result<(), String> {
+    let bins = labels.len().max(1);
+    let top = (series.iter())
+        .flat_map(|s| s.counts.iter().copied())
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let root = SVGBackend::with_string(svg, size).into_drawing_area();
+    root.fill(&WHITE).map_err(text)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(16)
+        .x_label_area_size(44)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..bins as f64, 0f64..top * 1.08)
+        .map_err(text)?;
+    // Ticks every half bin: the middles are labelled.
+    let label = |x: &f64| {
+        let i = x.floor();
+        match labels.get(i as usize) {
+            Some(l) if (x - i - 0.5).abs() < 1e-9 => l.clone(),
+            _ => String::new(),
+        }
+    };
+    chart
+        .configure_mesh()
+        .x_labels(2 * bins + 1)
+        .x_label_formatter(&label)
+        .y_labels(8)
+        .y_label_formatter(&|y| format!("{y:.0}"))
+        .x_desc(x_desc)
+        .y_desc("goals")
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 16))
+        .light_line_style(WHITE.mix(0.0))
+        .disable_x_mesh()
+        .draw()
+        .map_err(text)?;
+    let m = series.len().max(1) as f64;
+    for (j, s) in series.iter().enumerate() {
+        let c = COLOURS[j % COLOURS.len()];
+        let w = 0.8 / m;
+        chart
+            .draw_series(s.counts.iter().enumerate().map(|(i, &n)| {
+                let x0 = i as f64 + 0.1 + j as f64 * w;
+                Rectangle::new([(x0, 0.0), (x0 + w, n as f64)], c.filled())
+            }))
+            .map_err(text)?
+            .label(s.name)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled()));
+    }
+    if !series.is_empty() {
+        // The legend goes above the lower half of the bins.
+        let half = |r: std::ops::Range<usize>| -> u64 {
+            (series.iter())
+                .flat_map(|s| s.counts.get(r.clone()).unwrap_or(&[]).iter().copied())
+                .max()
+                .unwrap_or(0)
+        };
+        let corner = if half(bins / 2..bins) <= half(0..bins / 2) {
+            SeriesLabelPosition::UpperRight
+        } else {
+            SeriesLabelPosition::UpperLeft
+        };
+        chart
+            .configure_series_labels()
+            .position(corner)
             .background_style(WHITE.mix(0.9))
             .border_style(BLACK.mix(0.4))
             .label_font(("sans-serif", 14))
@@ -199,5 +353,47 @@ mod tests {
             });
             assert!(joined, "no line of series {s}");
         }
+    }
+
+    /// Histograms: one bar per bin and series, heights in proportion to the counts, the edges
+    /// labelled, the series named.
+    #[test]
+    fn histograms_have_a_bar_per_bin_and_series() {
+        let labels: Vec<String> = ["low", "high"].iter().map(|s| s.to_string()).collect();
+        let (a, b) = ([4, 2], [0, 8]);
+        let series = [
+            Bars {
+                name: "A",
+                counts: &a,
+            },
+            Bars {
+                name: "B",
+                counts: &b,
+            },
+        ];
+        let svg = histograms_svg("AP", "AP", &labels, &series, SIZE).unwrap();
+        let doc = roxmltree::Document::parse(&svg).expect("well-formed XML");
+        let texts: Vec<&str> = (doc.descendants())
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text())
+            .map(str::trim)
+            .collect();
+        for want in ["low", "high", "A", "B", "goals"] {
+            assert!(texts.contains(&want), "no text `{want}` in {texts:?}");
+        }
+        let hex = |(r, g, b): (u8, u8, u8)| format!("#{r:02x}{g:02x}{b:02x}");
+        let heights = |s: usize| -> Vec<f64> {
+            (doc.descendants())
+                .filter(|n| n.has_tag_name("rect"))
+                .filter(|n| n.attribute("fill").map(str::to_lowercase) == Some(hex(colour(s))))
+                .map(|n| n.attribute("height").unwrap().parse::<f64>().unwrap())
+                .collect()
+        };
+        // Each series: its bars and its legend's swatch (10 px high).
+        let (ha, hb) = (heights(0), heights(1));
+        assert_eq!((ha.len(), hb.len()), (3, 3), "{ha:?} {hb:?}");
+        let unit = hb[1] / 8.0;
+        assert!((ha[0] - 4.0 * unit).abs() <= 1.0 && (ha[1] - 2.0 * unit).abs() <= 1.0);
+        assert!(hb[0] <= 1.0);
     }
 }

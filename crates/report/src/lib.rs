@@ -1,0 +1,447 @@
+//! # lemma-report: one evaluation as one HTML page
+//!
+//! [`evaluate_run`] reads one run in one pass: the default measures of `lemma-eval eval`
+//! (`DEFAULT_MEASURES`), the macro-averaged interpolated curve at 11 recall levels, the exact
+//! pooled curve (spilled past the memory budget, [`lemma_eval::pooled`]) and the distributions of
+//! per-goal AP and `Depth(recall=1.0)`, counted as the goals stream by (memory does not grow with
+//! the goals). [`html`] lays any number of runs out as one self-contained page: inline CSS and
+//! inline SVG (drawn by `lemma-plot`), nothing fetched from anywhere.
+//!
+//! The page holds: the command line and the input files with their sizes; the summary table of
+//! every run (the best value of each measure in bold: the highest, the lowest for `Depth`); the
+//! goal counts (evaluated, evaluated with no predictions, skipped and why); the macro and pooled
+//! precision-recall curves of every run overlaid; the histograms of per-goal AP and of
+//! `Depth(recall=1.0)`.
+
+use lemma_accum::{Aggregate, GoalCounts, Measure};
+use lemma_eval::curve::{macro_measures, recall_levels};
+use lemma_eval::pooled::PooledSetup;
+use lemma_eval::{EvalError, EvaluatorBuilder, GoalRow, Predictions, RowFn, DEFAULT_MEASURES};
+use lemma_ingest::ActualSets;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Bins of the per-goal AP histogram: `[0, 0.1)`, ..., `[0.9, 1]`.
+pub const AP_BINS: usize = 10;
+
+/// One run's figures for the page.
+#[derive(Clone, Debug)]
+pub struct RunReport {
+    /// The run's name (its file).
+    pub name: String,
+    /// The table's measures and their aggregates, in `DEFAULT_MEASURES`' order.
+    pub table: Vec<(Measure, Aggregate)>,
+    /// Goal counts by fate.
+    pub counts: GoalCounts,
+    /// The macro-averaged interpolated curve: (recall level, mean precision).
+    pub macro_curve: Vec<(f64, f64)>,
+    /// The pooled curve's points, thinned for drawing ([`lemma_plot::Thin`]).
+    pub pooled_curve: Vec<(f64, f64)>,
+    /// Pooled AP.
+    pub pooled_ap: f64,
+    /// Best pooled F1 and its threshold.
+    pub best_f1: Option<(f64, f64)>,
+    /// Distinct scores (rows of the exact pooled curve).
+    pub distinct_scores: u64,
+    /// Goals per AP bin ([`AP_BINS`]).
+    pub ap_hist: [u64; AP_BINS],
+    /// Goals per `Depth(recall=1.0)` bin: `[1, 2)`, `[2, 4)`, `[4, 8)`, ...
+    pub depth_hist: Vec<u64>,
+    /// Goals that never find all their relevant lemmas.
+    pub depth_never: u64,
+    /// Wall time of the pass.
+    pub elapsed: Duration,
+}
+
+/// Evaluates one run for the page: `builder` carries the ranking options (its measures are
+/// replaced), `pooled` keeps the pooled curve (a setup per run).
+pub fn evaluate_run(
+    name: &str,
+    builder: EvaluatorBuilder,
+    actual: Arc<ActualSets>,
+    predictions: Predictions,
+    pooled: &PooledSetup,
+) -> Result<RunReport, EvalError> {
+    let started = Instant::now();
+    let levels = recall_levels(11);
+    let mut names: Vec<String> = DEFAULT_MEASURES.iter().map(|m| m.to_string()).collect();
+    let table_len = names.len();
+    names.extend(macro_measures(&levels));
+    let measures = Measure::parse_all(names.iter().map(String::as_str))
+        .map_err(|e| EvalError::Options(e.to_string()))?;
+    let at = |n: &str| {
+        let m = Measure::parse_all([n]).expect("a default measure")[0];
+        measures.iter().position(|x| *x == m).expect("in the plan")
+    };
+    let (ap_at, depth_at) = (at("AP"), at("Depth(recall=1.0)"));
+    let ev = builder
+        .measures(measures.clone())
+        .pooled(pooled.spec())
+        .build(actual);
+    let mut ap_hist = [0u64; AP_BINS];
+    let mut depth_hist: Vec<u64> = Vec::new();
+    let mut depth_never = 0u64;
+    let mut rows = RowFn(|row: GoalRow| {
+        if let Some(ap) = row.values[ap_at] {
+            ap_hist[((ap * AP_BINS as f64) as usize).min(AP_BINS - 1)] += 1;
+        }
+        match row.values[depth_at] {
+            Some(d) if d >= 1.0 => {
+                let bin = (d as u64).ilog2() as usize;
+                if depth_hist.len() <= bin {
+                    depth_hist.resize(bin + 1, 0);
+                }
+                depth_hist[bin] += 1;
+            }
+            _ => depth_never += 1,
+        }
+        Ok(())
+    });
+    let done = ev.evaluate(predictions, &mut rows)?;
+    let summary = &done.summary;
+    let aggregates = summary.aggregates();
+    // The curve's measures follow the table's.
+    let macro_curve = (levels.iter().zip(&aggregates[table_len..]))
+        .filter_map(|(&r, (_, a))| Some((r, a.headline()?)))
+        .collect();
+    let curve = summary.pooled().expect("the plan keeps the pooled curve");
+    let view = pooled.view(curve)?;
+    let mut thin = lemma_plot::Thin::default();
+    view.rows(|r| thin.push((r.recall, r.precision)))?;
+    let st = view.stats();
+    Ok(RunReport {
+        name: name.to_string(),
+        table: aggregates[..table_len].to_vec(),
+        counts: summary.counts(),
+        macro_curve,
+        pooled_curve: thin.finish(),
+        pooled_ap: st.average_precision,
+        best_f1: st.best_f1,
+        distinct_scores: st.rows,
+        ap_hist,
+        depth_hist,
+        depth_never,
+        elapsed: started.elapsed(),
+    })
+}
+
+/// An input file of the page: its role, its name, its size in bytes (`None`: a stream).
+#[derive(Clone, Debug)]
+pub struct InputFile {
+    /// "actual sets" or "predictions".
+    pub role: String,
+    /// The path as given.
+    pub path: String,
+    /// Its size.
+    pub bytes: Option<u64>,
+}
+
+/// What the page shows.
+#[derive(Clone, Debug)]
+pub struct Page {
+    /// The command line that made it.
+    pub command: String,
+    /// The inputs.
+    pub inputs: Vec<InputFile>,
+    /// The runs, in the command's order.
+    pub runs: Vec<RunReport>,
+}
+
+/// `s` with `&`, `<`, `>` and `"` escaped for HTML text and attributes.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether a larger value of `m` is better (all but `Depth`, which counts ranks).
+fn higher_is_better(m: &Measure) -> bool {
+    !m.to_string().starts_with("Depth")
+}
+
+/// A table cell's number: 4 decimals, `Depth` (mean ranks) 1.
+fn cell(m: &Measure, v: Option<f64>) -> String {
+    match v {
+        None => "–".into(),
+        Some(v) if !higher_is_better(m) => format!("{v:.1}"),
+        Some(v) => format!("{v:.4}"),
+    }
+}
+
+/// Bytes in decimal units, as `ls -h --si` would say.
+fn size(b: Option<u64>) -> String {
+    match b {
+        None => "stream".into(),
+        Some(b) if b < 1000 => format!("{b} B"),
+        Some(b) => {
+            let units = ["kB", "MB", "GB", "TB"];
+            let mut v = b as f64 / 1000.0;
+            let mut u = 0;
+            while v >= 1000.0 && u < units.len() - 1 {
+                v /= 1000.0;
+                u += 1;
+            }
+            format!("{v:.1} {} ({b} bytes)", units[u])
+        }
+    }
+}
+
+/// An SVG document as an element of the page (no XML namespace URL: HTML needs none).
+fn inline_svg(svg: &str) -> String {
+    svg.replace(" xmlns=\"http://www.w3.org/2000/svg\"", "")
+}
+
+const STYLE: &str = "
+body { font-family: sans-serif; margin: 2em auto; max-width: 1320px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; margin-top: 1.6em; border-bottom: 1px solid #ccc; }
+code { background: #f4f4f4; padding: 0.15em 0.35em; border-radius: 3px; word-break: break-all; }
+table { border-collapse: collapse; margin: 0.6em 0; }
+th, td { padding: 0.25em 0.8em; border-bottom: 1px solid #e4e4e4; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+thead th { border-bottom: 2px solid #999; }
+td.best { font-weight: bold; }
+.note { color: #666; font-size: 0.9em; }
+.plots { display: flex; flex-wrap: wrap; gap: 1em; }
+.plots svg { border: 1px solid #eee; }
+.swatch { display: inline-block; width: 0.8em; height: 0.8em; margin-right: 0.4em; }
+";
+
+/// The page: one self-contained HTML document.
+pub fn html(page: &Page) -> Result<String, String> {
+    let mut h = String::new();
+    let runs = &page.runs;
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <title>lemma-eval report</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
+         <h1>lemma-eval report</h1>\n<p><code>{}</code></p>\n",
+        escape(&page.command)
+    );
+    // Inputs.
+    h.push_str("<h2>Inputs</h2>\n<table>\n<thead><tr><th>file</th><th>role</th><th>size</th></tr></thead>\n<tbody>\n");
+    for f in &page.inputs {
+        let _ = writeln!(
+            h,
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            escape(&f.path),
+            escape(&f.role),
+            size(f.bytes)
+        );
+    }
+    h.push_str("</tbody>\n</table>\n");
+    // Summary.
+    let header = |h: &mut String, first: &str| {
+        let _ = write!(h, "<table>\n<thead><tr><th>{first}</th>");
+        for (i, r) in runs.iter().enumerate() {
+            let (cr, cg, cb) = lemma_plot::colour(i);
+            let _ = write!(
+                h,
+                "<th><span class=\"swatch\" style=\"background:#{cr:02x}{cg:02x}{cb:02x}\"></span>{}</th>",
+                escape(&r.name)
+            );
+        }
+        h.push_str("</tr></thead>\n<tbody>\n");
+    };
+    h.push_str("<h2>Summary</h2>\n");
+    header(&mut h, "measure");
+    let rows = runs.first().map_or(0, |r| r.table.len());
+    let row = |h: &mut String, name: &str, values: Vec<(String, Option<f64>)>, higher: bool| {
+        let best = values
+            .iter()
+            .filter_map(|v| v.1)
+            .fold(None, |b: Option<f64>, v| match b {
+                Some(b) if (higher && b >= v) || (!higher && b <= v) => Some(b),
+                _ => Some(v),
+            });
+        let _ = write!(h, "<tr><td>{}</td>", escape(name));
+        for (text, v) in values {
+            let bold = runs.len() > 1 && v.is_some() && v == best;
+            let _ = write!(
+                h,
+                "<td{}>{}</td>",
+                if bold { " class=\"best\"" } else { "" },
+                escape(&text)
+            );
+        }
+        h.push_str("</tr>\n");
+    };
+    for i in 0..rows {
+        let m = runs[0].table[i].0;
+        // Every cell as printed: the best is the best printed value.
+        let values = (runs.iter())
+            .map(|r| {
+                let text = cell(&m, r.table[i].1.headline());
+                let v = text.parse::<f64>().ok();
+                (text, v)
+            })
+            .collect();
+        row(&mut h, &m.to_string(), values, higher_is_better(&m));
+    }
+    let pooled_ap = (runs.iter())
+        .map(|r| {
+            let t = format!("{:.4}", r.pooled_ap);
+            (t.clone(), t.parse().ok())
+        })
+        .collect();
+    row(&mut h, "pooled AP", pooled_ap, true);
+    let f1 = (runs.iter())
+        .map(|r| match r.best_f1 {
+            Some((f, t)) => {
+                let v = format!("{f:.4}");
+                (format!("{v} (score ≥ {t})"), v.parse().ok())
+            }
+            None => ("–".into(), None),
+        })
+        .collect();
+    row(&mut h, "pooled best F1", f1, true);
+    h.push_str("</tbody>\n</table>\n<p class=\"note\">Means over the evaluated goals; Depth(recall=1.0) is the mean rank at which a goal has found all its relevant lemmas, over the goals that do (lower is better). In bold: the best run.</p>\n");
+    // Goals.
+    h.push_str("<h2>Goals</h2>\n");
+    header(&mut h, "goals");
+    let fates: [(&str, Count); 6] = [
+        ("evaluated", |r| r.counts.evaluated),
+        ("of which without predictions (evaluated as empty)", |r| {
+            r.counts.evaluated_empty
+        }),
+        ("skipped: no actual set", |r| r.counts.skipped_no_actual),
+        ("skipped: no relevant lemma (R = 0)", |r| {
+            r.counts.skipped_no_relevant
+        }),
+        ("skipped: no predictions", |r| {
+            r.counts.skipped_no_predictions
+        }),
+        ("reached recall 1 (found every relevant lemma)", |r| {
+            r.depth_hist.iter().sum()
+        }),
+    ];
+    for (name, f) in fates {
+        let _ = write!(h, "<tr><td>{name}</td>");
+        for r in runs {
+            let _ = write!(h, "<td>{}</td>", f(r));
+        }
+        h.push_str("</tr>\n");
+    }
+    let _ = write!(h, "<tr><td>distinct scores (pooled curve rows)</td>");
+    for r in runs {
+        let _ = write!(h, "<td>{}</td>", r.distinct_scores);
+    }
+    h.push_str("</tr>\n</tbody>\n</table>\n");
+    // Curves.
+    let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+    let series = |pick: fn(&RunReport) -> &[(f64, f64)]| -> Vec<lemma_plot::Series<'_>> {
+        (names.iter().zip(runs))
+            .map(|(n, r)| lemma_plot::Series {
+                name: n,
+                points: pick(r),
+            })
+            .collect()
+    };
+    let macro_svg = lemma_plot::pr_curves_svg(
+        "interpolated precision, mean over goals",
+        &series(|r| &r.macro_curve),
+        lemma_plot::SIZE,
+    )?;
+    let pooled_svg = lemma_plot::pr_curves_svg(
+        "pooled: every ranked lemma of every goal",
+        &series(|r| &r.pooled_curve),
+        lemma_plot::SIZE,
+    )?;
+    let _ = write!(
+        h,
+        "<h2>Precision-recall curves</h2>\n<div class=\"plots\">\n{}\n{}\n</div>\n",
+        inline_svg(&macro_svg),
+        inline_svg(&pooled_svg)
+    );
+    // Distributions.
+    let ap_labels: Vec<String> = (0..AP_BINS)
+        .map(|i| format!("{:.1}", i as f64 / AP_BINS as f64))
+        .collect();
+    let ap_bars: Vec<lemma_plot::Bars<'_>> = (names.iter().zip(runs))
+        .map(|(n, r)| lemma_plot::Bars {
+            name: n,
+            counts: &r.ap_hist,
+        })
+        .collect();
+    let ap_svg = lemma_plot::histograms_svg(
+        "AP per goal",
+        "AP (bins of 0.1, from their lower edge)",
+        &ap_labels,
+        &ap_bars,
+        lemma_plot::SIZE,
+    )?;
+    let depth_bins = runs.iter().map(|r| r.depth_hist.len()).max().unwrap_or(0);
+    let mut depth_labels: Vec<String> = (0..depth_bins).map(|i| short(1u64 << i)).collect();
+    depth_labels.push("never".into());
+    let depth_counts: Vec<Vec<u64>> = runs
+        .iter()
+        .map(|r| {
+            let mut c = r.depth_hist.clone();
+            c.resize(depth_bins, 0);
+            c.push(r.depth_never);
+            c
+        })
+        .collect();
+    let depth_bars: Vec<lemma_plot::Bars<'_>> = (names.iter().zip(&depth_counts))
+        .map(|(n, c)| lemma_plot::Bars { name: n, counts: c })
+        .collect();
+    let depth_svg = lemma_plot::histograms_svg(
+        "rank where a goal has all its relevant lemmas",
+        "Depth(recall=1.0) (bins from 1, 2, 4, 8, ...)",
+        &depth_labels,
+        &depth_bars,
+        lemma_plot::SIZE,
+    )?;
+    let _ = write!(
+        h,
+        "<h2>Per-goal distributions</h2>\n<div class=\"plots\">\n{}\n{}\n</div>\n",
+        inline_svg(&ap_svg),
+        inline_svg(&depth_svg)
+    );
+    h.push_str("</body>\n</html>\n");
+    Ok(h)
+}
+
+/// A goal count of a run.
+type Count = fn(&RunReport) -> u64;
+
+/// `n` in few characters: 512, 4k, 64k, 1M.
+fn short(n: u64) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}M", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}k", n >> 10),
+        n => n.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped_and_sizes_read_well() {
+        assert_eq!(escape("a<b & \"c\">"), "a&lt;b &amp; &quot;c&quot;&gt;");
+        assert_eq!(size(Some(999)), "999 B");
+        assert_eq!(size(Some(1_500_000)), "1.5 MB (1500000 bytes)");
+        assert_eq!(size(None), "stream");
+        assert_eq!(
+            [
+                short(1),
+                short(512),
+                short(1024),
+                short(65536),
+                short(1 << 21)
+            ],
+            ["1", "512", "1k", "64k", "2M"]
+        );
+    }
+}
