@@ -461,3 +461,24 @@ fn the_report_is_one_self_contained_page() {
         assert!(html.contains(&format!("{bytes} B</td>")), "{f}: {bytes} B");
     }
 }
+
+/// The pooled curve's row at the lowest score `>= t` is `eval --threshold t`'s pooled view,
+/// number for number, for every threshold between and beyond the scores.
+#[test]
+fn the_pooled_curve_agrees_with_eval_threshold() {
+    let (q, r) = (fixture("pooled/qrels.txt"), fixture("pooled/run.txt"));
+    let out = ok(&["curve", &q, &r, "--pooled"]);
+    let rows: Vec<Vec<f64>> = (out.lines().skip(2))
+        .map(|l| l.split('\t').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    for t in ["0.04", "0.1", "0.5", "0.6", "0.9", "0.97"] {
+        let eval = ok(&["eval", &q, &r, "--threshold", t, "--format", "tsv", "--quiet"]);
+        let pooled: Vec<f64> = (eval.lines())
+            .filter(|l| l.contains("\tpooled:"))
+            .map(|l| l.rsplit('\t').next().unwrap().parse().unwrap())
+            .collect();
+        let t: f64 = t.parse().unwrap();
+        let row = rows.iter().filter(|r| r[0] >= t).next_back().unwrap();
+        assert_eq!(pooled, row[3..6], "threshold {t}");
+    }
+}
