@@ -317,6 +317,19 @@ fn the_pooled_curve_of_scores_a_and_b() {
     assert_eq!(run["points"][8]["tp"], 5);
     assert_eq!(run["points"][8]["threshold"], 0.48);
     assert!(run["ap_error_bound"].is_null());
+    // The plot: a marker per row, the output unchanged.
+    let dir = tempfile::tempdir().unwrap();
+    let svg = dir.path().join("pooled.svg");
+    let plain = ok(&["curve", &q, &r, "--pooled"]);
+    let out = ok(&["curve", &q, &r, "--pooled", "--plot", svg.to_str().unwrap()]);
+    assert_eq!(out, plain);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
+    let markers = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("circle"))
+        .count();
+    assert_eq!(markers, 16);
 }
 
 /// The exact pooled curve spilled to disk in many runs (a tiny --memory) prints the same bytes
@@ -472,7 +485,16 @@ fn the_pooled_curve_agrees_with_eval_threshold() {
         .map(|l| l.split('\t').map(|x| x.parse().unwrap()).collect())
         .collect();
     for t in ["0.04", "0.1", "0.5", "0.6", "0.9", "0.97"] {
-        let eval = ok(&["eval", &q, &r, "--threshold", t, "--format", "tsv", "--quiet"]);
+        let eval = ok(&[
+            "eval",
+            &q,
+            &r,
+            "--threshold",
+            t,
+            "--format",
+            "tsv",
+            "--quiet",
+        ]);
         let pooled: Vec<f64> = (eval.lines())
             .filter(|l| l.contains("\tpooled:"))
             .map(|l| l.rsplit('\t').next().unwrap().parse().unwrap())
