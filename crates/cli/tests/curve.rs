@@ -500,7 +500,7 @@ fn the_pooled_curve_agrees_with_eval_threshold() {
             .map(|l| l.rsplit('\t').next().unwrap().parse().unwrap())
             .collect();
         let t: f64 = t.parse().unwrap();
-        let row = rows.iter().filter(|r| r[0] >= t).next_back().unwrap();
+        let row = rows.iter().rfind(|r| r[0] >= t).unwrap();
         assert_eq!(pooled, row[3..6], "threshold {t}");
     }
 }
