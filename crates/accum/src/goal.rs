@@ -465,7 +465,10 @@ impl GoalAccumulator {
     /// than item by item (dense score matrices, stores). Equals pushing the group's items one by
     /// one with [`push_scored`](Self::push_scored) and one score.
     pub fn push_group(&mut self, size: u64, grades: &[i32]) -> Result<(), GoalError> {
-        if self.plan.config.ties != Ties::Group || (grades.len() as u64) > size {
+        if self.plan.config.ties != Ties::Group
+            || (grades.len() as u64) > size
+            || self.plan.pooled.is_some()
+        {
             return Err(GoalError::NeedsScores);
         }
         self.close_group();

@@ -295,15 +295,16 @@ impl PooledCurve {
         if other.bits < self.bits {
             self.coarsen_to(other.bits);
         }
-        let shift = other.bits - self.bits;
         for (&k, b) in &other.bins {
+            // `self` may coarsen on the way: the shift is taken afresh.
+            let shift = other.bits - self.bits;
             self.bins.entry(k >> shift).or_insert(Bin::EMPTY).absorb(b);
+            if self.bins.len() > self.max_bins {
+                self.overflow();
+            }
         }
         self.total_relevant += other.total_relevant;
         self.spilled |= other.spilled;
-        if self.bins.len() > self.max_bins {
-            self.overflow();
-        }
     }
 
     /// The held bins, highest key first: `(bin key at the curve's resolution, counts)`.

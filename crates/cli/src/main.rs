@@ -113,7 +113,7 @@ struct CurveArgs {
     /// With --pooled: K groups of equal count over the scores (seed 004's estimate), in one pass
     /// and memory independent of the number of lemmas; the bound on its pooled AP is printed.
     #[arg(long, value_name = "K", requires = "pooled",
-          value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+          value_parser = clap::value_parser!(u64).range(1..=65_536))]
     bins: Option<u64>,
     #[command(flatten)]
     memory: MemoryArg,
@@ -1566,7 +1566,8 @@ fn run_report(a: ReportArgs) -> Result<(), Fail> {
         )?;
         runs.push(r);
     }
-    let command = std::env::args()
+    let command = std::env::args_os()
+        .map(|w| w.to_string_lossy().into_owned())
         .map(|w| {
             let plain = !w.is_empty()
                 && w.bytes()

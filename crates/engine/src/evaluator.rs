@@ -581,6 +581,14 @@ impl JoinEvaluator {
         sink: &mut dyn Sink,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<(Evaluation, crate::join::JoinReport), EvalError> {
+        if self.plan.pooled().is_some() {
+            // A join may evaluate a batch twice (goals found out of order): a curve's runs
+            // already spilled could not be taken back.
+            return Err(EvalError::Options(
+                "the pooled curve is kept by an Evaluator (qrels read whole), not a JoinEvaluator"
+                    .into(),
+            ));
+        }
         if crate::join::joinable(&predictions, &self.options, &self.qrels) {
             check_text_options(&self.options)?;
             let (summary, report, jr) =

@@ -184,6 +184,11 @@ impl Partial {
         let actual = ev.actual();
         let plan = ev.plan();
         let opts = ev.options();
+        if plan.pooled().is_some() {
+            return Err(EvalError::Options(
+                "a summary file does not hold the pooled curve: evaluate without it".into(),
+            ));
+        }
         let (mut empty_all, mut empty_seen) = (Summary::new(plan), Summary::new(plan));
         let mut acc = GoalAccumulator::new(plan.clone());
         let mut seen_ids = RoaringBitmap::new();

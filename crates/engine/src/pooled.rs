@@ -17,7 +17,10 @@
 //!   exact curve's (see [`lemma_accum::ap_error_bound`]).
 //!
 //! The temporary files are unnamed: they never appear in the directory and are freed when the
-//! process ends, however it ends.
+//! process ends, however it ends. The curve is kept by an [`crate::Evaluator`] (text predictions,
+//! the qrels held) and by a [`crate::Session`] pushed with scores; a
+//! [`crate::JoinEvaluator`] refuses it (a join may evaluate a batch twice), and so do summary
+//! files, stores and matrices, and rankings without scores (every score would be 0).
 
 use crate::EvalError;
 use lemma_accum::{
@@ -183,11 +186,12 @@ impl PooledView<'_> {
 pub struct RunFiles {
     dir: PathBuf,
     runs: Mutex<Vec<(File, u64)>>,
-    error: Mutex<Option<std::io::Error>>,
+    /// The first failure to write a run, kept (every later view fails too).
+    error: Mutex<Option<String>>,
 }
 
 impl RunFiles {
-    fn error(&self, e: std::io::Error) -> EvalError {
+    fn error(&self, e: impl std::fmt::Display) -> EvalError {
         EvalError::Options(format!(
             "cannot keep the pooled curve's counts on disk: temporary file in {}: {e} (set \
              TMPDIR to a directory with room, or raise --memory)",
@@ -196,7 +200,7 @@ impl RunFiles {
     }
 
     fn check(&self) -> Result<(), EvalError> {
-        match self.error.lock().expect("not poisoned").take() {
+        match &*self.error.lock().expect("not poisoned") {
             Some(e) => Err(self.error(e)),
             None => Ok(()),
         }
@@ -228,7 +232,7 @@ impl SpillRuns for RunFiles {
                 .lock()
                 .expect("not poisoned")
                 .push((f, run.len() as u64)),
-            Err(e) => *error = Some(e),
+            Err(e) => *error = Some(e.to_string()),
         }
     }
 }

@@ -252,6 +252,18 @@ fn push_error(goal: &[u8], message: String) -> EvalError {
 }
 
 impl Session {
+    /// Refuses a push without scores when the plan keeps the pooled curve (every score would
+    /// be 0).
+    fn scores_needed(&self, goal: &[u8]) -> Result<(), EvalError> {
+        match self.ev.plan().pooled() {
+            Some(_) => Err(push_error(
+                goal,
+                "the pooled curve needs scores: push (lemma, score) pairs".into(),
+            )),
+            None => Ok(()),
+        }
+    }
+
     /// The evaluator.
     pub fn evaluator(&self) -> &Evaluator {
         &self.ev
@@ -327,6 +339,7 @@ impl Session {
         lemmas: &[S],
     ) -> Result<Pushed<'_>, EvalError> {
         let goal = goal.as_ref();
+        self.scores_needed(goal)?;
         if let Err(fate) = self.begin(goal, Kind::Names)? {
             return Ok(Pushed::Skipped(fate));
         }
@@ -536,6 +549,7 @@ impl Session {
         ids: &[u32],
     ) -> Result<Pushed<'_>, EvalError> {
         let goal = goal.as_ref();
+        self.scores_needed(goal)?;
         if let Some(&bad) = ids.iter().find(|&&id| id >= MAX_LEMMA_IDS) {
             self.report.goals_in_predictions += 1;
             return Err(push_error(

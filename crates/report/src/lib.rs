@@ -255,26 +255,30 @@ pub fn html(page: &Page) -> Result<String, String> {
     h.push_str("<h2>Summary</h2>\n");
     header(&mut h, "measure");
     let rows = runs.first().map_or(0, |r| r.table.len());
-    let row = |h: &mut String, name: &str, values: Vec<(String, Option<f64>)>, higher: bool| {
-        let best = values
-            .iter()
-            .filter_map(|v| v.1)
-            .fold(None, |b: Option<f64>, v| match b {
-                Some(b) if (higher && b >= v) || (!higher && b <= v) => Some(b),
-                _ => Some(v),
-            });
-        let _ = write!(h, "<tr><td>{}</td>", escape(name));
-        for (text, v) in values {
-            let bold = runs.len() > 1 && v.is_some() && v == best;
-            let _ = write!(
-                h,
-                "<td{}>{}</td>",
-                if bold { " class=\"best\"" } else { "" },
-                escape(&text)
-            );
-        }
-        h.push_str("</tr>\n");
-    };
+    // `higher`: whether a larger value is better; `None`: values not to be compared.
+    let row =
+        |h: &mut String, name: &str, values: Vec<(String, Option<f64>)>, higher: Option<bool>| {
+            let comparable = higher.is_some();
+            let higher = higher.unwrap_or(true);
+            let best = values
+                .iter()
+                .filter_map(|v| v.1)
+                .fold(None, |b: Option<f64>, v| match b {
+                    Some(b) if (higher && b >= v) || (!higher && b <= v) => Some(b),
+                    _ => Some(v),
+                });
+            let _ = write!(h, "<tr><td>{}</td>", escape(name));
+            for (text, v) in values {
+                let bold = comparable && runs.len() > 1 && v.is_some() && v == best;
+                let _ = write!(
+                    h,
+                    "<td{}>{}</td>",
+                    if bold { " class=\"best\"" } else { "" },
+                    escape(&text)
+                );
+            }
+            h.push_str("</tr>\n");
+        };
     for i in 0..rows {
         let m = runs[0].table[i].0;
         // Every cell as printed: the best is the best printed value.
@@ -285,7 +289,9 @@ pub fn html(page: &Page) -> Result<String, String> {
                 (text, v)
             })
             .collect();
-        row(&mut h, &m.to_string(), values, higher_is_better(&m));
+        // Depth means cover each run's own goals (those reaching the level): not compared.
+        let higher = higher_is_better(&m).then_some(true);
+        row(&mut h, &m.to_string(), values, higher);
     }
     let pooled_ap = (runs.iter())
         .map(|r| {
@@ -293,7 +299,7 @@ pub fn html(page: &Page) -> Result<String, String> {
             (t.clone(), t.parse().ok())
         })
         .collect();
-    row(&mut h, "pooled AP", pooled_ap, true);
+    row(&mut h, "pooled AP", pooled_ap, Some(true));
     let f1 = (runs.iter())
         .map(|r| match r.best_f1 {
             Some((f, t)) => {
@@ -303,8 +309,8 @@ pub fn html(page: &Page) -> Result<String, String> {
             None => ("–".into(), None),
         })
         .collect();
-    row(&mut h, "pooled best F1", f1, true);
-    h.push_str("</tbody>\n</table>\n<p class=\"note\">Means over the evaluated goals; Depth(recall=1.0) is the mean rank at which a goal has found all its relevant lemmas, over the goals that do (lower is better). In bold: the best run.</p>\n");
+    row(&mut h, "pooled best F1", f1, Some(true));
+    h.push_str("</tbody>\n</table>\n<p class=\"note\">Means over the evaluated goals; Depth(recall=1.0) is the mean rank at which a goal has found all its relevant lemmas, over the goals that do; each run's mean covers its own goals, so it is not compared. In bold: the best run.</p>\n");
     // Goals.
     h.push_str("<h2>Goals</h2>\n");
     header(&mut h, "goals");

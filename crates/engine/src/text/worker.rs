@@ -332,6 +332,11 @@ impl<'a> Worker<'a> {
                 continue;
             };
             let order = self.opts.ranking.order_for(Format::Jsonl);
+            if p.scores.is_none() && self.ranking.consumer().acc.plan().pooled().is_some() {
+                return Err(err(
+                    "the pooled curve needs `scores` in every prediction record".into(),
+                ));
+            }
             if order == OrderMode::Score && p.scores.is_none() {
                 return Err(err(
                     "--order score needs `scores` in every prediction record".into(),
