@@ -1315,19 +1315,28 @@ fn run_curve(a: CurveArgs) -> Result<(), Fail> {
     };
     written.map_err(|e| write_fail(&name, e))?;
     if let Some(plot) = &a.plot {
-        let named: Vec<lemma_plot::Series<'_>> = (run_names.iter().zip(&series))
-            .map(|(n, s)| lemma_plot::Series { name: n, points: s })
-            .collect();
-        let svg =
-            lemma_plot::pr_curves_svg(&title, &named, lemma_plot::SIZE).map_err(|e| Fail(2, e))?;
-        let mut f = Out::new(Some(plot))?;
-        let fname = f.name();
-        f.writer()
-            .write_all(svg.as_bytes())
-            .map_err(|e| write_fail(&fname, e))?;
-        f.commit()?;
+        write_plot(plot, &title, &run_names, &series)?;
     }
     out.commit()
+}
+
+/// `--plot`: the runs' curves on one chart, written to `plot` as SVG.
+fn write_plot(
+    plot: &Path,
+    title: &str,
+    run_names: &[String],
+    series: &[Vec<(f64, f64)>],
+) -> Result<(), Fail> {
+    let named: Vec<lemma_plot::Series<'_>> = (run_names.iter().zip(series))
+        .map(|(n, s)| lemma_plot::Series { name: n, points: s })
+        .collect();
+    let svg = lemma_plot::pr_curves_svg(title, &named, lemma_plot::SIZE).map_err(|e| Fail(2, e))?;
+    let mut f = Out::new(Some(plot))?;
+    let fname = f.name();
+    f.writer()
+        .write_all(svg.as_bytes())
+        .map_err(|e| write_fail(&fname, e))?;
+    f.commit()
 }
 
 fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
@@ -1507,21 +1516,11 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
         w(writeln!(out.writer(), "]}}"))?;
     }
     if let Some(plot) = &a.plot {
-        let named: Vec<lemma_plot::Series<'_>> = (run_names.iter().zip(&series))
-            .map(|(n, s)| lemma_plot::Series { name: n, points: s })
-            .collect();
         let title = match a.bins {
             Some(k) => format!("pooled precision over all goals ({k} bins of equal count)"),
             None => "pooled precision over all goals, a point per distinct score".to_string(),
         };
-        let svg =
-            lemma_plot::pr_curves_svg(&title, &named, lemma_plot::SIZE).map_err(|e| Fail(2, e))?;
-        let mut f = Out::new(Some(plot))?;
-        let fname = f.name();
-        f.writer()
-            .write_all(svg.as_bytes())
-            .map_err(|e| write_fail(&fname, e))?;
-        f.commit()?;
+        write_plot(plot, &title, &run_names, &series)?;
     }
     out.commit()
 }
