@@ -71,26 +71,13 @@ struct ReportArgs {
     /// Predictions, one run or several: TREC or JSONL.
     #[arg(required = true)]
     predicted: Vec<PathBuf>,
-    /// A lemma is relevant when its grade is at least this.
-    #[arg(
-        long = "relevance-level",
-        default_value_t = 1,
-        allow_negative_numbers = true
-    )]
-    relevance_level: i32,
     #[command(flatten)]
-    ranking: RankingArgs,
-    /// Relevant count needed at a recall level (the macro curve's IPrec).
-    #[arg(long, value_enum, default_value = "textbook")]
-    interpolation: Interp,
+    scoring: Scoring,
     #[command(flatten)]
     memory: MemoryArg,
     /// Write the page here (atomically: nothing partial is left on error); default stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
-    /// Worker threads (default: all cores).
-    #[arg(long)]
-    threads: Option<usize>,
 }
 
 #[derive(Args)]
@@ -129,6 +116,16 @@ struct CurveArgs {
     /// Also draw the curves, every run on one chart, as an SVG picture written here.
     #[arg(long)]
     plot: Option<PathBuf>,
+    #[command(flatten)]
+    scoring: Scoring,
+    /// Write the output here (atomically: nothing partial is left on error).
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+}
+
+/// What decides the numbers of `curve` and `report`: relevance, ranking, interpolation, threads.
+#[derive(Args)]
+struct Scoring {
     /// A lemma is relevant when its grade is at least this.
     #[arg(
         long = "relevance-level",
@@ -141,12 +138,26 @@ struct CurveArgs {
     /// Relevant count needed at a recall level (the macro curve's IPrec).
     #[arg(long, value_enum, default_value = "textbook")]
     interpolation: Interp,
-    /// Write the output here (atomically: nothing partial is left on error).
-    #[arg(short = 'o', long = "output")]
-    output: Option<PathBuf>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+}
+
+impl Scoring {
+    /// Worker threads: as given, or all cores.
+    fn threads(&self) -> usize {
+        self.threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+
+    /// An evaluator's builder with these settings (measures to be named).
+    fn builder(&self) -> lemma_eval::EvaluatorBuilder {
+        Evaluator::builder()
+            .relevance_level(self.relevance_level)
+            .interpolation(self.interpolation.into())
+            .ranking((&self.ranking).into())
+            .threads(self.threads())
+    }
 }
 
 /// Formats of `curve`.
@@ -1162,13 +1173,7 @@ fn run_curve(a: CurveArgs) -> Result<(), Fail> {
         return run_pooled(a);
     }
     let actual = std::sync::Arc::new(lemma_eval::read_actual(&a.actual)?);
-    let mut builder = Evaluator::builder()
-        .relevance_level(a.relevance_level)
-        .interpolation(a.interpolation.into())
-        .ranking((&a.ranking).into());
-    if let Some(t) = a.threads {
-        builder = builder.threads(t);
-    }
+    let builder = a.scoring.builder();
     let run_names: Vec<String> = a
         .predicted
         .iter()
@@ -1234,7 +1239,7 @@ fn run_curve(a: CurveArgs) -> Result<(), Fail> {
             };
             let r = truth
                 .entries()
-                .filter(|&(_, g)| g >= a.relevance_level)
+                .filter(|&(_, g)| g >= a.scoring.relevance_level)
                 .count();
             if r == 0 {
                 return Err(Fail(
@@ -1243,7 +1248,7 @@ fn run_curve(a: CurveArgs) -> Result<(), Fail> {
                         "{}: goal `{goal}` has no relevant lemma (R = 0 at relevance level {}): \
                          it has no curve",
                         a.actual.display(),
-                        a.relevance_level
+                        a.scoring.relevance_level
                     ),
                 ));
             }
@@ -1370,9 +1375,7 @@ fn read_rate(file: &Path, threads: usize) -> Result<(), Fail> {
 fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
     use lemma_eval::pooled::PooledSetup;
     let actual = std::sync::Arc::new(lemma_eval::read_actual(&a.actual)?);
-    let threads = a
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = a.scoring.threads();
     let several = a.predicted.len() > 1;
     let mut out = Out::new(a.output.as_deref())?;
     let name = out.name();
@@ -1403,10 +1406,7 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
                 PooledSetup::exact(a.memory.memory, threads, dir)
             }
         };
-        let ev = Evaluator::builder()
-            .relevance_level(a.relevance_level)
-            .ranking((&a.ranking).into())
-            .threads(threads)
+        let ev = (a.scoring.builder())
             .measure_names(["NumRel"])
             .map_err(|e| Fail(2, e.to_string()))?
             .zero_relevant(if a.keep_zero_relevant {
@@ -1529,9 +1529,7 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
 fn run_report(a: ReportArgs) -> Result<(), Fail> {
     use lemma_eval::pooled::PooledSetup;
     let actual = std::sync::Arc::new(lemma_eval::read_actual(&a.actual)?);
-    let threads = a
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = a.scoring.threads();
     let size = |p: &Path| {
         (p != Path::new("-"))
             .then(|| std::fs::metadata(p).ok().map(|m| m.len()))
@@ -1549,11 +1547,7 @@ fn run_report(a: ReportArgs) -> Result<(), Fail> {
             path: p.display().to_string(),
             bytes: size(p),
         });
-        let builder = Evaluator::builder()
-            .relevance_level(a.relevance_level)
-            .interpolation(a.interpolation.into())
-            .ranking((&a.ranking).into())
-            .threads(threads);
+        let builder = a.scoring.builder();
         let setup = PooledSetup::exact(a.memory.memory, threads, a.memory.spill().directory());
         let name = p.display().to_string();
         let r = lemma_report::evaluate_run(

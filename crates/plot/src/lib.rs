@@ -122,17 +122,29 @@ fn draw(
         } else {
             SeriesLabelPosition::UpperRight
         };
-        chart
-            .configure_series_labels()
-            .position(corner)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.4))
-            .label_font(("sans-serif", 14))
-            .draw()
-            .map_err(text)?;
+        legend(&mut chart, corner)?;
     }
     root.present().map_err(text)?;
     Ok(())
+}
+
+/// Draws the series' names in a box at `corner`.
+fn legend<'a, 'b: 'a>(
+    chart: &mut ChartContext<
+        'a,
+        SVGBackend<'b>,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    corner: SeriesLabelPosition,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(corner)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.4))
+        .label_font(("sans-serif", 14))
+        .draw()
+        .map_err(text)
 }
 
 /// Keeps the points of a long curve that a chart can tell apart: a point is kept when it lies a
@@ -260,14 +272,7 @@ fn draw_bars(
         } else {
             SeriesLabelPosition::UpperLeft
         };
-        chart
-            .configure_series_labels()
-            .position(corner)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.4))
-            .label_font(("sans-serif", 14))
-            .draw()
-            .map_err(text)?;
+        legend(&mut chart, corner)?;
     }
     root.present().map_err(text)?;
     Ok(())
