@@ -65,6 +65,12 @@ impl Names {
         self.ends.is_empty()
     }
 
+    /// Makes room for exactly `names` more names of `bytes` bytes in all.
+    pub fn reserve_exact(&mut self, names: usize, bytes: usize) {
+        self.ends.reserve_exact(names);
+        self.text.reserve_exact(bytes);
+    }
+
     /// The bytes held (allocated capacity).
     pub fn heap_bytes(&self) -> usize {
         self.text.capacity() + self.ends.capacity() * std::mem::size_of::<usize>()
@@ -84,7 +90,7 @@ impl Names {
 
     /// Where name `i` starts in the buffer.
     #[inline(always)]
-    fn start(&self, i: usize) -> usize {
+    pub(crate) fn start(&self, i: usize) -> usize {
         if i == 0 {
             0
         } else {

@@ -348,7 +348,8 @@ impl SortedQrels {
     /// lines and bytes.
     pub fn sets(&self, range: Range<usize>) -> Result<ActualSets, InputError> {
         let start = range.start;
-        ActualSets::parse(&self.path, Format::Trec, &self.map[range], None).map_err(|e| {
+        // A batch's goals: on the calling thread (a worker among others).
+        ActualSets::parse(&self.path, Format::Trec, &self.map[range], None, 1).map_err(|e| {
             let Some(lines) = &self.line_map else {
                 return crate::shard::shift_error(e, &self.path, start as u64);
             };
@@ -366,7 +367,13 @@ impl SortedQrels {
 
     /// The actual sets of all the goals, read with the mapped pages let go behind.
     pub fn sets_whole(&self) -> Result<ActualSets, InputError> {
-        let whole = ActualSets::parse(&self.path, Format::Trec, &self.map, self.map.mapped());
+        let whole = ActualSets::parse(
+            &self.path,
+            Format::Trec,
+            &self.map,
+            self.map.mapped(),
+            crate::truth::load_threads(),
+        );
         match (&self.line_map, whole) {
             (Some(_), Err(_)) => self.sets(0..self.map.len()),
             (_, r) => r,
@@ -378,7 +385,7 @@ impl SortedQrels {
     /// their lines end to end (each range's lines, a newline added where the file has none);
     /// goal `i` is the one of `ranges[i]`; errors name the file's lines.
     pub fn sets_of(&self, bytes: &[u8], ranges: &[Range<usize>]) -> Result<ActualSets, InputError> {
-        ActualSets::parse(&self.path, Format::Trec, bytes, None).map_err(|_| {
+        ActualSets::parse(&self.path, Format::Trec, bytes, None, 1).map_err(|_| {
             // The error again, from the range it is in, to name the file's line.
             ranges
                 .iter()

@@ -16,6 +16,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
+mod held;
+
 /// The hash of a lemma or goal name, computed once per ranked line.
 ///
 /// Folded multiplies (the 128-bit product's halves XORed, as foldhash and wyhash do) over 8-byte
@@ -105,6 +107,11 @@ const EMPTY: Slot = Slot {
 };
 /// A length too long for a slot's 24 bits.
 const LONG: u64 = (1 << 24) - 1;
+
+/// The slots of a table for `names` names: a power of two, at most 3/4 full.
+fn table_size(names: usize) -> usize {
+    (names * 4 / 3 + 1).next_power_of_two().max(16)
+}
 
 impl Slot {
     #[inline(always)]
@@ -267,7 +274,7 @@ impl Interner {
 
     /// Resizes the table for `names` names (at most 3/4 full).
     fn grow(&mut self, names: usize) {
-        let want = (names * 4 / 3 + 1).next_power_of_two().max(16);
+        let want = table_size(names);
         if want <= self.slots.len() {
             return;
         }
@@ -337,6 +344,11 @@ impl Interner {
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()
     }
+}
+
+/// The threads that read qrels held whole: one a core.
+pub(crate) fn load_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// The actual set of one goal, borrowed from its [`ActualSets`].
@@ -775,9 +787,10 @@ impl ActualSets {
     /// Reads qrels (`goal iter lemma grade`, exactly 4 fields) or JSONL actual sets, by format.
     /// A lemma judged twice for one goal is an error naming both lines.
     ///
-    /// Qrels whose goals come grouped (each goal's lines together, the usual case) are gathered
-    /// one goal at a time; once a goal comes back after others, every judgment is held as a
-    /// 12-byte row and grouped at the end.
+    /// Qrels whose goals come grouped (each goal's lines together, the usual case) are read in
+    /// parts, one a core, cut where goals begin, and joined; any other shape is gathered one goal
+    /// at a time, and once a goal comes back after others, every judgment is held as a 12-byte
+    /// row and grouped at the end.
     pub fn read(input: Input) -> Result<ActualSets, InputError> {
         let path = input.path.clone();
         let format = input.format;
@@ -795,7 +808,7 @@ impl ActualSets {
                 &owned
             }
         };
-        let sets = Self::parse(&path, format, all, input.map.as_deref())?;
+        let sets = Self::parse(&path, format, all, input.map.as_deref(), load_threads())?;
         if sets.goals.is_empty() {
             return Err(InputError::file(
                 ErrorKind::Empty,
@@ -808,8 +821,26 @@ impl ActualSets {
 
     /// The actual sets of `all` (the whole text, or whole goals' lines of it: line numbers in
     /// errors are `all`'s), none if it has no judgment. `map`: `all` is this mapping, whose pages
-    /// are let go behind the reading.
+    /// are let go behind the reading. `threads`: how many threads may read grouped qrels.
     pub(crate) fn parse(
+        path: &Path,
+        format: Format,
+        all: &[u8],
+        map: Option<&Mmap>,
+        threads: usize,
+    ) -> Result<ActualSets, InputError> {
+        if format == Format::Trec {
+            // Grouped qrels of the usual shape: read in parts, a thread each; anything else, and
+            // every error, by the general path.
+            if let Some(sets) = held::parse(all, map, threads) {
+                return Ok(sets);
+            }
+        }
+        Self::parse_general(path, format, all, map)
+    }
+
+    /// [`ActualSets::parse`] one line at a time, on this thread: any shape, every error.
+    fn parse_general(
         path: &Path,
         format: Format,
         all: &[u8],
