@@ -45,13 +45,17 @@ struct Part {
     starts: Vec<usize>,
     /// Judged lemmas (part-local ids), each goal's in line order.
     ids: Vec<u32>,
-    /// Grades beside `ids` once some grade is not 1 (empty before: all 1).
+    /// Grades beside `ids` once some grade is not 1 (empty while every grade is 1).
     grades: Vec<i32>,
-    graded: bool,
     positive_rows: u64,
 }
 
 impl Part {
+    /// Whether some grade is not 1.
+    fn graded(&self) -> bool {
+        !self.grades.is_empty()
+    }
+
     /// The judgments of goal `i` of the part: `ids` range.
     fn range(&self, i: usize) -> std::ops::Range<usize> {
         self.starts[i]..self.starts.get(i + 1).copied().unwrap_or(self.ids.len())
@@ -68,26 +72,29 @@ pub(super) fn parse(all: &[u8], map: Option<&Mmap>, threads: usize) -> Option<Ac
 /// [`parse`] with parts of at least `part_min` bytes.
 fn parse_in(all: &[u8], map: Option<&Mmap>, threads: usize, part_min: usize) -> Option<ActualSets> {
     let cuts = cuts(all, threads.clamp(1, 64), part_min);
-    let parts: Vec<Part> = if cuts.len() == 2 {
-        vec![read_part(all, 0, all.len(), map)?]
-    } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = cuts
-                .windows(2)
-                .map(|w| {
-                    let (a, b) = (w[0], w[1]);
-                    s.spawn(move || read_part(all, a, b, map))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a part's reader does not panic"))
-                .collect::<Option<Vec<_>>>()
-        })?
-    };
+    let parts = on_threads(cuts.windows(2).collect(), |w| {
+        read_part(all, w[0], w[1], map)
+    });
+    let parts = parts.into_iter().collect::<Option<Vec<Part>>>()?;
     // A small text (one part) is joined on this thread alone.
     let threads = if parts.len() == 1 { 1 } else { threads };
     join(parts, threads.clamp(1, 64))
+}
+
+/// `f` of every item, each on a thread of its own (on this thread when there is one), in order.
+fn on_threads<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
+    if items.len() <= 1 {
+        return items.into_iter().map(f).collect();
+    }
+    let f = &f;
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (items.into_iter())
+            .map(|item| s.spawn(move || f(item)))
+            .collect();
+        (handles.into_iter())
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
 }
 
 /// Where the parts begin, and the text's end: line starts near equal shares of `all`, each moved
@@ -178,11 +185,9 @@ fn read_part(all: &[u8], start: usize, end: usize, map: Option<&Mmap>) -> Option
             p.goal_hashes.push(name_hash(f[0]));
             p.starts.push(judgments);
         }
-        if grade != 1 && !p.graded {
-            p.graded = true;
-            p.grades = vec![1; judgments];
-        }
-        if p.graded {
+        if grade != 1 || p.graded() {
+            // From the first grade other than 1 on; the lines before it had 1.
+            p.grades.resize(judgments, 1);
             p.grades.push(grade);
         }
         p.positive_rows += u64::from(grade > 0);
@@ -213,9 +218,18 @@ fn join(mut parts: Vec<Part>, threads: usize) -> Option<ActualSets> {
         }
         remaps.push(remap);
     }
-    let goal_count: usize = parts.iter().map(|p| p.goals.len()).sum();
+    let goal_count: usize = parts.iter().map(|p| p.starts.len()).sum();
+    // The goals' names and hashes, moved out for the goal table while the parts are sorted.
+    let goal_lists: Vec<(Names, Vec<u64>)> = (parts.iter_mut())
+        .map(|p| {
+            (
+                std::mem::take(&mut p.goals),
+                std::mem::take(&mut p.goal_hashes),
+            )
+        })
+        .collect();
     let judgments: usize = parts.iter().map(|p| p.ids.len()).sum();
-    let graded = parts.iter().any(|p| p.graded);
+    let graded = parts.iter().any(Part::graded);
     let mut ids = vec![0u32; judgments];
     let (mut grades, mut grades_desc) = if graded {
         (vec![1i32; judgments], vec![1i32; judgments])
@@ -223,38 +237,40 @@ fn join(mut parts: Vec<Part>, threads: usize) -> Option<ActualSets> {
         (Vec::new(), Vec::new())
     };
     // Each part's judgments mapped and sorted into its own share of the arrays (a thread a
-    // part), while this thread interns the goals.
-    let (goals, sorted) = std::thread::scope(|s| {
-        let mut handles = Vec::with_capacity(parts.len());
-        let (mut ids_rest, mut grades_rest, mut desc_rest) =
-            (&mut ids[..], &mut grades[..], &mut grades_desc[..]);
-        for (p, remap) in parts.iter().zip(&remaps) {
-            let n = p.ids.len();
-            let (i, r) = std::mem::take(&mut ids_rest).split_at_mut(n);
-            ids_rest = r;
-            let (g, d) = if graded {
-                let (g, gr) = std::mem::take(&mut grades_rest).split_at_mut(n);
-                grades_rest = gr;
-                let (d, dr) = std::mem::take(&mut desc_rest).split_at_mut(n);
-                desc_rest = dr;
-                (Some(g), Some(d))
-            } else {
-                (None, None)
-            };
-            if parts.len() == 1 {
-                // One part (a small text): no thread.
-                handles.push(Err(sort_part(p, remap, i, g, d)));
-            } else {
-                handles.push(Ok(s.spawn(move || sort_part(p, remap, i, g, d))));
-            }
-        }
-        let goals = intern_goals(&parts, threads);
-        let sorted = handles.into_iter().all(|h| match h {
-            Ok(h) => h.join().expect("a part's sort does not panic"),
-            Err(done) => done,
-        });
-        (goals, sorted)
-    });
+    // part), while this thread fills the goal table.
+    let mut jobs = Vec::with_capacity(parts.len());
+    let (mut ids_rest, mut grades_rest, mut desc_rest) =
+        (&mut ids[..], &mut grades[..], &mut grades_desc[..]);
+    for (p, remap) in parts.iter().zip(&remaps) {
+        let n = p.ids.len();
+        let (i, r) = std::mem::take(&mut ids_rest).split_at_mut(n);
+        ids_rest = r;
+        let (g, d) = if graded {
+            let (g, gr) = std::mem::take(&mut grades_rest).split_at_mut(n);
+            grades_rest = gr;
+            let (d, dr) = std::mem::take(&mut desc_rest).split_at_mut(n);
+            desc_rest = dr;
+            (Some(g), Some(d))
+        } else {
+            (None, None)
+        };
+        jobs.push((p, &remap[..], i, g, d));
+    }
+    let sort = |(p, remap, i, g, d)| sort_part(p, remap, i, g, d);
+    let (goals, sorted) = if jobs.len() == 1 {
+        // One part (a small text): no thread.
+        let sorted = jobs.into_iter().all(sort);
+        (intern_goals(goal_lists, threads), sorted)
+    } else {
+        std::thread::scope(|s| {
+            let sorts = s.spawn(|| on_threads(jobs, sort).into_iter().all(|ok| ok));
+            let goals = intern_goals(goal_lists, threads);
+            let sorted = sorts
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e));
+            (goals, sorted)
+        })
+    };
     if !sorted {
         return None;
     }
@@ -263,7 +279,7 @@ fn join(mut parts: Vec<Part>, threads: usize) -> Option<ActualSets> {
     let mut at = 0u64;
     let mut longest = 0;
     for p in &parts {
-        for i in 0..p.goals.len() {
+        for i in 0..p.starts.len() {
             starts.push(at);
             let n = p.range(i).len();
             longest = longest.max(n);
@@ -286,48 +302,36 @@ fn join(mut parts: Vec<Part>, threads: usize) -> Option<ActualSets> {
 }
 
 /// The goals of every part, as an interner whose ids follow the parts' order; `None` if a goal
-/// comes twice. The names and hashes are copied in order; the table is filled by `threads`
+/// comes twice (`lists`: each part's goal names and hashes, in order). The table is filled by `threads`
 /// threads at once, each taking the goals whose probe starts in its share of the slots (one read
 /// of the hashes in order, its own share's slots fetched ahead: a table of millions of goals is
 /// far larger than the caches). A probe that would leave its share is finished on this thread at
 /// the end, as a lookup would continue it (linear probing past the share's end, wrapping).
-fn intern_goals(parts: &[Part], threads: usize) -> Option<Interner> {
-    let count: usize = parts.iter().map(|p| p.goals.len()).sum();
-    let bytes = parts
-        .iter()
-        .flat_map(|p| p.goals.iter())
-        .map(|g| g.len())
-        .sum();
-    let mut names = Names::default();
-    names.reserve_exact(count, bytes);
-    let mut hashes = Vec::with_capacity(count);
-    for p in parts {
-        for g in p.goals.iter() {
+fn intern_goals(lists: Vec<(Names, Vec<u64>)>, threads: usize) -> Option<Interner> {
+    let mut lists = lists.into_iter();
+    // The first part's names and hashes, the others' appended.
+    let (mut names, mut hashes) = lists.next().unwrap_or_default();
+    let rest: Vec<_> = lists.collect();
+    let more = rest.iter().map(|l| l.1.len()).sum();
+    let bytes = rest.iter().flat_map(|l| l.0.iter()).map(|g| g.len()).sum();
+    names.reserve_exact(more, bytes);
+    hashes.reserve_exact(more);
+    for (n, h) in &rest {
+        n.iter().for_each(|g| {
             names.push(g);
-        }
-        hashes.extend_from_slice(&p.goal_hashes);
+        });
+        hashes.extend_from_slice(h);
     }
+    let count = hashes.len();
     assert!(count < u32::MAX as usize, "more than 2^32 - 1 goals");
     let size = table_size(count);
     let mask = size - 1;
     let share = size.div_ceil(threads);
     let mut slots = vec![EMPTY; size];
-    let overflow: Vec<Vec<u32>> = if threads == 1 {
-        vec![fill_share(&names, &hashes, &mut slots, 0, mask)?]
-    } else {
-        let (names, hashes) = (&names, &hashes);
-        std::thread::scope(|s| {
-            let handles: Vec<_> = slots
-                .chunks_mut(share)
-                .enumerate()
-                .map(|(t, own)| s.spawn(move || fill_share(names, hashes, own, t * share, mask)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a share's filling does not panic"))
-                .collect::<Option<Vec<_>>>()
-        })?
-    };
+    let shares: Vec<_> = slots.chunks_mut(share).enumerate().collect();
+    let (n, h) = (&names, &hashes);
+    let overflow = on_threads(shares, |(t, own)| fill_share(n, h, own, t * share, mask));
+    let overflow = overflow.into_iter().collect::<Option<Vec<Vec<u32>>>>()?;
     let mut goals = Interner {
         slots,
         names,
@@ -407,11 +411,11 @@ fn sort_part(
     match (grades, desc) {
         (Some(grades), Some(desc)) => {
             let mut pairs: Vec<(u32, i32)> = Vec::new();
-            for i in 0..p.goals.len() {
+            for i in 0..p.starts.len() {
                 let r = p.range(i);
                 pairs.clear();
                 pairs.extend(r.clone().map(|j| {
-                    let g = if p.graded { p.grades[j] } else { 1 };
+                    let g = if p.graded() { p.grades[j] } else { 1 };
                     (map(p.ids[j]), g)
                 }));
                 if super::sort_distinct(&mut pairs).is_err() {
@@ -426,7 +430,7 @@ fn sort_part(
             }
         }
         _ => {
-            for i in 0..p.goals.len() {
+            for i in 0..p.starts.len() {
                 let r = p.range(i);
                 let goal = &mut ids[r.clone()];
                 for (slot, &l) in goal.iter_mut().zip(&p.ids[r]) {
