@@ -1,10 +1,13 @@
 //! Accumulator throughput: items per second over a 1,000,000-item ranking with 20 relevant items,
 //! for the default measure set (P@1,10,100, R@1,10,100, AP, AP@100, RR, nDCG@10,
 //! Depth(recall=1.0)). Three input paths: one `push` per item, `push_labels` over the slice, and
-//! the ranks-only path. Run: `cargo bench -p lemma-benches --bench accum`.
+//! the ranks-only path. Then the pooled curve's counting: 1,000,000 items in goals of 1,000
+//! (scores descending within a goal, 60,000 distinct scores in all, as on workload M) added to an
+//! exact curve one `add_key` at a time and by `add_keys` per goal (its lookups asked ahead).
+//! Run: `cargo bench -p lemma-benches --bench accum`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
-use lemma_accum::{Config, GoalAccumulator, Label, Measure, Plan, Truth};
+use lemma_accum::{score_key, Config, GoalAccumulator, Label, Measure, Plan, PooledCurve, Truth};
 use std::sync::Arc;
 
 const N: usize = 1_000_000;
@@ -81,6 +84,49 @@ fn bench(c: &mut Criterion) {
                 .evaluate_ranks(&truth, N as u64, black_box(ranks.iter().copied()))
                 .unwrap();
             black_box(v.values()[6])
+        })
+    });
+    g.finish();
+
+    // Goals of 1,000 items: scores from a shifted grid of 60,000 values, each goal's sorted
+    // descending, every 50th item relevant.
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut items: Vec<(u64, bool)> = Vec::with_capacity(N);
+    for _ in 0..N / 1000 {
+        let mut goal: Vec<u64> = (0..1000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x % 60_000
+            })
+            .collect();
+        goal.sort_unstable_by(|a, b| b.cmp(a));
+        let base = items.len();
+        items.extend(
+            goal.iter()
+                .enumerate()
+                .map(|(i, &s)| (score_key(s as f64 * 0.0001), (base + i).is_multiple_of(50))),
+        );
+    }
+    let mut g = c.benchmark_group("pooled_curve_1M_items_60k_scores");
+    g.throughput(Throughput::Elements(N as u64));
+    g.bench_function("add_key", |b| {
+        b.iter(|| {
+            let mut curve = PooledCurve::exact();
+            for &(k, r) in black_box(&items[..]) {
+                curve.add_key(k, r);
+            }
+            black_box(curve.len())
+        })
+    });
+    g.bench_function("add_keys_per_goal", |b| {
+        b.iter(|| {
+            let mut curve = PooledCurve::exact();
+            for goal in black_box(&items[..]).chunks(1000) {
+                curve.add_keys(goal);
+            }
+            black_box(curve.len())
         })
     });
     g.finish();

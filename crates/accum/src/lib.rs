@@ -68,7 +68,7 @@ pub use order::{trec_cmp, OutOfOrder, TrecOrder};
 pub use plan::{Config, Interpolation, Plan, Ties};
 pub use pooled::{
     ap_error_bound, equal_count, key_to_score, merge_runs, score_key, Bin, CurvePoint, CurveRow,
-    CurveRows, CurveStats, Group, PooledCurve, PooledSpec, Run, SpillRuns, BIN_BYTES,
+    CurveRows, CurveStats, Group, PooledCurve, PooledSpec, Run, SpillRuns,
 };
 pub use summary::{
     Aggregate, GoalCounts, GoalFate, MergeError, Summary, SummaryState, GM_AP_FLOOR,

@@ -22,7 +22,9 @@
 //! Rows and their statistics (pooled AP as scikit-learn's `average_precision_score`, best F1)
 //! come from any descending stream of `(threshold, items, relevant)` ([`CurveRows`]).
 
-use hashbrown::HashMap;
+mod bins;
+
+use bins::BinTable;
 use std::sync::Arc;
 
 /// Order-preserving map from a finite `f64` to `u64` (larger score, larger key).
@@ -73,12 +75,6 @@ pub struct Bin {
 }
 
 impl Bin {
-    const EMPTY: Bin = Bin {
-        n: 0,
-        rel: 0,
-        min_key: u64::MAX,
-    };
-
     fn absorb(&mut self, o: &Bin) {
         self.n += o.n;
         self.rel += o.rel;
@@ -98,18 +94,13 @@ pub trait SpillRuns: Send + Sync + std::fmt::Debug {
     fn spill(&self, run: &Run);
 }
 
-/// Bytes a held bin costs, at most: the table's entry (key and [`Bin`], 32 bytes) and its
-/// control byte, at the table's lowest load (7/16, just after it doubles). Budgets are divided by
-/// it.
-pub const BIN_BYTES: usize = 77;
-
 /// The pooled curve's bins. See the module documentation.
 #[derive(Clone)]
 pub struct PooledCurve {
     bits: u32,
     max_bins: usize,
     spill: Option<Arc<dyn SpillRuns>>,
-    bins: HashMap<u64, Bin>,
+    bins: BinTable,
     total_relevant: u64,
     spilled: bool,
 }
@@ -176,7 +167,7 @@ impl PooledCurve {
             bits,
             max_bins: usize::MAX,
             spill: None,
-            bins: HashMap::new(),
+            bins: BinTable::default(),
             total_relevant: 0,
             spilled: false,
         }
@@ -195,6 +186,15 @@ impl PooledCurve {
             spill: Some(spill),
             ..Self::new(64)
         }
+    }
+
+    /// The most bins ([`exact_spilling`](Self::exact_spilling)'s `max_bins`) an exact curve may
+    /// hold so that they and the run of 24 bytes a bin they become take at most `bytes`: its table
+    /// is a power of two of 32-byte slots at most 3/4 full (while it doubles, the old table and
+    /// the new one take less than that). A sketch's table takes at most 86 bytes a bin (4 MiB
+    /// for 65,536 bins).
+    pub fn bins_within(bytes: usize) -> usize {
+        bins::bins_within(bytes, 24)
     }
 
     /// A curve of at most `max_bins` (at least 2) bins, exact while the distinct scores fit.
@@ -217,7 +217,7 @@ impl PooledCurve {
 
     /// Whether no bin is held.
     pub fn is_empty(&self) -> bool {
-        self.bins.is_empty()
+        self.bins.len() == 0
     }
 
     /// Whether runs went to the spill receiver: the held bins are then only part of the curve.
@@ -241,15 +241,35 @@ impl PooledCurve {
         self.add_key(score_key(score), relevant)
     }
 
-    /// Adds one predicted item by its [`score_key`].
-    #[inline]
-    pub fn add_key(&mut self, key: u64, relevant: bool) {
-        let bin = if self.bits == 64 {
+    /// Adds predicted items by their [`score_key`]s; returns how many are relevant. Faster than
+    /// [`add_key`](Self::add_key) one by one: each item's bin is asked for a few items ahead, so
+    /// that the cache misses of a large curve overlap.
+    pub fn add_keys(&mut self, items: &[(u64, bool)]) -> u64 {
+        const AHEAD: usize = 16;
+        let mut found = 0;
+        for (i, &(key, relevant)) in items.iter().enumerate() {
+            if let Some(&(next, _)) = items.get(i + AHEAD) {
+                self.bins.prefetch(self.bin_of(next));
+            }
+            self.add_key(key, relevant);
+            found += relevant as u64;
+        }
+        found
+    }
+
+    #[inline(always)]
+    fn bin_of(&self, key: u64) -> u64 {
+        if self.bits == 64 {
             key
         } else {
             key >> (64 - self.bits)
-        };
-        let e = self.bins.entry(bin).or_insert(Bin::EMPTY);
+        }
+    }
+
+    /// Adds one predicted item by its [`score_key`].
+    #[inline]
+    pub fn add_key(&mut self, key: u64, relevant: bool) {
+        let e = self.bins.bin(self.bin_of(key));
         e.n += 1;
         e.rel += relevant as u64;
         e.min_key = e.min_key.min(key);
@@ -263,7 +283,7 @@ impl PooledCurve {
         match &self.spill {
             Some(s) => {
                 let mut run: Vec<(u64, u64, u64)> =
-                    self.bins.iter().map(|(&k, b)| (k, b.n, b.rel)).collect();
+                    self.bins.iter().map(|(k, b)| (k, b.n, b.rel)).collect();
                 run.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
                 s.spill(&run);
                 self.bins.clear();
@@ -282,9 +302,9 @@ impl PooledCurve {
             return;
         }
         let shift = self.bits - bits;
-        let mut next: HashMap<u64, Bin> = HashMap::with_capacity(self.bins.len() / 2 + 1);
-        for (k, b) in self.bins.drain() {
-            next.entry(k >> shift).or_insert(Bin::EMPTY).absorb(&b);
+        let mut next = BinTable::with_capacity(self.bins.len() / 2 + 1);
+        for (k, b) in self.bins.iter() {
+            next.bin(k >> shift).absorb(b);
         }
         self.bins = next;
         self.bits = bits;
@@ -295,10 +315,10 @@ impl PooledCurve {
         if other.bits < self.bits {
             self.coarsen_to(other.bits);
         }
-        for (&k, b) in &other.bins {
+        for (k, b) in other.bins.iter() {
             // `self` may coarsen on the way: the shift is taken afresh.
             let shift = other.bits - self.bits;
-            self.bins.entry(k >> shift).or_insert(Bin::EMPTY).absorb(b);
+            self.bins.bin(k >> shift).absorb(b);
             if self.bins.len() > self.max_bins {
                 self.overflow();
             }
@@ -309,7 +329,7 @@ impl PooledCurve {
 
     /// The held bins, highest key first: `(bin key at the curve's resolution, counts)`.
     pub fn sorted_bins(&self) -> Vec<(u64, Bin)> {
-        let mut v: Vec<(u64, Bin)> = self.bins.iter().map(|(&k, &b)| (k, b)).collect();
+        let mut v: Vec<(u64, Bin)> = self.bins.iter().map(|(k, &b)| (k, b)).collect();
         v.sort_unstable_by_key(|x| std::cmp::Reverse(x.0));
         v
     }

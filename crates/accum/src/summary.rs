@@ -186,11 +186,7 @@ impl Summary {
         self.counts.evaluated += 1;
         if let Some(curve) = &mut self.pooled {
             let (items, r) = values.pooled();
-            let mut found = 0;
-            for &(key, relevant) in items {
-                curve.add_key(key, relevant);
-                found += relevant as u64;
-            }
+            let found = curve.add_keys(items);
             curve.add_unretrieved_relevant(r.saturating_sub(found));
         }
         for (i, (m, v)) in values.iter().enumerate() {

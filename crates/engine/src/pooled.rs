@@ -5,10 +5,10 @@
 //!   items per distinct score in memory; past a share of the memory budget the counts are written,
 //!   sorted, to an unnamed temporary file (a run, 24 bytes per distinct score), and the runs and
 //!   the held counts are merged at the end ([`PooledView`]). Memory: at most `--memory` for the
-//!   counts (each of the `threads + 1` summaries holds at most `memory / (101 * (threads + 1))`
-//!   scores, 101 bytes each at worst: table entry, control byte at the table's lowest load, and
-//!   the sorted run it becomes), plus 16 bytes per ranked lemma of the largest goal, plus 64 KiB
-//!   per run while merging.
+//!   counts (each of the `threads + 1` summaries holds the scores whose table and sorted run fit
+//!   `memory / (threads + 1)`, [`lemma_accum::PooledCurve::bins_within`]: 67 bytes a score, a
+//!   table of a power of two of slots using between half that share and all of it), plus 16 bytes per ranked lemma of the largest goal, plus 64 KiB per run while
+//!   merging.
 //! - **Binned** ([`PooledSetup::binned`]): seed 004's estimate, `K` groups of equal count over the
 //!   scores in descending order, in one pass. The counts are a sketch of at most
 //!   [`SKETCH_BINS`] bins (exact while the distinct scores fit; past that, coarser key bins), so
@@ -32,11 +32,8 @@ use std::io::{BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-/// Bins of the binned curve's sketch: about 5 MiB per summary.
+/// Bins of the binned curve's sketch: 4 MiB of table per summary.
 pub const SKETCH_BINS: usize = 1 << 16;
-
-/// Bytes a held distinct score may cost while counted and spilled.
-const SCORE_BYTES: usize = lemma_accum::BIN_BYTES + 24;
 
 /// How an evaluation keeps its pooled curve, and where the exact curve's runs go.
 #[derive(Clone, Debug)]
@@ -55,7 +52,7 @@ impl PooledSetup {
             runs: Mutex::new(Vec::new()),
             error: Mutex::new(None),
         });
-        let max_bins = (memory / (SCORE_BYTES * (threads.max(1) + 1))).max(64);
+        let max_bins = PooledCurve::bins_within(memory / (threads.max(1) + 1)).max(64);
         PooledSetup {
             spec: PooledSpec::Exact {
                 max_bins,
