@@ -6,9 +6,9 @@
 //!   sorted, to an unnamed temporary file (a run, 24 bytes per distinct score), and the runs and
 //!   the held counts are merged at the end ([`PooledView`]). Memory: at most `--memory` for the
 //!   counts (each of the `threads + 1` summaries holds the scores whose table and sorted run fit
-//!   `memory / (threads + 1)`, [`lemma_accum::PooledCurve::bins_within`]: 67 bytes a score, a
-//!   table of a power of two of slots using between half that share and all of it), plus 16 bytes per ranked lemma of the largest goal, plus 64 KiB per run while
-//!   merging.
+//!   `memory / (threads + 1)`, [`lemma_accum::PooledCurve::bins_within`]: 67 bytes a score, a table
+//!   of a power of two of slots using between half that share and all of it), plus 16 bytes per
+//!   ranked lemma of the largest goal, plus 64 KiB per run while merging.
 //! - **Binned** ([`PooledSetup::binned`]): seed 004's estimate, `K` groups of equal count over the
 //!   scores in descending order, in one pass. The counts are a sketch of at most
 //!   [`SKETCH_BINS`] bins (exact while the distinct scores fit; past that, coarser key bins), so
