@@ -148,7 +148,10 @@ impl ActualKey {
     }
 }
 
-/// A summary that travels: see the [module documentation](self).
+/// A summary that travels: what one shard of an evaluation saw (a process, a machine, a session),
+/// encoded in a few kilobytes, merged exactly with the other shards', and finished into the
+/// summary one evaluation over all the shards' predictions would have given. The goals no shard
+/// predicted are evaluated once, after the merge, never once per shard.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Partial {
     plan: PlanKey,

@@ -54,7 +54,9 @@ impl<'s> Pushed<'s> {
 /// Largest lemma id [`Session::push_ids`] takes, plus one: the id table is 8 bytes an id.
 pub const MAX_LEMMA_IDS: u32 = 1 << 27;
 
-/// A push session on an [`Evaluator`]: see the [module documentation](self).
+/// A push session on an [`Evaluator`]: it takes one goal's ranking at a time, in process, and
+/// answers with that goal's values at once (lemma names in rank order, (name, score) pairs ranked
+/// as a TREC run's lines would be, or lemma ids); finishing it evaluates the goals never pushed.
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {

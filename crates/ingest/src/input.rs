@@ -768,7 +768,7 @@ impl BatchReader {
         }
     }
 
-    /// Refuses lines longer than `bytes` ([`MAX_LINE`] by default).
+    /// Refuses lines longer than `bytes` (256 MiB by default).
     pub fn set_max_line(&mut self, bytes: usize) {
         self.max_line = bytes.max(1);
         self.carry_check = self.max_line + 1;

@@ -233,8 +233,8 @@ impl<'a> PremiseRef<'a> {
 /// for the list; names may be objects with `full_name`; scores are optional).
 ///
 /// Records of the common shape (string names without escapes, numbers, the known keys) are read
-/// by a scanner that borrows the names ([`crate::jsonl`]); every other line by serde_json, which
-/// also words every error.
+/// by a scanner that borrows the names (the crate's `jsonl` module); every other line by
+/// serde_json, which also words every error.
 pub fn parse_prediction_line(line: &str) -> Result<Prediction<'_>, String> {
     if let Some(f) = crate::jsonl::scan(line) {
         return prediction(
