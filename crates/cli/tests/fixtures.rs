@@ -912,3 +912,41 @@ fn threshold_gives_macro_and_pooled_set_measures() {
         ],
     );
 }
+
+/// The table format's name column widens to its longest name (`pooled:SetF(beta=1,threshold=0.6)`
+/// is 33 characters, past the usual 24): every value ends in one column, and the values are the
+/// ones the tsv format gives (the threshold example above: 1/4 macro, 2/7 pooled F1).
+#[test]
+fn table_widens_for_long_measure_names() {
+    let (q, r) = (fixture("pooled/qrels.txt"), fixture("pooled/run.txt"));
+    let args = ["eval", &q, &r, "-m", "P@1", "--threshold", "0.6", "--quiet"];
+    let out = stdout_ok(&run(&args));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], format!("{:<33} {:>12}", "measure", "mean of 2"));
+    for l in &lines {
+        assert_eq!(l.len(), 33 + 1 + 12, "{l:?}");
+        assert_eq!(l.as_bytes()[33], b' ', "{l:?}");
+    }
+    let value = |name: &str| -> &str {
+        let l = lines
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(name));
+        l.unwrap_or_else(|| panic!("{name} in {out}"))
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+    };
+    assert_eq!(value("SetF(beta=1,threshold=0.6)"), "0.2500");
+    assert_eq!(value("pooled:SetF(beta=1,threshold=0.6)"), "0.2857");
+    assert_eq!(value("NumRet(threshold=0.6)"), "6");
+    // Short names keep the 24-character column (P@1: A's top lemma, .95, is relevant, B's, .97,
+    // is not).
+    let out = stdout_ok(&run(&["eval", &q, &r, "-m", "P@1", "--quiet"]));
+    assert_eq!(
+        out,
+        format!(
+            "{:<24} {:>12}\n{:<24} {:>12}\n",
+            "measure", "mean of 2", "P@1", "0.5000"
+        )
+    );
+}

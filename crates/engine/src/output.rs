@@ -173,13 +173,18 @@ impl<'w> Writer<'w> {
                     writeln!(self.out)?;
                 }
                 let c = summary.counts();
+                // The names' column: 24 wide, or as wide as the longest name.
+                let names: Vec<String> = aggs.iter().map(|(m, _)| m.to_string()).collect();
+                let w = (names.iter().chain(self.extra.iter().map(|(m, _)| m)))
+                    .map(|m| m.chars().count())
+                    .fold(24, usize::max);
                 writeln!(
                     self.out,
-                    "{:<24} {:>12}",
+                    "{:<w$} {:>12}",
                     "measure",
                     format!("mean of {}", c.evaluated)
                 )?;
-                for (m, a) in &aggs {
+                for ((_, a), m) in aggs.iter().zip(&names) {
                     match *a {
                         Aggregate::Depth {
                             mean,
@@ -188,26 +193,18 @@ impl<'w> Writer<'w> {
                             reached,
                         } => writeln!(
                             self.out,
-                            "{:<24} {:>12}  median {}, reached by {reached} of {} goals ({:.1}%)",
-                            m.to_string(),
+                            "{m:<w$} {:>12}  median {}, reached by {reached} of {} goals ({:.1}%)",
                             mean.map_or("-".into(), |v| format!("{v:.2}")),
                             median.map_or("-".into(), |v| format!("{v}")),
                             c.evaluated,
                             coverage * 100.0
                         )?,
-                        Aggregate::Sum(v) => {
-                            writeln!(self.out, "{:<24} {:>12}", m.to_string(), v as i64)?
-                        }
-                        _ => writeln!(
-                            self.out,
-                            "{:<24} {:>12.4}",
-                            m.to_string(),
-                            a.headline().unwrap_or(0.0)
-                        )?,
+                        Aggregate::Sum(v) => writeln!(self.out, "{m:<w$} {:>12}", v as i64)?,
+                        _ => writeln!(self.out, "{m:<w$} {:>12.4}", a.headline().unwrap_or(0.0))?,
                     }
                 }
                 for (m, v) in &self.extra {
-                    writeln!(self.out, "{m:<24} {:>12.4}", v.unwrap_or(0.0))?;
+                    writeln!(self.out, "{m:<w$} {:>12.4}", v.unwrap_or(0.0))?;
                 }
             }
             OutFormat::Json => {
