@@ -194,7 +194,7 @@ impl PooledCurve {
     /// the new one take less than that). A sketch's table takes at most 86 bytes a bin (4 MiB
     /// for 65,536 bins).
     pub fn bins_within(bytes: usize) -> usize {
-        bins::bins_within(bytes, 24)
+        bins::bins_within(bytes, std::mem::size_of::<(u64, u64, u64)>())
     }
 
     /// A curve of at most `max_bins` (at least 2) bins, exact while the distinct scores fit.

@@ -1,7 +1,7 @@
 //! The pooled curve's bins by key: an open-addressing table (linear probing, 32-byte slots, at
 //! most 3/4 full) that can be asked ahead for the slot a key will touch.
 //!
-//! A curve meets a key per ranked lemma, and its bins outgrow the caches (65,536 bins are 2 MiB
+//! A curve meets a key per ranked lemma, and its bins outgrow the caches (65,536 bins are 4 MiB
 //! of slots), so each lookup is a cache miss: [`BinTable::prefetch`] lets the caller start the
 //! miss of an item a few items ahead, so that the misses overlap instead of following each other.
 //! Memory: at most [`SLOT_BYTES`] `/ (3/8)` bytes a bin, just after the table doubles.
@@ -39,9 +39,9 @@ pub(super) struct BinTable {
     /// into another (merging curves, growing) meets its keys in an order unrelated to the other's
     /// slots, which keeps linear probing from piling them into long runs.
     seed: u64,
-    /// Slots read by [`bin`](Self::bin) (the tests' measure of probing).
+    /// Slots read by lookups (the tests' measure of probing).
     #[cfg(test)]
-    pub(super) reads: usize,
+    pub(super) reads: std::cell::Cell<usize>,
 }
 
 /// The most bins a table may hold, without growing, so that its slots and `extra` bytes for each
@@ -96,7 +96,7 @@ impl BinTable {
             len: 0,
             seed: new_seed(),
             #[cfg(test)]
-            reads: 0,
+            reads: Default::default(),
         }
     }
 
@@ -118,30 +118,38 @@ impl BinTable {
         }
     }
 
+    /// The slot holding `key`, or the free slot where it would go (`false`). The table has
+    /// slots, and a free one.
+    #[inline(always)]
+    fn find(&self, key: u64) -> (usize, bool) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(key);
+        loop {
+            #[cfg(test)]
+            self.reads.set(self.reads.get() + 1);
+            let s = &self.slots[i];
+            if s.bin.n == 0 {
+                return (i, false);
+            }
+            if s.key == key {
+                return (i, true);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
     /// The bin of `key`, a new one (no item, lowest key `u64::MAX`) if there is none.
     #[inline]
     pub(super) fn bin(&mut self, key: u64) -> &mut Bin {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
         }
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(key);
-        loop {
-            #[cfg(test)]
-            {
-                self.reads += 1;
-            }
-            let s = &self.slots[i];
-            if s.bin.n == 0 {
-                self.len += 1;
-                self.slots[i].key = key;
-                return &mut self.slots[i].bin;
-            }
-            if s.key == key {
-                return &mut self.slots[i].bin;
-            }
-            i = (i + 1) & mask;
+        let (i, held) = self.find(key);
+        if !held {
+            self.len += 1;
+            self.slots[i].key = key;
         }
+        &mut self.slots[i].bin
     }
 
     /// The bin of `key`, if held.
@@ -149,18 +157,8 @@ impl BinTable {
         if self.slots.is_empty() {
             return None;
         }
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(key);
-        loop {
-            let s = &self.slots[i];
-            if s.bin.n == 0 {
-                return None;
-            }
-            if s.key == key {
-                return Some(&s.bin);
-            }
-            i = (i + 1) & mask;
-        }
+        let (i, held) = self.find(key);
+        held.then_some(&self.slots[i].bin)
     }
 
     #[cold]
@@ -170,9 +168,7 @@ impl BinTable {
             *self.bin(k) = *b;
         }
         #[cfg(test)]
-        {
-            self.reads += old.reads;
-        }
+        self.reads.set(self.reads.get() + old.reads.get());
     }
 
     /// The held bins, in no particular order.
@@ -284,7 +280,7 @@ mod tests {
             *b.bin(k) = *bin;
         }
         assert_eq!(b.len(), n);
-        let mean = b.reads as f64 / n as f64;
+        let mean = b.reads.get() as f64 / n as f64;
         // Random keys: about 5 (the inserts up to 3/4 full, and the growing).
         assert!(mean < 8.0, "{mean} slot reads a key");
     }
