@@ -614,7 +614,9 @@ impl GoalAccumulator {
             self.cut_rec[self.next_cut] = self.rec_now();
             self.next_cut += 1;
         }
-        if grade > 0 {
+        // DCG only for plans that read it: a logarithm per judged item is a measurable share of
+        // a shallow ranking's cost.
+        if grade > 0 && self.plan.needs_ndcg {
             self.dcg += grade as f64 / ((rank + 1) as f64).log2();
         }
         if grade >= self.level {

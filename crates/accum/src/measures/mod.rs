@@ -116,7 +116,8 @@ pub(crate) struct Needs {
     pub level: LevelNeed,
     /// Counts of the items scored at or above a threshold (makes the plan need scores).
     pub threshold: Option<f64>,
-    /// The ideal DCG (at the cutoff, or of the whole ideal ranking).
+    /// The DCG and the ideal DCG (at the cutoff, or of the whole ranking): without a measure
+    /// that needs them, the DCG read is 0.
     pub ideal_dcg: bool,
     /// The universe size (and its check against the ranking).
     pub universe: bool,
