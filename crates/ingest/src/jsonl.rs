@@ -1,9 +1,11 @@
 //! A scanner for the JSONL prediction records of the common shape, beside serde_json: one object
 //! with the keys `goal_id` (a string), `retrieved_premises` or `ranked` (an array of strings) and
 //! `scores` (an array of numbers), each at most once, in any order, strings without escapes.
-//! Names are borrowed from the line; nothing is allocated but the two vectors.
+//! Names are borrowed from the line; nothing is allocated but the two vectors. The scores are
+//! converted to f64 only when the caller reads them; otherwise each is checked (JSON's grammar,
+//! finite as an f64) and counted.
 //!
-//! Anything else (an escape, a premise object, another key, `null`, a number outside JSON's
+//! Anything else (a backslash anywhere in the line, a premise object, another key, `null`, a number outside JSON's
 //! grammar or f64's range) gives `None`, and the caller parses the line with serde_json: the
 //! scanner never decides an error, so a bad record gets serde's message, and a record it accepts
 //! is one serde reads to the same values (property-tested in `run.rs`).
@@ -15,7 +17,35 @@ pub(crate) struct Fields<'a> {
     pub goal_id: Option<&'a str>,
     pub retrieved_premises: Option<Vec<Cow<'a, str>>>,
     pub ranked: Option<Vec<Cow<'a, str>>>,
-    pub scores: Option<Vec<f64>>,
+    pub scores: Option<Scores>,
+}
+
+/// A record's `scores`: their values, or (not asked for) how many there are.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Scores {
+    Values(Vec<f64>),
+    Count(usize),
+}
+
+impl Scores {
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Scores::Values(v) => v.len(),
+            Scores::Count(n) => *n,
+        }
+    }
+}
+
+/// A number's text, checked against JSON's grammar.
+struct Number {
+    start: usize,
+    end: usize,
+    neg: bool,
+    /// Its digits as an integer (wrapping past 19 digits).
+    m: u64,
+    int: usize,
+    frac: usize,
+    exp: bool,
 }
 
 struct Scan<'a> {
@@ -41,25 +71,21 @@ impl<'a> Scan<'a> {
         (self.b.get(self.i) == Some(&c)).then(|| self.i += 1)
     }
 
-    /// A string without escapes or control characters.
+    /// A string (control characters and backslashes were ruled out for the whole line by
+    /// [`scan`]: it ends at the next quote).
     #[inline(always)]
     fn string(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.i;
-        // Control characters were ruled out for the whole line by `scan`.
-        let len = memchr::memchr2(b'"', b'\\', &self.b[start..])?;
-        let end = start + len;
-        if self.b[end] != b'"' {
-            return None;
-        }
+        let end = start + memchr::memchr(b'"', &self.b[start..])?;
         self.i = end + 1;
         // On char boundaries: `"` is ASCII.
         Some(&self.s[start..end])
     }
 
-    /// A number in JSON's grammar, finite as an f64.
+    /// A number's text in JSON's grammar (not yet known to be finite).
     #[inline(always)]
-    fn number(&mut self) -> Option<f64> {
+    fn number_text(&mut self) -> Option<Number> {
         self.ws();
         let b = self.b;
         let start = self.i;
@@ -81,14 +107,6 @@ impl<'a> Scan<'a> {
             }
         }
         let exp = matches!(b.get(i), Some(b'e' | b'E'));
-        if !exp && int + frac <= 15 {
-            // Clinger's fast path: at most 15 digits are an exact integer, a power of ten up to
-            // 1e15 is exact, and one division of exact operands is correctly rounded.
-            let v = m as f64 / POW10[frac];
-            self.i = i;
-            // As the serde path normalises: -0 is 0.
-            return Some(if neg { -v } else { v } + 0.0);
-        }
         if exp {
             i += 1;
             if matches!(b.get(i), Some(b'+' | b'-')) {
@@ -98,12 +116,66 @@ impl<'a> Scan<'a> {
                 return None;
             }
         }
-        let v: f64 = fast_float2::parse(&b[start..i]).ok()?;
-        if !v.is_finite() {
-            return None;
-        }
         self.i = i;
-        Some(v + 0.0)
+        Some(Number {
+            start,
+            end: i,
+            neg,
+            m,
+            int,
+            frac,
+            exp,
+        })
+    }
+
+    /// A number in JSON's grammar, finite as an f64.
+    #[inline(always)]
+    fn number(&mut self) -> Option<f64> {
+        let n = self.number_text()?;
+        if !n.exp && n.int + n.frac <= 15 {
+            // Clinger's fast path: at most 15 digits are an exact integer, a power of ten up to
+            // 1e15 is exact, and one division of exact operands is correctly rounded.
+            let v = n.m as f64 / POW10[n.frac];
+            // As the serde path normalises: -0 is 0.
+            return Some(if n.neg { -v } else { v } + 0.0);
+        }
+        let v: f64 = fast_float2::parse(&self.b[n.start..n.end]).ok()?;
+        v.is_finite().then_some(v + 0.0)
+    }
+
+    /// A number in JSON's grammar, finite as an f64, checked but not converted: without an
+    /// exponent and with at most 308 digits before the point it is below 1e308 (f64's largest
+    /// is 1.79e308); any other is converted to be sure.
+    #[inline(always)]
+    fn number_checked(&mut self) -> Option<()> {
+        let n = self.number_text()?;
+        if !n.exp && n.int <= 308 {
+            return Some(());
+        }
+        let v: f64 = fast_float2::parse(&self.b[n.start..n.end]).ok()?;
+        v.is_finite().then_some(())
+    }
+
+    /// `[ item, ... ]`, counted.
+    fn count(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<usize> {
+        self.eat(b'[')?;
+        if self.eat(b']').is_some() {
+            return Some(0);
+        }
+        let mut n = 0;
+        loop {
+            item(self)?;
+            n += 1;
+            self.ws();
+            match self.b.get(self.i)? {
+                b',' => self.i += 1,
+                b']' => {
+                    self.i += 1;
+                    return Some(n);
+                }
+                _ => return None,
+            }
+        }
     }
 
     /// `[ item, ... ]`.
@@ -149,11 +221,12 @@ const POW10: [f64; 16] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 ];
 
-/// The record's fields, or `None` when the line is not of the common shape.
-pub(crate) fn scan(line: &str) -> Option<Fields<'_>> {
-    // A control character is whitespace between tokens or an error inside a string: either way
-    // serde's to read.
-    if line.bytes().fold(false, |any, c| any | (c < 0x20)) {
+/// The record's fields, or `None` when the line is not of the common shape. `read_scores`:
+/// convert the scores (else they are checked and counted).
+pub(crate) fn scan(line: &str, read_scores: bool) -> Option<Fields<'_>> {
+    // A control character is whitespace between tokens or an error inside a string, a backslash
+    // an escape or an error: either way serde's to read.
+    if (line.bytes()).fold(false, |any, c| any | (c < 0x20) | (c == b'\\')) {
         return None;
     }
     let mut p = Scan {
@@ -182,7 +255,13 @@ pub(crate) fn scan(line: &str) -> Option<Fields<'_>> {
             "ranked" if f.ranked.is_none() => {
                 f.ranked = Some(p.array(|p| p.string().map(Cow::Borrowed))?)
             }
-            "scores" if f.scores.is_none() => f.scores = Some(p.array(Scan::number)?),
+            "scores" if f.scores.is_none() => {
+                f.scores = Some(if read_scores {
+                    Scores::Values(p.array(Scan::number)?)
+                } else {
+                    Scores::Count(p.count(Scan::number_checked)?)
+                })
+            }
             _ => return None,
         }
         p.ws();

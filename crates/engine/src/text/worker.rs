@@ -9,9 +9,9 @@ use crate::ranking::{join_names, line_at, Dup, Item, RankStats, RankingBuilder};
 use crate::seen::SeenSet;
 use lemma_accum::{GoalAccumulator, GoalFate, Label, Plan, Summary, Truth};
 use lemma_ingest::{
-    bytes::same_bytes, parse_prediction_line, parse_score, score_error, show, split_run_at,
-    ActualSets, Batch, ErrorKind, Format, GoalTruth, InputError, RunLineVisitor, ScoreText, Step,
-    VisitedLine,
+    bytes::same_bytes, parse_prediction_line, parse_prediction_unscored, parse_score, score_error,
+    show, split_run_at, ActualSets, Batch, ErrorKind, Format, GoalTruth, InputError,
+    RunLineVisitor, ScoreText, Step, VisitedLine,
 };
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
@@ -306,6 +306,11 @@ impl<'a> Worker<'a> {
             .map(|e| e + 1)
             .chain((data.last() != Some(&b'\n') && !data.is_empty()).then_some(data.len()));
         let mut from = 0;
+        // Scores are read only where something reads them: the order, a threshold, tie groups,
+        // the pooled curve (the plan says so for the last three).
+        let order = self.opts.ranking.order_for(Format::Jsonl);
+        let read_scores =
+            order != OrderMode::File || self.ranking.consumer().acc.plan().needs_scores();
         for end in ends {
             let line = &text[from..end];
             from = end;
@@ -325,13 +330,17 @@ impl<'a> Worker<'a> {
                     m,
                 ))
             };
-            let p = parse_prediction_line(l).map_err(err)?;
+            let p = if read_scores {
+                parse_prediction_line(l)
+            } else {
+                parse_prediction_unscored(l)
+            }
+            .map_err(err)?;
             let goal = p.goal.as_bytes();
             let state = self.begin_goal(goal, line_no, res);
             let GoalState::Eval { .. } = state else {
                 continue;
             };
-            let order = self.opts.ranking.order_for(Format::Jsonl);
             if p.scores.is_none() && self.ranking.consumer().acc.plan().pooled().is_some() {
                 return Err(err(
                     "the pooled curve needs `scores` in every prediction record".into(),
