@@ -427,14 +427,99 @@ fn real_line(buf: &[u8], at: usize, end: usize) -> Option<(usize, usize, &[u8])>
 
 /// The order `buf`'s goals ascend in, and how many there are; `None` if they ascend in neither
 /// (or there are none). `map`: `buf` is this mapping, whose pages are let go behind the reading.
+/// A large text is read in one part a core (cut where lines begin), the parts' ends compared.
 fn goal_order(buf: &[u8], map: Option<&Mmap>) -> Option<(GoalOrder, u64)> {
-    let (mut bytes, mut natural) = (true, true);
-    let mut last: Option<&[u8]> = None;
-    let mut goals = 0u64;
-    let mut start = 0;
-    let mut dropped = 0;
-    while start < buf.len() {
-        let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |p| start + p);
+    goal_order_in(buf, map, crate::truth::load_threads(), ORDER_PART_MIN)
+}
+
+/// Below this many bytes a part of [`goal_order`] is not worth a thread.
+const ORDER_PART_MIN: usize = 8 << 20;
+
+/// [`goal_order`] in at most `threads` parts of at least `part_min` bytes.
+fn goal_order_in(
+    buf: &[u8],
+    map: Option<&Mmap>,
+    threads: usize,
+    part_min: usize,
+) -> Option<(GoalOrder, u64)> {
+    let parts = (buf.len() / part_min.max(1)).clamp(1, threads.max(1));
+    let mut cuts = vec![0];
+    for k in 1..parts {
+        let at = buf.len() / parts * k;
+        let cut = memchr::memchr(b'\n', &buf[at..]).map_or(buf.len(), |p| at + p + 1);
+        if cut > *cuts.last().expect("a cut") && cut < buf.len() {
+            cuts.push(cut);
+        }
+    }
+    cuts.push(buf.len());
+    let orders: Vec<Option<PartOrder>> = if cuts.len() == 2 {
+        vec![part_order(buf, 0..buf.len(), map)]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (cuts.windows(2))
+                .map(|w| s.spawn(move || part_order(buf, w[0]..w[1], map)))
+                .collect();
+            (handles.into_iter())
+                .map(|h| h.join().expect("the order check does not panic"))
+                .collect()
+        })
+    };
+    // The parts in order: a part's first goal after the one before's last (or the same goal,
+    // its lines across the cut).
+    let mut all = PartOrder::default();
+    for p in orders {
+        let p = p?;
+        match (all.last, p.first) {
+            (Some(l), Some(g)) if l == g => all.goals -= 1,
+            (Some(l), Some(g)) => {
+                all.bytes &= l < g;
+                all.natural &= natural_cmp(l, g) == Ordering::Less;
+            }
+            _ => {}
+        }
+        all.bytes &= p.bytes;
+        all.natural &= p.natural;
+        all.goals += p.goals;
+        all.first = all.first.or(p.first);
+        all.last = p.last.or(all.last);
+    }
+    match (all.goals, all.bytes, all.natural) {
+        (0, _, _) | (_, false, false) => None,
+        (_, true, _) => Some((GoalOrder::Bytes, all.goals)),
+        _ => Some((GoalOrder::Natural, all.goals)),
+    }
+}
+
+/// What one part of the text says of its goals' order.
+struct PartOrder<'a> {
+    /// Its goals ascend in byte order; in natural order.
+    bytes: bool,
+    natural: bool,
+    goals: u64,
+    first: Option<&'a [u8]>,
+    last: Option<&'a [u8]>,
+}
+
+impl Default for PartOrder<'_> {
+    fn default() -> Self {
+        PartOrder {
+            bytes: true,
+            natural: true,
+            goals: 0,
+            first: None,
+            last: None,
+        }
+    }
+}
+
+/// The goals' order in the lines of `range` (which begins where a line does); `None` as soon as
+/// they ascend in neither order.
+fn part_order<'a>(buf: &'a [u8], range: Range<usize>, map: Option<&Mmap>) -> Option<PartOrder<'a>> {
+    let mut o = PartOrder::default();
+    let mut start = range.start;
+    let mut dropped = range.start;
+    while start < range.end {
+        let nl = memchr::memchr(b'\n', &buf[start..range.end]).map_or(range.end, |p| start + p);
         let line = &buf[start..nl];
         if let (Some(m), true) = (map, start - dropped >= 32 << 20) {
             crate::input::drop_pages(m, dropped..start);
@@ -442,7 +527,7 @@ fn goal_order(buf: &[u8], map: Option<&Mmap>) -> Option<(GoalOrder, u64)> {
         }
         start = nl + 1;
         // Most lines repeat the goal before: one comparison of its bytes.
-        if let Some(l) = last {
+        if let Some(l) = o.last {
             if line.len() > l.len() && line.starts_with(l) && is_space(line[l.len()]) {
                 continue;
             }
@@ -450,24 +535,21 @@ fn goal_order(buf: &[u8], map: Option<&Mmap>) -> Option<(GoalOrder, u64)> {
         let Some(g) = first_field(line) else {
             continue;
         };
-        if let Some(l) = last {
+        if let Some(l) = o.last {
             if l == g {
                 continue;
             }
-            bytes &= l < g;
-            natural &= natural_cmp(l, g) == Ordering::Less;
-            if !bytes && !natural {
+            o.bytes &= l < g;
+            o.natural &= natural_cmp(l, g) == Ordering::Less;
+            if !o.bytes && !o.natural {
                 return None;
             }
         }
-        goals += 1;
-        last = Some(g);
+        o.goals += 1;
+        o.first = o.first.or(Some(g));
+        o.last = Some(g);
     }
-    match (goals, bytes, natural) {
-        (0, _, _) => None,
-        (_, true, _) => Some((GoalOrder::Bytes, goals)),
-        _ => Some((GoalOrder::Natural, goals)),
-    }
+    Some(o)
 }
 
 #[cfg(test)]
@@ -510,6 +592,59 @@ mod tests {
             Some((GoalOrder::Bytes, 2))
         );
         assert_eq!(sorted("# nothing\n"), None);
+    }
+
+    /// The order of `text`'s goals, the obvious way: every line's goal, runs of one goal made
+    /// one, then each compared with the next.
+    fn order_by_walk(text: &[u8]) -> Option<(GoalOrder, u64)> {
+        let mut runs: Vec<&[u8]> = text
+            .split(|&b| b == b'\n')
+            .filter_map(first_field)
+            .collect();
+        runs.dedup();
+        let ascend = |o: GoalOrder| runs.windows(2).all(|w| o.cmp(w[0], w[1]) == Ordering::Less);
+        match (
+            runs.len() as u64,
+            ascend(GoalOrder::Bytes),
+            ascend(GoalOrder::Natural),
+        ) {
+            (0, _, _) | (_, false, false) => None,
+            (n, true, _) => Some((GoalOrder::Bytes, n)),
+            (n, _, _) => Some((GoalOrder::Natural, n)),
+        }
+    }
+
+    proptest! {
+        /// Read in parts (cut anywhere, a goal's lines across a cut), the order and the goal
+        /// count are the walk's: for goals in byte order, in natural order only, and in neither.
+        #[test]
+        fn parts_find_the_order_a_walk_finds(
+            goals in prop::collection::vec((0u32..40, 1usize..4, 0u8..8), 0..60),
+            sort in 0u8..3,
+            threads in 1usize..6,
+            part_min in 1usize..200,
+        ) {
+            let mut names: Vec<(String, usize, u8)> =
+                goals.iter().map(|&(g, n, c)| (format!("g{g}"), n, c)).collect();
+            match sort {
+                0 => names.sort_by(|a, b| a.0.cmp(&b.0)),
+                1 => names.sort_by(|a, b| natural_cmp(a.0.as_bytes(), b.0.as_bytes())),
+                _ => {}
+            }
+            let mut text = String::new();
+            for (name, lines, extra) in &names {
+                for l in 0..*lines {
+                    match extra {
+                        0 => text.push_str("# a comment\n"),
+                        1 => text.push('\n'),
+                        _ => {}
+                    }
+                    text.push_str(&format!("{name}\t0 L{l} 1\n"));
+                }
+            }
+            let t = text.as_bytes();
+            prop_assert_eq!(goal_order_in(t, None, threads, part_min), order_by_walk(t));
+        }
     }
 
     fn qrels(goals: &[u32], order: GoalOrder) -> (tempfile::NamedTempFile, Vec<String>) {
