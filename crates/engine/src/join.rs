@@ -34,6 +34,7 @@ use crate::text::{self, BatchResult, GoalRef, Resume, SharedInput};
 use crate::unknown::UnknownGoals;
 use hashbrown::HashSet;
 use lemma_accum::{Plan, Summary};
+use lemma_ingest::bytes::is_space;
 use lemma_ingest::{
     first_field, first_goal, last_goal, ActualSets, Batch, BatchReader, ErrorKind, Format, GoalKey,
     GoalOrder, Input, InputError, LineMap, Next, SortedQrels,
@@ -318,7 +319,15 @@ fn goal_starts(bytes: &[u8], range: Range<usize>) -> Vec<usize> {
     let mut at = range.start;
     while at < range.end {
         let nl = memchr::memchr(b'\n', &bytes[at..range.end]).map_or(range.end, |p| at + p);
-        if let Some(g) = first_field(&bytes[at..nl]) {
+        let line = &bytes[at..nl];
+        // Most lines repeat the goal before: one comparison of its bytes.
+        if let Some(l) = last {
+            if line.len() > l.len() && line.starts_with(l) && is_space(line[l.len()]) {
+                at = nl + 1;
+                continue;
+            }
+        }
+        if let Some(g) = first_field(line) {
             if last != Some(g) {
                 starts.push(at);
                 last = Some(g);
