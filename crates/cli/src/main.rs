@@ -44,7 +44,8 @@ enum Cmd {
     #[command(name = "trec_eval")]
     TrecEval(TrecArgs),
     /// Merge summaries written by `eval --summary-out` (shards of one evaluation): print what one
-    /// `eval` over all the shards' predictions would have printed.
+    /// `eval` over all the shards' predictions would have printed (with --threshold, its pooled:
+    /// lines too).
     Merge(MergeArgs),
     /// Generate a deterministic premise-selection-like workload (TREC, binary store or .npy).
     Gen(GenArgs),
@@ -1059,6 +1060,11 @@ fn run_merge(a: MergeArgs) -> Result<(), Fail> {
     let mut out = Out::new(a.output.as_deref())?;
     let out_name = out.name();
     let mut w = Writer::new(out.writer(), a.format.into(), merged.measures());
+    // Shards of `eval --threshold T`: the pooled lines one `eval` prints.
+    let pooled: Vec<_> = (lemma_eval::curve::pooled_thresholds(&summary).into_iter())
+        .flat_map(|t| lemma_eval::curve::pooled_at_threshold(t, &summary))
+        .collect();
+    w.set_extra(pooled);
     w.begin(false).map_err(|e| write_fail(&out_name, e))?;
     w.finish(&summary, false)
         .map_err(|e| write_fail(&out_name, e))?;

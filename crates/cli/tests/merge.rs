@@ -111,7 +111,7 @@ fn merged_shards_print_what_one_eval_prints() {
             .collect();
         let all_run = d("all");
         std::fs::write(&all_run, all).unwrap();
-        let ms = [
+        let base = [
             "-m",
             "AP",
             "-m",
@@ -127,21 +127,31 @@ fn merged_shards_print_what_one_eval_prints() {
             "-m",
             "GM_AP",
         ];
-        let mut sums = Vec::new();
-        for (k, r) in runs.iter().enumerate() {
-            let s = d(&format!("{k}.sum"));
-            let mut args = vec!["eval", q, r, "--quiet", "--summary-out", &s];
-            args.extend(ms);
-            // The usual output is still printed.
-            assert!(ok(&args).starts_with("measure"));
-            sums.push(s);
-        }
-        for format in ["tsv", "table", "json", "trec"] {
-            let mut one = vec!["eval", q, &all_run, "--quiet", "--format", format];
-            one.extend(ms);
-            let mut merge = vec!["merge", "--quiet", "--format", format];
-            merge.extend(sums.iter().map(|s| s.as_str()));
-            assert_eq!(ok(&merge), ok(&one), "{fixture_dir} {format}");
+        // Without and with --threshold (its pooled: lines printed by merge too).
+        for threshold in [&[][..], &["--threshold", "999.95"][..]] {
+            let ms: Vec<&str> = base.iter().chain(threshold).copied().collect();
+            let mut sums = Vec::new();
+            for (k, r) in runs.iter().enumerate() {
+                let s = d(&format!("{k}.sum"));
+                let mut args = vec!["eval", q, r, "--quiet", "--summary-out", &s];
+                args.extend(&ms);
+                // The usual output is still printed.
+                assert!(ok(&args).starts_with("measure"));
+                sums.push(s);
+            }
+            for format in ["tsv", "table", "json", "trec"] {
+                let mut one = vec!["eval", q, &all_run, "--quiet", "--format", format];
+                one.extend(&ms);
+                let mut merge = vec!["merge", "--quiet", "--format", format];
+                merge.extend(sums.iter().map(|s| s.as_str()));
+                let want = ok(&one);
+                assert_eq!(
+                    want.contains("pooled:SetP(threshold=999.95)"),
+                    !threshold.is_empty() && format != "trec",
+                    "{fixture_dir} {format}: {want}"
+                );
+                assert_eq!(ok(&merge), want, "{fixture_dir} {format}");
+            }
         }
     }
 }

@@ -153,6 +153,22 @@ pub fn pooled_at_threshold(t: f64, summary: &Summary) -> Vec<(String, Option<f64
         .collect()
 }
 
+/// The thresholds `t` whose [`threshold_measures`] a summary holds, all six (what `eval
+/// --threshold t` adds), in the order of their `NumRet(threshold=t)`: the summaries of such an
+/// evaluation merged have their [`pooled_at_threshold`] lines too.
+pub fn pooled_thresholds(summary: &Summary) -> Vec<f64> {
+    let names: Vec<String> = (summary.aggregates().iter())
+        .map(|(m, _)| m.to_string())
+        .collect();
+    let canonical =
+        |m: &str| lemma_accum::Measure::parse_all([m]).map_or(String::new(), |v| v[0].to_string());
+    (names.iter())
+        .filter_map(|n| n.strip_prefix("NumRet(threshold=")?.strip_suffix(')'))
+        .filter_map(|t| t.parse::<f64>().ok())
+        .filter(|&t| (threshold_measures(t).iter()).all(|m| names.contains(&canonical(m))))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
