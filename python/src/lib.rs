@@ -141,7 +141,7 @@ fn measure_keys(given: &[String], plan: &[Measure]) -> Vec<String> {
 
 /// Actual sets from `{goal: {lemma: grade}}` or `{goal: iterable of lemma names}` (grade 1),
 /// written as qrels lines and read by the qrels reader: the same checks as a file.
-fn actual_from_dict(actual: &Bound<'_, PyDict>) -> PyResult<ActualSets> {
+fn actual_from_dict(actual: &Bound<'_, PyDict>, threads: usize) -> PyResult<ActualSets> {
     let mut text = Vec::with_capacity(actual.len() * 64);
     for (goal, lemmas) in actual.iter() {
         let goal: String = goal.extract()?;
@@ -182,7 +182,7 @@ fn actual_from_dict(actual: &Bound<'_, PyDict>) -> PyResult<ActualSets> {
         map: None,
         file: None,
     };
-    ActualSets::read(input).map_err(input_err)
+    ActualSets::read_with_threads(input, threads).map_err(input_err)
 }
 
 fn line(out: &mut Vec<u8>, fields: &[&[u8]], grade: i64) {
@@ -363,11 +363,13 @@ impl NativeEvaluator {
                 .f32_scores(true)
                 .duplicates(lemma_eval::DuplicateMode::Error);
         }
+        // The actual sets are read on the evaluator's threads.
+        let threads = threads.unwrap_or(lemma_eval::EvalOptions::default().threads);
         let actual = if let Ok(d) = actual.cast::<PyDict>() {
-            actual_from_dict(d)?
+            actual_from_dict(d, threads)?
         } else {
             let path: PathBuf = actual.extract()?;
-            py.detach(|| lemma_eval::read_actual(&path))
+            py.detach(|| lemma_eval::read_actual_with_threads(&path, threads))
                 .map_err(input_err)?
         };
         let ev = b.build(actual);

@@ -139,7 +139,7 @@ struct Scoring {
     /// Relevant count needed at a recall level (the macro curve's IPrec).
     #[arg(long, value_enum, default_value = "textbook")]
     interpolation: Interp,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores), also those that read the actual sets.
     #[arg(long)]
     threads: Option<usize>,
 }
@@ -388,7 +388,7 @@ struct Common {
     /// Write the output here (atomically: nothing partial is left on error).
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: all cores), also those that read the actual sets.
     #[arg(long)]
     threads: Option<usize>,
     /// No report or progress on stderr.
@@ -855,14 +855,16 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         && InputKind::of(&a.actual)? == InputKind::Text
         && InputKind::of(&a.predicted)? == InputKind::Text
     {
-        match SortedQrels::open(&a.actual)? {
+        let threads = (a.common.threads).unwrap_or(lemma_eval::EvalOptions::default().threads);
+        match SortedQrels::open_with_threads(&a.actual, threads)? {
             Some(q) => Some((q, None)),
             // Not in order: held, unless held they would not fit in the budget; then sorted on
             // disk.
             None if std::fs::metadata(&a.actual)
                 .is_ok_and(|m| m.is_file() && !a.memory.spill().holds_qrels(m.len())) =>
             {
-                SortedQrels::sort(&a.actual, &a.memory.spill())?.map(|(q, r)| (q, Some(r)))
+                SortedQrels::sort(&a.actual, &a.memory.spill())?
+                    .map(|(q, r)| (q.with_threads(threads), Some(r)))
             }
             None => None,
         }
@@ -1178,7 +1180,8 @@ fn run_curve(a: CurveArgs) -> Result<(), Fail> {
     if a.pooled {
         return run_pooled(a);
     }
-    let actual = std::sync::Arc::new(lemma_eval::read_actual(&a.actual)?);
+    let actual = lemma_eval::read_actual_with_threads(&a.actual, a.scoring.threads())?;
+    let actual = std::sync::Arc::new(actual);
     let builder = a.scoring.builder();
     let run_names: Vec<String> = a
         .predicted
@@ -1380,8 +1383,8 @@ fn read_rate(file: &Path, threads: usize) -> Result<(), Fail> {
 /// `curve --pooled [--bins K]`: each run's pooled curve, rows streamed to the output.
 fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
     use lemma_eval::pooled::PooledSetup;
-    let actual = std::sync::Arc::new(lemma_eval::read_actual(&a.actual)?);
     let threads = a.scoring.threads();
+    let actual = std::sync::Arc::new(lemma_eval::read_actual_with_threads(&a.actual, threads)?);
     let several = a.predicted.len() > 1;
     let mut out = Out::new(a.output.as_deref())?;
     let name = out.name();
@@ -1534,8 +1537,8 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
 /// `report`: one pass per run, then the page.
 fn run_report(a: ReportArgs) -> Result<(), Fail> {
     use lemma_eval::pooled::PooledSetup;
-    let actual = std::sync::Arc::new(lemma_eval::read_actual(&a.actual)?);
     let threads = a.scoring.threads();
+    let actual = std::sync::Arc::new(lemma_eval::read_actual_with_threads(&a.actual, threads)?);
     let size = |p: &Path| {
         (p != Path::new("-"))
             .then(|| std::fs::metadata(p).ok().map(|m| m.len()))

@@ -70,8 +70,13 @@ impl InputKind {
 /// Reads actual sets from a path of any kind that holds them: TREC qrels or JSONL (plain, gzip,
 /// zstd, `-` for stdin) or a binary store's.
 pub fn read_actual(path: &Path) -> Result<ActualSets, InputError> {
+    read_actual_with_threads(path, EvalOptions::default().threads)
+}
+
+/// [`read_actual`] on at most `threads` threads (at least one; TREC qrels are read in parts).
+pub fn read_actual_with_threads(path: &Path, threads: usize) -> Result<ActualSets, InputError> {
     match InputKind::of(path)? {
-        InputKind::Text => ActualSets::read_path(path),
+        InputKind::Text => ActualSets::read_path_with_threads(path, threads),
         InputKind::Store => Store::open(path)?.actual_sets(),
         InputKind::Matrix => Err(InputError::file(
             ErrorKind::Syntax,
@@ -544,9 +549,11 @@ impl EvaluatorBuilder {
         }
     }
 
-    /// The evaluator of the actual sets in `path` ([`read_actual`]).
+    /// The evaluator of the actual sets in `path` ([`read_actual`], on the evaluator's
+    /// threads).
     pub fn build_from_path(self, path: &Path) -> Result<Evaluator, InputError> {
-        Ok(self.build(read_actual(path)?))
+        let actual = read_actual_with_threads(path, self.options.threads)?;
+        Ok(self.build(actual))
     }
 }
 

@@ -51,8 +51,8 @@ mod trec_goals;
 mod unknown;
 
 pub use evaluator::{
-    read_actual, Evaluation, Evaluator, EvaluatorBuilder, InputKind, JoinEvaluator, MatrixNames,
-    Predictions, DEFAULT_MEASURES,
+    read_actual, read_actual_with_threads, Evaluation, Evaluator, EvaluatorBuilder, InputKind,
+    JoinEvaluator, MatrixNames, Predictions, DEFAULT_MEASURES,
 };
 
 pub use options::{

@@ -271,11 +271,11 @@ pub fn run_to(
         });
     }
     let actual = if v10 {
-        ActualSets::read_path(qrels)?
+        ActualSets::read_path_with_threads(qrels, opts.threads)?
     } else {
         let mut input = lemma_ingest::open_with(qrels, true)?;
         let check = watch_hash_lines(&mut input)?;
-        let actual = ActualSets::read(input)?;
+        let actual = ActualSets::read_with_threads(input, opts.threads)?;
         check()?;
         actual
     };

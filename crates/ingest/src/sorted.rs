@@ -83,6 +83,8 @@ pub struct SortedQrels {
     line_map: Option<LineMap>,
     /// A sparse index: the first real line from every [`INDEX_STEP`] bytes on, and its goal.
     index: Index,
+    /// Threads that may read the whole file ([`SortedQrels::sets_whole`]).
+    threads: usize,
 }
 
 /// Bytes between two entries of a [`SortedQrels`]' index.
@@ -198,6 +200,16 @@ impl SortedQrels {
     /// order when both hold). One pass over the lines; nothing else is read or kept. Only the
     /// first field of each line is looked at: the judgments themselves are checked when read.
     pub fn open(path: &Path) -> Result<Option<SortedQrels>, InputError> {
+        Self::open_with_threads(path, crate::truth::load_threads())
+    }
+
+    /// [`open`](Self::open), its reads of the whole file (the order check and
+    /// [`sets_whole`](Self::sets_whole)) on at most `threads` threads (at least one).
+    pub fn open_with_threads(
+        path: &Path,
+        threads: usize,
+    ) -> Result<Option<SortedQrels>, InputError> {
+        let threads = threads.max(1);
         if path == Path::new("-") {
             return Ok(None);
         }
@@ -207,7 +219,7 @@ impl SortedQrels {
         else {
             return Ok(None);
         };
-        let order = goal_order(&map, Some(&map));
+        let order = goal_order_in(&map, Some(&map), threads, ORDER_PART_MIN);
         let Some((order, goals)) = order else {
             crate::input::drop_pages(&map, 0..map.len());
             return Ok(None);
@@ -223,6 +235,7 @@ impl SortedQrels {
             goals,
             line_map: None,
             index,
+            threads,
         }))
     }
 
@@ -259,9 +272,17 @@ impl SortedQrels {
                 goals: g.report.goals,
                 line_map: Some(g.line_map),
                 index,
+                threads: crate::truth::load_threads(),
             },
             g.report,
         )))
+    }
+
+    /// These qrels, read whole ([`sets_whole`](Self::sets_whole)) on at most `threads` threads
+    /// (at least one).
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads.max(1);
+        self
     }
 
     /// The file's path.
@@ -372,7 +393,7 @@ impl SortedQrels {
             Format::Trec,
             &self.map,
             self.map.mapped(),
-            crate::truth::load_threads(),
+            self.threads,
         );
         match (&self.line_map, whole) {
             (Some(_), Err(_)) => self.sets(0..self.map.len()),
@@ -425,17 +446,13 @@ fn real_line(buf: &[u8], at: usize, end: usize) -> Option<(usize, usize, &[u8])>
     None
 }
 
-/// The order `buf`'s goals ascend in, and how many there are; `None` if they ascend in neither
-/// (or there are none). `map`: `buf` is this mapping, whose pages are let go behind the reading.
-/// A large text is read in one part a core (cut where lines begin), the parts' ends compared.
-fn goal_order(buf: &[u8], map: Option<&Mmap>) -> Option<(GoalOrder, u64)> {
-    goal_order_in(buf, map, crate::truth::load_threads(), ORDER_PART_MIN)
-}
-
-/// Below this many bytes a part of [`goal_order`] is not worth a thread.
+/// Below this many bytes a part of [`goal_order_in`] is not worth a thread.
 const ORDER_PART_MIN: usize = 8 << 20;
 
-/// [`goal_order`] in at most `threads` parts of at least `part_min` bytes.
+/// The order `buf`'s goals ascend in, and how many there are; `None` if they ascend in neither
+/// (or there are none). `map`: `buf` is this mapping, whose pages are let go behind the reading.
+/// A large text is read in parts (at most `threads`, of at least `part_min` bytes, cut where
+/// lines begin), a thread each, the parts' ends compared.
 fn goal_order_in(
     buf: &[u8],
     map: Option<&Mmap>,
@@ -572,7 +589,7 @@ mod tests {
     }
 
     fn sorted(text: &str) -> Option<(GoalOrder, u64)> {
-        goal_order(text.as_bytes(), None)
+        goal_order_in(text.as_bytes(), None, 1, ORDER_PART_MIN)
     }
 
     #[test]

@@ -792,6 +792,11 @@ impl ActualSets {
     /// at a time, and once a goal comes back after others, every judgment is held as a 12-byte
     /// row and grouped at the end.
     pub fn read(input: Input) -> Result<ActualSets, InputError> {
+        Self::read_with_threads(input, load_threads())
+    }
+
+    /// [`read`](Self::read) on at most `threads` threads (at least one).
+    pub fn read_with_threads(input: Input, threads: usize) -> Result<ActualSets, InputError> {
         let path = input.path.clone();
         let format = input.format;
         // Actual sets are held in memory anyway: read the file whole (or use its mapping, whose
@@ -808,7 +813,7 @@ impl ActualSets {
                 &owned
             }
         };
-        let sets = Self::parse(&path, format, all, input.map.as_deref(), load_threads())?;
+        let sets = Self::parse(&path, format, all, input.map.as_deref(), threads.max(1))?;
         if sets.goals.is_empty() {
             return Err(InputError::file(
                 ErrorKind::Empty,
@@ -964,10 +969,15 @@ impl ActualSets {
         Ok(sets)
     }
 
-    /// Reads actual sets from a file (`-` for stdin).
+    /// Reads actual sets from a file (`-` for stdin), on as many threads as the machine has cores.
     pub fn read_path(path: &Path) -> Result<ActualSets, InputError> {
+        Self::read_path_with_threads(path, load_threads())
+    }
+
+    /// [`read_path`](Self::read_path) on at most `threads` threads (at least one).
+    pub fn read_path_with_threads(path: &Path, threads: usize) -> Result<ActualSets, InputError> {
         // Mapped when it is a plain file: held whole anyway, no copy.
-        Self::read(crate::input::open_with(path, true)?)
+        Self::read_with_threads(crate::input::open_with(path, true)?, threads)
     }
 
     /// The truth of goal `name`, with its id.
