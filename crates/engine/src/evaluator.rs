@@ -539,11 +539,12 @@ impl EvaluatorBuilder {
     }
 
     /// The evaluator of sorted qrels read along the predictions, a few goals at a time (a merge
-    /// join: [`crate::join`]), not held whole.
+    /// join: [`crate::join`]), not held whole (or, when the predictions cannot be joined, read
+    /// whole on the evaluator's threads).
     pub fn build_joined(self, qrels: SortedQrels) -> JoinEvaluator {
         let (options, plan) = self.finished();
         JoinEvaluator {
-            qrels,
+            qrels: qrels.with_threads(options.threads),
             options,
             plan,
         }
