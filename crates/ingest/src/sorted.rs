@@ -8,7 +8,7 @@
 //! all of them.
 
 use crate::error::{ErrorKind, InputError};
-use crate::fields::is_space;
+use crate::fields::{is_space, same_bytes};
 use crate::input::{first_field, open_with, Compression, Format};
 use crate::spill::{group_by_goal, Grouped, LineMap, SpillOptions, SpillReport};
 use crate::truth::ActualSets;
@@ -545,7 +545,7 @@ fn part_order<'a>(buf: &'a [u8], range: Range<usize>, map: Option<&Mmap>) -> Opt
         start = nl + 1;
         // Most lines repeat the goal before: one comparison of its bytes.
         if let Some(l) = o.last {
-            if line.len() > l.len() && line.starts_with(l) && is_space(line[l.len()]) {
+            if line.len() > l.len() && same_bytes(&line[..l.len()], l) && is_space(line[l.len()]) {
                 continue;
             }
         }
@@ -553,7 +553,7 @@ fn part_order<'a>(buf: &'a [u8], range: Range<usize>, map: Option<&Mmap>) -> Opt
             continue;
         };
         if let Some(l) = o.last {
-            if l == g {
+            if same_bytes(l, g) {
                 continue;
             }
             o.bytes &= l < g;
