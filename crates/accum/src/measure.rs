@@ -29,9 +29,9 @@ pub enum RecallNorm {
 pub enum ApNorm {
     /// `/ R`: trec_eval's `map` and `map_cut_k`, ranx.
     Rel,
-    /// `/ min(k, R)`: Kaggle's `apk` (seed 003).
+    /// `/ min(k, R)`: Kaggle's `apk`.
     Min,
-    /// `/ s(k)`: seed 000's "hack"; 0 when nothing relevant was retrieved.
+    /// `/ s(k)`: the mean precision at the relevant items retrieved; 0 when none was.
     Hits,
 }
 

@@ -527,7 +527,7 @@ pub struct Group {
 }
 
 /// Groups `bins` (a curve's bins, highest first, as [`PooledCurve::run`] gives them; `exact`:
-/// each bin is one score) into `k` groups of about equal count, seed 004's estimate: the `i`-th
+/// each bin is one score) into `k` groups of about equal count, the binned estimate: the `i`-th
 /// group ends with the bin where the running count first reaches `ceil(i * N / k)`, `N` the items
 /// in all. Each group's key is its lowest, so each row read from it ([`CurveRows`]) is the exact
 /// curve's row at that threshold. A bin is never split: a group holds more than `N / k` items by

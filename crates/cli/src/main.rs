@@ -98,7 +98,7 @@ struct CurveArgs {
     /// go to temporary files in TMPDIR.
     #[arg(long, conflicts_with = "goal")]
     pooled: bool,
-    /// With --pooled: K groups of equal count over the scores (seed 004's estimate), in one pass
+    /// With --pooled: K groups of equal count over the scores (the binned estimate), in one pass
     /// and memory independent of the number of lemmas; the bound on its pooled AP is printed.
     #[arg(long, value_name = "K", requires = "pooled",
           value_parser = clap::value_parser!(u64).range(1..=65_536))]
@@ -492,7 +492,8 @@ struct EvalArgs {
     keep_zero_relevant: bool,
     /// The lemmas scored at or above T as a set: macro-averaged SetP, SetR and SetF(beta=1)
     /// over goals, and the pooled precision, recall and F1 of every goal's lemmas as one set
-    /// (`pooled:` lines, from the counts NumRet(threshold=T), NumRelRet(threshold=T), NumRel).
+    /// (`pooled:` lines, from the counts NumRet(threshold=T), NumRelRet(threshold=T), NumRel;
+    /// not in --format trec, where trec_eval has no name for them).
     #[arg(long, value_name = "T", allow_negative_numbers = true)]
     threshold: Option<f64>,
     /// Size of the lemma universe (enables AUC; stores and matrices know theirs).

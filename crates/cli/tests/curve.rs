@@ -477,7 +477,8 @@ fn the_report_is_one_self_contained_page() {
 }
 
 /// The pooled curve's row at the lowest score `>= t` is `eval --threshold t`'s pooled view,
-/// number for number, for every threshold between and beyond the scores.
+/// number for number, for every threshold between and beyond the scores (whole numbers too: 1
+/// is above every score, where the view is all zeros).
 #[test]
 fn the_pooled_curve_agrees_with_eval_threshold() {
     let (q, r) = (fixture("pooled/qrels.txt"), fixture("pooled/run.txt"));
@@ -485,7 +486,7 @@ fn the_pooled_curve_agrees_with_eval_threshold() {
     let rows: Vec<Vec<f64>> = (out.lines().skip(2))
         .map(|l| l.split('\t').map(|x| x.parse().unwrap()).collect())
         .collect();
-    for t in ["0.04", "0.1", "0.5", "0.6", "0.9", "0.97"] {
+    for t in ["0", "0.04", "0.1", "0.5", "0.6", "0.9", "0.97", "1", "2e0"] {
         let eval = ok(&[
             "eval",
             &q,
@@ -501,7 +502,8 @@ fn the_pooled_curve_agrees_with_eval_threshold() {
             .map(|l| l.rsplit('\t').next().unwrap().parse().unwrap())
             .collect();
         let t: f64 = t.parse().unwrap();
-        let row = rows.iter().rfind(|r| r[0] >= t).unwrap();
-        assert_eq!(pooled, row[3..6], "threshold {t}");
+        let row = rows.iter().rfind(|r| r[0] >= t);
+        let want = row.map_or(vec![0.0; 3], |r| r[3..6].to_vec());
+        assert_eq!(pooled, want, "threshold {t}");
     }
 }

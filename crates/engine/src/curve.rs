@@ -126,7 +126,9 @@ pub fn threshold_measures(t: f64) -> Vec<String> {
 /// harmonic mean, each 0 on an empty denominator. Named `pooled:SetP(threshold=t)` and so on.
 pub fn pooled_at_threshold(t: f64, summary: &Summary) -> Vec<(String, Option<f64>)> {
     let aggregates = summary.aggregates();
+    // By canonical name: `NumRet(threshold=2)` is printed `NumRet(threshold=2.0)`.
     let sum = |name: String| {
+        let name = canonical(&name);
         (aggregates.iter())
             .find(|(m, _)| m.to_string() == name)
             .and_then(|(_, a)| a.headline())
@@ -145,12 +147,13 @@ pub fn pooled_at_threshold(t: f64, summary: &Summary) -> Vec<(String, Option<f64
     names[..3]
         .iter()
         .zip([p, rc, f1])
-        .map(|(m, v)| {
-            // The canonical name, as the summary prints it.
-            let m = lemma_accum::Measure::parse_all([m.as_str()]).expect("valid")[0].to_string();
-            (format!("pooled:{m}"), Some(v))
-        })
+        .map(|(m, v)| (format!("pooled:{}", canonical(m)), Some(v)))
         .collect()
+}
+
+/// A measure's name as a summary prints it (`NumRet(threshold=2)` is `NumRet(threshold=2.0)`).
+fn canonical(name: &str) -> String {
+    lemma_accum::Measure::parse_all([name]).map_or(String::new(), |v| v[0].to_string())
 }
 
 /// The thresholds `t` whose [`threshold_measures`] a summary holds, all six (what `eval
@@ -160,8 +163,6 @@ pub fn pooled_thresholds(summary: &Summary) -> Vec<f64> {
     let names: Vec<String> = (summary.aggregates().iter())
         .map(|(m, _)| m.to_string())
         .collect();
-    let canonical =
-        |m: &str| lemma_accum::Measure::parse_all([m]).map_or(String::new(), |v| v[0].to_string());
     (names.iter())
         .filter_map(|n| n.strip_prefix("NumRet(threshold=")?.strip_suffix(')'))
         .filter_map(|t| t.parse::<f64>().ok())

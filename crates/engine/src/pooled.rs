@@ -9,7 +9,7 @@
 //!   `memory / (threads + 1)`, [`lemma_accum::PooledCurve::bins_within`]: 67 bytes a score, a table
 //!   of a power of two of slots using between half that share and all of it), plus 16 bytes per
 //!   ranked lemma of the largest goal, plus 64 KiB per run while merging.
-//! - **Binned** ([`PooledSetup::binned`]): seed 004's estimate, `K` groups of equal count over the
+//! - **Binned** ([`PooledSetup::binned`]): the binned estimate, `K` groups of equal count over the
 //!   scores in descending order, in one pass. The counts are a sketch of at most
 //!   [`SKETCH_BINS`] bins (exact while the distinct scores fit; past that, coarser key bins), so
 //!   memory does not depend on the number of items. Every row is the exact curve's row at its
@@ -63,7 +63,7 @@ impl PooledSetup {
         }
     }
 
-    /// Seed 004's estimate with `k` groups of equal count.
+    /// The binned estimate with `k` groups of equal count.
     pub fn binned(k: u64) -> PooledSetup {
         PooledSetup {
             spec: PooledSpec::Sketch {
