@@ -639,6 +639,59 @@ fn jsonl_duplicates_found_after_the_table_grows() {
     }
 }
 
+/// A JSONL goal is one record: a second record of it, right after the first or later, is an
+/// error saying so (with or without --regroup, which sorts TREC lines), in `eval` and in the
+/// trec_eval subcommand; records of different goals come in any order.
+#[test]
+fn a_second_jsonl_record_of_a_goal_is_an_error_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q");
+    std::fs::write(&q, "g1 0 a 1\ng2 0 c 1\n").unwrap();
+    let rec = |g: &str, n: &str, s: f64| {
+        format!("{{\"goal_id\":\"{g}\",\"retrieved_premises\":[\"{n}\"],\"scores\":[{s}]}}\n")
+    };
+    let q = q.to_str().unwrap();
+    // Goals in any order: g2 first.
+    let ok_run = dir.path().join("ok.jsonl");
+    std::fs::write(&ok_run, rec("g2", "c", 1.0) + &rec("g1", "x", 2.0)).unwrap();
+    let o = run(&[
+        "eval",
+        q,
+        ok_run.to_str().unwrap(),
+        "-m",
+        "NumRelRet",
+        "--format",
+        "tsv",
+    ]);
+    assert_eq!(stdout_ok(&o), "all\tNumRelRet\t1\n");
+    for (name, text) in [
+        ("next", rec("g1", "a", 1.0) + &rec("g1", "x", 2.0)),
+        (
+            "later",
+            rec("g1", "a", 1.0) + &rec("g2", "c", 1.0) + &rec("g1", "x", 2.0),
+        ),
+    ] {
+        let r = dir.path().join(format!("{name}.jsonl"));
+        std::fs::write(&r, text).unwrap();
+        let r = r.to_str().unwrap();
+        let line = if name == "next" { 2 } else { 3 };
+        for args in [
+            vec!["eval", q, r],
+            vec!["eval", q, r, "--regroup"],
+            vec!["trec_eval", q, r],
+        ] {
+            let err = fails(&args);
+            assert!(
+                err.contains(&format!(
+                    "{name}.jsonl:{line}: goal `g1` has a second prediction record (its first is \
+                     at line 1); a JSONL file holds one record per goal"
+                )),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}
+
 /// Goals of 20,000 ranked lemmas, past the size where the duplicate table is looked up ahead:
 /// repeats anywhere (early, in the middle, among the last lines of a goal and of the file) give
 /// what the same run gives with the repeats removed beforehand (the first kept), their count

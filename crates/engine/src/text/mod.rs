@@ -163,6 +163,7 @@ pub(crate) fn predict_from(
     };
     let mut collector = Collector {
         actual,
+        format,
         path: &path,
         line_map: line_map.as_ref(),
         rows,
@@ -417,6 +418,8 @@ pub(crate) fn again_message(name: &[u8], began: &str) -> String {
 /// The collector: batch results in order; contiguity, line numbers, the report, rows.
 struct Collector<'c> {
     actual: &'c ActualSets,
+    /// The predictions' format (a JSONL goal is one record: another is not a regroupable line).
+    format: Format,
     path: &'c Path,
     /// Regrouped input: each line's original number.
     line_map: Option<&'c LineMap>,
@@ -465,24 +468,29 @@ impl Collector<'_> {
                     GoalRef::Known(id) => self.actual.goals.name(*id),
                     GoalRef::Unknown(n) => n,
                 };
+                let began = match earlier {
+                    // Before a join handed over: the file read again to find it.
+                    BEFORE => first_line_of(self.path, name, self.resumed_after + 1).map_or_else(
+                        || format!("before line {}", self.resumed_after + 1),
+                        |l| format!("at line {l}"),
+                    ),
+                    e => format!("at line {}", self.original(e)),
+                };
+                let message = match self.format {
+                    Format::Jsonl => format!(
+                        "goal `{}` has a second prediction record (its first is {began}); a JSONL \
+                         file holds one record per goal, its whole ranking, goals in any order",
+                        show(name)
+                    ),
+                    Format::Trec => again_message(name, &began),
+                };
                 return Err(EvalError::Input(InputError {
                     kind: ErrorKind::GoalNotContiguous,
                     path: self.path.to_path_buf(),
                     line: Some(self.original(line)),
                     byte: None,
                     first_line: None,
-                    message: again_message(
-                        name,
-                        &match earlier {
-                            // Before a join handed over: the file read again to find it.
-                            BEFORE => first_line_of(self.path, name, self.resumed_after + 1)
-                                .map_or_else(
-                                    || format!("before line {}", self.resumed_after + 1),
-                                    |l| format!("at line {l}"),
-                                ),
-                            e => format!("at line {}", self.original(e)),
-                        },
-                    ),
+                    message,
                 }));
             }
             self.report.goals_in_predictions += 1;

@@ -348,7 +348,9 @@ impl<'a> Worker<'a> {
             }
             if order == OrderMode::Score && p.scores.is_none() {
                 return Err(err(
-                    "--order score needs `scores` in every prediction record".into(),
+                    "ranking by score (--order score; the trec_eval subcommand) needs `scores` \
+                     in every prediction record"
+                        .into(),
                 ));
             }
             // The record's names, one a line: the bytes the ranking's items point into.
