@@ -1045,15 +1045,15 @@ fn run_merge(a: MergeArgs) -> Result<(), Fail> {
     for (k, p) in a.summaries.iter().enumerate().skip(1) {
         let next = read(p)?;
         if let Err(e) = merged.merge(&next) {
-            // Name the earlier file the conflict is with: the first for options and actual sets,
-            // the one sharing goals for goals.
+            // Name the earlier file the conflict is with (the first for options and actual sets,
+            // the one sharing goals for goals), first: each difference reads earlier vs next.
             let other = a.summaries[..k]
                 .iter()
                 .find(|q| read(q).is_ok_and(|mut earlier| earlier.merge(&next).is_err()))
                 .unwrap_or(first);
             return Err(Fail(
                 2,
-                format!("cannot merge {} with {}: {e}", p.display(), other.display()),
+                format!("cannot merge {} with {}: {e}", other.display(), p.display()),
             ));
         }
     }

@@ -171,13 +171,24 @@ fn mismatches_and_damaged_files_are_errors_naming_the_files() {
     summary(&runs[0], &d("a.sum"), &[]);
     summary(&runs[1], &d("b.sum"), &["--relevance-level", "2"]);
     summary(&runs[1], &d("c.sum"), &[]);
+    summary(&runs[1], &d("d.sum"), &["--depth", "5"]);
+    // Each value beside its file: the earlier file first.
     let e = fails(&["merge", &d("a.sum"), &d("b.sum")]);
     assert_eq!(
         e,
         format!(
             "lemma-eval: error: cannot merge {} with {}: different options: relevance level: 1 vs 2\n",
-            d("b.sum"),
-            d("a.sum")
+            d("a.sum"),
+            d("b.sum")
+        )
+    );
+    let e = fails(&["merge", &d("a.sum"), &d("d.sum")]);
+    assert_eq!(
+        e,
+        format!(
+            "lemma-eval: error: cannot merge {} with {}: different options: depth: none vs 5\n",
+            d("a.sum"),
+            d("d.sum")
         )
     );
     // The same shard twice: its goals are in both.

@@ -99,7 +99,9 @@ impl PlanKey {
         cmp("order", dbg(&self.order), dbg(&other.order));
         cmp("ties", dbg(&self.ties), dbg(&other.ties));
         cmp("duplicates", dbg(&self.duplicates), dbg(&other.duplicates));
-        cmp("depth", dbg(&self.depth), dbg(&other.depth));
+        // An option's value as the command line gives it, `none` when not given.
+        let opt = |x: &Option<u64>| x.map_or("none".to_string(), |v| v.to_string());
+        cmp("depth", opt(&self.depth), opt(&other.depth));
         cmp("missing", dbg(&self.missing), dbg(&other.missing));
         cmp(
             "zero-relevant goals",
@@ -107,7 +109,7 @@ impl PlanKey {
             dbg(&other.zero_rel),
         );
         cmp("f32 scores", dbg(&self.f32_scores), dbg(&other.f32_scores));
-        cmp("universe", dbg(&self.universe), dbg(&other.universe));
+        cmp("universe", opt(&self.universe), opt(&other.universe));
         d
     }
 }
