@@ -524,7 +524,7 @@ fn mismatched_plans_and_damaged_encodings_are_refused() {
         .unwrap_err();
     assert_eq!(
         e.to_string(),
-        "different options: relevance level: 1 vs 2; depth: none vs some(9)"
+        "different options: relevance level: 1 vs 2; depth: none vs 9"
     );
     let e = m
         .merge(&partial(
