@@ -332,6 +332,13 @@ pub(crate) fn parse_beta(s: &str) -> Result<f64, String> {
     if b <= 0.0 {
         return Err(format!("beta must be positive, found `{s}`"));
     }
+    // Past these, b² (kept, as trec_eval's set_F keeps it) or b²·R would leave f64's range: an
+    // F of NaN or 0 where the limit is recall or precision.
+    if !(1e-100..=1e100).contains(&b) {
+        return Err(format!(
+            "beta must be between 1e-100 and 1e100, found `{s}`"
+        ));
+    }
     Ok(b * b)
 }
 
@@ -468,6 +475,12 @@ mod tests {
             .reason
             .contains("positive number"));
         assert!(Measure::parse("iprec_at_recall.0.5,0.5").is_err());
+        // beta whose square leaves f64's range.
+        for m in ["F(beta=1e200)@5", "E(beta=1e-300)", "SetF(beta=1e101)"] {
+            let e = Measure::parse(m).unwrap_err().reason;
+            assert!(e.contains("between 1e-100 and 1e100"), "{m}: {e}");
+        }
+        assert!(Measure::parse("F(beta=1e100)").is_ok());
         assert!(Measure::parse("P.").is_err());
         assert!(Measure::parse("infAP")
             .unwrap_err()
