@@ -294,6 +294,21 @@ fn prediction<'a>(
         }
         (None, None) => return Err("expected a `retrieved_premises` (or `ranked`) list".into()),
     };
+    // Names are fields, as in a TREC run: whitespace would end them where the duplicate check
+    // and the output read them.
+    let spaced = |n: &str| crate::fields::next_delim(n.as_bytes(), 0) < n.len();
+    if spaced(&goal) {
+        return Err(format!(
+            "expected a `goal_id` without whitespace, found `{}`",
+            show(goal.as_bytes())
+        ));
+    }
+    if let Some(n) = lemmas.iter().find(|n| spaced(n)) {
+        return Err(format!(
+            "expected premise names without whitespace, found `{}`",
+            show(n.as_bytes())
+        ));
+    }
     if let Some(s) = &scores {
         if s.len() != lemmas.len() {
             return Err(format!(
@@ -411,11 +426,32 @@ mod tests {
             .starts_with("expected a JSON object"));
     }
 
+    #[test]
+    fn names_with_whitespace_are_refused() {
+        for (line, want) in [
+            (
+                r#"{"goal_id":"g","ranked":["a","n0 z"]}"#,
+                "expected premise names without whitespace, found `n0 z`",
+            ),
+            (
+                r#"{"goal_id":"g","ranked":["a\tb"]}"#,
+                "expected premise names without whitespace, found `a\tb`",
+            ),
+            (
+                r#"{"goal_id":"g 1","ranked":["a"]}"#,
+                "expected a `goal_id` without whitespace, found `g 1`",
+            ),
+        ] {
+            assert_eq!(parse_prediction_line(line).unwrap_err(), want, "{line}");
+            assert_eq!(parse_prediction_unscored(line).unwrap_err(), want, "{line}");
+        }
+    }
+
     /// A JSON value of the shapes records hold, and of shapes the scanner leaves to serde.
     fn json_value() -> impl Strategy<Value = String> {
         let name = prop_oneof![
             8 => "[A-Za-z_.][A-Za-z0-9_.']{0,12}",
-            1 => "[a\\\\\"\t\u{e9}\u{1F600}]{0,4}",
+            1 => "[a\\\\\" \t\u{e9}\u{1F600}]{0,4}",
         ]
         .prop_map(|s| serde_json::to_string(&s).unwrap());
         let number = prop_oneof![
