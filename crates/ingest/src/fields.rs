@@ -38,6 +38,24 @@ pub fn next_delim(data: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// Whether `name` holds a delimiter (whitespace or a newline). A name of up to 32 bytes is read
+/// as up to four overlapping words, each tested for a byte below 0x21 with no branch (every
+/// delimiter is one); only a name with such a byte is looked at byte by byte.
+#[inline(always)]
+pub fn holds_delim(name: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let low = |w: u64| w.wrapping_sub(ONES * 0x21) & !w & (ONES * 0x80);
+    let w8 = |i: usize| u64::from_le_bytes(name[i..i + 8].try_into().expect("8 bytes"));
+    let n = name.len();
+    let maybe = match n {
+        0..=7 => true,
+        8..=16 => low(w8(0)) | low(w8(n - 8)) != 0,
+        17..=32 => low(w8(0)) | low(w8(8)) | low(w8(n - 16)) | low(w8(n - 8)) != 0,
+        _ => true,
+    };
+    maybe && name.iter().any(|&b| is_delim(b))
+}
+
 /// Splits the line that starts at `start` in `data` (it ends at the next `\n` or at the end of
 /// `data`) into at most `N` whitespace-separated fields. Returns the number of fields found
 /// (`N + 1` meaning "more than N") and the index of the line's end (its `\n`, or `data.len()`).
@@ -540,6 +558,23 @@ pub fn show(field: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// `holds_delim` is "some byte is a delimiter", at every length around its word reads,
+        /// with control bytes that are not delimiters (0x01, 0x1f) and bytes just above (0x21).
+        #[test]
+        fn holds_delim_is_some_byte_a_delimiter(
+            name in proptest::collection::vec(
+                proptest::prop_oneof![
+                    12 => proptest::sample::select(b"aZ09._'!~\x21\x7f\xc3\xa9".to_vec()),
+                    1 => proptest::sample::select(b" \t\r\n\x0b\x0c\x01\x1f".to_vec()),
+                ],
+                0..40,
+            )
+        ) {
+            proptest::prop_assert_eq!(holds_delim(&name), name.iter().any(|&b| is_delim(b)));
+        }
+    }
 
     #[test]
     fn plain_decimals_parse_as_the_general_parser_does() {

@@ -296,7 +296,7 @@ fn prediction<'a>(
     };
     // Names are fields, as in a TREC run: whitespace would end them where the duplicate check
     // and the output read them.
-    let spaced = |n: &str| crate::fields::next_delim(n.as_bytes(), 0) < n.len();
+    let spaced = |n: &str| crate::fields::holds_delim(n.as_bytes());
     if spaced(&goal) {
         return Err(format!(
             "expected a `goal_id` without whitespace, found `{}`",
