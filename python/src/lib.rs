@@ -612,12 +612,14 @@ impl NativeSession {
         let (tx, rx) = mpsc::sync_channel::<(u64, Vec<ScoredGoal>)>(2 * workers + 2);
         let rx = std::sync::Mutex::new(rx);
         let (back_tx, back_rx) = mpsc::channel::<Vec<ScoredGoal>>();
+        // Set by a worker at its error: the reader stops handing over batches.
+        let stop = std::sync::atomic::AtomicBool::new(false);
         type Placed<T> = ((u64, usize), T);
         let (read, evaluated) = std::thread::scope(|scope| {
             let handles: Vec<_> = sessions
                 .into_iter()
                 .map(|mut session| {
-                    let (rx, back_tx) = (&rx, back_tx.clone());
+                    let (rx, back_tx, stop) = (&rx, back_tx.clone(), &stop);
                     scope.spawn(move || {
                         let mut rows: Vec<Placed<GoalRow>> = Vec::new();
                         let mut error: Option<Placed<EvalError>> = None;
@@ -638,12 +640,19 @@ impl NativeSession {
                                     }
                                     Err(e) => {
                                         error = Some(((seq, k), e));
+                                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
                                         break;
                                     }
                                 }
                             }
                             let _ = back_tx.send(batch);
                             if error.is_some() {
+                                // The reader may be waiting to hand over a batch (the channel
+                                // is bounded): taken and dropped until it sees the flag and
+                                // closes the channel, so that it never waits on stopped workers.
+                                while let Some((_, b)) = next() {
+                                    let _ = back_tx.send(b);
+                                }
                                 break;
                             }
                         }
@@ -666,9 +675,12 @@ impl NativeSession {
                         // Ctrl-C while a large dict is read.
                         py.check_signals()?;
                         batch.truncate(used);
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            return Ok(()); // a worker stopped at an error: it says which
+                        }
                         let next = back_rx.try_recv().unwrap_or_default();
                         if tx.send((seq, std::mem::replace(&mut batch, next))).is_err() {
-                            return Ok(()); // every worker stopped at an error: they say which
+                            return Ok(());
                         }
                         seq += 1;
                         used = 0;

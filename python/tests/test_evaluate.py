@@ -220,3 +220,17 @@ def test_a_failed_session_gives_no_result(workload):
         s.push_scored_dict({f"g{i}": {"a": 1.0} for i in range(200)})
     with pytest.raises(ValueError, match="stopped at an error"):
         s.finish()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 8])
+def test_an_error_in_a_large_scored_dict_is_raised_not_waited_on(threads):
+    """A bad score in the first goal of a dict of many goals: the workers stop at it while the
+    reader still has batches to hand over; the error comes back (it once waited forever on the
+    full channel), with the first bad goal in dict order."""
+    truth = {f"g{i}": {"a": 1} for i in range(3000)}
+    run = {f"g{i}": {"a": float("nan") if i in (0, 2500) else 0.5} for i in range(3000)}
+    with pytest.raises(ValueError, match=r"goal `g0`.*expected a finite score"):
+        lemma_eval.evaluate(truth, run, ["AP"], threads=threads)
+    ev = lemma_eval.RelevanceEvaluator(truth, {"map"})
+    with pytest.raises(ValueError, match=r"goal `g0`"):
+        ev.evaluate({g: {"a": float("inf")} for g in truth})
