@@ -328,6 +328,50 @@ fn corrupt_store_and_bad_matrix_fail_clearly_from_the_command_line() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // A name given to two rows (the goal was evaluated twice, counted twice in the mean) or to
+    // two columns: an error naming the matrix, the name and both places.
+    let m = dir.path().join("m.npy");
+    let mut f = std::fs::File::create(&m).unwrap();
+    lemma_ingest::write_f32_header(&mut f, 2, 3).unwrap();
+    for s in [0.1f32, 0.9, 0.5, 0.3, 0.2, 0.1] {
+        f.write_all(&s.to_le_bytes()).unwrap();
+    }
+    drop(f);
+    let q = dir.path().join("q.txt");
+    std::fs::write(&q, "g1 0 l1 1\ng2 0 l0 1\n").unwrap();
+    let names = |n: &str, text: &str| {
+        let p = dir.path().join(n);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let (g, gdup) = (names("g", "g1\ng2\n"), names("gdup", "g1\ng1\n"));
+    let (l, ldup) = (names("l", "l0\nl1\nl2\n"), names("ldup", "l0\nl1\nl1\n"));
+    for (goals, lemmas, want) in [
+        (
+            &gdup,
+            &l,
+            "m.npy: `g1` names row 1 and row 2: each row needs a name of its own",
+        ),
+        (
+            &g,
+            &ldup,
+            "m.npy: `l1` names column 2 and column 3: each column needs a name of its own",
+        ),
+    ] {
+        let o = Command::new(bin())
+            .arg("eval")
+            .args([&q, &m])
+            .arg("--goal-names")
+            .arg(goals)
+            .arg("--lemma-names")
+            .arg(lemmas)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2));
+        assert!(o.stdout.is_empty());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(want), "{err}");
+    }
 }
 
 #[test]

@@ -9,7 +9,9 @@ use crate::{
     TieMode, ZeroRelMode,
 };
 use lemma_accum::{Interpolation, Measure, Plan, Summary};
-use lemma_ingest::{ActualSets, ErrorKind, Input, InputError, Matrix, Names, SortedQrels, Store};
+use lemma_ingest::{
+    show, ActualSets, ErrorKind, Input, InputError, Matrix, Names, SortedQrels, Store,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -156,7 +158,8 @@ impl Predictions {
         })
     }
 
-    /// A matrix with its names, checked against its shape.
+    /// A matrix with its names, checked against its shape; a name given to two rows (goals) or
+    /// two columns (lemmas) is an error.
     pub fn matrix(matrix: Matrix, goals: Names, lemmas: Names) -> Result<Predictions, InputError> {
         if goals.len() != matrix.rows() || lemmas.len() != matrix.cols() {
             return Err(InputError::file(
@@ -170,6 +173,23 @@ impl Predictions {
                     lemmas.len()
                 ),
             ));
+        }
+        for (names, what) in [(&goals, "row"), (&lemmas, "column")] {
+            let mut first = hashbrown::HashMap::with_capacity(names.len());
+            for (i, n) in names.iter().enumerate() {
+                if let Some(j) = first.insert(n, i) {
+                    return Err(InputError::file(
+                        ErrorKind::Duplicate,
+                        matrix.path(),
+                        format!(
+                            "`{}` names {what} {} and {what} {}: each {what} needs a name of its own",
+                            show(n),
+                            j + 1,
+                            i + 1
+                        ),
+                    ));
+                }
+            }
         }
         Ok(Predictions::Matrix {
             matrix,
