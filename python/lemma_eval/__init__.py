@@ -210,6 +210,21 @@ def merge(parts: Iterable[Union[bytes, Result]], keys: Optional[Sequence[str]] =
     return Result(_native.merge(blobs, list(keys) if keys is not None else None))
 
 
+def _merge_parameters(measures: Iterable[str]) -> List[str]:
+    """pytrec_eval's reading of a set of measures: the parameters of one measure given in
+    several elements are taken together (``{"P.5", "P.10"}`` is ``P.5,10``), where trec_eval's
+    command line keeps the first ``-m`` with parameters. A bare name stays as it is when no
+    element gives it parameters."""
+    params: Dict[str, List[str]] = {}
+    for m in sorted(set(measures)):
+        base, dot, rest = m.partition(".")
+        got = params.setdefault(base, [])
+        for p in rest.split(",") if dot else []:
+            if p not in got:
+                got.append(p)
+    return [f"{b}.{','.join(p)}" if p else b for b, p in params.items()]
+
+
 class RelevanceEvaluator:
     """pytrec_eval's ``RelevanceEvaluator``: ``evaluate(run)`` returns ``{goal: {measure:
     value}}`` with trec_eval 9.0.8's values, for the goals of the run that have judgments.
@@ -224,7 +239,7 @@ class RelevanceEvaluator:
     ) -> None:
         if judged_docs_only_flag:
             raise ValueError("judged_docs_only_flag is not supported")
-        pairs = _native.NativeEvaluator.trec_measures(sorted(set(measures)))
+        pairs = _native.NativeEvaluator.trec_measures(_merge_parameters(measures))
         native = [n for _, n in pairs if n is not None]
         self._ev = _native.NativeEvaluator(
             dict(query_relevance),

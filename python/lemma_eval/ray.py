@@ -70,6 +70,11 @@ def evaluate(
         n = num_shards or max(1, 2 * int(ray.cluster_resources().get("CPU", 1)))
         tasks = [_shard.remote(actual_ref, path, ms, (i + 1, n), options) for i in range(n)]
     else:
+        if isinstance(predicted, Mapping):
+            raise TypeError(
+                "predicted: a path or a list of paths (files the tasks read); evaluate a dict "
+                "of predictions with lemma_eval.evaluate"
+            )
         files = [os.fspath(p) for p in predicted]
         if not files:
             raise ValueError("predicted: an empty list of files")

@@ -52,6 +52,25 @@ def test_parameterised_names(generated):
     assert set(next(iter(got.values()))) == {"P_3", "P_7", "ndcg_cut_5", "map", "recip_rank"}
 
 
+@pytest.mark.parametrize(
+    "ms",
+    [
+        {"P.5", "P.10"},
+        {"ndcg_cut.5", "ndcg_cut.10", "map_cut.3"},
+        {"P.5,10", "P.20", "map_cut.5", "map_cut.10"},
+        {"P", "P.7", "recall", "recall.5"},
+    ],
+)
+def test_one_measure_given_in_several_elements(generated, ms):
+    """pytrec_eval takes the parameters of one measure across the set's elements together
+    ({"P.5", "P.10"} gives P_5 and P_10); trec_eval's command line would keep only one."""
+    qrels, run = generated
+    want = pytrec_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
+    got = lemma_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
+    assert got == want
+    assert {"P_5", "P_10"} <= set(next(iter(got.values()))) or "P.5" not in ms
+
+
 def test_bad_measure():
     with pytest.raises(ValueError, match="illegal measure"):
         lemma_eval.RelevanceEvaluator({"q": {"d": 1}}, {"no_such_measure"})

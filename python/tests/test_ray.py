@@ -66,3 +66,6 @@ def test_ray_errors_raise(local_ray, workload, tmp_path):
     bad.write_text("g0 Q0 a 1 1.0 t\n" * 3 + "g1 Q0 b 1 high t\n")
     with pytest.raises(ValueError, match="bad.run:4: expected a finite number"):
         lemma_eval.ray.evaluate(q, bad, num_shards=2, progress=False)
+    # A dict of predictions is not a list of files: a TypeError before any task runs.
+    with pytest.raises(TypeError, match="a path or a list of paths"):
+        lemma_eval.ray.evaluate(q, {"g0": ["a"]})
