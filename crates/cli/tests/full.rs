@@ -372,6 +372,27 @@ fn corrupt_store_and_bad_matrix_fail_clearly_from_the_command_line() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(want), "{err}");
     }
+    // A goal's error found while the rows are ranked names the matrix too (a tie group that
+    // --depth cuts).
+    let m = dir.path().join("tied.npy");
+    let mut f = std::fs::File::create(&m).unwrap();
+    lemma_ingest::write_f32_header(&mut f, 2, 3).unwrap();
+    for _ in 0..6 {
+        f.write_all(&0.5f32.to_le_bytes()).unwrap();
+    }
+    drop(f);
+    let o = Command::new(bin())
+        .arg("eval")
+        .args([&q, &m])
+        .arg("--goal-names")
+        .arg(&g)
+        .arg("--lemma-names")
+        .arg(&l)
+        .args(["--ties", "group", "--depth", "1", "-m", "RR"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("tied.npy: goal `g"), "{err}");
 }
 
 #[test]

@@ -107,6 +107,17 @@ struct Worker<'a> {
     scanned: u64,
 }
 
+/// `e`, naming `path` if it names no file (a goal's error, found where the path is not known).
+fn in_file(e: EvalError, path: &std::path::Path) -> EvalError {
+    match e {
+        EvalError::Input(mut ie) if ie.path.as_os_str().is_empty() => {
+            ie.path = path.to_path_buf();
+            EvalError::Input(ie)
+        }
+        e => e,
+    }
+}
+
 fn goal_error(goal: &[u8], message: String) -> EvalError {
     EvalError::Input(InputError::file(
         ErrorKind::Syntax,
@@ -801,7 +812,7 @@ pub(crate) fn predict(
     let mut scanned = 0u64;
     let (_, collected) = run_ordered(&job, threads, |mut r: ChunkResult| {
         if let Some(e) = r.error.take() {
-            return Err(e);
+            return Err(in_file(e, source.path()));
         }
         summary.merge(&r.summary).expect("same plan");
         entries += r.entries;
