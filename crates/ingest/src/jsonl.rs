@@ -156,7 +156,7 @@ impl<'a> Scan<'a> {
         v.is_finite().then_some(())
     }
 
-    /// `[ item, ... ]`, counted.
+    /// `[ item, ... ]`, each item read by `item`; how many.
     fn count(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<usize> {
         self.eat(b'[')?;
         if self.eat(b']').is_some() {
@@ -178,26 +178,12 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// `[ item, ... ]`.
+    /// `[ item, ... ]`, the items collected.
     fn array<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
-        self.eat(b'[')?;
         // Rankings run to hundreds of names: fewer regrowths.
         let mut out = Vec::with_capacity(64);
-        if self.eat(b']').is_some() {
-            return Some(out);
-        }
-        loop {
-            out.push(item(self)?);
-            self.ws();
-            match self.b.get(self.i)? {
-                b',' => self.i += 1,
-                b']' => {
-                    self.i += 1;
-                    return Some(out);
-                }
-                _ => return None,
-            }
-        }
+        self.count(|p| item(p).map(|x| out.push(x)))?;
+        Some(out)
     }
 }
 
