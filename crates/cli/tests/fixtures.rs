@@ -664,6 +664,19 @@ fn a_second_jsonl_record_of_a_goal_is_an_error_saying_so() {
         "tsv",
     ]);
     assert_eq!(stdout_ok(&o), "all\tNumRelRet\t1\n");
+    // The trec_eval subcommand ranks by score: a record without scores is an error saying so
+    // (it has no --order option to name).
+    let unscored = dir.path().join("unscored.jsonl");
+    std::fs::write(
+        &unscored,
+        "{\"goal_id\":\"g1\",\"retrieved_premises\":[\"a\"]}\n",
+    )
+    .unwrap();
+    let err = fails(&["trec_eval", q, unscored.to_str().unwrap()]);
+    assert!(
+        err.contains("ranking by score (--order score; the trec_eval subcommand) needs `scores`"),
+        "{err}"
+    );
     for (name, text) in [
         ("next", rec("g1", "a", 1.0) + &rec("g1", "x", 2.0)),
         (
