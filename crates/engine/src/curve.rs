@@ -18,7 +18,7 @@
 //! assert_eq!(rows[2], GoalPoint { rank: 5, found: 3, recall: 1.0, precision: 0.6, interpolated: 0.6 });
 //! ```
 
-use lemma_accum::Summary;
+use lemma_accum::{Measure, Summary};
 
 /// A point of a macro-averaged curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -126,47 +126,42 @@ pub fn threshold_measures(t: f64) -> Vec<String> {
 /// harmonic mean, each 0 on an empty denominator. Named `pooled:SetP(threshold=t)` and so on.
 pub fn pooled_at_threshold(t: f64, summary: &Summary) -> Vec<(String, Option<f64>)> {
     let aggregates = summary.aggregates();
-    // By canonical name: `NumRet(threshold=2)` is printed `NumRet(threshold=2.0)`.
-    let sum = |name: String| {
-        let name = canonical(&name);
+    // Found as measures, not by name: `NumRet(threshold=2)` prints as `NumRet(threshold=2.0)`.
+    let ms = measures_at(t);
+    let sum = |m: &Measure| {
         (aggregates.iter())
-            .find(|(m, _)| m.to_string() == name)
+            .find(|(a, _)| a == m)
             .and_then(|(_, a)| a.headline())
     };
-    let names = threshold_measures(t);
-    let (Some(n), Some(s), Some(r)) = (
-        sum(names[3].clone()),
-        sum(names[4].clone()),
-        sum(names[5].clone()),
-    ) else {
+    let (Some(n), Some(s), Some(r)) = (sum(&ms[3]), sum(&ms[4]), sum(&ms[5])) else {
         return Vec::new();
     };
     let div = |a: f64, b: f64| if b == 0.0 { 0.0 } else { a / b };
     let (p, rc) = (div(s, n), div(s, r));
     let f1 = div(2.0 * p * rc, p + rc);
-    names[..3]
-        .iter()
+    (ms[..3].iter())
         .zip([p, rc, f1])
-        .map(|(m, v)| (format!("pooled:{}", canonical(m)), Some(v)))
+        .map(|(m, v)| (format!("pooled:{m}"), Some(v)))
         .collect()
 }
 
-/// A measure's name as a summary prints it (`NumRet(threshold=2)` is `NumRet(threshold=2.0)`).
-fn canonical(name: &str) -> String {
-    lemma_accum::Measure::parse_all([name]).map_or(String::new(), |v| v[0].to_string())
+/// [`threshold_measures`]`(t)` as measures, in that order.
+fn measures_at(t: f64) -> Vec<Measure> {
+    let names = threshold_measures(t);
+    Measure::parse_all(names.iter().map(String::as_str)).expect("valid measure names")
 }
 
 /// The thresholds `t` whose [`threshold_measures`] a summary holds, all six (what `eval
 /// --threshold t` adds), in the order of their `NumRet(threshold=t)`: the summaries of such an
 /// evaluation merged have their [`pooled_at_threshold`] lines too.
 pub fn pooled_thresholds(summary: &Summary) -> Vec<f64> {
-    let names: Vec<String> = (summary.aggregates().iter())
-        .map(|(m, _)| m.to_string())
-        .collect();
-    (names.iter())
-        .filter_map(|n| n.strip_prefix("NumRet(threshold=")?.strip_suffix(')'))
-        .filter_map(|t| t.parse::<f64>().ok())
-        .filter(|&t| (threshold_measures(t).iter()).all(|m| names.contains(&canonical(m))))
+    let held: Vec<Measure> = summary.aggregates().iter().map(|(m, _)| *m).collect();
+    (held.iter())
+        .filter_map(|m| match *m {
+            Measure::NumRetAbove { threshold } => Some(threshold),
+            _ => None,
+        })
+        .filter(|&t| measures_at(t).iter().all(|m| held.contains(m)))
         .collect()
 }
 

@@ -34,7 +34,7 @@ use crate::text::{self, BatchResult, GoalRef, Resume, SharedInput};
 use crate::unknown::UnknownGoals;
 use hashbrown::HashSet;
 use lemma_accum::{Plan, Summary};
-use lemma_ingest::bytes::{is_space, same_bytes};
+use lemma_ingest::bytes::starts_with_field;
 use lemma_ingest::{
     first_field, first_goal, last_goal, ActualSets, Batch, BatchReader, ErrorKind, Format, GoalKey,
     GoalOrder, Input, InputError, LineMap, Next, SortedQrels,
@@ -322,7 +322,7 @@ fn goal_starts(bytes: &[u8], range: Range<usize>) -> Vec<usize> {
         let line = &bytes[at..nl];
         // Most lines repeat the goal before: one comparison of its bytes.
         if let Some(l) = last {
-            if line.len() > l.len() && same_bytes(&line[..l.len()], l) && is_space(line[l.len()]) {
+            if starts_with_field(line, l) {
                 at = nl + 1;
                 continue;
             }

@@ -18,10 +18,9 @@ pub fn is_delim(b: u8) -> bool {
 /// one used).
 #[inline(always)]
 pub fn next_delim(data: &[u8], mut i: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
     while i + 8 <= data.len() {
         let w = u64::from_le_bytes(data[i..i + 8].try_into().expect("8 bytes"));
-        let m = w.wrapping_sub(ONES * 0x21) & !w & (ONES * 0x80);
+        let m = below_0x21(w);
         if m == 0 {
             i += 8;
             continue;
@@ -43,17 +42,36 @@ pub fn next_delim(data: &[u8], mut i: usize) -> usize {
 /// delimiter is one); only a name with such a byte is looked at byte by byte.
 #[inline(always)]
 pub fn holds_delim(name: &[u8]) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    let low = |w: u64| w.wrapping_sub(ONES * 0x21) & !w & (ONES * 0x80);
     let w8 = |i: usize| u64::from_le_bytes(name[i..i + 8].try_into().expect("8 bytes"));
     let n = name.len();
     let maybe = match n {
         0..=7 => true,
-        8..=16 => low(w8(0)) | low(w8(n - 8)) != 0,
-        17..=32 => low(w8(0)) | low(w8(8)) | low(w8(n - 16)) | low(w8(n - 8)) != 0,
+        8..=16 => below_0x21(w8(0)) | below_0x21(w8(n - 8)) != 0,
+        17..=32 => {
+            below_0x21(w8(0)) | below_0x21(w8(8)) | below_0x21(w8(n - 16)) | below_0x21(w8(n - 8))
+                != 0
+        }
         _ => true,
     };
     maybe && name.iter().any(|&b| is_delim(b))
+}
+
+/// The bytes of `w` below 0x21 (every delimiter is one), flagged by their high bit: the classic
+/// "has a byte less than n" trick. Nonzero exactly when some byte is; only the lowest flagged
+/// byte is sure to be one (a borrow can flag the byte above it).
+#[inline(always)]
+fn below_0x21(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    w.wrapping_sub(ONES * 0x21) & !w & (ONES * 0x80)
+}
+
+/// Whether `line` begins with the field `field` (its bytes, then whitespace): the test that a
+/// line repeats the goal of the line before, without splitting it.
+#[inline(always)]
+pub fn starts_with_field(line: &[u8], field: &[u8]) -> bool {
+    line.len() > field.len()
+        && same_bytes(&line[..field.len()], field)
+        && is_space(line[field.len()])
 }
 
 /// Splits the line that starts at `start` in `data` (it ends at the next `\n` or at the end of

@@ -5,10 +5,10 @@
 //! converted to f64 only when the caller reads them; otherwise each is checked (JSON's grammar,
 //! finite as an f64) and counted.
 //!
-//! Anything else (a backslash anywhere in the line, a premise object, another key, `null`, a number outside JSON's
-//! grammar or f64's range) gives `None`, and the caller parses the line with serde_json: the
-//! scanner never decides an error, so a bad record gets serde's message, and a record it accepts
-//! is one serde reads to the same values (property-tested in `run.rs`).
+//! Anything else (a backslash anywhere in the line, a premise object, another key, `null`, a
+//! number outside JSON's grammar or f64's range) gives `None`, and the caller parses the line with
+//! serde_json: the scanner never decides an error, so a bad record gets serde's message, and a
+//! record it accepts is one serde reads to the same values (property-tested in `run.rs`).
 
 use std::borrow::Cow;
 

@@ -55,7 +55,9 @@ pub use truth::{ActualSets, GoalTruth, Interner, PushGoalError};
 /// Byte-level helpers for code that works on a batch's bytes directly (the engine's duplicate
 /// table): what ends a field, where it ends, equality, the lemma hash.
 pub mod bytes {
-    pub use crate::fields::{is_delim, is_space, next_delim, prefetch, same_bytes};
+    pub use crate::fields::{
+        is_delim, is_space, next_delim, prefetch, same_bytes, starts_with_field,
+    };
     pub use crate::input::first_field;
     pub use crate::truth::name_hash;
 }

@@ -8,7 +8,7 @@
 //! all of them.
 
 use crate::error::{ErrorKind, InputError};
-use crate::fields::{is_space, same_bytes};
+use crate::fields::{same_bytes, starts_with_field};
 use crate::input::{first_field, open_with, Compression, Format};
 use crate::spill::{group_by_goal, Grouped, LineMap, SpillOptions, SpillReport};
 use crate::truth::ActualSets;
@@ -545,7 +545,7 @@ fn part_order<'a>(buf: &'a [u8], range: Range<usize>, map: Option<&Mmap>) -> Opt
         start = nl + 1;
         // Most lines repeat the goal before: one comparison of its bytes.
         if let Some(l) = o.last {
-            if line.len() > l.len() && same_bytes(&line[..l.len()], l) && is_space(line[l.len()]) {
+            if starts_with_field(line, l) {
                 continue;
             }
         }
