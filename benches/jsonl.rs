@@ -4,12 +4,37 @@
 //! (`parse_prediction_line`) and checked only (`parse_prediction_unscored`, what `eval` reads
 //! when no measure needs scores). Throughput in bytes. Run:
 //! `cargo bench -p lemma-benches --bench jsonl`.
+//!
+//! The group `jsonl_parsers` sets the hand-written scanner (`parse_prediction_line`) against
+//! general JSON parsers from the crate registry reading the same record into the same values:
+//! the goal and the names borrowed from the line, the scores as `f64`. simd-json parses in place,
+//! so each record is first copied into a reused buffer (as a reader of borrowed batches would
+//! have to); sonic-rs and serde_json read the line as it is.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lemma_ingest::{parse_prediction_line, parse_prediction_unscored};
 use lemma_tools::gen::{generate_jsonl, GenSpec};
+use serde::Deserialize;
 
-fn bench(c: &mut Criterion) {
+/// A record as the registry parsers read it: names borrowed (the records have no escapes).
+#[derive(Deserialize)]
+struct Record<'a> {
+    #[serde(borrow)]
+    goal_id: &'a str,
+    #[serde(borrow)]
+    retrieved_premises: Vec<&'a str>,
+    scores: Vec<f64>,
+}
+
+impl Record<'_> {
+    /// What every contender returns: enough of the values that none can be skipped.
+    fn weight(&self) -> usize {
+        let names: usize = self.retrieved_premises.iter().map(|n| n.len()).sum();
+        self.goal_id.len() + names + self.scores.iter().filter(|s| **s > 999.0).count()
+    }
+}
+
+fn records() -> String {
     let spec = GenSpec {
         goals: 100,
         depth: 1000,
@@ -18,7 +43,11 @@ fn bench(c: &mut Criterion) {
     };
     let (mut qrels, mut run) = (Vec::new(), Vec::new());
     generate_jsonl(&spec, &mut qrels, &mut run).expect("generated");
-    let text = String::from_utf8(run).expect("UTF-8");
+    String::from_utf8(run).expect("UTF-8")
+}
+
+fn bench(c: &mut Criterion) {
+    let text = records();
     let lines: Vec<&str> = text.lines().collect();
     let mut g = c.benchmark_group("jsonl_100_records_of_1000");
     g.throughput(Throughput::Bytes(text.len() as u64));
@@ -40,5 +69,53 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+fn parsers(c: &mut Criterion) {
+    let text = records();
+    let lines: Vec<&str> = text.lines().collect();
+    // Every contender reads the same values: checked once here, outside the clock.
+    let want: usize = (lines.iter())
+        .map(|l| serde_json::from_str::<Record>(l).expect("record").weight())
+        .sum();
+    let scanner = |l: &str| {
+        let p = parse_prediction_line(l).expect("record");
+        let names: usize = p.lemmas.iter().map(|n| n.len()).sum();
+        let scores = p.scores.expect("scores");
+        p.goal.len() + names + scores.iter().filter(|s| **s > 999.0).count()
+    };
+    assert_eq!(lines.iter().map(|l| scanner(l)).sum::<usize>(), want);
+    let mut buf: Vec<u8> = Vec::new();
+    let mut simd = |l: &str| {
+        buf.clear();
+        buf.extend_from_slice(l.as_bytes());
+        simd_json::serde::from_slice::<Record>(&mut buf)
+            .expect("record")
+            .weight()
+    };
+    assert_eq!(lines.iter().map(|l| simd(l)).sum::<usize>(), want);
+    let sonic = |l: &str| sonic_rs::from_str::<Record>(l).expect("record").weight();
+    assert_eq!(lines.iter().map(|l| sonic(l)).sum::<usize>(), want);
+
+    let mut g = c.benchmark_group("jsonl_parsers");
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.sample_size(20);
+    g.bench_function("lemma_ingest_scanner", |b| {
+        b.iter(|| lines.iter().map(|l| scanner(l)).sum::<usize>())
+    });
+    g.bench_function("sonic_rs", |b| {
+        b.iter(|| lines.iter().map(|l| sonic(l)).sum::<usize>())
+    });
+    g.bench_function("simd_json", |b| {
+        b.iter(|| lines.iter().map(|l| simd(l)).sum::<usize>())
+    });
+    g.bench_function("serde_json", |b| {
+        b.iter(|| {
+            (lines.iter())
+                .map(|l| serde_json::from_str::<Record>(l).expect("record").weight())
+                .sum::<usize>()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, parsers);
 criterion_main!(benches);
