@@ -839,6 +839,53 @@ fn fails(args: &[&str]) -> String {
     String::from_utf8(o.stderr).unwrap()
 }
 
+/// JSONL predictions with bytes that are not UTF-8: an error naming the line (counted over the
+/// whole file, here past the first batch of about 4 MiB) and the column of the first bad byte,
+/// exit 2. A `#` comment line is checked too.
+#[test]
+fn jsonl_invalid_utf8_names_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = fixture("seed/qrels.txt");
+    let names: Vec<String> = (0..1000).map(|i| format!("\"lemma_{i}\"")).collect();
+    let record = |g: usize| {
+        format!(
+            "{{\"goal_id\":\"g{g}\",\"retrieved_premises\":[{}]}}\n",
+            names.join(",")
+        )
+    };
+    let mut big: Vec<u8> = Vec::new();
+    for g in 1..900 {
+        big.extend_from_slice(record(g).as_bytes());
+    }
+    assert!(big.len() > 5 << 20, "the bad line is in a later batch");
+    let bad = record(900).replacen("lemma_7\"", "lemma_\u{fffd}7\"", 1);
+    let col = bad.find('\u{fffd}').unwrap() + 1;
+    // U+FFFD's UTF-8 replaced by one byte that cannot start a character.
+    big.extend_from_slice(&bad.as_bytes()[..col - 1]);
+    big.push(0xff);
+    big.extend_from_slice(&bad.as_bytes()[col - 1 + '\u{fffd}'.len_utf8()..]);
+    big.extend_from_slice(record(901).as_bytes());
+    let path = dir.path().join("pred.jsonl");
+    std::fs::write(&path, &big).unwrap();
+    let err = fails(&["eval", &q, path.to_str().unwrap()]);
+    let want = format!("pred.jsonl:900: invalid UTF-8 at column {col}, expected UTF-8 text");
+    assert!(err.contains(&want), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    let small = [
+        record(1).as_bytes(),
+        b"# a note \xe2\x82\n",
+        record(2).as_bytes(),
+    ]
+    .concat();
+    std::fs::write(&path, small).unwrap();
+    let err = fails(&["eval", &q, path.to_str().unwrap()]);
+    assert!(
+        err.contains("pred.jsonl:2: invalid UTF-8 at column 10"),
+        "{err}"
+    );
+}
+
 /// Runs the command, expecting success: (stdout, stderr).
 fn run_ok(args: &[&str]) -> (String, String) {
     let o = run(args);

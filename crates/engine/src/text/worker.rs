@@ -299,7 +299,6 @@ impl<'a> Worker<'a> {
     fn jsonl_batch(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
         let data = &batch.data[..];
         let path = Path::new("");
-        let text = check_utf8(data)?;
         let (mut pos, mut line_no) = (0usize, 0u64);
         // Lines found by memchr's vector search (records are long).
         let ends = memchr::memchr_iter(b'\n', data)
@@ -312,10 +311,12 @@ impl<'a> Worker<'a> {
         let read_scores =
             order != OrderMode::File || self.ranking.consumer().acc.plan().needs_scores();
         for end in ends {
-            let line = &text[from..end];
+            // Each line checked as UTF-8 just before it is read, while its bytes are in cache (a
+            // `\n` is never inside a character, so the lines of valid text are valid text).
+            let here = pos;
+            let line = check_utf8(&data[from..end], line_no + 1, here)?;
             from = end;
             line_no += 1;
-            let here = pos;
             pos += line.len();
             let l = line.trim();
             if l.is_empty() || l.starts_with('#') {
@@ -548,20 +549,18 @@ fn dup_error(goal: &[u8], data: &[u8], d: &Dup) -> EvalError {
     })
 }
 
-/// The batch as text, checked once; the error names the line.
-fn check_utf8(data: &[u8]) -> Result<&str, InputError> {
-    std::str::from_utf8(data).map_err(|e| {
-        let off = e.valid_up_to();
-        let line_start = memchr::memrchr(b'\n', &data[..off]).map_or(0, |p| p + 1);
-        let line = memchr::memchr_iter(b'\n', &data[..off]).count() as u64 + 1;
+/// A JSONL line (number `line_no` of its batch, starting at byte `start`) as text; the error
+/// names the line and the column.
+fn check_utf8(line: &[u8], line_no: u64, start: usize) -> Result<&str, InputError> {
+    std::str::from_utf8(line).map_err(|e| {
         InputError::at(
             ErrorKind::Syntax,
             Path::new(""),
-            line,
-            line_start as u64,
+            line_no,
+            start as u64,
             format!(
                 "invalid UTF-8 at column {}, expected UTF-8 text",
-                off - line_start + 1
+                e.valid_up_to() + 1
             ),
         )
     })
