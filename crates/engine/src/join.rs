@@ -29,6 +29,7 @@
 use crate::options::{plan_for, EvalOptions, OrderMode};
 use crate::outcome::{evaluate_unseen, EvalError, Predicted, Report};
 use crate::pool::{run_ordered, OrderedJob, Window};
+use crate::seen::SeenSet;
 use crate::sink::Sink as RowSink;
 use crate::text::{self, BatchResult, GoalRef, Resume, SharedInput};
 use crate::unknown::UnknownGoals;
@@ -350,6 +351,15 @@ struct JoinJob<'a> {
     input: Mutex<SharedInput>,
 }
 
+/// What a worker thread keeps from one batch to the next: the buffer batches are read into, and
+/// the duplicate table (each batch is evaluated by a worker of its own, against its own actual
+/// sets; a deep goal's table would otherwise grow again from 64 slots in every batch: 13
+/// doublings to 4 MiB for a goal of 100,000 lemmas, two thirds of the time of such a run).
+struct JoinScratch {
+    buf: Vec<u8>,
+    dedup: SeenSet,
+}
+
 /// A batch's result, with what the join needs.
 #[derive(Default)]
 struct Joined {
@@ -375,18 +385,26 @@ struct Joined {
 }
 
 impl JoinJob<'_> {
-    /// Evaluates `batch` against `sets`; each ranked goal's id.
-    fn evaluate(&self, sets: &ActualSets, batch: &Batch, joined: &mut Joined) {
+    /// Evaluates `batch` against `sets` with the thread's duplicate table; each ranked goal's id.
+    fn evaluate(&self, sets: &ActualSets, batch: &Batch, joined: &mut Joined, dedup: &mut SeenSet) {
         joined.sets_bytes = sets.heap_bytes();
         joined.sets_goals = sets.goal_count();
         let mut w = text::Worker::new(sets, self.opts, self.plan, self.order, self.want_rows);
+        w.swap_dedup(dedup);
         w.batch(Format::Trec, batch, &mut joined.res);
+        w.swap_dedup(dedup);
         joined.summary = Some(w.into_summary());
     }
 
     /// `batch` read against the actual sets of the goals from its first to its last, if they
     /// ascend: `false` if they do not.
-    fn in_order(&self, batch: &Batch, range: Range<usize>, joined: &mut Joined) -> bool {
+    fn in_order(
+        &self,
+        batch: &Batch,
+        range: Range<usize>,
+        joined: &mut Joined,
+        dedup: &mut SeenSet,
+    ) -> bool {
         let order = self.qrels.order();
         let sets = match self.qrels.sets(range.clone()) {
             Ok(s) => s,
@@ -395,7 +413,7 @@ impl JoinJob<'_> {
                 return true;
             }
         };
-        self.evaluate(&sets, batch, joined);
+        self.evaluate(&sets, batch, joined, dedup);
         // The goals must ascend: each after the one before.
         let mut ranked = vec![false; sets.goal_count()];
         let mut before: Option<(&[u8], u64)> = None;
@@ -428,7 +446,7 @@ impl JoinJob<'_> {
     }
 
     /// `batch` read against the actual sets of its goals, each looked up.
-    fn looked_up(&self, batch: &Batch, joined: &mut Joined) {
+    fn looked_up(&self, batch: &Batch, joined: &mut Joined, dedup: &mut SeenSet) {
         let data = &batch.data[..];
         let q = self.qrels.bytes();
         let mut ranges: Vec<Range<usize>> = Vec::new();
@@ -470,7 +488,7 @@ impl JoinJob<'_> {
         };
         drop(bytes);
         debug_assert_eq!(sets.goal_count(), ranges.len());
-        self.evaluate(&sets, batch, joined);
+        self.evaluate(&sets, batch, joined, dedup);
         let starts: Vec<usize> = ranges.iter().map(|r| r.start).collect();
         joined.ranked_at = known_starts(&joined.res.goals, &starts);
     }
@@ -506,20 +524,24 @@ fn known_starts(goals: &[(GoalRef, u64)], starts: &[usize]) -> Vec<usize> {
 }
 
 impl<'a> OrderedJob for JoinJob<'a> {
-    type Worker = Vec<u8>;
+    type Worker = JoinScratch;
     type Unit = Next;
     type Output = Joined;
     type Done = ();
 
     fn worker(&self) -> Self::Worker {
-        Vec::new()
+        JoinScratch {
+            buf: Vec::new(),
+            dedup: SeenSet::new(lemma_ingest::bytes::name_hash),
+        }
     }
 
-    fn next(&self, buf: &mut Self::Worker, window: &Window) -> Option<(u64, Next)> {
-        SharedInput::next(&self.input, buf, window, self.progress)
+    fn next(&self, s: &mut Self::Worker, window: &Window) -> Option<(u64, Next)> {
+        SharedInput::next(&self.input, &mut s.buf, window, self.progress)
     }
 
-    fn run(&self, buf: &mut Self::Worker, _: u64, next: Next) -> Joined {
+    fn run(&self, s: &mut Self::Worker, _: u64, next: Next) -> Joined {
+        let JoinScratch { buf, dedup } = s;
         let mut joined = Joined::default();
         let batch = match next.read(buf) {
             Ok(b) => b,
@@ -547,7 +569,7 @@ impl<'a> OrderedJob for JoinJob<'a> {
                 if !self.lookup.load(AtomicOrdering::Relaxed)
                     && (r.len() <= 4 * data.len() || ascending(data, order)) =>
             {
-                self.in_order(&batch, r, &mut joined)
+                self.in_order(&batch, r, &mut joined, dedup)
             }
             _ => false,
         };
@@ -558,7 +580,7 @@ impl<'a> OrderedJob for JoinJob<'a> {
                 ..Joined::default()
             };
             joined.res.first_byte = batch.first_byte;
-            self.looked_up(&batch, &mut joined);
+            self.looked_up(&batch, &mut joined, dedup);
         }
         if let Some(b) = batch.data.release() {
             *buf = b;

@@ -227,6 +227,13 @@ impl<C: Ranked> RankingBuilder<C> {
         }
     }
 
+    /// Exchanges the duplicate table with `other`: a caller that makes a builder per batch keeps
+    /// one table across them, so that a deep goal's table does not grow again from 64 slots in
+    /// every batch (each goal clears it at its start).
+    pub(crate) fn swap_dedup(&mut self, other: &mut SeenSet) {
+        std::mem::swap(&mut self.tail.dedup, other);
+    }
+
     /// Ranks the goals that follow in `order`.
     pub(crate) fn set_order(&mut self, order: OrderMode) {
         self.order = order;

@@ -260,6 +260,11 @@ impl<'a> Worker<'a> {
         self.summary
     }
 
+    /// Exchanges the duplicate table with `other` ([`RankingBuilder::swap_dedup`]).
+    pub(crate) fn swap_dedup(&mut self, other: &mut SeenSet) {
+        self.ranking.swap_dedup(other);
+    }
+
     /// Evaluates one batch of TREC run lines: parse, group by goal, order, evaluate.
     fn trec_batch(&mut self, batch: &Batch, res: &mut BatchResult) -> Result<(), EvalError> {
         let data = &batch.data[..];
