@@ -27,11 +27,15 @@ struct Record<'a> {
 }
 
 impl Record<'_> {
-    /// What every contender returns: enough of the values that none can be skipped.
     fn weight(&self) -> usize {
-        let names: usize = self.retrieved_premises.iter().map(|n| n.len()).sum();
-        self.goal_id.len() + names + self.scores.iter().filter(|s| **s > 999.0).count()
+        weight(self.goal_id, &self.retrieved_premises, &self.scores)
     }
+}
+
+/// What every contender returns: enough of the values read that none can be skipped.
+fn weight<S: AsRef<str>>(goal: &str, names: &[S], scores: &[f64]) -> usize {
+    let names: usize = names.iter().map(|n| n.as_ref().len()).sum();
+    goal.len() + names + scores.iter().filter(|s| **s > 999.0).count()
 }
 
 fn records() -> String {
@@ -78,9 +82,7 @@ fn parsers(c: &mut Criterion) {
         .sum();
     let scanner = |l: &str| {
         let p = parse_prediction_line(l).expect("record");
-        let names: usize = p.lemmas.iter().map(|n| n.len()).sum();
-        let scores = p.scores.expect("scores");
-        p.goal.len() + names + scores.iter().filter(|s| **s > 999.0).count()
+        weight(&p.goal, &p.lemmas, &p.scores.expect("scores"))
     };
     assert_eq!(lines.iter().map(|l| scanner(l)).sum::<usize>(), want);
     let mut buf: Vec<u8> = Vec::new();

@@ -29,6 +29,7 @@
 use crate::options::{plan_for, EvalOptions, OrderMode};
 use crate::outcome::{evaluate_unseen, EvalError, Predicted, Report};
 use crate::pool::{run_ordered, OrderedJob, Window};
+use crate::ranking::dedup_table;
 use crate::seen::SeenSet;
 use crate::sink::Sink as RowSink;
 use crate::text::{self, BatchResult, GoalRef, Resume, SharedInput};
@@ -532,7 +533,7 @@ impl<'a> OrderedJob for JoinJob<'a> {
     fn worker(&self) -> Self::Worker {
         JoinScratch {
             buf: Vec::new(),
-            dedup: SeenSet::new(lemma_ingest::bytes::name_hash),
+            dedup: dedup_table(),
         }
     }
 

@@ -96,6 +96,14 @@ pub(crate) fn join_names<'n, S: AsRef<str>>(
     })
 }
 
+/// An empty duplicate table for a goal's lemma names, hashed as the callers hash the items they
+/// insert ([`Item::hash`]). Every builder's table, and any table swapped into one
+/// ([`RankingBuilder::swap_dedup`]), comes from here: a table whose hash differed would place the
+/// names it moves when it grows where no lookup finds them.
+pub(crate) fn dedup_table() -> SeenSet {
+    SeenSet::new(lemma_ingest::bytes::name_hash)
+}
+
 /// The batch-local line (1-based) of byte `at`: counted on error paths only.
 pub(crate) fn line_at(data: &[u8], at: usize) -> u64 {
     1 + memchr::memchr_iter(b'\n', &data[..at]).count() as u64
@@ -215,7 +223,7 @@ impl<C: Ranked> RankingBuilder<C> {
             items: Vec::new(),
             tail: Tail {
                 consumer,
-                dedup: SeenSet::new(lemma_ingest::bytes::name_hash),
+                dedup: dedup_table(),
                 ahead: std::collections::VecDeque::with_capacity(AHEAD + 1),
                 distinct: false,
                 emitted: 0,

@@ -319,9 +319,9 @@ impl<'a> Worker<'a> {
             // Each line checked as UTF-8 just before it is read, while its bytes are in cache (a
             // `\n` is never inside a character, so the lines of valid text are valid text).
             let here = pos;
-            let line = check_utf8(&data[from..end], line_no + 1, here)?;
-            from = end;
             line_no += 1;
+            let line = check_utf8(&data[from..end], line_no, here)?;
+            from = end;
             pos += line.len();
             let l = line.trim();
             if l.is_empty() || l.starts_with('#') {
