@@ -166,6 +166,68 @@ proptest! {
         prop_assert!(groups.len() as u64 <= k);
         prop_assert_eq!(groups.iter().map(|g| g.n).sum::<u64>(), items.len() as u64);
     }
+
+    /// An empty curve merged with another (as an evaluation's summary takes its first worker's)
+    /// is the curve its own kind would have counted from the other's items: the same table for
+    /// an exact curve, coarsened to fit a sketch of fewer bins, spilled by a spilling one; and
+    /// the result goes on counting and merging as if it had counted them itself.
+    #[test]
+    fn an_empty_curve_merged_with_another_counts_as_its_kind(
+        items in items(),
+        max_bins in 2usize..64,
+        cut in 0usize..400,
+    ) {
+        let r = items.iter().filter(|x| x.1).count() as u64;
+        let cut = cut.min(items.len());
+        let (first, rest) = items.split_at(cut);
+        let mut other = PooledCurve::exact();
+        for &(s, rel) in first {
+            other.add(s, rel);
+        }
+        other.add_unretrieved_relevant(3);
+        // Exact: the same bins, then the rest counted on top.
+        let mut e = PooledCurve::exact();
+        e.merge(&other);
+        prop_assert_eq!(&e, &other);
+        for &(s, rel) in rest {
+            e.add(s, rel);
+        }
+        let mut whole = PooledCurve::exact();
+        for &(s, rel) in &items {
+            whole.add(s, rel);
+        }
+        whole.add_unretrieved_relevant(3);
+        prop_assert_eq!(&e, &whole);
+        // A sketch of fewer bins: the resolution and counts of one fed the same items.
+        let mut sk = PooledCurve::sketch(max_bins);
+        sk.merge(&other);
+        for &(s, rel) in rest {
+            sk.add(s, rel);
+        }
+        let mut direct = PooledCurve::sketch(max_bins);
+        for &(s, rel) in &items {
+            direct.add(s, rel);
+        }
+        direct.add_unretrieved_relevant(3);
+        prop_assert_eq!(&sk, &direct);
+        // Spilling: at most max_bins held, and the runs and the rest give the exact rows.
+        let runs = Arc::new(Runs::default());
+        let mut sp = PooledCurve::exact_spilling(max_bins, runs.clone());
+        sp.merge(&other);
+        for &(s, rel) in rest {
+            sp.add(s, rel);
+        }
+        prop_assert!(sp.len() <= max_bins);
+        prop_assert_eq!(sp.spilled(), !runs.0.lock().unwrap().is_empty());
+        let spilled = std::mem::take(&mut *runs.0.lock().unwrap());
+        let mut parts: Vec<std::vec::IntoIter<(u64, u64, u64)>> =
+            spilled.into_iter().map(|v| v.into_iter()).collect();
+        parts.push(sp.run().into_iter());
+        let (got, ap) = rows_of(merge_runs(parts), r + 3);
+        let (want, want_ap) = rows_of(whole.run(), r + 3);
+        prop_assert_eq!(got, want);
+        prop_assert!((ap - want_ap).abs() < 1e-12);
+    }
 }
 
 /// A plan that keeps the pooled curve: its summary's curve is that of every ranked item of the
