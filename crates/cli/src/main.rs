@@ -1487,33 +1487,58 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
         let mut failed = None;
         let mut points = lemma_plot::Thin::default();
         let writer = out.writer();
+        // Rows are formatted into `buf` (the numbers as `Display` writes them, faster: a curve
+        // may have millions of rows) and written 64 KiB at a time.
+        let mut buf: Vec<u8> = Vec::with_capacity(80 << 10);
         view.rows(|r| {
             if failed.is_some() {
                 return;
             }
-            let res = if json {
-                let res = write!(
-                    writer,
-                    "{}{{\"threshold\":{},\"tp\":{},\"fp\":{},\"precision\":{},\"recall\":{},\"f1\":{}}}",
-                    if first { "" } else { "," },
-                    r.threshold, r.tp, r.fp, r.precision, r.recall, r.f1
-                );
+            use lemma_eval::output::{push_f64, push_u64};
+            if json {
+                buf.extend_from_slice(if first { b"{" } else { b",{" });
                 first = false;
-                res
+                buf.extend_from_slice(b"\"threshold\":");
+                push_f64(&mut buf, r.threshold);
+                buf.extend_from_slice(b",\"tp\":");
+                push_u64(&mut buf, r.tp);
+                buf.extend_from_slice(b",\"fp\":");
+                push_u64(&mut buf, r.fp);
+                buf.extend_from_slice(b",\"precision\":");
+                push_f64(&mut buf, r.precision);
+                buf.extend_from_slice(b",\"recall\":");
+                push_f64(&mut buf, r.recall);
+                buf.extend_from_slice(b",\"f1\":");
+                push_f64(&mut buf, r.f1);
+                buf.push(b'}');
             } else {
-                writeln!(
-                    writer,
-                    "{prefix}{}\t{}\t{}\t{}\t{}\t{}",
-                    r.threshold, r.tp, r.fp, r.precision, r.recall, r.f1
-                )
-            };
-            if let Err(e) = res {
-                failed = Some(e);
+                buf.extend_from_slice(prefix.as_bytes());
+                push_f64(&mut buf, r.threshold);
+                buf.push(b'\t');
+                push_u64(&mut buf, r.tp);
+                buf.push(b'\t');
+                push_u64(&mut buf, r.fp);
+                for v in [r.precision, r.recall, r.f1] {
+                    buf.push(b'\t');
+                    push_f64(&mut buf, v);
+                }
+                buf.push(b'\n');
+            }
+            if buf.len() >= 64 << 10 {
+                if let Err(e) = writer.write_all(&buf) {
+                    failed = Some(e);
+                }
+                buf.clear();
             }
             if a.plot.is_some() {
                 points.push((r.recall, r.precision));
             }
         })?;
+        if failed.is_none() {
+            if let Err(e) = writer.write_all(&buf) {
+                failed = Some(e);
+            }
+        }
         if let Some(e) = failed {
             return Err(write_fail(&name, e));
         }

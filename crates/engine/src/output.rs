@@ -46,6 +46,134 @@ fn full(v: Option<f64>) -> String {
     }
 }
 
+/// Appends `v` as `format!("{v}")` writes it: the shortest digits that read back as `v`, laid
+/// out without an exponent (`0.0000001`, `1000`, `-0`; `NaN`, `inf`, `-inf`). About four times
+/// faster than `Display`: the digits come from `zmij` (Schubfach), whose own layout
+/// (`1e-7`, `1000.0`) is then rewritten. For outputs of many numbers (a pooled curve's rows).
+pub fn push_f64(out: &mut Vec<u8>, v: f64) {
+    if !v.is_finite() {
+        out.extend_from_slice(format!("{v}").as_bytes());
+        return;
+    }
+    let mut buf = zmij::Buffer::new();
+    let text = buf.format_finite(v).as_bytes();
+    let (negative, text) = match text.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, text),
+    };
+    let (mantissa, exp) = match memchr::memchr(b'e', text) {
+        Some(e) => (&text[..e], parse_exponent(&text[e + 1..])),
+        None => (text, 0),
+    };
+    // The significant digits and where the decimal point falls among them.
+    let mut digits = [0u8; 24];
+    let (mut len, mut point) = (0usize, None);
+    for &c in mantissa {
+        if c == b'.' {
+            point = Some(len);
+        } else {
+            digits[len] = c;
+            len += 1;
+        }
+    }
+    let mut point = point.unwrap_or(len) as i64 + exp;
+    let lead = digits[..len].iter().take_while(|&&c| c == b'0').count();
+    point -= lead as i64;
+    digits.copy_within(lead..len, 0);
+    len -= lead;
+    while len > 0 && digits[len - 1] == b'0' {
+        len -= 1;
+    }
+    if len > 0 && halfway_above(v, &digits[..len], point) {
+        // `v` lies exactly halfway between these digits and the next ones up: `Display` takes
+        // the larger in magnitude, `zmij` the even one.
+        let mut i = len;
+        loop {
+            if i == 0 {
+                digits[0] = b'1';
+                len = 1;
+                point += 1;
+                break;
+            }
+            i -= 1;
+            if digits[i] == b'9' {
+                digits[i] = b'0';
+            } else {
+                digits[i] += 1;
+                break;
+            }
+        }
+        while len > 0 && digits[len - 1] == b'0' {
+            len -= 1;
+        }
+    }
+    let digits = &digits[..len];
+    if negative {
+        out.push(b'-');
+    }
+    if digits.is_empty() {
+        out.push(b'0');
+    } else if point <= 0 {
+        out.extend_from_slice(b"0.");
+        out.resize(out.len() + (-point) as usize, b'0');
+        out.extend_from_slice(digits);
+    } else if point as usize >= digits.len() {
+        out.extend_from_slice(digits);
+        out.resize(out.len() + point as usize - digits.len(), b'0');
+    } else {
+        let (int, frac) = digits.split_at(point as usize);
+        out.extend_from_slice(int);
+        out.push(b'.');
+        out.extend_from_slice(frac);
+    }
+}
+
+/// Whether `|v|` is exactly `0.digits5 * 10^point`: halfway between `0.digits * 10^point` and
+/// the next number of as many digits. Writing that decimal as `n * 10^q` (`n` odd: it ends in
+/// 5) and `|v|` as `m * 2^e` (`m` odd), the two are equal when `e == q` and `n * 5^q == m`
+/// (`q >= 0`) or `n == m * 5^-q` (`q < 0`).
+fn halfway_above(v: f64, digits: &[u8], point: i64) -> bool {
+    let bits = v.to_bits() & !(1 << 63);
+    let (frac, biased) = (bits & ((1 << 52) - 1), (bits >> 52) as i64);
+    let (m, e) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | 1 << 52, biased - 1075)
+    };
+    let tz = m.trailing_zeros();
+    let (m, e) = (u128::from(m >> tz), e + i64::from(tz));
+    let q = point - digits.len() as i64 - 1;
+    if e != q || q.unsigned_abs() > 27 {
+        return false;
+    }
+    let n = digits
+        .iter()
+        .fold(0u128, |n, &c| n * 10 + u128::from(c - b'0'))
+        * 10
+        + 5;
+    let p = 5u128.pow(q.unsigned_abs() as u32);
+    if q >= 0 {
+        n.checked_mul(p) == Some(m)
+    } else {
+        m.checked_mul(p) == Some(n)
+    }
+}
+
+/// The exponent after `e` in `zmij`'s output: an optional sign, then decimal digits.
+fn parse_exponent(t: &[u8]) -> i64 {
+    let (sign, t) = match t.split_first() {
+        Some((b'-', rest)) => (-1, rest),
+        Some((b'+', rest)) => (1, rest),
+        _ => (1, t),
+    };
+    sign * t.iter().fold(0i64, |e, &c| e * 10 + i64::from(c - b'0'))
+}
+
+/// Appends `v` in decimal, as `format!("{v}")` writes it.
+pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+}
+
 fn json_num(v: Option<f64>) -> serde_json::Value {
     match v {
         Some(v) => serde_json::Number::from_f64(v)
@@ -303,4 +431,87 @@ pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
         },
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn shown(v: f64) -> String {
+        let mut out = Vec::new();
+        push_f64(&mut out, v);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn floats_are_written_as_display_writes_them() {
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            -1.0,
+            1000.0,
+            999.9969,
+            0.1,
+            1e-7,
+            1.5e-5,
+            1e15,
+            1e16,
+            1e21,
+            1.2345678901234568e20,
+            5e-324,
+            -5e-324,
+            f64::MAX,
+            f64::MIN,
+            f64::MIN_POSITIVE,
+            f64::EPSILON,
+            0.018_614_130_434_782_61,
+            1.0 / 3.0,
+            // 270289049155884.125, halfway between two candidates of 17 digits: `Display` rounds up
+            // (...884.13).
+            -2_162_312_393_247_073.0 / 8.0,
+            2_162_312_393_247_073.0 / 8.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            assert_eq!(shown(v), format!("{v}"), "{v:e}");
+        }
+        // Every power of ten and its neighbours, where the layout changes.
+        for e in -325..=309 {
+            let p = format!("1e{e}").parse::<f64>().unwrap();
+            for v in [p, p * 3.0, -p, f64::from_bits(p.to_bits().wrapping_add(1))] {
+                assert_eq!(shown(v), format!("{v}"), "{v:e}");
+            }
+        }
+        let mut out = b"x".to_vec();
+        push_u64(&mut out, u64::MAX);
+        push_f64(&mut out, 2.5);
+        push_u64(&mut out, 0);
+        assert_eq!(out, format!("x{}2.50", u64::MAX).as_bytes());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        /// Any bit pattern (every exponent, subnormals, NaNs) and scores of a few decimals.
+        #[test]
+        fn any_float_is_written_as_display_writes_it(
+            bits in any::<u64>(),
+            int in 0u64..1_000_000_000,
+            places in 0i32..12,
+            m in 0u64..1 << 53,
+            e in -80i32..80,
+        ) {
+            let v = f64::from_bits(bits);
+            prop_assert_eq!(shown(v), format!("{v}"));
+            let d = int as f64 / 10f64.powi(places);
+            prop_assert_eq!(shown(d), format!("{d}"));
+            // Integers times small powers of two: exact decimals of 17 to 20 digits, among them
+            // values halfway between two shortest candidates.
+            let h = m as f64 * 2f64.powi(e);
+            prop_assert_eq!(shown(h), format!("{h}"));
+            prop_assert_eq!(shown(-h), format!("{}", -h));
+        }
+    }
 }
