@@ -47,9 +47,10 @@ fn full(v: Option<f64>) -> String {
 }
 
 /// Appends `v` as `format!("{v}")` writes it: the shortest digits that read back as `v`, laid
-/// out without an exponent (`0.0000001`, `1000`, `-0`; `NaN`, `inf`, `-inf`). About four times
-/// faster than `Display`: the digits come from `zmij` (Schubfach), whose own layout
-/// (`1e-7`, `1000.0`) is then rewritten. For outputs of many numbers (a pooled curve's rows).
+/// out without an exponent (`0.0000001`, `1000`, `-0`; `NaN`, `inf`, `-inf`). About twice as
+/// fast as `Display` (`cargo bench -p lemma-benches --bench output`): the digits come from
+/// `zmij` (Schubfach), whose own layout (`1e-7`, `1000.0`) is then rewritten. For outputs of
+/// many numbers (a pooled curve's rows).
 pub fn push_f64(out: &mut Vec<u8>, v: f64) {
     if !v.is_finite() {
         out.extend_from_slice(format!("{v}").as_bytes());
@@ -57,6 +58,24 @@ pub fn push_f64(out: &mut Vec<u8>, v: f64) {
     }
     let mut buf = zmij::Buffer::new();
     let text = buf.format_finite(v).as_bytes();
+    // Most numbers come as `int.frac` with no exponent, which `Display` writes alike but for a
+    // `.0`. Unless they lie halfway: `|v|` of binary exponent `q` (odd mantissa) is then
+    // `int.frac5`, whose last digit's place is `q` (a `.0` form `int = i * 10^t`: `q = t - 1`).
+    if v != 0.0 && !text.contains(&b'e') {
+        if let Some(dot) = text.iter().position(|&c| c == b'.') {
+            let (int, frac) = (&text[..dot], &text[dot + 1..]);
+            let whole = frac == b"0";
+            let q = if whole {
+                int.iter().rev().take_while(|&&c| c == b'0').count() as i64 - 1
+            } else {
+                -(frac.len() as i64) - 1
+            };
+            if odd_binary(v).1 != q {
+                out.extend_from_slice(if whole { int } else { text });
+                return;
+            }
+        }
+    }
     let (negative, text) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),
@@ -133,15 +152,7 @@ pub fn push_f64(out: &mut Vec<u8>, v: f64) {
 /// 5) and `|v|` as `m * 2^e` (`m` odd), the two are equal when `e == q` and `n * 5^q == m`
 /// (`q >= 0`) or `n == m * 5^-q` (`q < 0`).
 fn halfway_above(v: f64, digits: &[u8], point: i64) -> bool {
-    let bits = v.to_bits() & !(1 << 63);
-    let (frac, biased) = (bits & ((1 << 52) - 1), (bits >> 52) as i64);
-    let (m, e) = if biased == 0 {
-        (frac, -1074)
-    } else {
-        (frac | 1 << 52, biased - 1075)
-    };
-    let tz = m.trailing_zeros();
-    let (m, e) = (u128::from(m >> tz), e + i64::from(tz));
+    let (m, e) = odd_binary(v);
     let q = point - digits.len() as i64 - 1;
     if e != q || q.unsigned_abs() > 27 {
         return false;
@@ -157,6 +168,19 @@ fn halfway_above(v: f64, digits: &[u8], point: i64) -> bool {
     } else {
         m.checked_mul(p) == Some(n)
     }
+}
+
+/// `|v| = m * 2^e` with `m` odd (`v` finite and not zero).
+fn odd_binary(v: f64) -> (u128, i64) {
+    let bits = v.to_bits() & !(1 << 63);
+    let (frac, biased) = (bits & ((1 << 52) - 1), (bits >> 52) as i64);
+    let (m, e) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | 1 << 52, biased - 1075)
+    };
+    let tz = m.trailing_zeros();
+    (u128::from(m >> tz), e + i64::from(tz))
 }
 
 /// The exponent after `e` in `zmij`'s output: an optional sign, then decimal digits.
