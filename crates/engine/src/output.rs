@@ -36,6 +36,25 @@ pub struct Writer<'w> {
     rows_written: u64,
     /// Values derived from the summary, printed after it (`eval --threshold`'s pooled view).
     extra: Vec<(String, Option<f64>)>,
+    /// The per-goal measures, their names as each format writes them (made once: a run of
+    /// millions of goals writes tens of millions of rows, on one thread).
+    columns: Vec<Column>,
+    /// The json format's `values` keys in the order its object writes them (sorted, as
+    /// serde_json's map sorts them): the column and `"name":`.
+    json_keys: Vec<(usize, Vec<u8>)>,
+    /// A row's text, reused.
+    buf: Vec<u8>,
+}
+
+/// A per-goal measure: its index among the plan's measures and what precedes its value.
+struct Column {
+    index: usize,
+    /// `\t<name>\t` (after the goal, tsv).
+    tsv: Vec<u8>,
+    /// `<trec name, padded to 22>\t` (trec).
+    trec: Vec<u8>,
+    /// A summed measure (trec writes it as an integer).
+    sum: bool,
 }
 
 /// Full precision, shortest round-trip form; `NA` when undefined.
@@ -193,6 +212,45 @@ fn parse_exponent(t: &[u8]) -> i64 {
     sign * t.iter().fold(0i64, |e, &c| e * 10 + i64::from(c - b'0'))
 }
 
+/// Appends `v` with four decimals, as `format!("{v:.4}")` (and C's `%.4f`) writes it: the exact
+/// value rounded half to even. For `|v| < 2^60`, `round(|v| * 10^4)` in integers (`|v| = m *
+/// 2^e`, `m * 10^4 < 2^67`); larger values (never a measure's) through `format!`.
+pub fn push_fixed4(out: &mut Vec<u8>, v: f64) {
+    let bits = v.to_bits();
+    let (frac, biased) = (bits & ((1 << 52) - 1), ((bits >> 52) & 0x7ff) as i64);
+    let (m, e) = if biased == 0 {
+        (frac, -1074)
+    } else {
+        (frac | 1 << 52, biased - 1075)
+    };
+    if biased == 0x7ff || e > 7 {
+        out.extend_from_slice(format!("{v:.4}").as_bytes());
+        return;
+    }
+    let n = u128::from(m) * 10_000;
+    let q = if e >= 0 {
+        n << e
+    } else if e <= -100 {
+        0 // below 2^-46: 0.0000
+    } else {
+        let s = (-e) as u32;
+        let (q, rem, half) = (n >> s, n & ((1 << s) - 1), 1u128 << (s - 1));
+        q + u128::from(rem > half || (rem == half && q & 1 == 1))
+    };
+    if bits >> 63 == 1 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(itoa::Buffer::new().format(q / 10_000).as_bytes());
+    let f = (q % 10_000) as u16;
+    out.extend_from_slice(&[
+        b'.',
+        b'0' + (f / 1000) as u8,
+        b'0' + (f / 100 % 10) as u8,
+        b'0' + (f / 10 % 10) as u8,
+        b'0' + (f % 10) as u8,
+    ]);
+}
+
 /// Appends `v` in decimal, as `format!("{v}")` writes it.
 pub fn push_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
@@ -213,12 +271,35 @@ fn trec_or_canonical(m: &Measure) -> String {
 impl<'w> Writer<'w> {
     /// A writer for `measures` (the plan's order).
     pub fn new(out: &'w mut dyn Write, format: OutFormat, measures: &[Measure]) -> Self {
+        let columns: Vec<Column> = (measures.iter().enumerate())
+            .filter(|(_, m)| m.per_goal())
+            .map(|(index, m)| Column {
+                index,
+                tsv: format!("\t{m}\t").into_bytes(),
+                trec: format!("{:<22}\t", trec_or_canonical(m)).into_bytes(),
+                sum: m.aggregation() == Aggregation::Sum,
+            })
+            .collect();
+        // A name met twice keeps its last column, as a map's insert does.
+        let keys: std::collections::BTreeMap<String, usize> = (columns.iter())
+            .map(|c| (measures[c.index].to_string(), c.index))
+            .collect();
+        let json_keys = (keys.into_iter())
+            .map(|(name, index)| {
+                let mut key = serde_json::to_vec(&name).expect("a string serializes");
+                key.push(b':');
+                (index, key)
+            })
+            .collect();
         Writer {
             out,
             format,
             measures: measures.to_vec(),
             rows_written: 0,
             extra: Vec::new(),
+            columns,
+            json_keys,
+            buf: Vec::new(),
         }
     }
 
@@ -252,18 +333,38 @@ impl<'w> Writer<'w> {
             .iter()
             .zip(&row.values)
             .filter(|(m, _)| m.per_goal());
+        let buf = &mut self.buf;
+        buf.clear();
+        // The formats for programs are assembled in `buf` (what `fmt` would write, without its
+        // machinery: it was most of a million-goal run's time on the thread that writes rows).
+        let values = (self.columns.iter()).filter_map(|c| Some((c, *row.values.get(c.index)?)));
         match self.format {
             OutFormat::Tsv => {
-                for (m, v) in pairs {
-                    writeln!(self.out, "{goal}\t{m}\t{}", full(*v))?;
+                for (c, v) in values {
+                    buf.extend_from_slice(goal.as_bytes());
+                    buf.extend_from_slice(&c.tsv);
+                    match v {
+                        Some(v) => push_f64(buf, v),
+                        None => buf.extend_from_slice(b"NA"),
+                    }
+                    buf.push(b'\n');
                 }
+                self.out.write_all(buf)?;
             }
             OutFormat::Trec => {
-                for (m, v) in pairs {
-                    if let Some(v) = v {
-                        trec_line(self.out, m, &goal, *v)?;
+                for (c, v) in values {
+                    let Some(v) = v else { continue };
+                    buf.extend_from_slice(&c.trec);
+                    buf.extend_from_slice(goal.as_bytes());
+                    buf.push(b'\t');
+                    if c.sum {
+                        buf.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
+                    } else {
+                        push_fixed4(buf, v);
                     }
+                    buf.push(b'\n');
                 }
+                self.out.write_all(buf)?;
             }
             OutFormat::Table => {
                 write!(self.out, "{goal:<24}")?;
@@ -276,13 +377,27 @@ impl<'w> Writer<'w> {
                 writeln!(self.out)?;
             }
             OutFormat::Json => {
-                let values: serde_json::Map<String, serde_json::Value> =
-                    pairs.map(|(m, v)| (m.to_string(), json_num(*v))).collect();
-                let obj = serde_json::json!({ "goal": goal, "empty": row.empty, "values": values });
+                // `{"empty":..,"goal":..,"values":{..}}`: serde_json's object, keys sorted.
                 if self.rows_written > 0 {
-                    write!(self.out, ",")?;
+                    buf.push(b',');
                 }
-                write!(self.out, "{obj}")?;
+                buf.extend_from_slice(if row.empty {
+                    b"{\"empty\":true,\"goal\":"
+                } else {
+                    b"{\"empty\":false,\"goal\":"
+                });
+                serde_json::to_writer(&mut *buf, &*goal)?;
+                buf.extend_from_slice(b",\"values\":{");
+                for (i, (index, key)) in self.json_keys.iter().enumerate() {
+                    if i > 0 {
+                        buf.push(b',');
+                    }
+                    buf.extend_from_slice(key);
+                    let v = row.values.get(*index).copied().flatten();
+                    serde_json::to_writer(&mut *buf, &json_num(v))?;
+                }
+                buf.extend_from_slice(b"}}");
+                self.out.write_all(buf)?;
             }
         }
         self.rows_written += 1;
@@ -514,6 +629,124 @@ mod tests {
         push_f64(&mut out, 2.5);
         push_u64(&mut out, 0);
         assert_eq!(out, format!("x{}2.50", u64::MAX).as_bytes());
+    }
+
+    #[test]
+    fn four_decimals_as_fmt_writes_them() {
+        for v in [
+            0.0,
+            -0.0,
+            -1e-300,
+            0.5,
+            1.0 / 3.0,
+            0.03125,  // 312.5 ten-thousandths, exactly: to even, 0.0312
+            0.09375,  // 937.5: 0.0938
+            -0.03125, // -0.0312
+            0.99995,
+            123456.78905,
+            2f64.powi(59) * 1.5,
+            2f64.powi(61),
+            1e300,
+            5e-324,
+            f64::MAX,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            let mut out = Vec::new();
+            push_fixed4(&mut out, v);
+            assert_eq!(String::from_utf8(out).unwrap(), format!("{v:.4}"), "{v:e}");
+        }
+    }
+
+    /// The rows as `Writer::row` wrote them with `fmt` and serde_json's `json!` (the reference).
+    fn reference_row(
+        format: OutFormat,
+        measures: &[Measure],
+        row: &GoalRow,
+        first: bool,
+    ) -> String {
+        let goal = String::from_utf8_lossy(&row.goal);
+        let pairs = measures
+            .iter()
+            .zip(&row.values)
+            .filter(|(m, _)| m.per_goal());
+        let mut out = Vec::new();
+        match format {
+            OutFormat::Tsv => {
+                for (m, v) in pairs {
+                    writeln!(out, "{goal}\t{m}\t{}", full(*v)).unwrap();
+                }
+            }
+            OutFormat::Trec => {
+                for (m, v) in pairs {
+                    if let Some(v) = v {
+                        trec_line(&mut out, m, &goal, *v).unwrap();
+                    }
+                }
+            }
+            OutFormat::Json => {
+                let values: serde_json::Map<String, serde_json::Value> =
+                    pairs.map(|(m, v)| (m.to_string(), json_num(*v))).collect();
+                let obj = serde_json::json!({ "goal": goal, "empty": row.empty, "values": values });
+                if !first {
+                    write!(out, ",").unwrap();
+                }
+                write!(out, "{obj}").unwrap();
+            }
+            OutFormat::Table => unreachable!(),
+        }
+        String::from_utf8(out).unwrap()
+    }
+
+    fn value() -> impl Strategy<Value = Option<f64>> {
+        prop_oneof![
+            Just(None),
+            (0u32..=64, 1u32..=64).prop_map(|(a, b)| Some(f64::from(a.min(b)) / f64::from(b))),
+            (0u32..100_000).prop_map(|n| Some(f64::from(n))),
+            any::<u64>().prop_map(|b| Some(f64::from_bits(b)).filter(|v| v.is_finite())),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        /// Any bit pattern, values halfway between two results (`k / 32`, `k / 2^20`) and
+        /// ratios of small integers (a measure's values).
+        #[test]
+        fn any_value_has_four_decimals_as_fmt_writes_them(bits in any::<u64>(), k in any::<i32>(), a in 0u32..10_000, b in 1u32..10_000) {
+            for v in [f64::from_bits(bits), f64::from(k) / 32.0, f64::from(k) / 1_048_576.0, f64::from(a) / f64::from(b)] {
+                let mut out = Vec::new();
+                push_fixed4(&mut out, v);
+                prop_assert_eq!(String::from_utf8(out).unwrap(), format!("{v:.4}"));
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+        /// Rows of any values (undefined ones too) for measures that are summed, averaged and
+        /// not per goal, under goal names that need escaping or are not UTF-8: the
+        /// tsv, trec and json rows are what `fmt` and serde_json wrote.
+        #[test]
+        fn rows_are_written_as_fmt_and_serde_write_them(
+            rows in prop::collection::vec(
+                (prop::sample::select(vec![&b"g1"[..], b"\"x\\y", b"\xff\xfeg", "é".as_bytes(), b""]),
+                 prop::collection::vec(value(), 7), any::<bool>()),
+                1..6),
+        ) {
+            let measures = Measure::parse_all(["AP", "NumRel", "P@10", "GM_AP", "nDCG@10", "R@1", "NumRet"]).unwrap();
+            prop_assert_eq!(measures.len(), 7);
+            for format in [OutFormat::Tsv, OutFormat::Trec, OutFormat::Json] {
+                let (mut got, mut want) = (Vec::new(), String::new());
+                let mut w = Writer::new(&mut got, format, &measures);
+                for (i, (goal, values, empty)) in rows.iter().enumerate() {
+                    let row = GoalRow { goal: goal.to_vec(), values: values.clone(), empty: *empty };
+                    w.row(&row).unwrap();
+                    want += &reference_row(format, &measures, &row, i == 0);
+                }
+                prop_assert_eq!(String::from_utf8_lossy(&got), want, "{:?}", format);
+            }
+        }
     }
 
     proptest! {
