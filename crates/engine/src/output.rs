@@ -216,6 +216,36 @@ fn parse_exponent(t: &[u8]) -> i64 {
 /// value rounded half to even. For `|v| < 2^60`, `round(|v| * 10^4)` in integers (`|v| = m *
 /// 2^e`, `m * 10^4 < 2^67`); larger values (never a measure's) through `format!`.
 pub fn push_fixed4(out: &mut Vec<u8>, v: f64) {
+    match fixed4(v) {
+        Some((negative, q)) => {
+            if negative {
+                out.push(b'-');
+            }
+            out.extend_from_slice(itoa::Buffer::new().format(q / 10_000).as_bytes());
+            out.extend_from_slice(&decimals4(q));
+        }
+        None => out.extend_from_slice(format!("{v:.4}").as_bytes()),
+    }
+}
+
+/// [`push_fixed4`] onto a `String`.
+pub fn push_fixed4_str(out: &mut String, v: f64) {
+    match fixed4(v) {
+        Some((negative, q)) => {
+            if negative {
+                out.push('-');
+            }
+            out.push_str(itoa::Buffer::new().format(q / 10_000));
+            out.push_str(std::str::from_utf8(&decimals4(q)).expect("ASCII digits"));
+        }
+        None => out.push_str(&format!("{v:.4}")),
+    }
+}
+
+/// `|v|` in ten-thousandths, rounded half to even, and its sign; `None` (NaN, infinities,
+/// `|v| >= 2^60`) for `format!`.
+#[inline]
+fn fixed4(v: f64) -> Option<(bool, u128)> {
     let bits = v.to_bits();
     let (frac, biased) = (bits & ((1 << 52) - 1), ((bits >> 52) & 0x7ff) as i64);
     let (m, e) = if biased == 0 {
@@ -224,8 +254,7 @@ pub fn push_fixed4(out: &mut Vec<u8>, v: f64) {
         (frac | 1 << 52, biased - 1075)
     };
     if biased == 0x7ff || e > 7 {
-        out.extend_from_slice(format!("{v:.4}").as_bytes());
-        return;
+        return None;
     }
     let n = u128::from(m) * 10_000;
     let q = if e >= 0 {
@@ -237,18 +266,20 @@ pub fn push_fixed4(out: &mut Vec<u8>, v: f64) {
         let (q, rem, half) = (n >> s, n & ((1 << s) - 1), 1u128 << (s - 1));
         q + u128::from(rem > half || (rem == half && q & 1 == 1))
     };
-    if bits >> 63 == 1 {
-        out.push(b'-');
-    }
-    out.extend_from_slice(itoa::Buffer::new().format(q / 10_000).as_bytes());
+    Some((bits >> 63 == 1, q))
+}
+
+/// `.dddd`: the last four digits of `q`.
+#[inline]
+fn decimals4(q: u128) -> [u8; 5] {
     let f = (q % 10_000) as u16;
-    out.extend_from_slice(&[
+    [
         b'.',
         b'0' + (f / 1000) as u8,
         b'0' + (f / 100 % 10) as u8,
         b'0' + (f / 10 % 10) as u8,
         b'0' + (f % 10) as u8,
-    ]);
+    ]
 }
 
 /// Appends `v` in decimal, as `format!("{v}")` writes it.
@@ -718,6 +749,9 @@ mod tests {
                 let mut out = Vec::new();
                 push_fixed4(&mut out, v);
                 prop_assert_eq!(String::from_utf8(out).unwrap(), format!("{v:.4}"));
+                let mut text = String::from("x");
+                push_fixed4_str(&mut text, v);
+                prop_assert_eq!(text, format!("x{v:.4}"));
             }
         }
     }

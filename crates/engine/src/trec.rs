@@ -17,11 +17,21 @@ pub use lemma_accum::trec::{resolve, TrecMeasure, TrecMeasureError};
 
 /// Appends one trec_eval line.
 pub fn line(out: &mut String, m: &TrecMeasure, goal: &str, value: f64) {
-    if m.integer {
-        let _ = writeln!(out, "{:<22}\t{}\t{}", m.name, goal, value as i64);
-    } else {
-        let _ = writeln!(out, "{:<22}\t{}\t{:.4}", m.name, goal, value);
+    // As `{:<22}\t{goal}\t{:.4}` (`{}` of the integer) writes it, without fmt's machinery:
+    // `trec_eval -q` writes a line per goal and measure.
+    out.push_str(&m.name);
+    for _ in m.name.chars().count()..22 {
+        out.push(' ');
     }
+    out.push('\t');
+    out.push_str(goal);
+    out.push('\t');
+    if m.integer {
+        out.push_str(itoa::Buffer::new().format(value as i64));
+    } else {
+        crate::output::push_fixed4_str(out, value);
+    }
+    out.push('\n');
 }
 
 /// The summary block (`all`): each value from `trec_values` (trec_eval's arithmetic, in the
@@ -104,6 +114,21 @@ mod tests {
             s,
             "map                   \tq1\t0.5333\nnum_ret               \tall\t1000\n"
         );
+        // As fmt writes it: a name of 22 characters or more is not padded, 0.03125 (exactly
+        // halfway) rounds to even.
+        for (name, v) in [
+            ("a_name_of_22_chars_xyz", 0.03125),
+            ("a_longer_name_of_23_chr", 0.09375),
+        ] {
+            let mut s = String::new();
+            let m = TrecMeasure {
+                name: name.into(),
+                ..m.clone()
+            };
+            line(&mut s, &m, "g", v);
+            assert_eq!(s, format!("{name:<22}\tg\t{v:.4}\n"));
+        }
+        assert_eq!(format!("{:.4}", 0.03125), "0.0312");
     }
 }
 
