@@ -1,7 +1,7 @@
 //! Writing a pooled curve's numbers: 100,000 rows of precision, recall and F1 (cumulative
-//! ratios, as `curve --pooled` prints them) through `lemma_eval::output::push_f64` against
-//! `write!(.., "{}")` into the same buffer, the output checked equal before the clock. Run:
-//! `cargo bench -p lemma-benches --bench output`.
+//! ratios, as `curve --pooled` prints them) and a threshold of four decimals, through
+//! `lemma_eval::output::push_f64` against `write!(.., "{}")` into the same buffer, the output
+//! checked equal before the clock. Run: `cargo bench -p lemma-benches --bench output`.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lemma_eval::output::push_f64;

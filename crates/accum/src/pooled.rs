@@ -312,10 +312,14 @@ impl PooledCurve {
 
     /// Adds the counts of another curve. Curves of different resolution meet at the coarser.
     pub fn merge(&mut self, other: &PooledCurve) {
-        if self.bins.len() == 0 && other.bits <= self.bits {
+        let fits = self.spill.is_none() || other.bins.len() <= self.max_bins;
+        if self.bins.len() == 0 && other.bits <= self.bits && fits {
             // An empty curve (an evaluation's summary before its workers' are added) takes a
             // copy of the other's table: one copy of its slots instead of a lookup per bin into a
-            // table that doubles a dozen times on the way.
+            // table that doubles a dozen times on the way. Not for a spilling curve that could
+            // not hold them: its table stays within its own budget. The copy keeps the other's
+            // hash seed, at the other's size: a table read into one of the same seed and size
+            // puts each key where it was (the long runs of `bins.rs` need half the size).
             self.bins = other.bins.clone();
             self.bits = other.bits;
             self.total_relevant += other.total_relevant;

@@ -225,8 +225,48 @@ proptest! {
         parts.push(sp.run().into_iter());
         let (got, ap) = rows_of(merge_runs(parts), r + 3);
         let (want, want_ap) = rows_of(whole.run(), r + 3);
-        prop_assert_eq!(got, want);
+        prop_assert_eq!(&got, &want);
         prop_assert!((ap - want_ap).abs() < 1e-12);
+        // A coarse curve (a sketch's fewer bits) merged into an empty exact one: the same bins.
+        let mut coarse = PooledCurve::sketch(max_bins);
+        for &(s, rel) in first {
+            coarse.add(s, rel);
+        }
+        let mut e = PooledCurve::exact();
+        e.merge(&coarse);
+        prop_assert_eq!(&e, &coarse);
+        // An empty curve that already counted relevant items never ranked keeps them.
+        let mut e = PooledCurve::exact();
+        e.add_unretrieved_relevant(2);
+        e.merge(&other);
+        let mut want = other.clone();
+        want.add_unretrieved_relevant(2);
+        prop_assert_eq!(&e, &want);
+        // A spilling curve with no bins held because it has just spilled, then merged with
+        // `other`: its runs and held bins still give the exact rows of everything.
+        let runs = Arc::new(Runs::default());
+        let mut sp = PooledCurve::exact_spilling(max_bins, runs.clone());
+        let mut counted = Vec::new();
+        for &(s, rel) in rest {
+            sp.add(s, rel);
+            counted.push((s, rel));
+            if sp.spilled() && sp.is_empty() {
+                break;
+            }
+        }
+        sp.merge(&other);
+        prop_assert!(sp.len() <= max_bins);
+        counted.extend_from_slice(first);
+        let r2 = counted.iter().filter(|x| x.1).count() as u64 + 3;
+        let spilled = std::mem::take(&mut *runs.0.lock().unwrap());
+        let mut parts: Vec<std::vec::IntoIter<(u64, u64, u64)>> =
+            spilled.into_iter().map(|v| v.into_iter()).collect();
+        parts.push(sp.run().into_iter());
+        prop_assert_eq!(sp.total_relevant(), r2);
+        let (got, _) = rows_of(merge_runs(parts), r2);
+        let (want, _) = reference(&counted, r2);
+        let got: Vec<(f64, u64, u64)> = got.iter().map(|x| (x.threshold, x.tp, x.fp)).collect();
+        prop_assert_eq!(got, want);
     }
 }
 

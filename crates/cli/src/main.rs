@@ -1490,7 +1490,7 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
         // Rows are formatted into `buf` (the numbers as `Display` writes them, faster: a curve
         // may have millions of rows) and written 64 KiB at a time.
         let mut buf: Vec<u8> = Vec::with_capacity(80 << 10);
-        view.rows(|r| {
+        let read = view.rows(|r| {
             if failed.is_some() {
                 return;
             }
@@ -1533,12 +1533,15 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
             if a.plot.is_some() {
                 points.push((r.recall, r.precision));
             }
-        })?;
+        });
+        // The rows before a failure to read them (a spilled run) are written, as they were when
+        // each went out on its own.
         if failed.is_none() {
             if let Err(e) = writer.write_all(&buf) {
                 failed = Some(e);
             }
         }
+        read?;
         if let Some(e) = failed {
             return Err(write_fail(&name, e));
         }

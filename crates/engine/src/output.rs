@@ -78,18 +78,21 @@ pub fn push_f64(out: &mut Vec<u8>, v: f64) {
     let mut buf = zmij::Buffer::new();
     let text = buf.format_finite(v).as_bytes();
     // Most numbers come as `int.frac` with no exponent, which `Display` writes alike but for a
-    // `.0`. Unless they lie halfway: `|v|` of binary exponent `q` (odd mantissa) is then
-    // `int.frac5`, whose last digit's place is `q` (a `.0` form `int = i * 10^t`: `q = t - 1`).
+    // `.0` (zmij writes no other trailing zero; one would take the general path). Unless `v` lies
+    // halfway: it is then `n * 10^q`, `n` the digits followed by a 5 and `q` the place of that 5
+    // (`-(frac.len() + 1)`; `t - 1` for a `.0` form `int = i * 10^t`), which equals `|v| = m *
+    // 2^e` (`m` odd) only if `e == q`; those go to the general path, which checks exactly.
     if v != 0.0 && !text.contains(&b'e') {
         if let Some(dot) = text.iter().position(|&c| c == b'.') {
             let (int, frac) = (&text[..dot], &text[dot + 1..]);
             let whole = frac == b"0";
+            let trailing_zero = !whole && frac.last() == Some(&b'0');
             let q = if whole {
                 int.iter().rev().take_while(|&&c| c == b'0').count() as i64 - 1
             } else {
                 -(frac.len() as i64) - 1
             };
-            if odd_binary(v).1 != q {
+            if odd_binary(v).1 != q && !trailing_zero {
                 out.extend_from_slice(if whole { int } else { text });
                 return;
             }
@@ -260,7 +263,7 @@ fn fixed4(v: f64) -> Option<(bool, u128)> {
     let q = if e >= 0 {
         n << e
     } else if e <= -100 {
-        0 // below 2^-46: 0.0000
+        0 // below 2^-47: 0.0000
     } else {
         let s = (-e) as u32;
         let (q, rem, half) = (n >> s, n & ((1 << s) - 1), 1u128 << (s - 1));
@@ -359,11 +362,6 @@ impl<'w> Writer<'w> {
     /// Writes one goal's row.
     pub fn row(&mut self, row: &GoalRow) -> io::Result<()> {
         let goal = String::from_utf8_lossy(&row.goal);
-        let pairs = self
-            .measures
-            .iter()
-            .zip(&row.values)
-            .filter(|(m, _)| m.per_goal());
         let buf = &mut self.buf;
         buf.clear();
         // The formats for programs are assembled in `buf` (what `fmt` would write, without its
@@ -399,7 +397,7 @@ impl<'w> Writer<'w> {
             }
             OutFormat::Table => {
                 write!(self.out, "{goal:<24}")?;
-                for (_, v) in pairs {
+                for (_, v) in values {
                     match v {
                         Some(v) => write!(self.out, " {v:>12.4}")?,
                         None => write!(self.out, " {:>12}", "-")?,
@@ -419,13 +417,18 @@ impl<'w> Writer<'w> {
                 });
                 serde_json::to_writer(&mut *buf, &*goal)?;
                 buf.extend_from_slice(b",\"values\":{");
-                for (i, (index, key)) in self.json_keys.iter().enumerate() {
-                    if i > 0 {
+                let mut first = true;
+                for (index, key) in &self.json_keys {
+                    // A row shorter than the measures has no key for the missing ones.
+                    let Some(v) = row.values.get(*index) else {
+                        continue;
+                    };
+                    if !first {
                         buf.push(b',');
                     }
+                    first = false;
                     buf.extend_from_slice(key);
-                    let v = row.values.get(*index).copied().flatten();
-                    serde_json::to_writer(&mut *buf, &json_num(v))?;
+                    serde_json::to_writer(&mut *buf, &json_num(*v))?;
                 }
                 buf.extend_from_slice(b"}}");
                 self.out.write_all(buf)?;
@@ -648,7 +651,7 @@ mod tests {
         ] {
             assert_eq!(shown(v), format!("{v}"), "{v:e}");
         }
-        // Every power of ten and its neighbours, where the layout changes.
+        // Every power of ten, three times it and the next float up, where the layout changes.
         for e in -325..=309 {
             let p = format!("1e{e}").parse::<f64>().unwrap();
             for v in [p, p * 3.0, -p, f64::from_bits(p.to_bits().wrapping_add(1))] {
@@ -759,13 +762,13 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(500))]
         /// Rows of any values (undefined ones too) for measures that are summed, averaged and
-        /// not per goal, under goal names that need escaping or are not UTF-8: the
-        /// tsv, trec and json rows are what `fmt` and serde_json wrote.
+        /// not per goal, rows shorter than the measures too, under goal names that need escaping
+        /// or are not UTF-8: the tsv, trec and json rows are what `fmt` and serde_json wrote.
         #[test]
         fn rows_are_written_as_fmt_and_serde_write_them(
             rows in prop::collection::vec(
                 (prop::sample::select(vec![&b"g1"[..], b"\"x\\y", b"\xff\xfeg", "é".as_bytes(), b""]),
-                 prop::collection::vec(value(), 7), any::<bool>()),
+                 prop::collection::vec(value(), 0..=7), any::<bool>()),
                 1..6),
         ) {
             let measures = Measure::parse_all(["AP", "NumRel", "P@10", "GM_AP", "nDCG@10", "R@1", "NumRet"]).unwrap();

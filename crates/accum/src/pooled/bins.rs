@@ -35,9 +35,10 @@ pub(super) struct BinTable {
     /// A power of two long, or empty.
     slots: Vec<Slot>,
     len: usize,
-    /// The hash's multiplier, odd and drawn afresh for each table: a table read in slot order
-    /// into another (merging curves, growing) meets its keys in an order unrelated to the other's
-    /// slots, which keeps linear probing from piling them into long runs.
+    /// The hash's multiplier, odd and drawn afresh for each new table (a clone keeps it, at the
+    /// same size): a table read in slot order into another of another size (merging curves,
+    /// growing) meets its keys in an order unrelated to the other's slots, which keeps linear
+    /// probing from piling them into long runs.
     seed: u64,
     /// Slots read by lookups (the tests' measure of probing).
     #[cfg(test)]
