@@ -219,29 +219,23 @@ fn parse_exponent(t: &[u8]) -> i64 {
 /// value rounded half to even. For `|v| < 2^60`, `round(|v| * 10^4)` in integers (`|v| = m *
 /// 2^e`, `m * 10^4 < 2^67`); larger values (never a measure's) through `format!`.
 pub fn push_fixed4(out: &mut Vec<u8>, v: f64) {
-    match fixed4(v) {
-        Some((negative, q)) => {
-            if negative {
-                out.push(b'-');
-            }
-            out.extend_from_slice(itoa::Buffer::new().format(q / 10_000).as_bytes());
-            out.extend_from_slice(&decimals4(q));
-        }
-        None => out.extend_from_slice(format!("{v:.4}").as_bytes()),
+    let Some((negative, q)) = fixed4(v) else {
+        out.extend_from_slice(format!("{v:.4}").as_bytes());
+        return;
+    };
+    if negative {
+        out.push(b'-');
     }
-}
-
-/// [`push_fixed4`] onto a `String`.
-pub fn push_fixed4_str(out: &mut String, v: f64) {
-    match fixed4(v) {
-        Some((negative, q)) => {
-            if negative {
-                out.push('-');
-            }
-            out.push_str(itoa::Buffer::new().format(q / 10_000));
-            out.push_str(std::str::from_utf8(&decimals4(q)).expect("ASCII digits"));
+    // In 64 bits whenever it fits (|v| below 1.8e15): u128 division is a library call.
+    match u64::try_from(q) {
+        Ok(q) => {
+            out.extend_from_slice(itoa::Buffer::new().format(q / 10_000).as_bytes());
+            out.extend_from_slice(&decimals4((q % 10_000) as u16));
         }
-        None => out.push_str(&format!("{v:.4}")),
+        Err(_) => {
+            out.extend_from_slice(itoa::Buffer::new().format(q / 10_000).as_bytes());
+            out.extend_from_slice(&decimals4((q % 10_000) as u16));
+        }
     }
 }
 
@@ -272,10 +266,9 @@ fn fixed4(v: f64) -> Option<(bool, u128)> {
     Some((bits >> 63 == 1, q))
 }
 
-/// `.dddd`: the last four digits of `q`.
+/// `.dddd`: `f` (below 10,000) in four digits.
 #[inline]
-fn decimals4(q: u128) -> [u8; 5] {
-    let f = (q % 10_000) as u16;
+fn decimals4(f: u16) -> [u8; 5] {
     [
         b'.',
         b'0' + (f / 1000) as u8,
@@ -752,9 +745,9 @@ mod tests {
                 let mut out = Vec::new();
                 push_fixed4(&mut out, v);
                 prop_assert_eq!(String::from_utf8(out).unwrap(), format!("{v:.4}"));
-                let mut text = String::from("x");
-                push_fixed4_str(&mut text, v);
-                prop_assert_eq!(text, format!("x{v:.4}"));
+                let mut text = b"x".to_vec();
+                push_fixed4(&mut text, v);
+                prop_assert_eq!(String::from_utf8(text).unwrap(), format!("x{v:.4}"));
             }
         }
     }

@@ -17,21 +17,27 @@ pub use lemma_accum::trec::{resolve, TrecMeasure, TrecMeasureError};
 
 /// Appends one trec_eval line.
 pub fn line(out: &mut String, m: &TrecMeasure, goal: &str, value: f64) {
-    // As `{:<22}\t{goal}\t{:.4}` (`{}` of the integer) writes it, without fmt's machinery:
-    // `trec_eval -q` writes a line per goal and measure.
-    out.push_str(&m.name);
-    for _ in m.name.chars().count()..22 {
-        out.push(' ');
-    }
-    out.push('\t');
-    out.push_str(goal);
-    out.push('\t');
+    let mut b = Vec::new();
+    push_line(&mut b, m, goal.as_bytes(), value);
+    out.push_str(std::str::from_utf8(&b).expect("the name, the goal and ASCII"));
+}
+
+/// [`line`] onto bytes: as `{:<22}\t{goal}\t{:.4}` (`{}` of the integer) writes it, without
+/// fmt's machinery (`trec_eval -q` writes a line per goal and measure, on one thread).
+fn push_line(out: &mut Vec<u8>, m: &TrecMeasure, goal: &[u8], value: f64) {
+    const SPACES: &[u8; 22] = b"                      ";
+    out.extend_from_slice(m.name.as_bytes());
+    // `{:<22}` pads by characters.
+    out.extend_from_slice(&SPACES[m.name.chars().count().min(22)..]);
+    out.push(b'\t');
+    out.extend_from_slice(goal);
+    out.push(b'\t');
     if m.integer {
-        out.push_str(itoa::Buffer::new().format(value as i64));
+        out.extend_from_slice(itoa::Buffer::new().format(value as i64).as_bytes());
     } else {
-        crate::output::push_fixed4_str(out, value);
+        crate::output::push_fixed4(out, value);
     }
-    out.push('\n');
+    out.push(b'\n');
 }
 
 /// The summary block (`all`): each value from `trec_values` (trec_eval's arithmetic, in the
@@ -410,21 +416,22 @@ fn finish(
     };
     let rules = if v10 { TrecRules::V10 } else { TrecRules::V9 };
     let mut adder = TrecAdder::new(plan_measures, rules);
-    let mut text = String::new();
+    let mut lines = Vec::new();
     goals
         .visit_sorted(|goal, empty, values| {
             adder.add(values, empty);
             if per_goal.is_empty() || (empty && !v10) {
                 return Ok(());
             }
-            text.clear();
+            lines.clear();
             let goal = String::from_utf8_lossy(goal);
             for &(m, i) in &per_goal {
-                line(&mut text, m, &goal, values[i]);
+                push_line(&mut lines, m, goal.as_bytes(), values[i]);
             }
-            out.write_all(text.as_bytes())
+            out.write_all(&lines)
         })
         .map_err(io)?;
+    let mut text = String::new();
     if !o.no_summary {
         let runid = String::from_utf8_lossy(&done.report.runid).into_owned();
         let num_rel = o.complete.then_some(positive_rows);
