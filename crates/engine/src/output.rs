@@ -18,14 +18,23 @@ pub enum OutFormat {
     Trec,
 }
 
-/// One line in trec_eval's format: counts (summed measures) as integers, the rest with 4
-/// decimals.
-fn trec_line(out: &mut dyn Write, m: &Measure, goal: &str, v: f64) -> io::Result<()> {
-    if m.aggregation() == Aggregation::Sum {
-        writeln!(out, "{:<22}\t{goal}\t{}", trec_or_canonical(m), v as i64)
+/// One line in trec_eval's format, as `{name:<22}\t{goal}\t{v:.4}` writes it (`{}` of `v as
+/// i64` for an `integer` measure: the counts), without fmt's machinery: `eval --format trec` and
+/// `trec_eval -q` write one per goal and measure, on one thread.
+pub(crate) fn push_trec_line(out: &mut Vec<u8>, name: &str, goal: &[u8], v: f64, integer: bool) {
+    const SPACES: &[u8; 22] = b"                      ";
+    out.extend_from_slice(name.as_bytes());
+    // `{:<22}` pads by characters.
+    out.extend_from_slice(&SPACES[name.chars().count().min(22)..]);
+    out.push(b'\t');
+    out.extend_from_slice(goal);
+    out.push(b'\t');
+    if integer {
+        push_int(out, v as i64);
     } else {
-        writeln!(out, "{:<22}\t{goal}\t{v:.4}", trec_or_canonical(m))
+        push_fixed4(out, v);
     }
+    out.push(b'\n');
 }
 
 /// Writes per-goal rows and the summary in one format.
@@ -51,8 +60,8 @@ struct Column {
     index: usize,
     /// `\t<name>\t` (after the goal, tsv).
     tsv: Vec<u8>,
-    /// `<trec name, padded to 22>\t` (trec).
-    trec: Vec<u8>,
+    /// Its trec name.
+    trec: String,
     /// A summed measure (trec writes it as an integer).
     sum: bool,
 }
@@ -226,17 +235,18 @@ pub fn push_fixed4(out: &mut Vec<u8>, v: f64) {
     if negative {
         out.push(b'-');
     }
-    // In 64 bits whenever it fits (|v| below 1.8e15): u128 division is a library call.
-    match u64::try_from(q) {
+    // Divided in 64 bits whenever it fits (|v| below 1.8e15): u128 division is a library call.
+    let f = match u64::try_from(q) {
         Ok(q) => {
-            out.extend_from_slice(itoa::Buffer::new().format(q / 10_000).as_bytes());
-            out.extend_from_slice(&decimals4((q % 10_000) as u16));
+            push_int(out, q / 10_000);
+            q % 10_000
         }
         Err(_) => {
-            out.extend_from_slice(itoa::Buffer::new().format(q / 10_000).as_bytes());
-            out.extend_from_slice(&decimals4((q % 10_000) as u16));
+            push_int(out, q / 10_000);
+            (q % 10_000) as u64
         }
-    }
+    };
+    out.extend_from_slice(&decimals4(f as u16));
 }
 
 /// `|v|` in ten-thousandths, rounded half to even, and its sign; `None` (NaN, infinities,
@@ -280,6 +290,11 @@ fn decimals4(f: u16) -> [u8; 5] {
 
 /// Appends `v` in decimal, as `format!("{v}")` writes it.
 pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    push_int(out, v);
+}
+
+/// Appends an integer in decimal (itoa).
+fn push_int(out: &mut Vec<u8>, v: impl itoa::Integer) {
     out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
@@ -303,7 +318,7 @@ impl<'w> Writer<'w> {
             .map(|(index, m)| Column {
                 index,
                 tsv: format!("\t{m}\t").into_bytes(),
-                trec: format!("{:<22}\t", trec_or_canonical(m)).into_bytes(),
+                trec: trec_or_canonical(m),
                 sum: m.aggregation() == Aggregation::Sum,
             })
             .collect();
@@ -375,16 +390,9 @@ impl<'w> Writer<'w> {
             }
             OutFormat::Trec => {
                 for (c, v) in values {
-                    let Some(v) = v else { continue };
-                    buf.extend_from_slice(&c.trec);
-                    buf.extend_from_slice(goal.as_bytes());
-                    buf.push(b'\t');
-                    if c.sum {
-                        buf.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
-                    } else {
-                        push_fixed4(buf, v);
+                    if let Some(v) = v {
+                        push_trec_line(buf, &c.trec, goal.as_bytes(), v, c.sum);
                     }
-                    buf.push(b'\n');
                 }
                 self.out.write_all(buf)?;
             }
@@ -456,11 +464,14 @@ impl<'w> Writer<'w> {
                 }
             }
             OutFormat::Trec => {
+                let mut lines = Vec::new();
                 for (m, a) in &aggs {
                     if let Some(v) = a.headline() {
-                        trec_line(self.out, m, "all", v)?;
+                        let sum = m.aggregation() == Aggregation::Sum;
+                        push_trec_line(&mut lines, &trec_or_canonical(m), b"all", v, sum);
                     }
                 }
+                self.out.write_all(&lines)?;
             }
             OutFormat::Table => {
                 if per_goal {
@@ -683,6 +694,15 @@ mod tests {
             let mut out = Vec::new();
             push_fixed4(&mut out, v);
             assert_eq!(String::from_utf8(out).unwrap(), format!("{v:.4}"), "{v:e}");
+        }
+    }
+
+    /// A trec line as `fmt` writes it (the reference).
+    fn trec_line(out: &mut dyn Write, m: &Measure, goal: &str, v: f64) -> io::Result<()> {
+        if m.aggregation() == Aggregation::Sum {
+            writeln!(out, "{:<22}\t{goal}\t{}", trec_or_canonical(m), v as i64)
+        } else {
+            writeln!(out, "{:<22}\t{goal}\t{v:.4}", trec_or_canonical(m))
         }
     }
 

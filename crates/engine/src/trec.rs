@@ -22,22 +22,9 @@ pub fn line(out: &mut String, m: &TrecMeasure, goal: &str, value: f64) {
     out.push_str(std::str::from_utf8(&b).expect("the name, the goal and ASCII"));
 }
 
-/// [`line`] onto bytes: as `{:<22}\t{goal}\t{:.4}` (`{}` of the integer) writes it, without
-/// fmt's machinery (`trec_eval -q` writes a line per goal and measure, on one thread).
+/// [`line`] onto bytes (`trec_eval -q` writes one per goal and measure, on one thread).
 fn push_line(out: &mut Vec<u8>, m: &TrecMeasure, goal: &[u8], value: f64) {
-    const SPACES: &[u8; 22] = b"                      ";
-    out.extend_from_slice(m.name.as_bytes());
-    // `{:<22}` pads by characters.
-    out.extend_from_slice(&SPACES[m.name.chars().count().min(22)..]);
-    out.push(b'\t');
-    out.extend_from_slice(goal);
-    out.push(b'\t');
-    if m.integer {
-        out.extend_from_slice(itoa::Buffer::new().format(value as i64).as_bytes());
-    } else {
-        crate::output::push_fixed4(out, value);
-    }
-    out.push(b'\n');
+    crate::output::push_trec_line(out, &m.name, goal, value, m.integer);
 }
 
 /// The summary block (`all`): each value from `trec_values` (trec_eval's arithmetic, in the
