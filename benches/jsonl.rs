@@ -1,8 +1,9 @@
 //! Reading JSONL prediction records of the common shape (LeanDojo's: `goal_id`, 1,000
 //! `retrieved_premises`, 1,000 `scores`), the first 100 records of workload M as JSONL
 //! (`lemma-eval gen --format jsonl --seed 1`), with their scores converted
-//! (`parse_prediction_line`) and checked only (`parse_prediction_unscored`, what `eval` reads
-//! when no measure needs scores). Throughput in bytes. Run:
+//! (`parse_prediction_line`) and checked only (`parse_prediction_unscored`); and read as `eval`
+//! reads them, as places in the line in reused buffers (`scan_prediction`, scores converted or,
+//! when no measure needs them, checked). Throughput in bytes. Run:
 //! `cargo bench -p lemma-benches --bench jsonl`.
 //!
 //! The group `jsonl_parsers` sets the hand-written scanner (`parse_prediction_line`) against
@@ -12,7 +13,9 @@
 //! have to); sonic-rs and serde_json read the line as it is.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use lemma_ingest::{parse_prediction_line, parse_prediction_unscored};
+use lemma_ingest::{
+    parse_prediction_line, parse_prediction_unscored, scan_prediction, RecordSpans,
+};
 use lemma_tools::gen::{generate_jsonl, GenSpec};
 use serde::Deserialize;
 
@@ -70,6 +73,23 @@ fn bench(c: &mut Criterion) {
                 .sum::<usize>()
         })
     });
+    // What `eval` reads: places in the line, into buffers reused from record to record.
+    let mut spans = RecordSpans::default();
+    for (name, scored) in [
+        ("scan_prediction", true),
+        ("scan_prediction_unscored", false),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                (lines.iter())
+                    .map(|l| {
+                        assert!(scan_prediction(l, scored, &mut spans), "record");
+                        spans.names.len()
+                    })
+                    .sum::<usize>()
+            })
+        });
+    }
     g.finish();
 }
 

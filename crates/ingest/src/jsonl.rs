@@ -1,39 +1,176 @@
 //! A scanner for the JSONL prediction records of the common shape, beside serde_json: one object
 //! with the keys `goal_id` (a string), `retrieved_premises` or `ranked` (an array of strings) and
-//! `scores` (an array of numbers), each at most once, in any order, strings without escapes.
-//! Names are borrowed from the line; nothing is allocated but the two vectors. The scores are
-//! converted to f64 only when the caller reads them; otherwise each is checked (JSON's grammar,
-//! finite as an f64) and counted.
+//! `scores` (an array of numbers, as many as the names), each at most once, in any order, strings
+//! without escapes or spaces. It reads a record into buffers reused from record to record: where
+//! each name is in the line ([`Span`]), and the scores when asked for (otherwise each is checked:
+//! JSON's grammar, finite as an f64; and counted). Nothing is allocated once the buffers have
+//! grown to a record's size.
 //!
-//! Anything else (a backslash anywhere in the line, a premise object, another key, `null`, a
-//! number outside JSON's grammar or f64's range) gives `None`, and the caller parses the line with
-//! serde_json: the scanner never decides an error, so a bad record gets serde's message, and a
-//! record it accepts is one serde reads to the same values (property-tested in `run.rs`).
+//! Anything else (a backslash or control character anywhere in the line, a space inside a string,
+//! a premise object, another key, `null`, a number outside JSON's grammar or f64's range, a
+//! missing field, both lists, a count of scores that differs) makes it give up, and the caller
+//! parses the line with serde_json: the scanner never decides an error, so a bad record gets
+//! serde's message, and a record it accepts is one serde reads to the same values
+//! (property-tested in `run.rs`). A name with a space is one the record's checks refuse; leaving
+//! it to serde lets them word the error.
 
-use std::borrow::Cow;
-
-/// What the scanner read: the record's fields, as serde would give them.
-pub(crate) struct Fields<'a> {
-    pub goal_id: Option<&'a str>,
-    pub retrieved_premises: Option<Vec<Cow<'a, str>>>,
-    pub ranked: Option<Vec<Cow<'a, str>>>,
-    pub scores: Option<Scores>,
+/// Where a string is in its record's line: bytes `start .. start + len`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    /// Where it starts.
+    pub start: u32,
+    /// Its length in bytes.
+    pub len: u32,
 }
 
-/// A record's `scores`: their values, or (not asked for) how many there are.
-#[derive(Debug, PartialEq)]
-pub(crate) enum Scores {
-    Values(Vec<f64>),
-    Count(usize),
-}
-
-impl Scores {
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Scores::Values(v) => v.len(),
-            Scores::Count(n) => *n,
-        }
+impl Span {
+    /// The string in `line` (the line it was read from).
+    #[inline(always)]
+    pub fn of<'l>(&self, line: &'l str) -> &'l str {
+        &line[self.start as usize..(self.start + self.len) as usize]
     }
+}
+
+/// A prediction record of the common shape, as [`scan_prediction`] reads it: its goal and names
+/// as places in the line, and its scores when asked for. Reused from record to record.
+#[derive(Clone, Debug, Default)]
+pub struct RecordSpans {
+    /// The goal id.
+    pub goal: Span,
+    /// The lemma names, in file order.
+    pub names: Vec<Span>,
+    /// The scores, parallel to `names`, when the record has them and they were asked for (else
+    /// empty).
+    pub scores: Vec<f64>,
+    /// Whether the record has `scores`.
+    pub scored: bool,
+    /// The line's bytes as bitmaps (reused).
+    marks: Marks,
+}
+
+/// A line's bytes as bitmaps, byte `i` at bit `i % 64` of word `i / 64`: where a string ends or
+/// holds a space (a quote or a space), and the ASCII digits. Made 16 bytes at a time by vector
+/// compares (SSE2, in every x86-64), so that the scanner finds a string's end, and a run of
+/// digits's, by a bit search rather than a byte at a time.
+#[derive(Clone, Debug, Default)]
+struct Marks {
+    stop: Vec<u64>,
+    digit: Vec<u64>,
+}
+
+/// Sixteen bytes' marks: (quote or space, digit, control byte or backslash), one bit a byte.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn mark16(c: &[u8; 16]) -> (u64, u64, bool) {
+    use std::arch::x86_64::*;
+    // SAFETY: the load reads the 16 bytes of `c`; SSE2 is in x86-64's baseline, so every
+    // intrinsic here is available.
+    unsafe {
+        let splat = |b: u8| _mm_set1_epi8(b as i8);
+        let v = _mm_loadu_si128(c.as_ptr().cast());
+        let stop = _mm_or_si128(
+            _mm_cmpeq_epi8(v, splat(b'"')),
+            _mm_cmpeq_epi8(v, splat(b' ')),
+        );
+        // Unsigned compares by the minimum: `v < 0x20` is `min(v, 0x1f) == v`; a digit is a
+        // byte whose distance above `0` (wrapping) is at most 9.
+        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, splat(0x1f)), v);
+        let bad = _mm_or_si128(control, _mm_cmpeq_epi8(v, splat(b'\\')));
+        let d = _mm_sub_epi8(v, splat(b'0'));
+        let digit = _mm_cmpeq_epi8(_mm_min_epu8(d, splat(9)), d);
+        let bits = |m| u64::from(_mm_movemask_epi8(m) as u16);
+        (bits(stop), bits(digit), bits(bad) != 0)
+    }
+}
+
+/// [`mark16`] a byte at a time (other architectures; on x86-64 the tests' reference).
+#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
+#[inline(always)]
+fn mark16_bytes(c: &[u8; 16]) -> (u64, u64, bool) {
+    let (mut stop, mut digit, mut bad) = (0, 0, false);
+    for (k, &b) in c.iter().enumerate() {
+        stop |= u64::from(b == b'"' || b == b' ') << k;
+        digit |= u64::from(b.is_ascii_digit()) << k;
+        bad |= b < 0x20 || b == b'\\';
+    }
+    (stop, digit, bad)
+}
+
+impl Marks {
+    /// Marks `b`; `false` when it holds a control byte or a backslash.
+    fn make(&mut self, b: &[u8]) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        let mark = mark16;
+        #[cfg(not(target_arch = "x86_64"))]
+        let mark = mark16_bytes;
+        self.stop.clear();
+        self.digit.clear();
+        let mut bad = false;
+        let mut word = |c: &[u8; 64]| {
+            let (mut stop, mut digit) = (0, 0);
+            for (k, c) in c.chunks_exact(16).enumerate() {
+                let (s, d, x) = mark(c.try_into().expect("16 bytes"));
+                stop |= s << (16 * k);
+                digit |= d << (16 * k);
+                bad |= x;
+            }
+            self.stop.push(stop);
+            self.digit.push(digit);
+        };
+        let mut words = b.chunks_exact(64);
+        for c in &mut words {
+            word(c.try_into().expect("64 bytes"));
+        }
+        if !words.remainder().is_empty() {
+            // The tail, padded with a byte that is no mark.
+            let mut c = [b'a'; 64];
+            c[..words.remainder().len()].copy_from_slice(words.remainder());
+            word(&c);
+        }
+        !bad
+    }
+
+    /// The first quote or space at or after `i`.
+    #[inline(always)]
+    fn next_stop(&self, i: usize) -> Option<usize> {
+        let mut w = i / 64;
+        let mut bits = self.stop.get(w)? & (!0 << (i % 64));
+        while bits == 0 {
+            w += 1;
+            bits = *self.stop.get(w)?;
+        }
+        Some(w * 64 + bits.trailing_zeros() as usize)
+    }
+
+    /// How many digits start at `i`.
+    #[inline(always)]
+    fn digit_run(&self, i: usize) -> usize {
+        let (mut w, shift) = (i / 64, i % 64);
+        let Some(&d) = self.digit.get(w) else {
+            return 0;
+        };
+        let mut n = (!(d >> shift)).trailing_zeros() as usize;
+        if n < 64 - shift {
+            return n;
+        }
+        while let Some(&d) = self.digit.get(w + 1) {
+            w += 1;
+            n += (!d).trailing_zeros() as usize;
+            if d != !0 {
+                break;
+            }
+        }
+        n
+    }
+}
+
+/// Reads a JSONL prediction record of the common shape (see the module documentation) into
+/// `out`: `true` when it is one, valid (a goal, one list, as many scores as names, no whitespace
+/// in a name), with its fields in `out`; `false` when it is not, and the caller reads the line
+/// with [`crate::parse_prediction_line`], which also words any error. `read_scores`: convert the
+/// scores (else they are checked and counted, and `out.scores` is left empty).
+pub fn scan_prediction(line: &str, read_scores: bool, out: &mut RecordSpans) -> bool {
+    scan(line, read_scores, out).is_some()
 }
 
 /// A number's text, checked against JSON's grammar.
@@ -49,8 +186,8 @@ struct Number {
 }
 
 struct Scan<'a> {
-    s: &'a str,
     b: &'a [u8],
+    marks: &'a Marks,
     i: usize,
 }
 
@@ -71,16 +208,33 @@ impl<'a> Scan<'a> {
         (self.b.get(self.i) == Some(&c)).then(|| self.i += 1)
     }
 
-    /// A string (control characters and backslashes were ruled out for the whole line by
-    /// [`scan`]: it ends at the next quote).
+    /// A string's place (control characters and backslashes were ruled out for the whole line by
+    /// [`scan`]: it ends at the next quote). `None` for a string holding a space.
     #[inline(always)]
-    fn string(&mut self) -> Option<&'a str> {
+    fn string(&mut self) -> Option<Span> {
         self.eat(b'"')?;
         let start = self.i;
-        let end = start + memchr::memchr(b'"', &self.b[start..])?;
+        let end = self.marks.next_stop(start)?;
+        if self.b[end] != b'"' {
+            return None;
+        }
         self.i = end + 1;
-        // On char boundaries: `"` is ASCII.
-        Some(&self.s[start..end])
+        // The line is shorter than 4 GiB ([`scan`]).
+        Some(Span {
+            start: start as u32,
+            len: (end - start) as u32,
+        })
+    }
+
+    /// Skips the digits at `i`, adding them to `m` (wrapping past 19 digits); how many.
+    #[inline(always)]
+    fn digits(&self, i: &mut usize, m: &mut u64) -> usize {
+        let s = *i;
+        *i += self.marks.digit_run(s);
+        for &c in &self.b[s..*i] {
+            *m = m.wrapping_mul(10).wrapping_add(u64::from(c - b'0'));
+        }
+        *i - s
     }
 
     /// A number's text in JSON's grammar (not yet known to be finite).
@@ -94,14 +248,14 @@ impl<'a> Scan<'a> {
         i += usize::from(neg);
         // Digits, accumulated as they are checked (exact up to 19 digits; used up to 15).
         let mut m = 0u64;
-        let int = digits(b, &mut i, &mut m);
+        let int = self.digits(&mut i, &mut m);
         if int == 0 || (int > 1 && b[i - int] == b'0') {
             return None; // no digit, or a leading zero
         }
         let mut frac = 0;
         if b.get(i) == Some(&b'.') {
             i += 1;
-            frac = digits(b, &mut i, &mut m);
+            frac = self.digits(&mut i, &mut m);
             if frac == 0 {
                 return None;
             }
@@ -112,7 +266,7 @@ impl<'a> Scan<'a> {
             if matches!(b.get(i), Some(b'+' | b'-')) {
                 i += 1;
             }
-            if digits(b, &mut i, &mut 0) == 0 {
+            if self.digits(&mut i, &mut 0) == 0 {
                 return None;
             }
         }
@@ -178,28 +332,15 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// `[ item, ... ]`, the items collected.
-    fn array<T>(&mut self, mut item: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
-        // Rankings run to hundreds of names: fewer regrowths.
-        let mut out = Vec::with_capacity(64);
-        self.count(|p| item(p).map(|x| out.push(x)))?;
-        Some(out)
+    /// `[ item, ... ]`, the items pushed onto `out` (cleared first).
+    fn array<T>(
+        &mut self,
+        out: &mut Vec<T>,
+        mut item: impl FnMut(&mut Self) -> Option<T>,
+    ) -> Option<()> {
+        out.clear();
+        self.count(|p| item(p).map(|x| out.push(x))).map(drop)
     }
-}
-
-/// Skips the digits at `i`, adding them to `m` (wrapping past 19 digits); how many.
-#[inline(always)]
-fn digits(b: &[u8], i: &mut usize, m: &mut u64) -> usize {
-    let s = *i;
-    while let Some(&c) = b.get(*i) {
-        let d = c.wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        *m = m.wrapping_mul(10).wrapping_add(u64::from(d));
-        *i += 1;
-    }
-    *i - s
 }
 
 /// Exact powers of ten.
@@ -207,63 +348,140 @@ const POW10: [f64; 16] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 ];
 
-/// The record's fields, or `None` when the line is not of the common shape. `read_scores`:
-/// convert the scores (else they are checked and counted).
-pub(crate) fn scan(line: &str, read_scores: bool) -> Option<Fields<'_>> {
+/// Which of a record's keys were read.
+#[derive(Default)]
+struct Seen {
+    goal: bool,
+    list: bool,
+    scores: bool,
+    /// How many scores.
+    n_scores: usize,
+}
+
+/// Reads the record into `out`; `None` when the line is not of the common shape or the record is
+/// not valid (serde's to read and word). `read_scores`: convert the scores (else they are checked
+/// and counted).
+pub(crate) fn scan(line: &str, read_scores: bool, out: &mut RecordSpans) -> Option<()> {
     // A control character is whitespace between tokens or an error inside a string, a backslash
-    // an escape or an error: either way serde's to read.
-    if (line.bytes()).fold(false, |any, c| any | (c < 0x20) | (c == b'\\')) {
+    // an escape or an error: either way serde's to read. Spans are 32-bit.
+    if u32::try_from(line.len()).is_err() || !out.marks.make(line.as_bytes()) {
         return None;
     }
     let mut p = Scan {
-        s: line,
         b: line.as_bytes(),
+        marks: &out.marks,
         i: 0,
     };
-    let mut f = Fields {
-        goal_id: None,
-        retrieved_premises: None,
-        ranked: None,
-        scores: None,
-    };
+    let mut seen = Seen::default();
+    out.scores.clear();
     p.eat(b'{')?;
-    if p.eat(b'}').is_some() {
-        return end(p, f);
-    }
-    loop {
-        let key = p.string()?;
-        p.eat(b':')?;
-        match key {
-            "goal_id" if f.goal_id.is_none() => f.goal_id = Some(p.string()?),
-            "retrieved_premises" if f.retrieved_premises.is_none() => {
-                f.retrieved_premises = Some(p.array(|p| p.string().map(Cow::Borrowed))?)
+    if p.eat(b'}').is_none() {
+        loop {
+            let key = p.string()?;
+            p.eat(b':')?;
+            match &p.b[key.start as usize..(key.start + key.len) as usize] {
+                b"goal_id" if !seen.goal => {
+                    out.goal = p.string()?;
+                    seen.goal = true;
+                }
+                // Both lists: an error, serde's to word.
+                b"retrieved_premises" | b"ranked" if !seen.list => {
+                    p.array(&mut out.names, Scan::string)?;
+                    seen.list = true;
+                }
+                b"scores" if !seen.scores => {
+                    seen.n_scores = if read_scores {
+                        p.array(&mut out.scores, Scan::number)?;
+                        out.scores.len()
+                    } else {
+                        p.count(Scan::number_checked)?
+                    };
+                    seen.scores = true;
+                }
+                _ => return None,
             }
-            "ranked" if f.ranked.is_none() => {
-                f.ranked = Some(p.array(|p| p.string().map(Cow::Borrowed))?)
+            p.ws();
+            match p.b.get(p.i)? {
+                b',' => p.i += 1,
+                b'}' => {
+                    p.i += 1;
+                    break;
+                }
+                _ => return None,
             }
-            "scores" if f.scores.is_none() => {
-                f.scores = Some(if read_scores {
-                    Scores::Values(p.array(Scan::number)?)
-                } else {
-                    Scores::Count(p.count(Scan::number_checked)?)
-                })
-            }
-            _ => return None,
         }
-        p.ws();
-        match p.b.get(p.i)? {
-            b',' => p.i += 1,
-            b'}' => {
-                p.i += 1;
-                return end(p, f);
-            }
-            _ => return None,
-        }
     }
+    // Only whitespace may follow the object.
+    p.ws();
+    let valid = seen.goal && seen.list && (!seen.scores || seen.n_scores == out.names.len());
+    out.scored = seen.scores;
+    (p.i == p.b.len() && valid).then_some(())
 }
 
-/// Only whitespace may follow the object.
-fn end<'a>(mut p: Scan<'a>, f: Fields<'a>) -> Option<Fields<'a>> {
-    p.ws();
-    (p.i == p.b.len()).then_some(f)
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The marks say what a byte-at-a-time look says, wherever the bytes are (any byte
+        /// value, lines of every length about a word's): the next stop, the digit runs, whether
+        /// a control byte or backslash is there; and the vector marks equal the byte marks.
+        #[test]
+        fn marks_agree_with_bytes(
+            b in prop::collection::vec(prop_oneof![
+                4 => b'0'..=b'9',
+                1 => Just(b'"'),
+                1 => Just(b' '),
+                1 => Just(b'\\'),
+                1 => b'/'..=b':',
+                8 => 0x20u8..0x7f,
+                1 => any::<u8>(),
+            ], 0..200),
+            at in 0usize..200,
+        ) {
+            let mut m = Marks::default();
+            let clean = m.make(&b);
+            prop_assert_eq!(clean, !b.iter().any(|&c| c < 0x20 || c == b'\\'));
+            for i in [at.min(b.len()), at.min(b.len()).saturating_sub(64)] {
+                let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+                prop_assert_eq!(m.digit_run(i), digits);
+                let stop = b[i..].iter().position(|&c| c == b'"' || c == b' ').map(|p| i + p);
+                prop_assert_eq!(m.next_stop(i), stop);
+            }
+            for c in b.chunks_exact(16) {
+                let c: &[u8; 16] = c.try_into().unwrap();
+                #[cfg(target_arch = "x86_64")]
+                prop_assert_eq!(mark16(c), mark16_bytes(c));
+            }
+        }
+    }
+
+    #[test]
+    fn digit_runs_end_at_every_neighbour_of_the_digits() {
+        // The bytes either side of '0'..='9', and their high-bit twins; runs across words.
+        for stop in [
+            b'/',
+            b':',
+            b'/' | 0x80,
+            b'0' | 0x80,
+            b'9' | 0x80,
+            b':' | 0x80,
+            0xff,
+        ] {
+            for at in [0, 1, 7, 15, 16, 63, 64, 65, 127, 128, 150] {
+                let mut b = vec![b'7'; 160];
+                b[at] = stop;
+                let mut m = Marks::default();
+                m.make(&b);
+                assert_eq!(m.digit_run(0), at, "{stop:#x} at {at}");
+                assert_eq!(m.digit_run(at + 1), 159 - at, "{stop:#x} at {at}");
+            }
+        }
+        let mut m = Marks::default();
+        m.make(&[b'5'; 128]);
+        assert_eq!(m.digit_run(0), 128);
+        assert_eq!(m.digit_run(128), 0);
+        assert_eq!(m.next_stop(0), None);
+    }
 }

@@ -36,6 +36,7 @@ pub use input::{
     Batch, BatchData, BatchReader, ChunkReader, ChunkSource, Claim, Compression, Format, GoalKey,
     Input, Next, Source,
 };
+pub use jsonl::{scan_prediction, RecordSpans, Span};
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
 pub use run::{

@@ -1,7 +1,7 @@
 //! Prediction lines: TREC run lines and JSONL prediction records.
 
 use crate::fields::{parse_score, show, split_line_checked};
-use crate::jsonl::Scores;
+use crate::jsonl::{scan_prediction, RecordSpans};
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -248,13 +248,13 @@ pub fn parse_prediction_unscored(line: &str) -> Result<Prediction<'_>, String> {
 }
 
 fn parse_prediction_with(line: &str, read_scores: bool) -> Result<Prediction<'_>, String> {
-    if let Some(f) = crate::jsonl::scan(line, read_scores) {
-        return prediction(
-            f.goal_id.map(Cow::Borrowed),
-            f.retrieved_premises,
-            f.ranked,
-            f.scores,
-        );
+    let mut r = RecordSpans::default();
+    if scan_prediction(line, read_scores, &mut r) {
+        return Ok(Prediction {
+            goal: Cow::Borrowed(r.goal.of(line)),
+            lemmas: r.names.iter().map(|n| Cow::Borrowed(n.of(line))).collect(),
+            scores: (read_scores && r.scored).then_some(r.scores),
+        });
     }
     let mut p = parse_prediction_serde(line)?;
     if !read_scores {
@@ -270,7 +270,7 @@ fn parse_prediction_serde(line: &str) -> Result<Prediction<'_>, String> {
     fn names(l: Vec<PremiseRef<'_>>) -> Vec<Cow<'_, str>> {
         l.into_iter().map(PremiseRef::into_name).collect()
     }
-    let scores = (rec.scores).map(|v| Scores::Values(v.into_iter().map(|x| x + 0.0).collect()));
+    let scores = (rec.scores).map(|v| v.into_iter().map(|x| x + 0.0).collect());
     prediction(
         rec.goal_id,
         rec.retrieved_premises.map(names),
@@ -284,7 +284,7 @@ fn prediction<'a>(
     goal: Option<Cow<'a, str>>,
     retrieved_premises: Option<Vec<Cow<'a, str>>>,
     ranked: Option<Vec<Cow<'a, str>>>,
-    scores: Option<Scores>,
+    scores: Option<Vec<f64>>,
 ) -> Result<Prediction<'a>, String> {
     let goal = goal.ok_or("expected a `goal_id` field")?;
     let lemmas = match (retrieved_premises, ranked) {
@@ -321,10 +321,7 @@ fn prediction<'a>(
     Ok(Prediction {
         goal,
         lemmas,
-        scores: match scores {
-            Some(Scores::Values(v)) => Some(v),
-            _ => None,
-        },
+        scores,
     })
 }
 
@@ -447,6 +444,11 @@ mod tests {
         }
     }
 
+    /// Whether the scanner takes `line`.
+    fn scans(line: &str, read_scores: bool) -> bool {
+        scan_prediction(line, read_scores, &mut RecordSpans::default())
+    }
+
     /// A JSON value of the shapes records hold, and of shapes the scanner leaves to serde.
     fn json_value() -> impl Strategy<Value = String> {
         let name = prop_oneof![
@@ -552,11 +554,35 @@ mod tests {
                 names.join(", "),
                 scores.join(", ")
             );
-            prop_assert!(crate::jsonl::scan(&line, true).is_some(), "{}", line);
+            prop_assert!(scans(&line, true), "{}", line);
             let got = parse_prediction_line(&line);
             prop_assert!(got.is_ok());
             prop_assert_eq!(got, parse_prediction_serde(&line), "{}", line);
         }
+    }
+
+    /// One set of buffers reads record after record: each record's own names and scores, however
+    /// long the one before.
+    #[test]
+    fn scanner_reuses_its_buffers() {
+        let mut r = RecordSpans::default();
+        let long = r#"{"goal_id": "g1", "retrieved_premises": ["a", "bc", "d.e"], "scores": [3, 2.5, -1e2]}"#;
+        assert!(scan_prediction(long, true, &mut r));
+        assert_eq!(r.goal.of(long), "g1");
+        let names: Vec<&str> = r.names.iter().map(|n| n.of(long)).collect();
+        assert_eq!(names, ["a", "bc", "d.e"]);
+        assert_eq!(r.scores, [3.0, 2.5, -100.0]);
+        assert!(r.scored);
+        let short = r#"{"ranked":["x"],"goal_id":"g2"}"#;
+        assert!(scan_prediction(short, true, &mut r));
+        assert_eq!(r.goal.of(short), "g2");
+        assert_eq!(r.names.len(), 1);
+        assert_eq!(r.names[0].of(short), "x");
+        assert!(r.scores.is_empty() && !r.scored);
+        // Unscored: counted, not kept.
+        assert!(scan_prediction(long, false, &mut r));
+        assert!(r.scores.is_empty() && r.scored);
+        assert_eq!(r.names.len(), 3);
     }
 
     #[test]
@@ -566,8 +592,8 @@ mod tests {
             r#" { "scores" : [ 1 , -2.5e-3 ] , "ranked" : [ "x" , "y" ] , "goal_id" : "g" } "#,
             r#"{"goal_id":"g","ranked":[]}"#,
         ] {
-            assert!(crate::jsonl::scan(line, true).is_some(), "{line}");
-            assert!(crate::jsonl::scan(line, false).is_some(), "{line}");
+            assert!(scans(line, true), "{line}");
+            assert!(scans(line, false), "{line}");
             assert_eq!(parse_prediction_line(line), parse_prediction_serde(line));
         }
         for line in [
@@ -577,9 +603,17 @@ mod tests {
             r#"{"goal_id":"g","ranked":[],"scores":null}"#,
             r#"{"goal_id":"g","goal_id":"h","ranked":[]}"#,
             r#"{"goal_id":"g","ranked":["a"],"scores":[1e999]}"#,
+            // Not valid: serde's to read, and the record's checks to word.
+            r#"{"goal_id":"g","ranked":["a b"]}"#,
+            r#"{"goal_id":"g 1","ranked":["a"]}"#,
+            r#"{"goal_id":"g","ranked":["a"],"retrieved_premises":["b"]}"#,
+            r#"{"goal_id":"g","ranked":["a","b"],"scores":[1]}"#,
+            r#"{"ranked":["a"]}"#,
+            r#"{"goal_id":"g"}"#,
+            r#"{}"#,
         ] {
-            assert!(crate::jsonl::scan(line, true).is_none(), "{line}");
-            assert!(crate::jsonl::scan(line, false).is_none(), "{line}");
+            assert!(!scans(line, true), "{line}");
+            assert!(!scans(line, false), "{line}");
         }
     }
 }

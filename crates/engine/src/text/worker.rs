@@ -5,13 +5,14 @@ use super::{BatchResult, GoalRef};
 use crate::feed::{AccFeed, Judged};
 use crate::options::{EvalOptions, OrderMode};
 use crate::outcome::{record_goal, truth_of, EvalError};
-use crate::ranking::{join_names, line_at, Dup, Item, RankStats, RankingBuilder};
+use crate::ranking::{line_at, Dup, Item, RankStats, RankingBuilder};
 use crate::seen::SeenSet;
 use lemma_accum::{GoalAccumulator, GoalFate, Label, Plan, Summary, Truth};
 use lemma_ingest::{
-    bytes::same_bytes, parse_prediction_line, parse_prediction_unscored, parse_score, score_error,
-    show, split_run_at, ActualSets, Batch, ErrorKind, Format, GoalTruth, InputError,
-    RunLineVisitor, ScoreText, Step, VisitedLine,
+    bytes::same_bytes, parse_prediction_line, parse_prediction_unscored, parse_score,
+    scan_prediction, score_error, show, split_run_at, ActualSets, Batch, ErrorKind, Format,
+    GoalTruth, InputError, Prediction, RecordSpans, RunLineVisitor, ScoreText, Span, Step,
+    VisitedLine,
 };
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
@@ -46,8 +47,10 @@ pub(crate) struct Worker<'a> {
     want_rows: bool,
     /// The current goal's judged lemmas.
     judged: Judged,
-    /// A JSONL record's lemma names, one a line (reused).
+    /// A JSONL record's goal and lemma names, one a line, when serde read it (reused).
     names: Vec<u8>,
+    /// A JSONL record's places (reused).
+    spans: RecordSpans,
     /// Ranking counts when the current goal began (restored if the goal is re-read).
     goal_stats: RankStats,
     /// The current goal's previous score.
@@ -150,6 +153,7 @@ impl<'a> Worker<'a> {
             want_rows,
             judged: Judged::default(),
             names: Vec::new(),
+            spans: RecordSpans::default(),
             goal_stats: RankStats::default(),
             last_score: LastScore::new(opts, plan),
             last_goal: None,
@@ -336,47 +340,78 @@ impl<'a> Worker<'a> {
                     m,
                 ))
             };
-            let p = if read_scores {
-                parse_prediction_line(l)
+            // The record's names, one a line, in `self.names`: the bytes its items point into
+            // (the duplicate table finds a name's end at the delimiter after it). The scanner
+            // gives their places in the line; serde (any other record) the names unescaped.
+            let mut spans = std::mem::take(&mut self.spans);
+            let mut names = std::mem::take(&mut self.names);
+            names.clear();
+            let parsed;
+            let scanned = scan_prediction(l, read_scores, &mut spans);
+            let goal = if scanned {
+                spans.goal.of(l).as_bytes()
             } else {
-                parse_prediction_unscored(l)
-            }
-            .map_err(err)?;
-            let goal = p.goal.as_bytes();
+                parsed = if read_scores {
+                    parse_prediction_line(l)
+                } else {
+                    parse_prediction_unscored(l)
+                }
+                .map_err(err)?;
+                spans_of(&parsed, &mut names, &mut spans).map_err(err)?;
+                parsed.goal.as_bytes()
+            };
             let state = self.begin_goal(goal, line_no, res);
             let GoalState::Eval { .. } = state else {
+                self.spans = spans;
+                self.names = names;
                 continue;
             };
-            if p.scores.is_none() && self.ranking.consumer().acc.plan().pooled().is_some() {
+            if scanned {
+                for s in &spans.names {
+                    names.extend_from_slice(s.of(l).as_bytes());
+                    names.push(b'\n');
+                }
+            }
+            let base = &names[..];
+            let scored = read_scores && spans.scored;
+            if !scored && self.ranking.consumer().acc.plan().pooled().is_some() {
                 return Err(err(
                     "the pooled curve needs `scores` in every prediction record".into(),
                 ));
             }
-            if order == OrderMode::Score && p.scores.is_none() {
+            if order == OrderMode::Score && !scored {
                 return Err(err(
                     "ranking by score (--order score; the trec_eval subcommand) needs `scores` \
                      in every prediction record"
                         .into(),
                 ));
             }
-            // The record's names, one a line: the bytes the ranking's items point into.
-            let mut names = std::mem::take(&mut self.names);
-            for (i, (start, name)) in join_names(&mut names, &p.lemmas).enumerate() {
-                let Ok(len) = u32::try_from(name.len()) else {
-                    return Err(err("expected a lemma name shorter than 4 GiB".into()));
-                };
+            // In file order each item is ranked as it is read; else the record is sorted whole
+            // at its end.
+            let mut streamed = Ok(true);
+            let mut start = 0;
+            for (i, s) in spans.names.iter().enumerate() {
+                let name = &base[start..start + s.len as usize];
                 let hash = self.actual.lemmas.hash(name);
-                let score = p.scores.as_ref().map_or(0.0, |s| s[i]);
-                self.ranking.collect(Item {
+                let score = if scored { spans.scores[i] } else { 0.0 };
+                let it = Item {
                     score: self.last_score.round(score),
                     hash,
                     start,
-                    len,
+                    len: s.len,
                     label: self.label(hash, name),
-                });
+                };
+                start += name.len() + 1;
+                if order == OrderMode::File {
+                    streamed = self.ranking.push(base, Ordering::Equal, it);
+                    if streamed.is_err() {
+                        break;
+                    }
+                } else {
+                    self.ranking.collect(it);
+                }
             }
-            let ranked = self.ranking.finish(&names);
-            self.names = names;
+            let ranked = streamed.and_then(|_| self.ranking.finish(base));
             if let Err(d) = ranked {
                 return Err(EvalError::Input(InputError {
                     kind: ErrorKind::Duplicate,
@@ -386,16 +421,34 @@ impl<'a> Worker<'a> {
                     first_line: None,
                     message: format!(
                         "lemma `{}` appears twice in goal `{}`",
-                        show(&self.names[d.second..d.end]),
+                        show(&base[d.second..d.end]),
                         show(goal)
                     ),
                 }));
             }
             self.record(goal, res)?;
+            self.spans = spans;
+            self.names = names;
         }
         res.lines = line_no;
         Ok(())
     }
+}
+
+/// A record serde read (names unescaped): its names one a line in `buf`, their lengths in
+/// `spans.names` (where each starts in the line is not known, nor needed), its scores.
+fn spans_of(p: &Prediction<'_>, buf: &mut Vec<u8>, spans: &mut RecordSpans) -> Result<(), String> {
+    spans.names.clear();
+    for n in &p.lemmas {
+        let len = u32::try_from(n.len()).map_err(|_| "expected a lemma name shorter than 4 GiB")?;
+        spans.names.push(Span { start: 0, len });
+        buf.extend_from_slice(n.as_bytes());
+        buf.push(b'\n');
+    }
+    spans.scores.clear();
+    spans.scores.extend(p.scores.iter().flatten());
+    spans.scored = p.scores.is_some();
+    Ok(())
 }
 
 /// A TREC batch's line loop, as the ingest crate's line visitor: one goal open at a time.
