@@ -349,8 +349,8 @@ impl<C: Ranked> RankingBuilder<C> {
         }
     }
 
-    /// Collects an item of a goal that is ranked at its end (re-read goals, JSONL records,
-    /// `convert`).
+    /// Collects an item of a goal that is ranked at its end (re-read goals, JSONL records under
+    /// score order, `convert`).
     #[inline]
     pub(crate) fn collect(&mut self, it: Item) {
         self.items.push(it);

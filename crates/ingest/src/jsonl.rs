@@ -27,7 +27,7 @@ impl Span {
     /// The string in `line` (the line it was read from).
     #[inline(always)]
     pub fn of<'l>(&self, line: &'l str) -> &'l str {
-        &line[self.start as usize..(self.start + self.len) as usize]
+        &line[self.start as usize..self.start as usize + self.len as usize]
     }
 }
 
@@ -59,7 +59,7 @@ struct Marks {
 }
 
 /// Sixteen bytes' marks: (quote or space, digit, control byte or backslash), one bit a byte.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 fn mark16(c: &[u8; 16]) -> (u64, u64, bool) {
     use std::arch::x86_64::*;
@@ -83,8 +83,11 @@ fn mark16(c: &[u8; 16]) -> (u64, u64, bool) {
     }
 }
 
-/// [`mark16`] a byte at a time (other architectures; on x86-64 the tests' reference).
-#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
+/// [`mark16`] a byte at a time (targets without SSE2; with it, the tests' reference).
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "sse2", not(test)),
+    allow(dead_code)
+)]
 #[inline(always)]
 fn mark16_bytes(c: &[u8; 16]) -> (u64, u64, bool) {
     let (mut stop, mut digit, mut bad) = (0, 0, false);
@@ -99,9 +102,9 @@ fn mark16_bytes(c: &[u8; 16]) -> (u64, u64, bool) {
 impl Marks {
     /// Marks `b`; `false` when it holds a control byte or a backslash.
     fn make(&mut self, b: &[u8]) -> bool {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         let mark = mark16;
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
         let mark = mark16_bytes;
         self.stop.clear();
         self.digit.clear();
@@ -167,8 +170,9 @@ impl Marks {
 /// Reads a JSONL prediction record of the common shape (see the module documentation) into
 /// `out`: `true` when it is one, valid (a goal, one list, as many scores as names, no whitespace
 /// in a name), with its fields in `out`; `false` when it is not, and the caller reads the line
-/// with [`crate::parse_prediction_line`], which also words any error. `read_scores`: convert the
-/// scores (else they are checked and counted, and `out.scores` is left empty).
+/// with [`crate::parse_prediction_line`], which also words any error (what `out` holds then is
+/// unspecified). `read_scores`: convert the scores (else they are checked and counted, and
+/// `out.scores` is left empty).
 pub fn scan_prediction(line: &str, read_scores: bool, out: &mut RecordSpans) -> bool {
     scan(line, read_scores, out).is_some()
 }
@@ -451,7 +455,7 @@ mod tests {
             }
             for c in b.chunks_exact(16) {
                 let c: &[u8; 16] = c.try_into().unwrap();
-                #[cfg(target_arch = "x86_64")]
+                #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 prop_assert_eq!(mark16(c), mark16_bytes(c));
             }
         }

@@ -248,13 +248,19 @@ pub fn parse_prediction_unscored(line: &str) -> Result<Prediction<'_>, String> {
 }
 
 fn parse_prediction_with(line: &str, read_scores: bool) -> Result<Prediction<'_>, String> {
-    let mut r = RecordSpans::default();
-    if scan_prediction(line, read_scores, &mut r) {
-        return Ok(Prediction {
+    thread_local! {
+        /// The scanner's buffers, reused from call to call.
+        static SPANS: std::cell::RefCell<RecordSpans> = std::cell::RefCell::default();
+    }
+    let scanned = SPANS.with_borrow_mut(|r| {
+        scan_prediction(line, read_scores, r).then(|| Prediction {
             goal: Cow::Borrowed(r.goal.of(line)),
             lemmas: r.names.iter().map(|n| Cow::Borrowed(n.of(line))).collect(),
-            scores: (read_scores && r.scored).then_some(r.scores),
-        });
+            scores: (read_scores && r.scored).then(|| r.scores.clone()),
+        })
+    });
+    if let Some(p) = scanned {
+        return Ok(p);
     }
     let mut p = parse_prediction_serde(line)?;
     if !read_scores {

@@ -47,7 +47,7 @@ pub(crate) struct Worker<'a> {
     want_rows: bool,
     /// The current goal's judged lemmas.
     judged: Judged,
-    /// A JSONL record's goal and lemma names, one a line, when serde read it (reused).
+    /// A JSONL record's lemma names, one a line: the bytes its items point into (reused).
     names: Vec<u8>,
     /// A JSONL record's places (reused).
     spans: RecordSpans,
