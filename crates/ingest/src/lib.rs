@@ -40,9 +40,9 @@ pub use jsonl::{scan_prediction, RecordSpans, Span};
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row};
 pub use run::{
-    parse_prediction_line, parse_prediction_unscored, parse_run_at, parse_run_line, score_error,
-    split_run_at, visit_run_lines, Prediction, RunFields, RunLine, RunLineVisitor, Step,
-    VisitedLine,
+    parse_prediction_general, parse_prediction_line, parse_prediction_unscored, parse_run_at,
+    parse_run_line, score_error, split_run_at, visit_run_lines, Prediction, RunFields, RunLine,
+    RunLineVisitor, Step, VisitedLine,
 };
 pub use shard::{open_shard, shard_range, shift_error};
 pub use sorted::{GoalOrder, SortedQrels};

@@ -262,6 +262,13 @@ fn parse_prediction_with(line: &str, read_scores: bool) -> Result<Prediction<'_>
     if let Some(p) = scanned {
         return Ok(p);
     }
+    parse_prediction_general(line, read_scores)
+}
+
+/// [`parse_prediction_line`] (or, `read_scores` false, [`parse_prediction_unscored`]) by
+/// serde_json alone: for a caller whose own [`crate::scan_prediction`] gave up on the line, so
+/// that it is not scanned a second time. The same record and the same errors.
+pub fn parse_prediction_general(line: &str, read_scores: bool) -> Result<Prediction<'_>, String> {
     let mut p = parse_prediction_serde(line)?;
     if !read_scores {
         p.scores = None;
@@ -530,8 +537,10 @@ mod tests {
             let got = parse_prediction_line(&line);
             let want = parse_prediction_serde(&line);
             prop_assert_eq!(&got, &want, "{}", line);
+            prop_assert_eq!(&parse_prediction_general(&line, true), &want, "{}", line);
             // Unscored: the same record without its scores, or the same error.
             let unscored = want.map(|p| Prediction { scores: None, ..p });
+            prop_assert_eq!(parse_prediction_general(&line, false), unscored.clone(), "{}", line);
             prop_assert_eq!(parse_prediction_unscored(&line), unscored, "{}", line);
         }
     }

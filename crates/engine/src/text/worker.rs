@@ -9,10 +9,9 @@ use crate::ranking::{line_at, Dup, Item, RankStats, RankingBuilder};
 use crate::seen::SeenSet;
 use lemma_accum::{GoalAccumulator, GoalFate, Label, Plan, Summary, Truth};
 use lemma_ingest::{
-    bytes::same_bytes, parse_prediction_line, parse_prediction_unscored, parse_score,
-    scan_prediction, score_error, show, split_run_at, ActualSets, Batch, ErrorKind, Format,
-    GoalTruth, InputError, Prediction, RecordSpans, RunLineVisitor, ScoreText, Span, Step,
-    VisitedLine,
+    bytes::same_bytes, parse_prediction_general, parse_score, scan_prediction, score_error, show,
+    split_run_at, ActualSets, Batch, ErrorKind, Format, GoalTruth, InputError, Prediction,
+    RecordSpans, RunLineVisitor, ScoreText, Span, Step, VisitedLine,
 };
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
@@ -351,12 +350,7 @@ impl<'a> Worker<'a> {
             let goal = if scanned {
                 spans.goal.of(l).as_bytes()
             } else {
-                parsed = if read_scores {
-                    parse_prediction_line(l)
-                } else {
-                    parse_prediction_unscored(l)
-                }
-                .map_err(err)?;
+                parsed = parse_prediction_general(l, read_scores).map_err(err)?;
                 spans_of(&parsed, &mut names, &mut spans).map_err(err)?;
                 parsed.goal.as_bytes()
             };
