@@ -1,16 +1,16 @@
 //! A scanner for the JSONL prediction records of the common shape, beside serde_json: one object
-//! with the keys `goal_id` (a string), `retrieved_premises` or `ranked` (an array of strings) and
-//! `scores` (an array of numbers, as many as the names), each at most once, in any order, strings
-//! without escapes or spaces. It reads a record into buffers reused from record to record: where
-//! each name is in the line ([`Span`]), and the scores when asked for (otherwise each is checked:
-//! JSON's grammar, finite as an f64; and counted). Nothing is allocated once the buffers have
-//! grown to a record's size.
+//! with the keys `goal_id` (a string), `retrieved_premises` or `ranked` (an array of names:
+//! strings, or objects whose one key is `full_name`, a string) and `scores` (an array of numbers,
+//! as many as the names), each at most once, in any order, strings without escapes or spaces. It
+//! reads a record into buffers reused from record to record: where each name is in the line
+//! ([`Span`]), and the scores when asked for (otherwise each is checked: JSON's grammar, finite as
+//! an f64; and counted). Nothing is allocated once the buffers have grown to a record's size.
 //!
 //! Anything else (a backslash or control character anywhere in the line, a space inside a string,
-//! a premise object, another key, `null`, a number outside JSON's grammar or f64's range, a
-//! missing field, both lists, a count of scores that differs) makes it give up, and the caller
-//! parses the line with serde_json: the scanner never decides an error, so a bad record gets
-//! serde's message, and a record it accepts is one serde reads to the same values
+//! a premise object with another key, another key, `null`, a number outside JSON's grammar or
+//! f64's range, a missing field, both lists, a count of scores that differs) makes it give up,
+//! and the caller parses the line with serde_json: the scanner never decides an error, so a bad
+//! record gets serde's message, and a record it accepts is one serde reads to the same values
 //! (property-tested in `run.rs`). A name with a space is one the record's checks refuse; leaving
 //! it to serde lets them word the error.
 
@@ -230,6 +230,25 @@ impl<'a> Scan<'a> {
         })
     }
 
+    /// A premise's name: a string, or an object whose one key is `full_name` (LeanDojo's
+    /// premises), its string. An object with any other key is serde's to read.
+    #[inline(always)]
+    fn name(&mut self) -> Option<Span> {
+        self.ws();
+        if self.b.get(self.i) != Some(&b'{') {
+            return self.string();
+        }
+        self.i += 1;
+        let key = self.string()?;
+        if &self.b[key.start as usize..key.start as usize + key.len as usize] != b"full_name" {
+            return None;
+        }
+        self.eat(b':')?;
+        let name = self.string()?;
+        self.eat(b'}')?;
+        Some(name)
+    }
+
     /// Skips the digits at `i`, adding them to `m` (wrapping past 19 digits); how many.
     #[inline(always)]
     fn digits(&self, i: &mut usize, m: &mut u64) -> usize {
@@ -437,7 +456,7 @@ pub(crate) fn scan(line: &str, read_scores: bool, out: &mut RecordSpans) -> Opti
                 }
                 // Both lists: an error, serde's to word.
                 b"retrieved_premises" | b"ranked" if !seen.list => {
-                    p.array(&mut out.names, Scan::string)?;
+                    p.array(&mut out.names, Scan::name)?;
                     seen.list = true;
                 }
                 b"scores" if !seen.scores => {

@@ -560,8 +560,15 @@ mod tests {
                 0..20,
             ),
             ranked in any::<bool>(),
+            objects in any::<bool>(),
         ) {
-            let names: Vec<String> = items.iter().map(|(n, _)| format!("\"{n}\"")).collect();
+            // Plain names, or LeanDojo's premise objects by `full_name`.
+            let names: Vec<String> = (items.iter())
+                .map(|(n, _)| match objects {
+                    false => format!("\"{n}\""),
+                    true => format!("{{\"full_name\": \"{n}\"}}"),
+                })
+                .collect();
             let scores: Vec<&str> = items.iter().map(|(_, s)| s.as_str()).collect();
             let list = if ranked { "ranked" } else { "retrieved_premises" };
             let line = format!(
@@ -606,6 +613,8 @@ mod tests {
             r#"{"goal_id":"g0","retrieved_premises":["A.b_1","C.d'"],"scores":[1000.0,999.9958]}"#,
             r#" { "scores" : [ 1 , -2.5e-3 ] , "ranked" : [ "x" , "y" ] , "goal_id" : "g" } "#,
             r#"{"goal_id":"g","ranked":[]}"#,
+            // LeanDojo's premise objects, by `full_name` alone, beside plain names.
+            r#"{"goal_id":"g","ranked":[{"full_name":"x"}, { "full_name" : "y" } ,"z"]}"#,
         ] {
             assert!(scans(line, true), "{line}");
             assert!(scans(line, false), "{line}");
@@ -613,7 +622,11 @@ mod tests {
         }
         for line in [
             r#"{"goal_id":"g\u0041","ranked":[]}"#,
-            r#"{"goal_id":"g","ranked":[{"full_name":"x"}]}"#,
+            r#"{"goal_id":"g","ranked":[{"full_name":"x","path":"p"}]}"#,
+            r#"{"goal_id":"g","ranked":[{"code":"c","full_name":"x"}]}"#,
+            r#"{"goal_id":"g","ranked":[{"full_name":"x","full_name":"y"}]}"#,
+            r#"{"goal_id":"g","ranked":[{}]}"#,
+            r#"{"goal_id":"g","ranked":[{"full_name":1}]}"#,
             r#"{"goal_id":"g","ranked":[],"extra":1}"#,
             r#"{"goal_id":"g","ranked":[],"scores":null}"#,
             r#"{"goal_id":"g","goal_id":"h","ranked":[]}"#,
