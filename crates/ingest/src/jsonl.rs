@@ -216,8 +216,17 @@ impl<'a> Scan<'a> {
     /// [`scan`]: it ends at the next quote). `None` for a string holding a space.
     #[inline(always)]
     fn string(&mut self) -> Option<Span> {
-        self.eat(b'"')?;
-        let start = self.i;
+        self.ws();
+        self.string_here()
+    }
+
+    /// [`Self::string`] with no whitespace before it.
+    #[inline(always)]
+    fn string_here(&mut self) -> Option<Span> {
+        if self.b.get(self.i) != Some(&b'"') {
+            return None;
+        }
+        let start = self.i + 1;
         let end = self.marks.next_stop(start)?;
         if self.b[end] != b'"' {
             return None;
@@ -236,7 +245,7 @@ impl<'a> Scan<'a> {
     fn name(&mut self) -> Option<Span> {
         self.ws();
         if self.b.get(self.i) != Some(&b'{') {
-            return self.string();
+            return self.string_here();
         }
         self.i += 1;
         let key = self.string()?;

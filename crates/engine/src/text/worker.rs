@@ -46,7 +46,8 @@ pub(crate) struct Worker<'a> {
     want_rows: bool,
     /// The current goal's judged lemmas.
     judged: Judged,
-    /// A JSONL record's lemma names, one a line: the bytes its items point into (reused).
+    /// A JSONL record's lemma names, each followed by a newline: the bytes its items point into
+    /// (reused).
     names: Vec<u8>,
     /// A JSONL record's places (reused).
     spans: RecordSpans,
@@ -339,9 +340,10 @@ impl<'a> Worker<'a> {
                     m,
                 ))
             };
-            // The record's names, one a line, in `self.names`: the bytes its items point into
-            // (the duplicate table finds a name's end at the delimiter after it). The scanner
-            // gives their places in the line; serde (any other record) the names unescaped.
+            // The record's names in `self.names`, each followed by a newline: the bytes its items
+            // point into (the duplicate table finds a name's end at the delimiter after it). The
+            // scanner gives their places in the line; serde (any other record) the names
+            // unescaped.
             let mut spans = std::mem::take(&mut self.spans);
             let mut names = std::mem::take(&mut self.names);
             names.clear();
@@ -360,12 +362,20 @@ impl<'a> Worker<'a> {
                 self.names = names;
                 continue;
             };
-            if scanned {
-                for s in &spans.names {
-                    names.extend_from_slice(s.of(l).as_bytes());
-                    names.push(b'\n');
+            // Where the names' bytes start in the line (0: serde's names, already one a line):
+            // the line's bytes from the first name to the last one's closing quote are copied
+            // whole, and each name's closing quote made a newline.
+            let from = match (scanned, spans.names.first(), spans.names.last()) {
+                (true, Some(first), Some(last)) => {
+                    let (from, to) = (first.start as usize, (last.start + last.len) as usize);
+                    names.extend_from_slice(&l.as_bytes()[from..=to]);
+                    for s in &spans.names {
+                        names[(s.start + s.len) as usize - from] = b'\n';
+                    }
+                    from
                 }
-            }
+                _ => 0,
+            };
             let base = &names[..];
             let scored = read_scores && spans.scored;
             if !scored && self.ranking.consumer().acc.plan().pooled().is_some() {
@@ -383,8 +393,8 @@ impl<'a> Worker<'a> {
             // In file order each item is ranked as it is read; else the record is sorted whole
             // at its end.
             let mut streamed = Ok(true);
-            let mut start = 0;
             for (i, s) in spans.names.iter().enumerate() {
+                let start = s.start as usize - from;
                 let name = &base[start..start + s.len as usize];
                 let hash = self.actual.lemmas.hash(name);
                 let score = if scored { spans.scores[i] } else { 0.0 };
@@ -395,7 +405,6 @@ impl<'a> Worker<'a> {
                     len: s.len,
                     label: self.label(hash, name),
                 };
-                start += name.len() + 1;
                 if order == OrderMode::File {
                     streamed = self.ranking.push(base, Ordering::Equal, it);
                     if streamed.is_err() {
@@ -429,13 +438,18 @@ impl<'a> Worker<'a> {
     }
 }
 
-/// A record serde read (names unescaped): its names one a line in `buf`, their lengths in
-/// `spans.names` (where each starts in the line is not known, nor needed), its scores.
+/// A record serde read (names unescaped): its names one a line in `buf`, their places there in
+/// `spans.names`, its scores.
 fn spans_of(p: &Prediction<'_>, buf: &mut Vec<u8>, spans: &mut RecordSpans) -> Result<(), String> {
     spans.names.clear();
     for n in &p.lemmas {
-        let len = u32::try_from(n.len()).map_err(|_| "expected a lemma name shorter than 4 GiB")?;
-        spans.names.push(Span { start: 0, len });
+        let too_long = |_| "expected a prediction record shorter than 4 GiB";
+        let span = Span {
+            start: u32::try_from(buf.len()).map_err(too_long)?,
+            len: u32::try_from(n.len()).map_err(too_long)?,
+        };
+        u32::try_from(buf.len() + n.len() + 1).map_err(too_long)?;
+        spans.names.push(span);
         buf.extend_from_slice(n.as_bytes());
         buf.push(b'\n');
     }
