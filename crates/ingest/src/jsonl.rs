@@ -61,7 +61,7 @@ struct Marks {
 /// Sixteen bytes' marks: (quote or space, digit, control byte or backslash), one bit a byte.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-fn mark16(c: &[u8; 16]) -> (u64, u64, bool) {
+fn mark16(c: &[u8; 16]) -> (u64, u64, u64) {
     use std::arch::x86_64::*;
     // SAFETY: the load reads the 16 bytes of `c`; SSE2 is in x86-64's baseline, so every
     // intrinsic here is available.
@@ -79,7 +79,7 @@ fn mark16(c: &[u8; 16]) -> (u64, u64, bool) {
         let d = _mm_sub_epi8(v, splat(b'0'));
         let digit = _mm_cmpeq_epi8(_mm_min_epu8(d, splat(9)), d);
         let bits = |m| u64::from(_mm_movemask_epi8(m) as u16);
-        (bits(stop), bits(digit), bits(bad) != 0)
+        (bits(stop), bits(digit), bits(bad))
     }
 }
 
@@ -89,12 +89,12 @@ fn mark16(c: &[u8; 16]) -> (u64, u64, bool) {
     allow(dead_code)
 )]
 #[inline(always)]
-fn mark16_bytes(c: &[u8; 16]) -> (u64, u64, bool) {
-    let (mut stop, mut digit, mut bad) = (0, 0, false);
+fn mark16_bytes(c: &[u8; 16]) -> (u64, u64, u64) {
+    let (mut stop, mut digit, mut bad) = (0, 0, 0);
     for (k, &b) in c.iter().enumerate() {
         stop |= u64::from(b == b'"' || b == b' ') << k;
         digit |= u64::from(b.is_ascii_digit()) << k;
-        bad |= b < 0x20 || b == b'\\';
+        bad |= u64::from(b < 0x20 || b == b'\\') << k;
     }
     (stop, digit, bad)
 }
@@ -106,31 +106,38 @@ impl Marks {
         let mark = mark16;
         #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
         let mark = mark16_bytes;
+        let words = b.len().div_ceil(64);
         self.stop.clear();
+        self.stop.resize(words, 0);
         self.digit.clear();
-        let mut bad = false;
-        let mut word = |c: &[u8; 64]| {
-            let (mut stop, mut digit) = (0, 0);
+        self.digit.resize(words, 0);
+        let word = |c: &[u8; 64]| {
+            let (mut stop, mut digit, mut bad) = (0, 0, 0);
             for (k, c) in c.chunks_exact(16).enumerate() {
                 let (s, d, x) = mark(c.try_into().expect("16 bytes"));
                 stop |= s << (16 * k);
                 digit |= d << (16 * k);
                 bad |= x;
             }
-            self.stop.push(stop);
-            self.digit.push(digit);
+            (stop, digit, bad)
         };
-        let mut words = b.chunks_exact(64);
-        for c in &mut words {
-            word(c.try_into().expect("64 bytes"));
+        let mut bad = 0;
+        let mut whole = b.chunks_exact(64);
+        let marks = self.stop.iter_mut().zip(self.digit.iter_mut());
+        for (c, (stop, digit)) in (&mut whole).zip(marks) {
+            let x;
+            (*stop, *digit, x) = word(c.try_into().expect("64 bytes"));
+            bad |= x;
         }
-        if !words.remainder().is_empty() {
+        if !whole.remainder().is_empty() {
             // The tail, padded with a byte that is no mark.
             let mut c = [b'a'; 64];
-            c[..words.remainder().len()].copy_from_slice(words.remainder());
-            word(&c);
+            c[..whole.remainder().len()].copy_from_slice(whole.remainder());
+            let x;
+            (self.stop[words - 1], self.digit[words - 1], x) = word(&c);
+            bad |= x;
         }
-        !bad
+        bad == 0
     }
 
     /// The first quote or space at or after `i`.
