@@ -181,7 +181,26 @@ impl Marks {
 /// unspecified). `read_scores`: convert the scores (else they are checked and counted, and
 /// `out.scores` is left empty).
 pub fn scan_prediction(line: &str, read_scores: bool, out: &mut RecordSpans) -> bool {
-    scan(line, read_scores, out).is_some()
+    scan(line, Kind::Prediction { read_scores }, out).is_some()
+}
+
+/// Reads a JSONL actual-set record of the common shape into `out` (its goal and names; no
+/// scores): one object with the keys `goal_id` (a string) and `premises` or `all_pos_premises`
+/// (an array of names: strings, or objects whose one key is `full_name`), each once, strings
+/// without escapes or spaces. `false` for any other line (a graded `premises` map, another key,
+/// both lists, ...), which the caller reads with serde_json, as it words every error.
+pub(crate) fn scan_actual(line: &str, out: &mut RecordSpans) -> bool {
+    scan(line, Kind::Actual, out).is_some()
+}
+
+/// Which records [`scan`] reads.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// Predictions (`retrieved_premises` or `ranked`, `scores`); `read_scores`: convert the
+    /// scores (else they are checked and counted).
+    Prediction { read_scores: bool },
+    /// Actual sets (`premises` or `all_pos_premises`).
+    Actual,
 }
 
 /// A number's text, checked against JSON's grammar.
@@ -444,10 +463,13 @@ struct Seen {
     n_scores: usize,
 }
 
-/// Reads the record into `out`; `None` when the line is not of the common shape or the record is
-/// not valid (serde's to read and word). `read_scores`: convert the scores (else they are checked
-/// and counted).
-pub(crate) fn scan(line: &str, read_scores: bool, out: &mut RecordSpans) -> Option<()> {
+/// Reads the record, of `kind`, into `out`; `None` when the line is not of the common shape or
+/// the record is not valid (serde's to read and word).
+fn scan(line: &str, kind: Kind, out: &mut RecordSpans) -> Option<()> {
+    let (predictions, read_scores) = match kind {
+        Kind::Prediction { read_scores } => (true, read_scores),
+        Kind::Actual => (false, false),
+    };
     // A control character is whitespace between tokens or an error inside a string, a backslash
     // an escape or an error: either way serde's to read. Spans are 32-bit.
     if u32::try_from(line.len()).is_err() || !out.marks.make(line.as_bytes()) {
@@ -471,11 +493,16 @@ pub(crate) fn scan(line: &str, read_scores: bool, out: &mut RecordSpans) -> Opti
                     seen.goal = true;
                 }
                 // Both lists: an error, serde's to word.
-                b"retrieved_premises" | b"ranked" if !seen.list => {
+                b"retrieved_premises" | b"ranked" if predictions && !seen.list => {
                     p.array(&mut out.names, Scan::name)?;
                     seen.list = true;
                 }
-                b"scores" if !seen.scores => {
+                // Both lists: read by serde (one list after the other).
+                b"premises" | b"all_pos_premises" if !predictions && !seen.list => {
+                    p.array(&mut out.names, Scan::name)?;
+                    seen.list = true;
+                }
+                b"scores" if predictions && !seen.scores => {
                     seen.n_scores = if read_scores {
                         p.array(&mut out.scores, Scan::number)?;
                         out.scores.len()

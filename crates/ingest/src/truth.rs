@@ -857,6 +857,7 @@ impl ActualSets {
         sets.lemmas.reserve((all.len() / 32).min(1 << 17));
         let mut gather = Gather::default();
         let mut entries: Vec<(u32, i32)> = Vec::new();
+        let mut spans = crate::jsonl::RecordSpans::default();
         // A lemma judged twice for a goal of the qrels.
         let twice = |sets: &ActualSets, (g, l): (u32, u32)| {
             let (goal, lemma) = (sets.goals.name(g), sets.lemmas.name(l));
@@ -903,49 +904,61 @@ impl ActualSets {
                     let text = std::str::from_utf8(&all[here..end])
                         .expect("checked")
                         .trim();
-                    let rec: ActualLine = serde_json::from_str(text).map_err(|e| {
-                        err(format!(
-                            "expected a JSON object with goal_id and premises (a list of names, or name → grade) \
-                             or all_pos_premises: {e}"
-                        ))
-                    })?;
-                    let goal = rec
-                        .goal_id
-                        .ok_or_else(|| err("expected a `goal_id` field".into()))?;
                     entries.clear();
-                    let mut add = |name: &str, grade: i32| {
-                        entries.push((sets.lemmas.intern(name.as_bytes()), grade));
-                    };
-                    let mut any = false;
-                    match rec.premises {
-                        Some(PremiseSet::List(v)) => {
+                    // The common shape by the scanner (names borrowed, no allocation); any other
+                    // record, and every error, by serde_json.
+                    let goal = if crate::jsonl::scan_actual(text, &mut spans) {
+                        for n in &spans.names {
+                            entries.push((sets.lemmas.intern(n.of(text).as_bytes()), 1));
+                        }
+                        Cow::Borrowed(spans.goal.of(text))
+                    } else {
+                        let rec: ActualLine = serde_json::from_str(text).map_err(|e| {
+                            err(format!(
+                                "expected a JSON object with goal_id and premises (a list of names, or name → grade) \
+                                 or all_pos_premises: {e}"
+                            ))
+                        })?;
+                        let goal = rec
+                            .goal_id
+                            .ok_or_else(|| err("expected a `goal_id` field".into()))?;
+                        let mut add = |name: &str, grade: i32| {
+                            entries.push((sets.lemmas.intern(name.as_bytes()), grade));
+                        };
+                        let mut any = false;
+                        match rec.premises {
+                            Some(PremiseSet::List(v)) => {
+                                any = true;
+                                v.into_iter().for_each(|p| add(&p.into_name(), 1));
+                            }
+                            Some(PremiseSet::Graded(m)) => {
+                                any = true;
+                                // Sorted: lemma ids are given in the same order on every run.
+                                let mut v: Vec<_> = m.into_iter().collect();
+                                v.sort();
+                                for (name, grade) in v {
+                                    let grade = i32::try_from(grade)
+                                        .ok()
+                                        .filter(|&g| g != i32::MIN)
+                                        .ok_or_else(|| {
+                                            err(format!(
+                                                "grade {grade} of `{name}` is out of range"
+                                            ))
+                                        })?;
+                                    add(&name, grade);
+                                }
+                            }
+                            None => {}
+                        }
+                        if let Some(v) = rec.all_pos_premises {
                             any = true;
                             v.into_iter().for_each(|p| add(&p.into_name(), 1));
                         }
-                        Some(PremiseSet::Graded(m)) => {
-                            any = true;
-                            // Sorted: lemma ids are given in the same order on every run.
-                            let mut v: Vec<_> = m.into_iter().collect();
-                            v.sort();
-                            for (name, grade) in v {
-                                let grade = i32::try_from(grade)
-                                    .ok()
-                                    .filter(|&g| g != i32::MIN)
-                                    .ok_or_else(|| {
-                                        err(format!("grade {grade} of `{name}` is out of range"))
-                                    })?;
-                                add(&name, grade);
-                            }
+                        if !any {
+                            return Err(err("expected `premises` or `all_pos_premises`".into()));
                         }
-                        None => {}
-                    }
-                    if let Some(v) = rec.all_pos_premises {
-                        any = true;
-                        v.into_iter().for_each(|p| add(&p.into_name(), 1));
-                    }
-                    if !any {
-                        return Err(err("expected `premises` or `all_pos_premises`".into()));
-                    }
+                        goal
+                    };
                     match sets.push_goal(goal.as_bytes(), &mut entries) {
                         Ok(_) => {}
                         Err(PushGoalError::GoalRepeated) => {
@@ -1060,6 +1073,66 @@ mod tests {
             map: None,
             file: None,
         })
+    }
+
+    proptest::proptest! {
+        /// JSONL actual sets of the common shape (read by the scanner) and the same records with
+        /// one key more (read by serde): the same sets, lemma ids in the same order, or the same
+        /// error (a lemma twice in a goal, a goal twice).
+        #[test]
+        fn jsonl_scanner_and_serde_read_the_same_sets(
+            records in proptest::collection::vec(
+                (0u8..20, proptest::collection::vec((0u8..40, proptest::bool::ANY), 0..6), 0u8..3),
+                1..30,
+            ),
+            spaced: bool,
+        ) {
+            let sep = if spaced { ", " } else { "," };
+            let (mut plain, mut extra) = (String::new(), String::new());
+            // Goals distinct but for a rare repeat (an error, to be worded alike).
+            for (i, (g, names, key)) in records.iter().enumerate() {
+                let g = if *g == 0 && i > 0 { i - 1 } else { i };
+                let names: Vec<String> = (names.iter())
+                    .map(|(l, object)| match object {
+                        false => format!("\"L.{l}\""),
+                        true => format!("{{\"full_name\": \"L.{l}\"}}"),
+                    })
+                    .collect();
+                let key = ["premises", "all_pos_premises", "premises"][*key as usize];
+                let body = format!("\"goal_id\":\"g{g}\"{sep}\"{key}\":[{}]", names.join(sep));
+                plain.push_str(&format!("{{{body}}}\n"));
+                extra.push_str(&format!("{{{body}{sep}\"other\":1}}\n"));
+            }
+            let mut spans = crate::jsonl::RecordSpans::default();
+            for line in plain.lines() {
+                proptest::prop_assert!(crate::jsonl::scan_actual(line, &mut spans), "{}", line);
+            }
+            for line in extra.lines() {
+                proptest::prop_assert!(!crate::jsonl::scan_actual(line, &mut spans), "{}", line);
+            }
+            let (a, b) = (read(&plain, Format::Jsonl), read(&extra, Format::Jsonl));
+            match (a, b) {
+                (Ok(a), Ok(b)) => {
+                    let names = |s: &ActualSets, n: &Interner| -> Vec<Vec<u8>> {
+                        let _ = s;
+                        (0..n.len() as u32).map(|i| n.name(i).to_vec()).collect()
+                    };
+                    proptest::prop_assert_eq!(names(&a, &a.lemmas), names(&b, &b.lemmas));
+                    proptest::prop_assert_eq!(names(&a, &a.goals), names(&b, &b.goals));
+                    let truths = |s: &ActualSets| -> Vec<Vec<(u32, i32)>> {
+                        s.truths().map(|t| t.entries().collect()).collect()
+                    };
+                    proptest::prop_assert_eq!(truths(&a), truths(&b));
+                    proptest::prop_assert_eq!((a.rows, a.positive_rows), (b.rows, b.positive_rows));
+                }
+                // The lines differ in length: the same error but for its byte offset.
+                (Err(a), Err(b)) => proptest::prop_assert_eq!(
+                    (a.kind, a.line, a.first_line, a.message),
+                    (b.kind, b.line, b.first_line, b.message)
+                ),
+                (a, b) => proptest::prop_assert!(false, "{:?} against {:?}", a.is_ok(), b.is_ok()),
+            }
+        }
     }
 
     proptest::proptest! {
