@@ -1,4 +1,5 @@
-//! A scanner for the JSONL prediction records of the common shape, beside serde_json: one object
+//! A scanner for JSONL prediction records (and actual-set records, [`scan_actual`]) of the common
+//! shape, beside serde_json: a prediction record is one object
 //! with the keys `goal_id` (a string), `retrieved_premises` or `ranked` (an array of names:
 //! strings, or objects whose one key is `full_name`, a string) and `scores` (an array of numbers,
 //! as many as the names), each at most once, in any order, strings without escapes or spaces. It
@@ -11,7 +12,7 @@
 //! f64's range, a missing field, both lists, a count of scores that differs) makes it give up,
 //! and the caller parses the line with serde_json: the scanner never decides an error, so a bad
 //! record gets serde's message, and a record it accepts is one serde reads to the same values
-//! (property-tested in `run.rs`). A name with a space is one the record's checks refuse; leaving
+//! (property-tested in `run.rs`, and for actual sets in `truth.rs`). A name with a space is one the record's checks refuse; leaving
 //! it to serde lets them word the error.
 
 /// Where a string is in its record's line: bytes `start .. start + len`.
@@ -31,8 +32,9 @@ impl Span {
     }
 }
 
-/// A prediction record of the common shape, as [`scan_prediction`] reads it: its goal and names
-/// as places in the line, and its scores when asked for. Reused from record to record.
+/// A record of the common shape, as [`scan_prediction`] (or [`scan_actual`]) reads it: its goal
+/// and names as places in the line, and a prediction's scores when asked for. Reused from record
+/// to record.
 #[derive(Clone, Debug, Default)]
 pub struct RecordSpans {
     /// The goal id.
@@ -177,7 +179,7 @@ impl Marks {
 /// Reads a JSONL prediction record of the common shape (see the module documentation) into
 /// `out`: `true` when it is one, valid (a goal, one list, as many scores as names, no whitespace
 /// in a name), with its fields in `out`; `false` when it is not, and the caller reads the line
-/// with [`crate::parse_prediction_line`], which also words any error (what `out` holds then is
+/// with [`crate::parse_prediction_general`] (serde alone), which also words any error (what `out` holds then is
 /// unspecified). `read_scores`: convert the scores (else they are checked and counted, and
 /// `out.scores` is left empty).
 pub fn scan_prediction(line: &str, read_scores: bool, out: &mut RecordSpans) -> bool {
@@ -368,51 +370,37 @@ impl<'a> Scan<'a> {
         v.is_finite().then_some(())
     }
 
-    /// `[ number, ... ]`, each checked as [`Self::number_checked`] checks it; how many. A plain
-    /// number (`-?int(.frac)?`, at most 308 digits before the point) followed at once by a comma
-    /// is checked here, by two digit runs; any other item, and the last, by the general path.
+    /// `[ number, ... ]`, each checked as [`Self::number_checked`] checks it; how many.
     fn numbers_checked(&mut self) -> Option<usize> {
-        self.eat(b'[')?;
-        if self.eat(b']').is_some() {
-            return Some(0);
-        }
-        let b = self.b;
-        let mut n = 0;
-        loop {
-            self.ws();
-            let start = self.i;
-            let mut i = start + usize::from(b.get(start) == Some(&b'-'));
-            let int = self.marks.digit_run(i);
-            // Some digits, no leading zero (a lone 0 is one).
-            if int > 0 && int <= 308 && (int == 1 || b[i] != b'0') {
-                i += int;
-                let frac = if b.get(i) == Some(&b'.') {
-                    self.marks.digit_run(i + 1)
-                } else {
-                    usize::MAX
-                };
-                if frac != 0 {
-                    i += if frac == usize::MAX { 0 } else { 1 + frac };
-                    if b.get(i) == Some(&b',') {
-                        self.i = i + 1;
-                        n += 1;
-                        continue;
-                    }
+        self.count(Scan::plain_or_checked)
+    }
+
+    /// A number checked as [`Self::number_checked`] checks it: a plain one (`-?int(.frac)?`, at
+    /// most 308 digits before the point) by two digit runs, any other by the general check.
+    #[inline(always)]
+    fn plain_or_checked(&mut self) -> Option<()> {
+        self.ws();
+        let (b, start) = (self.b, self.i);
+        let mut i = start + usize::from(b.get(start) == Some(&b'-'));
+        let int = self.marks.digit_run(i);
+        // Some digits, no leading zero (a lone 0 is one).
+        if int > 0 && int <= 308 && (int == 1 || b[i] != b'0') {
+            i += int;
+            if b.get(i) != Some(&b'.') {
+                if !matches!(b.get(i), Some(b'e' | b'E')) {
+                    self.i = i;
+                    return Some(());
+                }
+            } else {
+                let frac = self.marks.digit_run(i + 1);
+                if frac > 0 && !matches!(b.get(i + 1 + frac), Some(b'e' | b'E')) {
+                    self.i = i + 1 + frac;
+                    return Some(());
                 }
             }
-            self.i = start;
-            self.number_checked()?;
-            n += 1;
-            self.ws();
-            match self.b.get(self.i)? {
-                b',' => self.i += 1,
-                b']' => {
-                    self.i += 1;
-                    return Some(n);
-                }
-                _ => return None,
-            }
         }
+        self.i = start;
+        self.number_checked()
     }
 
     /// `[ item, ... ]`, each item read by `item`; how many.
@@ -425,6 +413,11 @@ impl<'a> Scan<'a> {
         loop {
             item(self)?;
             n += 1;
+            // Most items are followed at once by a comma.
+            if self.b.get(self.i) == Some(&b',') {
+                self.i += 1;
+                continue;
+            }
             self.ws();
             match self.b.get(self.i)? {
                 b',' => self.i += 1,

@@ -365,7 +365,7 @@ impl<'a> Worker<'a> {
             // Where the names' bytes start in the line (0: serde's names, already one a line):
             // the line's bytes from the first name to the last one's closing quote are copied
             // whole, and each name's closing quote made a newline.
-            let from = match (scanned, spans.names.first(), spans.names.last()) {
+            let names_from = match (scanned, spans.names.first(), spans.names.last()) {
                 (true, Some(first), Some(last)) => {
                     let (from, to) = (first.start as usize, (last.start + last.len) as usize);
                     names.extend_from_slice(&l.as_bytes()[from..=to]);
@@ -394,7 +394,7 @@ impl<'a> Worker<'a> {
             // at its end.
             let mut streamed = Ok(true);
             for (i, s) in spans.names.iter().enumerate() {
-                let start = s.start as usize - from;
+                let start = s.start as usize - names_from;
                 let name = &base[start..start + s.len as usize];
                 let hash = self.actual.lemmas.hash(name);
                 let score = if scored { spans.scores[i] } else { 0.0 };
