@@ -1,4 +1,4 @@
-//! A scanner for JSONL prediction records (and actual-set records, [`scan_actual`]) of the common
+//! A scanner for JSONL prediction records (and actual-set records, `scan_actual`) of the common
 //! shape, beside serde_json: a prediction record is one object
 //! with the keys `goal_id` (a string), `retrieved_premises` or `ranked` (an array of names:
 //! strings, or objects whose one key is `full_name`, a string) and `scores` (an array of numbers,
@@ -32,7 +32,7 @@ impl Span {
     }
 }
 
-/// A record of the common shape, as [`scan_prediction`] (or [`scan_actual`]) reads it: its goal
+/// A record of the common shape, as [`scan_prediction`] (or `scan_actual`) reads it: its goal
 /// and names as places in the line, and a prediction's scores when asked for. Reused from record
 /// to record.
 #[derive(Clone, Debug, Default)]
