@@ -563,6 +563,75 @@ mod tests {
         }
     }
 
+    /// The names and goal an actual-set line's spans point at.
+    fn actual(line: &str) -> Option<(&str, Vec<&str>)> {
+        let mut out = RecordSpans::default();
+        scan_actual(line, &mut out).then(|| {
+            let names = out.names.iter().map(|s| s.of(line)).collect();
+            (out.goal.of(line), names)
+        })
+    }
+
+    #[test]
+    fn actual_sets_of_the_common_shape_and_nothing_else() {
+        // Taken: either list key, either order, names as strings or full_name objects, spaces
+        // between tokens, an empty list.
+        assert_eq!(
+            actual(r#"{"goal_id":"g1","premises":["a.b","c",{"full_name":"d"}]}"#),
+            Some(("g1", vec!["a.b", "c", "d"]))
+        );
+        assert_eq!(
+            actual(r#" { "all_pos_premises" : [ "x" , "y" ] , "goal_id" : "g 2" } "#),
+            None,
+            "a space inside the goal id is serde's"
+        );
+        assert_eq!(
+            actual(r#" { "all_pos_premises" : [ "x" , "y" ] , "goal_id" : "g2" } "#),
+            Some(("g2", vec!["x", "y"]))
+        );
+        assert_eq!(
+            actual(r#"{"goal_id":"g3","premises":[]}"#),
+            Some(("g3", vec![]))
+        );
+        // Refused, for serde to read or word: both lists, a graded map, null, a key twice, a
+        // prediction's keys, another key, an object name with another key, an escape, no list,
+        // no goal, a number for a goal, trailing text, a truncated line.
+        for line in [
+            r#"{"goal_id":"g","premises":["a"],"all_pos_premises":["b"]}"#,
+            r#"{"goal_id":"g","premises":{"a":2,"b":1}}"#,
+            r#"{"goal_id":"g","premises":null}"#,
+            r#"{"goal_id":null,"premises":["a"]}"#,
+            r#"{"goal_id":"g","goal_id":"h","premises":["a"]}"#,
+            r#"{"goal_id":"g","premises":["a"],"premises":["b"]}"#,
+            r#"{"goal_id":"g","ranked":["a"]}"#,
+            r#"{"goal_id":"g","retrieved_premises":["a"]}"#,
+            r#"{"goal_id":"g","premises":["a"],"scores":[1.0]}"#,
+            r#"{"goal_id":"g","premises":["a"],"split":"test"}"#,
+            r#"{"goal_id":"g","premises":[{"full_name":"a","path":"p"}]}"#,
+            r#"{"goal_id":"g","premises":["a\u0041"]}"#,
+            r#"{"goal_id":"g"}"#,
+            r#"{"premises":["a"]}"#,
+            r#"{"goal_id":7,"premises":["a"]}"#,
+            r#"{"goal_id":"g","premises":["a"]} x"#,
+            r#"{"goal_id":"g","premises":["a"]"#,
+            r#"{"goal_id":"g","premises":["a",]}"#,
+        ] {
+            assert_eq!(actual(line), None, "{line}");
+        }
+        // And a prediction record's scanner refuses an actual set's list.
+        let mut out = RecordSpans::default();
+        assert!(!scan_prediction(
+            r#"{"goal_id":"g","premises":["a"]}"#,
+            false,
+            &mut out
+        ));
+        assert!(scan_prediction(
+            r#"{"goal_id":"g","ranked":["a"]}"#,
+            false,
+            &mut out
+        ));
+    }
+
     #[test]
     fn digit_runs_end_at_every_neighbour_of_the_digits() {
         // The bytes either side of '0'..='9', and their high-bit twins; runs across words.

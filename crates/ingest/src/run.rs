@@ -537,10 +537,8 @@ mod tests {
             let got = parse_prediction_line(&line);
             let want = parse_prediction_serde(&line);
             prop_assert_eq!(&got, &want, "{}", line);
-            prop_assert_eq!(&parse_prediction_general(&line, true), &want, "{}", line);
             // Unscored: the same record without its scores, or the same error.
             let unscored = want.map(|p| Prediction { scores: None, ..p });
-            prop_assert_eq!(parse_prediction_general(&line, false), unscored.clone(), "{}", line);
             prop_assert_eq!(parse_prediction_unscored(&line), unscored, "{}", line);
         }
     }
