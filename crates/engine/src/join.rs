@@ -36,7 +36,6 @@ use crate::text::{self, BatchResult, GoalRef, Resume, SharedInput};
 use crate::unknown::UnknownGoals;
 use hashbrown::HashSet;
 use lemma_accum::{Plan, Summary};
-use lemma_ingest::bytes::starts_with_field;
 use lemma_ingest::{
     first_field, first_goal, last_goal, ActualSets, Batch, BatchReader, ErrorKind, Format, GoalKey,
     GoalOrder, Input, InputError, LineMap, Next, SortedQrels,
@@ -220,13 +219,13 @@ pub(crate) fn evaluate(
                     None => range.end,
                 };
             }
-            let sets = qrels.sets(start..end)?;
-            jr.goals_read += sets.goal_count() as u64;
-            // Out of order, some of them may have been ranked.
-            let starts = match &lookup {
-                Some(_) => goal_starts(qrels.bytes(), start..end),
-                None => Vec::new(),
+            // Out of order, some of them may have been ranked: where each goal's lines begin
+            // names it in the bitmap of those ranked.
+            let (sets, starts) = match &lookup {
+                Some(_) => qrels.sets_and_starts(start..end)?,
+                None => (qrels.sets(start..end)?, Vec::new()),
             };
+            jr.goals_read += sets.goal_count() as u64;
             let ranked = |g: usize| {
                 lookup
                     .as_ref()
@@ -313,33 +312,6 @@ fn fall_back(
     Ok((summary, report, jr))
 }
 
-/// Where each goal's lines begin in `range` of `bytes` (sorted qrels: a goal's lines together),
-/// in order.
-fn goal_starts(bytes: &[u8], range: Range<usize>) -> Vec<usize> {
-    let mut starts = Vec::new();
-    let mut last: Option<&[u8]> = None;
-    let mut at = range.start;
-    while at < range.end {
-        let nl = memchr::memchr(b'\n', &bytes[at..range.end]).map_or(range.end, |p| at + p);
-        let line = &bytes[at..nl];
-        // Most lines repeat the goal before: one comparison of its bytes.
-        if let Some(l) = last {
-            if starts_with_field(line, l) {
-                at = nl + 1;
-                continue;
-            }
-        }
-        if let Some(g) = first_field(line) {
-            if last != Some(g) {
-                starts.push(at);
-                last = Some(g);
-            }
-        }
-        at = nl + 1;
-    }
-    starts
-}
-
 struct JoinJob<'a> {
     qrels: &'a SortedQrels,
     opts: &'a EvalOptions,
@@ -407,7 +379,7 @@ impl JoinJob<'_> {
         dedup: &mut SeenSet,
     ) -> bool {
         let order = self.qrels.order();
-        let sets = match self.qrels.sets(range.clone()) {
+        let (sets, starts) = match self.qrels.sets_and_starts(range.clone()) {
             Ok(s) => s,
             Err(e) => {
                 joined.qrels_error = Some(e);
@@ -434,7 +406,6 @@ impl JoinJob<'_> {
             }
             before = Some((name, *line));
         }
-        let starts = goal_starts(self.qrels.bytes(), range.clone());
         debug_assert_eq!(starts.len(), sets.goal_count());
         joined.ranked = ranked.iter().filter(|&&r| r).count() as u64;
         for g in (0..starts.len()).filter(|&g| !ranked[g]) {

@@ -370,20 +370,41 @@ impl SortedQrels {
     pub fn sets(&self, range: Range<usize>) -> Result<ActualSets, InputError> {
         let start = range.start;
         // A batch's goals: on the calling thread (a worker among others).
-        ActualSets::parse(&self.path, Format::Trec, &self.map[range], None, 1).map_err(|e| {
-            let Some(lines) = &self.line_map else {
-                return crate::shard::shift_error(e, &self.path, start as u64);
-            };
-            // Sorted lines: their numbers in the file they came from.
-            let before = memchr::memchr_iter(b'\n', &self.map[..start]).count() as u64;
-            let original = |l: u64| lines.get((l + before - 1) as usize).unwrap_or(l + before);
-            InputError {
-                line: e.line.map(original),
-                first_line: e.first_line.map(original),
-                byte: None,
-                ..e
-            }
-        })
+        ActualSets::parse(&self.path, Format::Trec, &self.map[range], None, 1)
+            .map_err(|e| self.in_file(e, start))
+    }
+
+    /// [`SortedQrels::sets`], with where each goal's lines begin in the file (goal `g`'s at
+    /// `[g]`, ascending: the starts of the lines with a goal that differs from the last goal
+    /// before them), noted while the lines are read.
+    pub fn sets_and_starts(
+        &self,
+        range: Range<usize>,
+    ) -> Result<(ActualSets, Vec<usize>), InputError> {
+        let start = range.start;
+        let (sets, mut starts) = ActualSets::parse_noting_goals(&self.path, &self.map[range])
+            .map_err(|e| self.in_file(e, start))?;
+        for s in &mut starts {
+            *s += start;
+        }
+        Ok((sets, starts))
+    }
+
+    /// An error `e` in the lines from byte `start` on, said of the file: its line numbers in the
+    /// file the lines came from (sorted qrels), or its lines and bytes shifted.
+    fn in_file(&self, e: InputError, start: usize) -> InputError {
+        let Some(lines) = &self.line_map else {
+            return crate::shard::shift_error(e, &self.path, start as u64);
+        };
+        // Sorted lines: their numbers in the file they came from.
+        let before = memchr::memchr_iter(b'\n', &self.map[..start]).count() as u64;
+        let original = |l: u64| lines.get((l + before - 1) as usize).unwrap_or(l + before);
+        InputError {
+            line: e.line.map(original),
+            first_line: e.first_line.map(original),
+            byte: None,
+            ..e
+        }
     }
 
     /// The actual sets of all the goals, read with the mapped pages let go behind.
@@ -430,6 +451,33 @@ impl SortedQrels {
             "changed while being read: its goals are no longer in order",
         )
     }
+}
+
+/// Where each goal's lines begin in `bytes` (grouped qrels): the starts of the lines with a goal
+/// that differs from the last goal before them.
+pub(crate) fn goal_starts(bytes: &[u8]) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut last: Option<&[u8]> = None;
+    let mut at = 0;
+    while at < bytes.len() {
+        let nl = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
+        let line = &bytes[at..nl];
+        // Most lines repeat the goal before: one comparison of its bytes.
+        if let Some(l) = last {
+            if starts_with_field(line, l) {
+                at = nl + 1;
+                continue;
+            }
+        }
+        if let Some(g) = first_field(line) {
+            if last != Some(g) {
+                starts.push(at);
+                last = Some(g);
+            }
+        }
+        at = nl + 1;
+    }
+    starts
 }
 
 /// The first real line (one with a goal) starting in `[at, end)`, `at` a line start: (start,

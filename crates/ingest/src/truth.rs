@@ -844,6 +844,20 @@ impl ActualSets {
         Self::parse_general(path, format, all, map)
     }
 
+    /// [`ActualSets::parse`] of TREC qrels on this thread, with where each goal's lines begin in
+    /// `all` (goal `g`'s at `[g]`): the fast path notes them as it reads; after the general path
+    /// (any other shape) the lines are read again for them.
+    pub(crate) fn parse_noting_goals(
+        path: &Path,
+        all: &[u8],
+    ) -> Result<(ActualSets, Vec<usize>), InputError> {
+        if let Some(r) = held::parse_one(all) {
+            return Ok(r);
+        }
+        let sets = Self::parse_general(path, Format::Trec, all, None)?;
+        Ok((sets, crate::sorted::goal_starts(all)))
+    }
+
     /// [`ActualSets::parse`] one line at a time, on this thread: any shape, every error.
     fn parse_general(
         path: &Path,

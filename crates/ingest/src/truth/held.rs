@@ -43,6 +43,8 @@ struct Part {
     goal_hashes: Vec<u64>,
     /// Where each goal's judgments start in `ids`.
     starts: Vec<usize>,
+    /// Where each goal's first line starts in the text, when asked for ([`parse_one`]).
+    first_lines: Vec<usize>,
     /// Judged lemmas (part-local ids), each goal's in line order.
     ids: Vec<u32>,
     /// Grades beside `ids` once some grade is not 1 (empty while every grade is 1).
@@ -69,11 +71,20 @@ pub(super) fn parse(all: &[u8], map: Option<&Mmap>, threads: usize) -> Option<Ac
     parse_in(all, map, threads, PART_MIN)
 }
 
+/// [`parse`] on this thread, with where each goal's first line begins in `all` (goal `g`'s at
+/// `[g]`): what a caller that cuts a text into goals' lines would otherwise find by reading the
+/// lines again.
+pub(super) fn parse_one(all: &[u8]) -> Option<(ActualSets, Vec<usize>)> {
+    let mut part = read_part(all, 0, all.len(), None, true)?;
+    let first_lines = std::mem::take(&mut part.first_lines);
+    Some((join(vec![part], 1)?, first_lines))
+}
+
 /// [`parse`] with parts of at least `part_min` bytes.
 fn parse_in(all: &[u8], map: Option<&Mmap>, threads: usize, part_min: usize) -> Option<ActualSets> {
     let cuts = cuts(all, threads.clamp(1, 64), part_min);
     let parts = on_threads(cuts.windows(2).collect(), |w| {
-        read_part(all, w[0], w[1], map)
+        read_part(all, w[0], w[1], map, false)
     });
     let parts = parts.into_iter().collect::<Option<Vec<Part>>>()?;
     // A small text (one part) is joined on this thread alone.
@@ -153,7 +164,14 @@ fn next_goal(all: &[u8], from: usize) -> Option<usize> {
 }
 
 /// Reads the lines of `all[start..end]` into a part; `None`: a line the general path must read.
-fn read_part(all: &[u8], start: usize, end: usize, map: Option<&Mmap>) -> Option<Part> {
+/// `first_lines`: note where each goal's first line begins.
+fn read_part(
+    all: &[u8],
+    start: usize,
+    end: usize,
+    map: Option<&Mmap>,
+    first_lines: bool,
+) -> Option<Part> {
     let text = &all[..end];
     let mut p = Part::default();
     p.lemmas.reserve(((end - start) / 32).min(1 << 17));
@@ -167,6 +185,7 @@ fn read_part(all: &[u8], start: usize, end: usize, map: Option<&Mmap>) -> Option
             dropped = pos;
         }
         let mut f = [&b""[..]; 4];
+        let line_start = pos;
         let ((count, line_end), utf8) = split_line_checked(text, pos, &mut f);
         pos = line_end + 1;
         if utf8.is_err() {
@@ -184,6 +203,9 @@ fn read_part(all: &[u8], start: usize, end: usize, map: Option<&Mmap>) -> Option
             p.goals.push(f[0]);
             p.goal_hashes.push(name_hash(f[0]));
             p.starts.push(judgments);
+            if first_lines {
+                p.first_lines.push(line_start);
+            }
         }
         if grade != 1 || p.graded() {
             // From the first grade other than 1 on; the lines before it had 1.
@@ -519,6 +541,25 @@ mod tests {
             let t = text(&goals, &extra);
             let general = ActualSets::parse_general(Path::new("q"), Format::Trec, t.as_bytes(), None);
             let fast = parse_in(t.as_bytes(), None, threads, part_min);
+            // Read whole on this thread, with where each goal's lines begin: the sets of the
+            // general path, and the lines whose first word differs from the last line's before
+            // them (blank and comment lines passed over), found by splitting the text anew;
+            // the general path's followers find the same.
+            if let Some((one, lines)) = parse_one(t.as_bytes()) {
+                prop_assert_eq!(view(general.as_ref().unwrap()), view(&one));
+                let mut want = Vec::new();
+                let (mut at, mut last) = (0, None);
+                for line in t.split_inclusive('\n') {
+                    let first = line.split_whitespace().next().filter(|w| !w.starts_with('#'));
+                    if first.is_some() && first != last {
+                        want.push(at);
+                        last = first;
+                    }
+                    at += line.len();
+                }
+                prop_assert_eq!(&lines, &want);
+                prop_assert_eq!(crate::sorted::goal_starts(t.as_bytes()), want);
+            }
             match (&general, &fast) {
                 (Ok(g), Some(f)) => prop_assert_eq!(view(g), view(f)),
                 (Err(_), Some(_)) => prop_assert!(false, "the fast path read a text with an error"),
