@@ -5,8 +5,9 @@
 //! its items into that copy; any other record goes through serde. Random rankings drawn from names
 //! that are prefixes of one another (`a`, `ab`, `a.b`, ...), multi-byte names, long names and
 //! repeated lemmas, longer than the duplicate table's first size, are written as JSONL (names as
-//! strings, as `full_name` objects, or mixed in one record; compact or spaced; some records with a
-//! key more, which sends them to serde) and as TREC lines with falling scores. Every per-goal value
+//! strings, as `full_name` objects with or without other keys, or mixed in one record; compact or
+//! spaced; some records with keys the scanner skips, some with an escape, which sends them to
+//! serde) and as TREC lines with falling scores. Every per-goal value
 //! and the summary (duplicates counted) must be equal.
 
 use lemma_accum::Measure;
@@ -55,12 +56,12 @@ proptest! {
     fn jsonl_records_rank_as_trec_lines(
         goals in prop::collection::vec(
             (
-                // (lemma, written as an object, spaces inside the object)
-                prop::collection::vec((0u8..60, any::<bool>(), any::<bool>()), 1..70),
+                // (lemma, how it is written)
+                prop::collection::vec((0u8..60, 0u8..4), 1..70),
                 prop::collection::vec(0u8..60, 0..12),
                 any::<bool>(),
                 any::<bool>(),
-                any::<bool>(),
+                0u8..3,
             ),
             1..6,
         ),
@@ -78,10 +79,15 @@ proptest! {
             }
             let sep = if *spaced { ", " } else { "," };
             let names: Vec<String> = (items.iter())
-                .map(|&(l, object, inner)| match (object, inner) {
-                    (false, _) => format!("\"{}\"", name(l)),
-                    (true, false) => format!("{{\"full_name\":\"{}\"}}", name(l)),
-                    (true, true) => format!("{{ \"full_name\" : \"{}\" }}", name(l)),
+                .map(|&(l, style)| match style {
+                    0 => format!("\"{}\"", name(l)),
+                    1 => format!("{{\"full_name\":\"{}\"}}", name(l)),
+                    2 => format!("{{ \"full_name\" : \"{}\" }}", name(l)),
+                    // LeanDojo's premise with its other keys (skipped).
+                    _ => format!(
+                        "{{\"path\":\"Mathlib/A.lean\",\"full_name\":\"{}\",\"start\":[1,2],\"code\":\"theorem x : 1 = 1\"}}",
+                        name(l)
+                    ),
                 })
                 .collect();
             let n = items.len();
@@ -90,11 +96,15 @@ proptest! {
             if *scored {
                 write!(record, "{sep}\"scores\":[{}]", scores.join(sep)).unwrap();
             }
-            if *extra {
-                record.push_str(",\"split\":\"test\"");
+            match extra {
+                // Keys the scanner skips.
+                1 => record.push_str(",\"split\":\"test\",\"meta\":{\"k\":[1,2.5,null]}"),
+                // An escape: the record is serde's to read.
+                2 => record.push_str(",\"split\":\"te\\u0073t\""),
+                _ => {}
             }
             writeln!(jsonl, "{record}}}").unwrap();
-            for (r, &(l, _, _)) in items.iter().enumerate() {
+            for (r, &(l, _)) in items.iter().enumerate() {
                 writeln!(trec, "g{g} Q0 {} {r} {} run", name(l), scores[r]).unwrap();
             }
         }

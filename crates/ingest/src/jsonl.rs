@@ -1,15 +1,18 @@
 //! A scanner for JSONL prediction records (and actual-set records, `scan_actual`) of the common
 //! shape, beside serde_json: a prediction record is one object
 //! with the keys `goal_id` (a string), `retrieved_premises` or `ranked` (an array of names:
-//! strings, or objects whose one key is `full_name`, a string) and `scores` (an array of numbers,
-//! as many as the names), each at most once, in any order, strings without escapes or spaces. It
+//! strings, or objects with the key `full_name`, a string) and `scores` (an array of numbers,
+//! as many as the names), each at most once, in any order, strings without escapes or spaces;
+//! any other key (of the record or of a premise object) has its value skipped, as serde skips
+//! it. It
 //! reads a record into buffers reused from record to record: where each name is in the line
 //! ([`Span`]), and the scores when asked for (otherwise each is checked: JSON's grammar, finite as
 //! an f64; and counted). Nothing is allocated once the buffers have grown to a record's size.
 //!
-//! Anything else (a backslash or control character anywhere in the line, a space inside a string,
-//! a premise object with another key, another key, `null`, a number outside JSON's grammar or
-//! f64's range, a missing field, both lists, a count of scores that differs) makes it give up,
+//! Anything else (a backslash or control character anywhere in the line, a space inside a key or
+//! a name, `null` for a field it reads, a number outside JSON's grammar or f64's range, a
+//! missing field, a field twice, both lists, a count of scores that differs, a skipped value
+//! nested more than 16 deep) makes it give up,
 //! and the caller parses the line with serde_json: the scanner never decides an error, so a bad
 //! record gets serde's message, and a record it accepts is one serde reads to the same values
 //! (property-tested in `run.rs`, and for actual sets in `truth.rs`). A name with a space is one the record's checks refuse; leaving
@@ -188,9 +191,10 @@ pub fn scan_prediction(line: &str, read_scores: bool, out: &mut RecordSpans) -> 
 
 /// Reads a JSONL actual-set record of the common shape into `out` (its goal and names; no
 /// scores): one object with the keys `goal_id` (a string) and `premises` or `all_pos_premises`
-/// (an array of names: strings, or objects whose one key is `full_name`), each once, strings
-/// without escapes or spaces. `false` for any other line (a graded `premises` map, another key,
-/// both lists, ...), which the caller reads with serde_json, as it words every error.
+/// (an array of names: strings, or objects with the key `full_name`), each once, strings
+/// without escapes or spaces, other keys skipped. `false` for any other line (a graded
+/// `premises` map, both lists, ...), which the caller reads with serde_json, as it words every
+/// error.
 pub(crate) fn scan_actual(line: &str, out: &mut RecordSpans) -> bool {
     scan(line, Kind::Actual, out).is_some()
 }
@@ -267,8 +271,9 @@ impl<'a> Scan<'a> {
         })
     }
 
-    /// A premise's name: a string, or an object whose one key is `full_name` (LeanDojo's
-    /// premises), its string. An object with any other key is serde's to read.
+    /// A premise's name: a string, or an object with the key `full_name` (LeanDojo's premises),
+    /// its string; the object's other keys (`code`, `path`, ...) are skipped, as serde skips
+    /// them. `full_name` twice or missing is serde's to word.
     #[inline(always)]
     fn name(&mut self) -> Option<Span> {
         self.ws();
@@ -277,13 +282,110 @@ impl<'a> Scan<'a> {
         }
         self.i += 1;
         let key = self.string()?;
-        if &self.b[key.start as usize..key.start as usize + key.len as usize] != b"full_name" {
+        self.eat(b':')?;
+        let mut name = None;
+        // The common object, `{"full_name": ...}` alone, read straight through.
+        if self.key(key) == b"full_name" {
+            let n = self.string()?;
+            if self.eat(b'}').is_some() {
+                return Some(n);
+            }
+            name = Some(n);
+        } else {
+            self.value(MAX_DEPTH)?;
+        }
+        self.object_rest(name)
+    }
+
+    /// The rest of a premise object after its first key's value: the other keys (one of them
+    /// `full_name` when `name` is `None`), to its closing brace.
+    #[inline(never)]
+    fn object_rest(&mut self, mut name: Option<Span>) -> Option<Span> {
+        loop {
+            self.ws();
+            match self.b.get(self.i)? {
+                b',' => self.i += 1,
+                b'}' => {
+                    self.i += 1;
+                    return name;
+                }
+                _ => return None,
+            }
+            let key = self.string()?;
+            self.eat(b':')?;
+            if self.key(key) == b"full_name" {
+                if name.is_some() {
+                    return None;
+                }
+                name = Some(self.string()?);
+            } else {
+                self.value(MAX_DEPTH)?;
+            }
+        }
+    }
+
+    /// A key's bytes.
+    #[inline(always)]
+    fn key(&self, key: Span) -> &'a [u8] {
+        &self.b[key.start as usize..key.start as usize + key.len as usize]
+    }
+
+    /// Skips a JSON value of a key the record does not read, checked as serde_json checks the
+    /// values it ignores (their grammar; a number's range is not looked at): a string (any bytes
+    /// to the next quote: [`scan`] ruled out escapes and control characters), a number, `true`,
+    /// `false`, `null`, or an array or object of such values nested at most `depth` deep (any
+    /// deeper is serde's to read).
+    #[inline(never)]
+    fn value(&mut self, depth: u32) -> Option<()> {
+        self.ws();
+        match *self.b.get(self.i)? {
+            b'"' => {
+                let end = memchr::memchr(b'"', &self.b[self.i + 1..])?;
+                self.i += end + 2;
+                Some(())
+            }
+            b'[' if depth > 0 => self.count(|p| p.value(depth - 1)).map(drop),
+            b'{' if depth > 0 => {
+                self.i += 1;
+                if self.eat(b'}').is_some() {
+                    return Some(());
+                }
+                loop {
+                    self.ws();
+                    self.value_string()?;
+                    self.eat(b':')?;
+                    self.value(depth - 1)?;
+                    self.ws();
+                    match self.b.get(self.i)? {
+                        b',' => self.i += 1,
+                        b'}' => {
+                            self.i += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number_text().map(drop),
+            _ => None,
+        }
+    }
+
+    /// A string skipped (an object's key in a skipped value).
+    fn value_string(&mut self) -> Option<()> {
+        if self.b.get(self.i) != Some(&b'"') {
             return None;
         }
-        self.eat(b':')?;
-        let name = self.string()?;
-        self.eat(b'}')?;
-        Some(name)
+        self.value(0)
+    }
+
+    /// `word` at the cursor.
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let here = self.b.get(self.i..self.i + word.len())?;
+        (here == word).then(|| self.i += word.len())
     }
 
     /// Skips the digits at `i`, adding them to `m` (wrapping past 19 digits); how many.
@@ -441,6 +543,10 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// How deep the values of keys the scanner does not read may nest (arrays and objects within
+/// one another); deeper ones are serde's to read.
+const MAX_DEPTH: u32 = 16;
+
 /// Exact powers of ten.
 const POW10: [f64; 16] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
@@ -480,22 +586,35 @@ fn scan(line: &str, kind: Kind, out: &mut RecordSpans) -> Option<()> {
         loop {
             let key = p.string()?;
             p.eat(b':')?;
-            match &p.b[key.start as usize..(key.start + key.len) as usize] {
-                b"goal_id" if !seen.goal => {
+            // A key read twice is serde's to word.
+            match p.key(key) {
+                b"goal_id" => {
+                    if seen.goal {
+                        return None;
+                    }
                     out.goal = p.string()?;
                     seen.goal = true;
                 }
                 // Both lists: an error, serde's to word.
-                b"retrieved_premises" | b"ranked" if predictions && !seen.list => {
+                b"retrieved_premises" | b"ranked" if predictions => {
+                    if seen.list {
+                        return None;
+                    }
                     p.array(&mut out.names, Scan::name)?;
                     seen.list = true;
                 }
                 // Both lists: read by serde (one list after the other).
-                b"premises" | b"all_pos_premises" if !predictions && !seen.list => {
+                b"premises" | b"all_pos_premises" if !predictions => {
+                    if seen.list {
+                        return None;
+                    }
                     p.array(&mut out.names, Scan::name)?;
                     seen.list = true;
                 }
-                b"scores" if predictions && !seen.scores => {
+                b"scores" if predictions => {
+                    if seen.scores {
+                        return None;
+                    }
                     seen.n_scores = if read_scores {
                         p.array(&mut out.scores, Scan::number)?;
                         out.scores.len()
@@ -504,7 +623,8 @@ fn scan(line: &str, kind: Kind, out: &mut RecordSpans) -> Option<()> {
                     };
                     seen.scores = true;
                 }
-                _ => return None,
+                // Any other key: its value skipped, as serde skips it.
+                _ => p.value(MAX_DEPTH)?,
             }
             p.ws();
             match p.b.get(p.i)? {
@@ -593,9 +713,18 @@ mod tests {
             actual(r#"{"goal_id":"g3","premises":[]}"#),
             Some(("g3", vec![]))
         );
+        // Other keys, of the record or of a premise object, skipped whatever their values
+        // (a prediction's keys among them: serde's actual-set record does not read them).
+        assert_eq!(
+            actual(
+                r#"{"url":"u v","goal_id":"g4","n":-1.5e3,"ok":true,"x":null,"premises":[{"path":"p","full_name":"a","start":[1,2],"code":{"k":[{}, [], "}"]}}],"ranked":["z"],"scores":[1e999]}"#
+            ),
+            Some(("g4", vec!["a"]))
+        );
         // Refused, for serde to read or word: both lists, a graded map, null, a key twice, a
-        // prediction's keys, another key, an object name with another key, an escape, no list,
-        // no goal, a number for a goal, trailing text, a truncated line.
+        // prediction's list alone, an object name with full_name twice or none, an escape, a
+        // bad or too deep skipped value, no list, no goal, a number for a goal, trailing text,
+        // a truncated line.
         for line in [
             r#"{"goal_id":"g","premises":["a"],"all_pos_premises":["b"]}"#,
             r#"{"goal_id":"g","premises":{"a":2,"b":1}}"#,
@@ -605,10 +734,17 @@ mod tests {
             r#"{"goal_id":"g","premises":["a"],"premises":["b"]}"#,
             r#"{"goal_id":"g","ranked":["a"]}"#,
             r#"{"goal_id":"g","retrieved_premises":["a"]}"#,
-            r#"{"goal_id":"g","premises":["a"],"scores":[1.0]}"#,
-            r#"{"goal_id":"g","premises":["a"],"split":"test"}"#,
-            r#"{"goal_id":"g","premises":[{"full_name":"a","path":"p"}]}"#,
+            r#"{"goal_id":"g","premises":[{"full_name":"a","full_name":"b"}]}"#,
+            r#"{"goal_id":"g","premises":[{"path":"p"}]}"#,
             r#"{"goal_id":"g","premises":["a\u0041"]}"#,
+            // A skipped value that is not JSON, or nested too deep for the scanner.
+            r#"{"goal_id":"g","premises":["a"],"x":tru}"#,
+            r#"{"goal_id":"g","premises":["a"],"x":01}"#,
+            r#"{"goal_id":"g","premises":["a"],"x":[1,]}"#,
+            r#"{"goal_id":"g","premises":["a"],"x":{"k" 1}}"#,
+            r#"{"goal_id":"g","premises":["a"],"x":{1:1}}"#,
+            r#"{"goal_id":"g","premises":["a"],"x":"open}"#,
+            r#"{"goal_id":"g","premises":["a"],"x":[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}"#,
             r#"{"goal_id":"g"}"#,
             r#"{"premises":["a"]}"#,
             r#"{"goal_id":7,"premises":["a"]}"#,

@@ -485,17 +485,38 @@ mod tests {
             Just("1.".to_string()),
             Just("NaN".to_string()),
         ];
+        let numbers =
+            prop::collection::vec(number, 0..5).prop_map(|v| format!("[{}]", v.join(",")));
+        // Values of keys the scanner skips: literals, numbers, names, nested arrays and objects
+        // (some not JSON: a bare word, a trailing comma, a key that is not a string).
+        let other = prop_oneof![
+            Just("true".to_string()),
+            Just("false".to_string()),
+            Just("tru".to_string()),
+            Just("{}".to_string()),
+            Just("[[],[{}]]".to_string()),
+            Just("[1,]".to_string()),
+            Just("{1:2}".to_string()),
+            name.clone(),
+            numbers.clone(),
+            (name.clone(), numbers.clone(), name.clone())
+                .prop_map(|(k, v, n)| format!("{{{k}: [{v}, {{\"x\": {n}}}], \"n\": null}}")),
+        ];
         let names = prop::collection::vec(
             prop_oneof![
                 6 => name.clone(),
                 1 => name.clone().prop_map(|n| format!("{{\"full_name\": {n}}}")),
+                // Premise objects with other keys, before or after full_name, or without it.
+                1 => (name.clone(), other.clone(), 0..3u8).prop_map(|(n, v, at)| match at {
+                    0 => format!("{{\"path\": {v}, \"full_name\": {n}}}"),
+                    1 => format!("{{\"full_name\": {n},\"code\":{v}}}"),
+                    _ => format!("{{\"code\": {v}}}"),
+                }),
             ],
             0..5,
         )
         .prop_map(|v| format!("[{}]", v.join(", ")));
-        let numbers =
-            prop::collection::vec(number, 0..5).prop_map(|v| format!("[{}]", v.join(",")));
-        prop_oneof![names, numbers, name, Just("null".to_string())]
+        prop_oneof![names, numbers, name, other, Just("null".to_string())]
     }
 
     fn record() -> impl Strategy<Value = String> {
@@ -505,6 +526,7 @@ mod tests {
             Just("ranked"),
             Just("scores"),
             Just("other"),
+            Just("premises"),
         ];
         (
             prop::collection::vec((key, json_value()), 0..5),
@@ -613,6 +635,10 @@ mod tests {
             r#"{"goal_id":"g","ranked":[]}"#,
             // LeanDojo's premise objects, by `full_name` alone, beside plain names.
             r#"{"goal_id":"g","ranked":[{"full_name":"x"}, { "full_name" : "y" } ,"z"]}"#,
+            // Other keys skipped, of the record and of premise objects.
+            r#"{"goal_id":"g","ranked":[{"full_name":"x","path":"p q"}],"extra":1}"#,
+            r#"{"goal_id":"g","ranked":[{"code":{"a":[1,{"b":null}]},"full_name":"x"}],"s":[true,false]}"#,
+            r#"{"premises":{"a":1},"goal_id":"g","ranked":["a"],"e":1e999}"#,
         ] {
             assert!(scans(line, true), "{line}");
             assert!(scans(line, false), "{line}");
@@ -620,12 +646,11 @@ mod tests {
         }
         for line in [
             r#"{"goal_id":"g\u0041","ranked":[]}"#,
-            r#"{"goal_id":"g","ranked":[{"full_name":"x","path":"p"}]}"#,
-            r#"{"goal_id":"g","ranked":[{"code":"c","full_name":"x"}]}"#,
+            r#"{"goal_id":"g","ranked":[{"path":"p"}]}"#,
             r#"{"goal_id":"g","ranked":[{"full_name":"x","full_name":"y"}]}"#,
             r#"{"goal_id":"g","ranked":[{}]}"#,
             r#"{"goal_id":"g","ranked":[{"full_name":1}]}"#,
-            r#"{"goal_id":"g","ranked":[],"extra":1}"#,
+            r#"{"goal_id":"g","ranked":[],"extra":[01]}"#,
             r#"{"goal_id":"g","ranked":[],"scores":null}"#,
             r#"{"goal_id":"g","goal_id":"h","ranked":[]}"#,
             r#"{"goal_id":"g","ranked":["a"],"scores":[1e999]}"#,
