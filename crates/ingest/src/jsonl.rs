@@ -280,46 +280,52 @@ impl<'a> Scan<'a> {
         if self.b.get(self.i) != Some(&b'{') {
             return self.string_here();
         }
-        self.i += 1;
-        let key = self.string()?;
-        self.eat(b':')?;
-        let mut name = None;
         // The common object, `{"full_name": ...}` alone, read straight through.
-        if self.key(key) == b"full_name" {
-            let n = self.string()?;
-            if self.eat(b'}').is_some() {
-                return Some(n);
+        let start = self.i;
+        self.i += 1;
+        if let Some(key) = self.string() {
+            if self.key(key) == b"full_name" && self.eat(b':').is_some() {
+                let name = self.string()?;
+                if self.eat(b'}').is_some() {
+                    return Some(name);
+                }
             }
-            name = Some(n);
-        } else {
-            self.value(MAX_DEPTH)?;
         }
-        self.object_rest(name)
+        self.i = start;
+        self.premise_object()
     }
 
-    /// The rest of a premise object after its first key's value: the other keys (one of them
-    /// `full_name` when `name` is `None`), to its closing brace.
+    /// A premise object of any keys: its `full_name`.
     #[inline(never)]
-    fn object_rest(&mut self, mut name: Option<Span>) -> Option<Span> {
+    fn premise_object(&mut self) -> Option<Span> {
+        let mut name = None;
+        self.members(|p, key| match key {
+            b"full_name" if name.is_none() => p.string().map(|n| name = Some(n)),
+            b"full_name" => None,
+            _ => p.value(MAX_DEPTH),
+        })?;
+        name
+    }
+
+    /// `{ "key": value, ... }`, each member's value read by `member` given its key (keys with
+    /// spaces are serde's).
+    fn members(&mut self, mut member: impl FnMut(&mut Self, &'a [u8]) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
         loop {
+            let key = self.string()?;
+            self.eat(b':')?;
+            member(self, self.key(key))?;
             self.ws();
             match self.b.get(self.i)? {
                 b',' => self.i += 1,
                 b'}' => {
                     self.i += 1;
-                    return name;
+                    return Some(());
                 }
                 _ => return None,
-            }
-            let key = self.string()?;
-            self.eat(b':')?;
-            if self.key(key) == b"full_name" {
-                if name.is_some() {
-                    return None;
-                }
-                name = Some(self.string()?);
-            } else {
-                self.value(MAX_DEPTH)?;
             }
         }
     }
@@ -345,41 +351,13 @@ impl<'a> Scan<'a> {
                 Some(())
             }
             b'[' if depth > 0 => self.count(|p| p.value(depth - 1)).map(drop),
-            b'{' if depth > 0 => {
-                self.i += 1;
-                if self.eat(b'}').is_some() {
-                    return Some(());
-                }
-                loop {
-                    self.ws();
-                    self.value_string()?;
-                    self.eat(b':')?;
-                    self.value(depth - 1)?;
-                    self.ws();
-                    match self.b.get(self.i)? {
-                        b',' => self.i += 1,
-                        b'}' => {
-                            self.i += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
+            b'{' if depth > 0 => self.members(|p, _| p.value(depth - 1)),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
             b'-' | b'0'..=b'9' => self.number_text().map(drop),
             _ => None,
         }
-    }
-
-    /// A string skipped (an object's key in a skipped value).
-    fn value_string(&mut self) -> Option<()> {
-        if self.b.get(self.i) != Some(&b'"') {
-            return None;
-        }
-        self.value(0)
     }
 
     /// `word` at the cursor.
@@ -581,62 +559,41 @@ fn scan(line: &str, kind: Kind, out: &mut RecordSpans) -> Option<()> {
     };
     let mut seen = Seen::default();
     out.scores.clear();
-    p.eat(b'{')?;
-    if p.eat(b'}').is_none() {
-        loop {
-            let key = p.string()?;
-            p.eat(b':')?;
-            // A key read twice is serde's to word.
-            match p.key(key) {
-                b"goal_id" => {
-                    if seen.goal {
-                        return None;
-                    }
-                    out.goal = p.string()?;
-                    seen.goal = true;
-                }
-                // Both lists: an error, serde's to word.
-                b"retrieved_premises" | b"ranked" if predictions => {
-                    if seen.list {
-                        return None;
-                    }
-                    p.array(&mut out.names, Scan::name)?;
-                    seen.list = true;
-                }
-                // Both lists: read by serde (one list after the other).
-                b"premises" | b"all_pos_premises" if !predictions => {
-                    if seen.list {
-                        return None;
-                    }
-                    p.array(&mut out.names, Scan::name)?;
-                    seen.list = true;
-                }
-                b"scores" if predictions => {
-                    if seen.scores {
-                        return None;
-                    }
-                    seen.n_scores = if read_scores {
-                        p.array(&mut out.scores, Scan::number)?;
-                        out.scores.len()
-                    } else {
-                        p.numbers_checked()?
-                    };
-                    seen.scores = true;
-                }
-                // Any other key: its value skipped, as serde skips it.
-                _ => p.value(MAX_DEPTH)?,
+    // A key read twice is serde's to word; so are both lists.
+    p.members(|p, key| {
+        match key {
+            b"goal_id" if !seen.goal => {
+                out.goal = p.string()?;
+                seen.goal = true;
             }
-            p.ws();
-            match p.b.get(p.i)? {
-                b',' => p.i += 1,
-                b'}' => {
-                    p.i += 1;
-                    break;
-                }
-                _ => return None,
+            // Both lists: an error, serde's to word.
+            b"retrieved_premises" | b"ranked" if predictions && !seen.list => {
+                p.array(&mut out.names, Scan::name)?;
+                seen.list = true;
             }
+            // Both lists: read by serde (one list after the other).
+            b"premises" | b"all_pos_premises" if !predictions && !seen.list => {
+                p.array(&mut out.names, Scan::name)?;
+                seen.list = true;
+            }
+            b"scores" if predictions && !seen.scores => {
+                seen.n_scores = if read_scores {
+                    p.array(&mut out.scores, Scan::number)?;
+                    out.scores.len()
+                } else {
+                    p.numbers_checked()?
+                };
+                seen.scores = true;
+            }
+            // A key read twice, or both lists.
+            b"goal_id" => return None,
+            b"retrieved_premises" | b"ranked" | b"scores" if predictions => return None,
+            b"premises" | b"all_pos_premises" if !predictions => return None,
+            // Any other key: its value skipped, as serde skips it.
+            _ => p.value(MAX_DEPTH)?,
         }
-    }
+        Some(())
+    })?;
     // Only whitespace may follow the object.
     p.ws();
     let valid = seen.goal && seen.list && (!seen.scores || seen.n_scores == out.names.len());
