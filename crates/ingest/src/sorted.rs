@@ -458,16 +458,11 @@ impl SortedQrels {
 pub(crate) fn goal_starts(bytes: &[u8]) -> Vec<usize> {
     let mut starts = Vec::new();
     let mut last: Option<&[u8]> = None;
-    let mut at = 0;
-    while at < bytes.len() {
-        let nl = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |p| at + p);
+    each_line(bytes, 0..bytes.len(), |at, nl| {
         let line = &bytes[at..nl];
         // Most lines repeat the goal before: one comparison of its bytes.
-        if let Some(l) = last {
-            if starts_with_field(line, l) {
-                at = nl + 1;
-                continue;
-            }
+        if last.is_some_and(|l| starts_with_field(line, l)) {
+            return true;
         }
         if let Some(g) = first_field(line) {
             if last != Some(g) {
@@ -475,9 +470,43 @@ pub(crate) fn goal_starts(bytes: &[u8]) -> Vec<usize> {
                 last = Some(g);
             }
         }
-        at = nl + 1;
-    }
+        true
+    });
     starts
+}
+
+/// Calls `f(start, end)` for each line of `buf[range]` in order (`range` begins where a line
+/// does; `end` is the line's newline or `range.end`) while `f` returns `true`; `false` if it
+/// stopped. The newlines are found 64 bytes at a time as a bitmap (SSE2), not by a search per
+/// line: qrels lines are short.
+#[inline(always)]
+fn each_line(buf: &[u8], range: Range<usize>, mut f: impl FnMut(usize, usize) -> bool) -> bool {
+    let mut start = range.start;
+    // Where the bitmaps end: every newline before it has been given to `f`.
+    #[allow(unused_mut)]
+    let mut block = range.start;
+    #[cfg(target_arch = "x86_64")]
+    while block + 64 <= range.end {
+        let (_, mut newlines, _) = crate::fields::simd::masks(buf, block);
+        while newlines != 0 {
+            let end = block + newlines.trailing_zeros() as usize;
+            if !f(start, end) {
+                return false;
+            }
+            start = end + 1;
+            newlines &= newlines - 1;
+        }
+        block += 64;
+    }
+    while start < range.end {
+        let from = block.max(start);
+        let end = memchr::memchr(b'\n', &buf[from..range.end]).map_or(range.end, |p| from + p);
+        if !f(start, end) {
+            return false;
+        }
+        start = end + 1;
+    }
+    true
 }
 
 /// The first real line (one with a goal) starting in `[at, end)`, `at` a line start: (start,
@@ -581,46 +610,91 @@ impl Default for PartOrder<'_> {
 /// they ascend in neither order.
 fn part_order<'a>(buf: &'a [u8], range: Range<usize>, map: Option<&Mmap>) -> Option<PartOrder<'a>> {
     let mut o = PartOrder::default();
-    let mut start = range.start;
     let mut dropped = range.start;
-    while start < range.end {
-        let nl = memchr::memchr(b'\n', &buf[start..range.end]).map_or(range.end, |p| start + p);
+    let ascending = each_line(buf, range, |start, nl| {
         let line = &buf[start..nl];
         if let (Some(m), true) = (map, start - dropped >= 32 << 20) {
             crate::input::drop_pages(m, dropped..start);
             dropped = start;
         }
-        start = nl + 1;
         // Most lines repeat the goal before: one comparison of its bytes.
-        if let Some(l) = o.last {
-            if starts_with_field(line, l) {
-                continue;
-            }
+        if o.last.is_some_and(|l| starts_with_field(line, l)) {
+            return true;
         }
         let Some(g) = first_field(line) else {
-            continue;
+            return true;
         };
         if let Some(l) = o.last {
             if same_bytes(l, g) {
-                continue;
+                return true;
             }
             o.bytes &= l < g;
             o.natural &= natural_cmp(l, g) == Ordering::Less;
             if !o.bytes && !o.natural {
-                return None;
+                return false;
             }
         }
         o.goals += 1;
         o.first = o.first.or(Some(g));
         o.last = Some(g);
-    }
-    Some(o)
+        true
+    });
+    ascending.then_some(o)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// `each_line` gives the lines `split` gives, from any line start, across the 64-byte
+        /// blocks (lines of every length, newlines at block edges, none at the end), and stops
+        /// when told.
+        #[test]
+        fn each_line_gives_every_line(
+            lines in prop::collection::vec(prop_oneof![0usize..4, 60usize..70, 120usize..200], 0..12),
+            end_newline: bool,
+            skip in 0usize..4,
+            stop_at in 0usize..14,
+        ) {
+            let mut text: Vec<u8> = Vec::new();
+            for (k, &n) in lines.iter().enumerate() {
+                text.extend((0..n).map(|i| b"ab \t\xce"[(i + k) % 5]));
+                text.push(b'\n');
+            }
+            if !end_newline && text.last() == Some(&b'\n') {
+                text.pop();
+            }
+            // From the start of line `skip` (or the end).
+            let from = (text.split_inclusive(|&b| b == b'\n'))
+                .take(skip)
+                .map(|l| l.len())
+                .sum::<usize>();
+            let mut want = Vec::new();
+            let mut at = from;
+            for l in text[from..].split_inclusive(|&b| b == b'\n') {
+                let end = at + l.len() - usize::from(l.last() == Some(&b'\n'));
+                want.push((at, end));
+                at += l.len();
+            }
+            let mut got = Vec::new();
+            let whole = each_line(&text, from..text.len(), |a, b| {
+                got.push((a, b));
+                true
+            });
+            prop_assert!(whole);
+            prop_assert_eq!(&got, &want);
+            // Told to stop at line `stop_at`: the lines before it and that one.
+            let mut seen = 0;
+            let whole = each_line(&text, from..text.len(), |_, _| {
+                seen += 1;
+                seen <= stop_at
+            });
+            prop_assert_eq!(whole, stop_at >= want.len());
+            prop_assert_eq!(seen, want.len().min(stop_at + 1));
+        }
+    }
 
     #[test]
     fn natural_order_compares_numbers_by_value() {
