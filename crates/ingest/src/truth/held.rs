@@ -544,7 +544,7 @@ mod tests {
             // Read whole on this thread, with where each goal's lines begin: the sets of the
             // general path, and the lines whose first word differs from the last line's before
             // them (blank and comment lines passed over), found by splitting the text anew;
-            // the general path's followers find the same.
+            // `sorted::goal_starts`, which serves the general path, finds the same.
             if let Some((one, lines)) = parse_one(t.as_bytes()) {
                 prop_assert_eq!(view(general.as_ref().unwrap()), view(&one));
                 let mut want = Vec::new();
