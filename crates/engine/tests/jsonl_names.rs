@@ -11,7 +11,9 @@
 //! and the summary (duplicates counted) must be equal.
 
 use lemma_accum::Measure;
-use lemma_eval::text::evaluate;
+mod common;
+
+use common::text_eval_report;
 use lemma_eval::{EvalOptions, GoalRow};
 use lemma_ingest::ActualSets;
 use proptest::prelude::*;
@@ -20,10 +22,7 @@ use std::path::Path;
 
 /// The per-goal rows, the summary's debug form and the duplicates dropped.
 fn text_eval(actual: &ActualSets, run: &Path, o: &EvalOptions) -> (Vec<GoalRow>, String, u64) {
-    let mut rows: Vec<GoalRow> = Vec::new();
-    let input = lemma_ingest::open(run).unwrap();
-    let (s, report) = evaluate(actual, input, o, &mut rows, None).unwrap();
-    let summary = format!("{:?} {:?}", s.aggregates(), s.counts());
+    let (rows, summary, report) = text_eval_report(actual, run, o);
     (rows, summary, report.duplicates_dropped)
 }
 

@@ -540,6 +540,13 @@ struct Seen {
     n_scores: usize,
 }
 
+impl Seen {
+    /// Marks a key read; `None` if it was already.
+    fn first(read: &mut bool) -> Option<()> {
+        (!std::mem::replace(read, true)).then_some(())
+    }
+}
+
 /// Reads the record, of `kind`, into `out`; `None` when the line is not of the common shape or
 /// the record is not valid (serde's to read and word).
 fn scan(line: &str, kind: Kind, out: &mut RecordSpans) -> Option<()> {
@@ -562,33 +569,27 @@ fn scan(line: &str, kind: Kind, out: &mut RecordSpans) -> Option<()> {
     // A key read twice is serde's to word; so are both lists.
     p.members(|p, key| {
         match key {
-            b"goal_id" if !seen.goal => {
+            b"goal_id" => {
+                Seen::first(&mut seen.goal)?;
                 out.goal = p.string()?;
-                seen.goal = true;
             }
-            // Both lists: an error, serde's to word.
-            b"retrieved_premises" | b"ranked" if predictions && !seen.list => {
+            b"retrieved_premises" | b"ranked" if predictions => {
+                Seen::first(&mut seen.list)?;
                 p.array(&mut out.names, Scan::name)?;
-                seen.list = true;
             }
-            // Both lists: read by serde (one list after the other).
-            b"premises" | b"all_pos_premises" if !predictions && !seen.list => {
+            b"premises" | b"all_pos_premises" if !predictions => {
+                Seen::first(&mut seen.list)?;
                 p.array(&mut out.names, Scan::name)?;
-                seen.list = true;
             }
-            b"scores" if predictions && !seen.scores => {
+            b"scores" if predictions => {
+                Seen::first(&mut seen.scores)?;
                 seen.n_scores = if read_scores {
                     p.array(&mut out.scores, Scan::number)?;
                     out.scores.len()
                 } else {
                     p.numbers_checked()?
                 };
-                seen.scores = true;
             }
-            // A key read twice, or both lists.
-            b"goal_id" => return None,
-            b"retrieved_premises" | b"ranked" | b"scores" if predictions => return None,
-            b"premises" | b"all_pos_premises" if !predictions => return None,
             // Any other key: its value skipped, as serde skips it.
             _ => p.value(MAX_DEPTH)?,
         }
