@@ -416,3 +416,51 @@ fn only_the_goals_of_a_batch_are_held() {
     // Every goal of the qrels is read once: in a batch's range or at the end.
     assert_eq!(jr.goals_read, whole.goal_count() as u64);
 }
+
+/// A lemma judged twice for a goal of sorted qrels is the error the held pipeline gives (kind,
+/// message and both lines, numbered in the file), in a goal of a few judgments and in one of
+/// forty, judged again with the same grade (binary qrels) or another (graded), with batches that
+/// read that goal with others and alone.
+#[test]
+fn a_lemma_judged_twice_is_the_held_pipelines_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for (judged, grade) in [(3usize, 1), (40, 1), (3, 0), (40, 2)] {
+        // g1: two judgments; g2: `judged` distinct lemmas, then its third again; g3: one.
+        let mut q = String::from("g1 0 a 1\ng1 0 b 1\n");
+        for l in 0..judged {
+            q += &format!("g2 0 Lemma.l{l} 1\n");
+        }
+        q += &format!("g2 0 Lemma.l2 {grade}\ng3 0 e 1\n");
+        let qp = dir.path().join(format!("qrels{judged}-{grade}"));
+        std::fs::write(&qp, q).unwrap();
+        let run = write_run(
+            dir.path(),
+            "run",
+            &[
+                vec!["g1 Q0 a 1 2 t".into()],
+                vec!["g2 Q0 Lemma.l1 1 2 t".into(), "g2 Q0 x 2 1 t".into()],
+                vec!["g3 Q0 e 1 2 t".into()],
+            ],
+        );
+        let held = ActualSets::read_path(&qp).unwrap_err();
+        let second = judged as u64 + 3;
+        assert_eq!(
+            (held.line, held.first_line, held.message.as_str()),
+            (
+                Some(second),
+                Some(5),
+                "lemma `Lemma.l2` is judged twice for goal `g2`"
+            ),
+        );
+        for threads in [1, 2] {
+            for batch in [16, 1 << 20] {
+                let (j, _) = joined(&qp, &run, threads, batch, 1 << 30);
+                assert_eq!(
+                    j.unwrap_err(),
+                    format!("Duplicate line Some({second}): {}", held.message),
+                    "{judged} judged, grade {grade}, {threads} threads, batch {batch}"
+                );
+            }
+        }
+    }
+}

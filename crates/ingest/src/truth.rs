@@ -85,12 +85,20 @@ pub fn name_hash(name: &[u8]) -> u64 {
 /// the table is open addressing with linear probing, each 16-byte slot holding 32 bits of the
 /// name's hash, its id and where its bytes lie, so a lookup touches one slot and the name (no
 /// side arrays), and the slot can be fetched ahead ([`Interner::intern_many`]).
+///
+/// A *listed* interner ([`Interner::push_listed`]) holds names without a table: each name pushed
+/// is a new id, repeats included. The actual sets of a batch of predictions are read so (their
+/// lemmas are only read back by id, [`Interner::hash_of`] and [`Interner::name`]), which spares
+/// a table lookup a judgment. A lookup by name in a listed interner scans its names; interning
+/// into it indexes them first (a name listed twice is then found under its first id).
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
     /// A power of two of slots (or none), at most 3/4 full (linear probing's probes stay short).
     slots: Vec<Slot>,
     names: Names,
     hashes: Vec<u64>,
+    /// Names were pushed by [`Interner::push_listed`] and are in no slot.
+    listed: bool,
 }
 
 /// A table slot: `tag_id` is the hash's high 32 bits over the id (`u32::MAX`: empty); `at` the
@@ -202,6 +210,12 @@ impl Interner {
     /// The id of `name` whose hash is `hash`.
     #[inline]
     pub fn get_hashed(&self, hash: u64, name: &[u8]) -> Option<u32> {
+        if self.listed {
+            // No table: the names one by one (lists are a batch's judgments, and are read by id).
+            return (0..self.len()).find_map(|i| {
+                (self.hashes[i] == hash && same_bytes(self.names.get(i), name)).then_some(i as u32)
+            });
+        }
         if self.slots.is_empty() {
             return None;
         }
@@ -217,6 +231,9 @@ impl Interner {
     /// [`Interner::intern`] for `name` whose hash is `hash`.
     #[inline]
     fn intern_hashed(&mut self, hash: u64, name: &[u8]) -> u32 {
+        if self.listed {
+            self.index_listed();
+        }
         if (self.names.len() + 1) * 4 > self.slots.len() * 3 {
             self.grow(self.names.len() + 1);
         }
@@ -242,6 +259,9 @@ impl Interner {
         const D: usize = 16;
         if names.is_empty() {
             return;
+        }
+        if self.listed {
+            self.index_listed();
         }
         if (self.names.len() + names.len()) * 4 > self.slots.len() * 3 {
             self.grow(self.names.len() + names.len());
@@ -272,8 +292,49 @@ impl Interner {
         }
     }
 
+    /// Appends `name` (whose hash is `hash`, as [`Interner::hash`] gives it) as a new id without
+    /// looking for it: the interner becomes a list (see the type's documentation).
+    #[inline]
+    pub fn push_listed(&mut self, hash: u64, name: &[u8]) -> u32 {
+        let id = self.names.len() as u32;
+        assert!(id < u32::MAX, "more than 2^32 - 1 names");
+        self.listed = true;
+        self.names.push(name);
+        self.hashes.push(hash);
+        id
+    }
+
+    /// Makes room for `names` more names of `bytes` bytes in all pushed with
+    /// [`Interner::push_listed`] (no table).
+    pub fn reserve_listed(&mut self, names: usize, bytes: usize) {
+        self.hashes.reserve(names);
+        self.names.reserve(names, bytes);
+    }
+
+    /// Whether names were pushed with [`Interner::push_listed`] (and are in no table).
+    pub fn is_listed(&self) -> bool {
+        self.listed
+    }
+
+    /// Puts a listed interner's names in a table (a repeated name keeps its first id).
+    fn index_listed(&mut self) {
+        self.listed = false;
+        let mut slots = vec![EMPTY; table_size(self.names.len())];
+        std::mem::swap(&mut self.slots, &mut slots);
+        for id in 0..self.names.len() {
+            let (hash, name) = (self.hashes[id], self.names.get(id));
+            if let Err(i) = self.find(hash, name) {
+                let start = self.names.start(id);
+                self.slots[i] = Slot::new(hash, id as u32, start, name.len());
+            }
+        }
+    }
+
     /// Resizes the table for `names` names (at most 3/4 full).
     fn grow(&mut self, names: usize) {
+        if self.listed {
+            self.index_listed();
+        }
         let want = table_size(names);
         if want <= self.slots.len() {
             return;

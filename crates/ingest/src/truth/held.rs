@@ -74,6 +74,11 @@ pub(super) fn parse(all: &[u8], map: Option<&Mmap>, threads: usize) -> Option<Ac
 /// [`parse`] on this thread, with where each goal's first line begins in `all` (goal `g`'s at
 /// `[g]`): what a caller that cuts a text into goals' lines would otherwise find by reading the
 /// lines again.
+///
+/// The lemmas are *listed*, not interned ([`Interner::push_listed`]): each judgment its own id,
+/// in line order, so each goal's ids ascend and lie together. A batch's sets are read by id alone
+/// (one goal after another), so the table lookup a judgment costs is spared; a lemma judged twice
+/// for a goal is found by comparing the goal's names (`None`, as for any other refusal).
 pub(super) fn parse_one(all: &[u8]) -> Option<(ActualSets, Vec<usize>)> {
     let mut part = read_part(all, 0, all.len(), None, true)?;
     let first_lines = std::mem::take(&mut part.first_lines);
@@ -164,17 +169,24 @@ fn next_goal(all: &[u8], from: usize) -> Option<usize> {
 }
 
 /// Reads the lines of `all[start..end]` into a part; `None`: a line the general path must read.
-/// `first_lines`: note where each goal's first line begins.
+/// `batch`: note where each goal's first line begins, and list the lemmas rather than intern
+/// them ([`parse_one`]).
 fn read_part(
     all: &[u8],
     start: usize,
     end: usize,
     map: Option<&Mmap>,
-    first_lines: bool,
+    batch: bool,
 ) -> Option<Part> {
     let text = &all[..end];
     let mut p = Part::default();
-    p.lemmas.reserve(((end - start) / 32).min(1 << 17));
+    if batch {
+        // A name a judgment: room for about one a 24 bytes, and for their bytes (at most the
+        // text's), so that the lists never move while they grow.
+        p.lemmas.reserve_listed((end - start) / 24, end - start);
+    } else {
+        p.lemmas.reserve(((end - start) / 32).min(1 << 17));
+    }
     p.ids.reserve((end - start) / 24);
     let mut pending: Vec<&[u8]> = Vec::with_capacity(PENDING);
     let mut judgments = 0usize;
@@ -203,7 +215,7 @@ fn read_part(
             p.goals.push(f[0]);
             p.goal_hashes.push(name_hash(f[0]));
             p.starts.push(judgments);
-            if first_lines {
+            if batch {
                 p.first_lines.push(line_start);
             }
         }
@@ -214,6 +226,10 @@ fn read_part(
         }
         p.positive_rows += u64::from(grade > 0);
         judgments += 1;
+        if batch {
+            p.ids.push(p.lemmas.push_listed(name_hash(f[2]), f[2]));
+            continue;
+        }
         pending.push(f[2]);
         if pending.len() == PENDING {
             p.lemmas.intern_many(&pending, &mut p.ids);
@@ -278,7 +294,9 @@ fn join(mut parts: Vec<Part>, threads: usize) -> Option<ActualSets> {
         };
         jobs.push((p, &remap[..], i, g, d));
     }
-    let sort = |(p, remap, i, g, d)| sort_part(p, remap, i, g, d);
+    // A listed interner (a batch's, one part) holds a goal's repeated lemma under two ids.
+    let listed = lemmas.is_listed().then_some(&lemmas);
+    let sort = |(p, remap, i, g, d)| sort_part(p, remap, listed, i, g, d);
     let (goals, sorted) = if jobs.len() == 1 {
         // One part (a small text): no thread.
         let sorted = jobs.into_iter().all(sort);
@@ -358,6 +376,7 @@ fn intern_goals(lists: Vec<(Names, Vec<u64>)>, threads: usize) -> Option<Interne
         slots,
         names,
         hashes,
+        listed: false,
     };
     for id in overflow.into_iter().flatten() {
         let (h, name) = (goals.hashes[id as usize], goals.names.get(id as usize));
@@ -415,10 +434,12 @@ fn fill_share(
 
 /// Part `p`'s judgments, lemma ids mapped by `remap` (none: the ids are kept), each goal's sorted
 /// by lemma id into `ids` (with `grades` beside them, and `desc` each goal's grades sorted
-/// descending, when graded); `false` if a goal judges a lemma twice.
+/// descending, when graded); `false` if a goal judges a lemma twice (`listed`: the ids are of
+/// this listed interner, where a repeat has an id of its own, so the names are compared).
 fn sort_part(
     p: &Part,
     remap: &[u32],
+    listed: Option<&Interner>,
     ids: &mut [u32],
     grades: Option<&mut [i32]>,
     desc: Option<&mut [i32]>,
@@ -448,6 +469,9 @@ fn sort_part(
                     grades[k] = g;
                     desc[k] = g;
                 }
+                if listed.is_some_and(|l| repeats(l, &ids[r.clone()])) {
+                    return false;
+                }
                 desc[r].sort_unstable_by(|a, b| b.cmp(a));
             }
         }
@@ -462,10 +486,41 @@ fn sort_part(
                 if goal.windows(2).any(|w| w[0] == w[1]) {
                     return false;
                 }
+                if listed.is_some_and(|l| repeats(l, goal)) {
+                    return false;
+                }
             }
         }
     }
     true
+}
+
+/// Whether two of one goal's judgments `ids` in a listed interner name the same lemma: their
+/// hashes compared pairwise in a small goal, sorted with their names in a larger one.
+fn repeats(lemmas: &Interner, ids: &[u32]) -> bool {
+    const PAIRWISE: usize = 16;
+    let same = |a: u32, b: u32| {
+        lemmas.hash_of(a) == lemmas.hash_of(b) && same_bytes(lemmas.name(a), lemmas.name(b))
+    };
+    if ids.len() <= PAIRWISE {
+        // The hashes read once (a listed goal's lie together), compared pairwise.
+        let mut hashes = [0u64; PAIRWISE];
+        for (h, &id) in hashes.iter_mut().zip(ids) {
+            *h = lemmas.hash_of(id);
+        }
+        return (1..ids.len()).any(|i| {
+            (0..i).any(|j| {
+                hashes[i] == hashes[j] && same_bytes(lemmas.name(ids[i]), lemmas.name(ids[j]))
+            })
+        });
+    }
+    let mut by: Vec<(u64, u32)> = ids.iter().map(|&id| (lemmas.hash_of(id), id)).collect();
+    // Equal names sort next to each other (equal hashes ordered by their names).
+    by.sort_unstable_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then_with(|| lemmas.name(a.1).cmp(lemmas.name(b.1)))
+    });
+    by.windows(2).any(|w| same(w[0].1, w[1].1))
 }
 
 #[cfg(test)]
@@ -498,6 +553,31 @@ mod tests {
             s.rows,
             s.positive_rows,
         )
+    }
+
+    /// [`view`] by name: each goal's judgments as (lemma name, grade), sorted, for sets whose
+    /// lemma ids differ (a batch's listed lemmas against the general path's interned ones).
+    type NamedView = (
+        Vec<Vec<u8>>,
+        Vec<Vec<(Vec<u8>, i32)>>,
+        Vec<Vec<i32>>,
+        bool,
+        u64,
+        u64,
+    );
+
+    fn named_view(s: &ActualSets) -> NamedView {
+        let v = view(s);
+        let judged = (s.truths())
+            .map(|t| {
+                let mut j: Vec<_> = (t.entries())
+                    .map(|(id, g)| (s.lemmas.name(id).to_vec(), g))
+                    .collect();
+                j.sort();
+                j
+            })
+            .collect();
+        (v.1, judged, v.3, v.4, v.5, v.6)
     }
 
     /// A qrels text: goals (each a goal name and its judgments), a line each judgment, with
@@ -545,8 +625,15 @@ mod tests {
             // general path, and the lines whose first word differs from the last line's before
             // them (blank and comment lines passed over), found by splitting the text anew;
             // `sorted::goal_starts`, which serves the general path, finds the same.
-            if let Some((one, lines)) = parse_one(t.as_bytes()) {
-                prop_assert_eq!(view(general.as_ref().unwrap()), view(&one));
+            // Its lemmas are listed: a name per judgment, each goal's ids ascending.
+            let one = parse_one(t.as_bytes());
+            prop_assert_eq!(one.is_some(), fast.is_some());
+            if let Some((one, lines)) = one {
+                prop_assert_eq!(named_view(general.as_ref().unwrap()), named_view(&one));
+                prop_assert_eq!(one.lemmas.len(), one.judgments());
+                for t in one.truths() {
+                    prop_assert!(t.judged().windows(2).all(|w| w[1] == w[0] + 1));
+                }
                 let mut want = Vec::new();
                 let (mut at, mut last) = (0, None);
                 for line in t.split_inclusive('\n') {
@@ -586,6 +673,67 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn repeats_are_found_by_name_in_goals_of_every_size() {
+        for n in [1u32, 2, 15, 16, 17, 40, 300] {
+            let names: Vec<String> = (0..n).map(|i| format!("Lemma.l{i}")).collect();
+            let mut l = Interner::new();
+            for name in &names {
+                l.push_listed(name_hash(name.as_bytes()), name.as_bytes());
+            }
+            assert!(
+                !repeats(&l, &(0..n).collect::<Vec<_>>()),
+                "{n} distinct names"
+            );
+            for at in [0, n / 2, n - 1] {
+                let mut again = l.clone();
+                let name = names[at as usize].as_bytes();
+                again.push_listed(name_hash(name), name);
+                let all: Vec<u32> = (0..n + 1).collect();
+                assert!(repeats(&again, &all), "{n} names, the one at {at} again");
+                // Not among the ids asked about: no repeat.
+                let but: Vec<u32> = all.iter().copied().filter(|&i| i != at).collect();
+                assert!(!repeats(&again, &but));
+            }
+        }
+        // Equal hashes are not equal names (a collision), in small goals and large: only the
+        // names decide, however the colliding names are ordered.
+        for n in [3u32, 30] {
+            let mut l = Interner::new();
+            for i in 0..n {
+                l.push_listed(7, format!("n{}", (i * 7) % n).as_bytes());
+            }
+            let all: Vec<u32> = (0..n + 1).collect();
+            assert!(!repeats(&l, &all[..n as usize]), "{n} names of one hash");
+            l.push_listed(7, b"n1");
+            assert!(repeats(&l, &all), "{n} names of one hash, n1 again");
+        }
+    }
+
+    #[test]
+    fn a_listed_interner_finds_names_and_indexes_them_when_interned_into() {
+        let mut l = Interner::new();
+        for name in ["a", "b", "a", "c"] {
+            l.push_listed(name_hash(name.as_bytes()), name.as_bytes());
+        }
+        assert!(l.is_listed());
+        assert_eq!(
+            (l.len(), l.name(2), l.hash_of(3)),
+            (4, &b"a"[..], name_hash(b"c"))
+        );
+        assert_eq!(
+            (l.get(b"a"), l.get(b"c"), l.get(b"d")),
+            (Some(0), Some(3), None)
+        );
+        // Interning indexes the list: a listed name keeps its first id, a new one comes after.
+        assert_eq!((l.intern(b"c"), l.intern(b"a"), l.intern(b"d")), (3, 0, 4));
+        assert!(!l.is_listed());
+        let mut ids = Vec::new();
+        l.intern_many(&[b"b", b"e", b"d"], &mut ids);
+        assert_eq!(ids, [1, 5, 4]);
+        assert_eq!((l.get(b"b"), l.get(b"e")), (Some(1), Some(5)));
     }
 
     #[test]
