@@ -452,6 +452,13 @@ impl<'a> Scan<'a> {
 
     /// `[ number, ... ]`, each checked as [`Self::number_checked`] checks it; how many.
     fn numbers_checked(&mut self) -> Option<usize> {
+        self.ws();
+        if self.b.get(self.i) == Some(&b'[') {
+            if let Some((n, end)) = plain_numbers(self.b, self.i + 1, self.marks) {
+                self.i = end + 1;
+                return Some(n);
+            }
+        }
         self.count(Scan::plain_or_checked)
     }
 
@@ -518,6 +525,122 @@ impl<'a> Scan<'a> {
     ) -> Option<()> {
         out.clear();
         self.count(|p| item(p).map(|x| out.push(x))).map(drop)
+    }
+}
+
+/// Sixteen bytes' number marks: (comma, point, minus, closing bracket, `0`), one bit a byte.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn number_marks16(c: &[u8; 16]) -> [u64; 5] {
+    use std::arch::x86_64::*;
+    // SAFETY: the load reads the 16 bytes of `c`; SSE2 is in x86-64's baseline.
+    unsafe {
+        let v = _mm_loadu_si128(c.as_ptr().cast());
+        let bits = |b: u8| {
+            let eq = _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
+            u64::from(_mm_movemask_epi8(eq) as u16)
+        };
+        [bits(b','), bits(b'.'), bits(b'-'), bits(b']'), bits(b'0')]
+    }
+}
+
+/// [`number_marks16`] a byte at a time (targets without SSE2; with it, the tests' reference).
+#[cfg_attr(
+    all(target_arch = "x86_64", target_feature = "sse2", not(test)),
+    allow(dead_code)
+)]
+#[inline(always)]
+fn number_marks16_bytes(c: &[u8; 16]) -> [u64; 5] {
+    let mut m = [0u64; 5];
+    for (k, &b) in c.iter().enumerate() {
+        for (bits, want) in m.iter_mut().zip([b',', b'.', b'-', b']', b'0']) {
+            *bits |= u64::from(b == want) << k;
+        }
+    }
+    m
+}
+
+/// The items of a JSON array of plain numbers (`-?(0|[1-9][0-9]*)(.[0-9]+)?`, commas between, no
+/// whitespace) whose first byte (after its `[`) is `b[start]`, checked 64 bytes at a time by bit
+/// arithmetic on the line's digit marks and the bytes' comma, point, minus, bracket and zero
+/// marks rather than a number at a time: how many, and where its `]` is. `None`: an empty array,
+/// or anything else (whitespace, exponents, an invalid number), for the number-at-a-time reader,
+/// which also words errors. Every number taken is one [`Scan::plain_or_checked`] takes: no run of
+/// digits here fills a 64-byte word, so none has more than 308 digits.
+fn plain_numbers(b: &[u8], start: usize, marks: &Marks) -> Option<(usize, usize)> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    let mark = number_marks16;
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    let mark = number_marks16_bytes;
+    let mut w = start / 64;
+    // The array's bytes of the first word, and where its first number starts (as after a comma).
+    let mut from = !0u64 << (start % 64);
+    let mut first = 1u64 << (start % 64);
+    // The previous word's last byte: a comma, digit, minus, point, an integer's leading zero.
+    let mut last = [false; 5];
+    // The carry out of the addition that finds where each fraction's digits end.
+    let mut carry = false;
+    let mut commas = 0usize;
+    loop {
+        let at = w * 64;
+        let mut c = [b' '; 64];
+        let n = b.len().checked_sub(at)?.min(64);
+        c[..n].copy_from_slice(&b[at..at + n]);
+        let [mut comma, mut point, mut minus, mut close, mut zero] = [0u64; 5];
+        for (k, c) in c.chunks_exact(16).enumerate() {
+            let [cm, pt, mn, cl, z] = mark(c.try_into().expect("16 bytes"));
+            comma |= cm << (16 * k);
+            point |= pt << (16 * k);
+            minus |= mn << (16 * k);
+            close |= cl << (16 * k);
+            zero |= z << (16 * k);
+        }
+        // The array's bytes in this word: from its start up to its first `]`.
+        let end = close & from & (close & from).wrapping_neg();
+        let inside = if end == 0 { from } else { from & (end - 1) };
+        let d = *marks.digit.get(w)? & inside;
+        let (cm, pt, mn) = (comma & inside, point & inside, minus & inside);
+        // Bit k: byte k - 1 is one (bit 0: the previous word's last byte).
+        let prev = |x: u64, carried: bool| x << 1 | u64::from(carried);
+        let p_comma = prev(cm, last[0]) | first;
+        let p_digit = prev(d, last[1]);
+        let p_minus = prev(mn, last[2]);
+        let p_point = prev(pt, last[3]);
+        // An integer part's first digit: after a comma (or the start), or after a minus.
+        let int_zero = (p_comma | p_minus) & d & zero;
+        let ok = d | cm | pt | mn == inside
+            // After a comma a number starts; a minus only there, a digit after it.
+            && p_comma & inside & !(d | mn) == 0
+            && mn & !p_comma == 0
+            && p_minus & inside & !d == 0
+            // A point between digits, no digit after a leading zero. (A comma follows a digit:
+            // nothing else may come before one.)
+            && pt & !p_digit == 0
+            && p_point & inside & !d == 0
+            && prev(int_zero, last[4]) & d == 0
+            // No run of digits fills the word.
+            && d != !0;
+        if !ok {
+            return None;
+        }
+        // Each fraction's first digit added to the digits carries through its run to the byte
+        // after it, which must not be another point.
+        let (sum, c1) = d.overflowing_add(p_point & d);
+        let (sum, c2) = sum.overflowing_add(u64::from(carry));
+        if sum & !d & pt != 0 {
+            return None;
+        }
+        carry = c1 || c2;
+        commas += cm.count_ones() as usize;
+        if end != 0 {
+            let e = at + end.trailing_zeros() as usize;
+            // Not empty, and the last number ends with a digit.
+            let digit_before = p_digit & end != 0;
+            return (e > start && digit_before).then_some((commas + 1, e));
+        }
+        last = [cm, d, mn, pt, int_zero].map(|x| x >> 63 == 1);
+        (from, first) = (!0, 0);
+        w += 1;
     }
 }
 
@@ -606,6 +729,107 @@ fn scan(line: &str, kind: Kind, out: &mut RecordSpans) -> Option<()> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// A plain number's text: an optional minus, an integer part (a lone 0 or no leading zero),
+    /// an optional fraction.
+    fn plain_number() -> impl Strategy<Value = String> {
+        (
+            any::<bool>(),
+            0u64..2_000_000_000,
+            proptest::option::of("[0-9]{1,9}"),
+        )
+            .prop_map(|(minus, int, frac)| {
+                let sign = if minus { "-" } else { "" };
+                match frac {
+                    Some(f) => format!("{sign}{int}.{f}"),
+                    None => format!("{sign}{int}"),
+                }
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        /// The bitmap check of a plain number array takes only what the number-at-a-time reader
+        /// takes, with the same count and end, wherever the array lies about the 64-byte words;
+        /// and it takes every array of plain numbers of less than 64 digits each.
+        #[test]
+        fn plain_number_arrays_read_as_one_number_at_a_time(
+            prefix in 0usize..140,
+            numbers in prop::collection::vec(plain_number(), 1..40),
+            junk in prop::collection::vec((0usize..40, "[-0-9.,e ]{0,4}"), 0..3),
+            cut in prop::option::of(0usize..400),
+        ) {
+            let clean = numbers.join(",");
+            let mut body = clean.clone();
+            for (at, j) in &junk {
+                let at = (*at * 7).min(body.len());
+                body.insert_str(at, j);
+            }
+            let mut line = format!("{{\"{}\":[{body}]}}", "k".repeat(prefix));
+            if let Some(c) = cut {
+                line.truncate(c.min(line.len()));
+            }
+            let b = line.as_bytes();
+            let mut marks = Marks::default();
+            marks.make(b);
+            let open = prefix + 4;
+            prop_assume!(b.len() > open && b[open] == b'[');
+            let fast = plain_numbers(b, open + 1, &marks);
+            let mut p = Scan { b, marks: &marks, i: open };
+            let slow = p.count(Scan::plain_or_checked).map(|n| (n, p.i - 1));
+            if let Some(f) = fast {
+                prop_assert_eq!(Some(f), slow, "{}", line);
+            }
+            if junk.is_empty() && cut.is_none() {
+                prop_assert!(fast.is_some(), "{}", line);
+            }
+        }
+    }
+
+    #[test]
+    fn number_marks_by_vector_equal_number_marks_by_byte() {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        let vector = number_marks16;
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+        let vector = number_marks16_bytes;
+        let alphabet = b",.-]0123456789e [\x80\xff";
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..2000 {
+            let mut c = [0u8; 16];
+            for b in &mut c {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *b = alphabet[(x % alphabet.len() as u64) as usize];
+            }
+            assert_eq!(vector(&c), number_marks16_bytes(&c), "{c:?}");
+        }
+        let marks = number_marks16_bytes(b",.-]0,.-]0000000");
+        assert_eq!(
+            marks,
+            [0b10_0001, 0b100_0010, 0b1000_0100, 0b1_0000_1000, 0xfe10]
+        );
+    }
+
+    #[test]
+    fn plain_number_arrays_refuse_what_the_grammar_refuses() {
+        let check = |body: &str| {
+            let line = format!("[{body}]");
+            let mut marks = Marks::default();
+            marks.make(line.as_bytes());
+            plain_numbers(line.as_bytes(), 1, &marks).map(|r| r.0)
+        };
+        assert_eq!(check("1,-2.5,0,0.25,-0,10"), Some(6));
+        for bad in [
+            "", "01", "-01", "1.", ".5", "1..5", "1.5.2", "-", "1,-", "1,,2", ",1", "1,", "--1",
+            "1-2", "1e5", "1, 2", "1.-5", "0-1",
+        ] {
+            assert_eq!(check(bad), None, "{bad}");
+        }
+        // A run of digits that fills a word goes to the number-at-a-time reader.
+        assert_eq!(check(&"7".repeat(63)), Some(1));
+        assert_eq!(check(&"7".repeat(200)), None);
+    }
 
     proptest! {
         /// The marks say what a byte-at-a-time look says, wherever the bytes are (any byte
