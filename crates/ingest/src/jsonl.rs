@@ -528,10 +528,11 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// Sixteen bytes' number marks: (comma, point, minus, closing bracket, `0`), one bit a byte.
+/// Sixteen bytes' number marks: (comma, point, minus, closing bracket, `0`, space), one bit a
+/// byte.
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
-fn number_marks16(c: &[u8; 16]) -> [u64; 5] {
+fn number_marks16(c: &[u8; 16]) -> [u64; 6] {
     use std::arch::x86_64::*;
     // SAFETY: the load reads the 16 bytes of `c`; SSE2 is in x86-64's baseline.
     unsafe {
@@ -540,7 +541,14 @@ fn number_marks16(c: &[u8; 16]) -> [u64; 5] {
             let eq = _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
             u64::from(_mm_movemask_epi8(eq) as u16)
         };
-        [bits(b','), bits(b'.'), bits(b'-'), bits(b']'), bits(b'0')]
+        [
+            bits(b','),
+            bits(b'.'),
+            bits(b'-'),
+            bits(b']'),
+            bits(b'0'),
+            bits(b' '),
+        ]
     }
 }
 
@@ -550,21 +558,23 @@ fn number_marks16(c: &[u8; 16]) -> [u64; 5] {
     allow(dead_code)
 )]
 #[inline(always)]
-fn number_marks16_bytes(c: &[u8; 16]) -> [u64; 5] {
-    let mut m = [0u64; 5];
+fn number_marks16_bytes(c: &[u8; 16]) -> [u64; 6] {
+    let mut m = [0u64; 6];
     for (k, &b) in c.iter().enumerate() {
-        for (bits, want) in m.iter_mut().zip([b',', b'.', b'-', b']', b'0']) {
+        for (bits, want) in m.iter_mut().zip([b',', b'.', b'-', b']', b'0', b' ']) {
             *bits |= u64::from(b == want) << k;
         }
     }
     m
 }
 
-/// The items of a JSON array of plain numbers (`-?(0|[1-9][0-9]*)(.[0-9]+)?`, commas between, no
-/// whitespace) whose first byte (after its `[`) is `b[start]`, checked 64 bytes at a time by bit
-/// arithmetic on the line's digit marks and the bytes' comma, point, minus, bracket and zero
-/// marks rather than a number at a time: how many, and where its `]` is. `None`: an empty array,
-/// or anything else (whitespace, exponents, an invalid number), for the number-at-a-time reader,
+/// The items of a JSON array of plain numbers (`-?(0|[1-9][0-9]*)(.[0-9]+)?`, commas between,
+/// each comma followed by at most one space, as Python's `json.dumps` writes them, and the first
+/// number too) whose first byte (after its `[`) is `b[start]`, checked 64 bytes at a time by bit
+/// arithmetic on the line's digit marks and the bytes' comma, point, minus, bracket, zero and
+/// space marks rather than a number at a time: how many, and where its `]` is. `None`: an empty
+/// array, or anything else (other whitespace, exponents, an invalid number), for the
+/// number-at-a-time reader,
 /// which also words errors. Every number taken is one [`Scan::plain_or_checked`] takes: no run of
 /// digits here fills a 64-byte word, so none has more than 308 digits.
 fn plain_numbers(b: &[u8], start: usize, marks: &Marks) -> Option<(usize, usize)> {
@@ -576,42 +586,50 @@ fn plain_numbers(b: &[u8], start: usize, marks: &Marks) -> Option<(usize, usize)
     // The array's bytes of the first word, and where its first number starts (as after a comma).
     let mut from = !0u64 << (start % 64);
     let mut first = 1u64 << (start % 64);
-    // The previous word's last byte: a comma, digit, minus, point, an integer's leading zero.
-    let mut last = [false; 5];
+    // The previous word's last byte: a comma, digit, minus, point, an integer's leading zero, a
+    // space.
+    let mut last = [false; 6];
     // The carry out of the addition that finds where each fraction's digits end.
     let mut carry = false;
     let mut commas = 0usize;
     loop {
         let at = w * 64;
-        let mut c = [b' '; 64];
+        // Past the line: a byte that is no mark.
+        let mut c = [b'x'; 64];
         let n = b.len().checked_sub(at)?.min(64);
         c[..n].copy_from_slice(&b[at..at + n]);
-        let [mut comma, mut point, mut minus, mut close, mut zero] = [0u64; 5];
+        let mut m = [0u64; 6];
         for (k, c) in c.chunks_exact(16).enumerate() {
-            let [cm, pt, mn, cl, z] = mark(c.try_into().expect("16 bytes"));
-            comma |= cm << (16 * k);
-            point |= pt << (16 * k);
-            minus |= mn << (16 * k);
-            close |= cl << (16 * k);
-            zero |= z << (16 * k);
+            for (word, part) in m.iter_mut().zip(mark(c.try_into().expect("16 bytes"))) {
+                *word |= part << (16 * k);
+            }
         }
+        let [comma, point, minus, close, zero, space] = m;
         // The array's bytes in this word: from its start up to its first `]`.
         let end = close & from & (close & from).wrapping_neg();
         let inside = if end == 0 { from } else { from & (end - 1) };
         let d = *marks.digit.get(w)? & inside;
-        let (cm, pt, mn) = (comma & inside, point & inside, minus & inside);
+        let (cm, pt, mn, sp) = (
+            comma & inside,
+            point & inside,
+            minus & inside,
+            space & inside,
+        );
         // Bit k: byte k - 1 is one (bit 0: the previous word's last byte).
         let prev = |x: u64, carried: bool| x << 1 | u64::from(carried);
         let p_comma = prev(cm, last[0]) | first;
         let p_digit = prev(d, last[1]);
         let p_minus = prev(mn, last[2]);
         let p_point = prev(pt, last[3]);
-        // An integer part's first digit: after a comma (or the start), or after a minus.
-        let int_zero = (p_comma | p_minus) & d & zero;
-        let ok = d | cm | pt | mn == inside
-            // After a comma a number starts; a minus only there, a digit after it.
-            && p_comma & inside & !(d | mn) == 0
-            && mn & !p_comma == 0
+        // Where a number starts: after a comma (or the start), or after the one space there.
+        let starts = (p_comma & !sp) | prev(sp, last[5]);
+        // An integer part's first digit: where a number starts, or after a minus.
+        let int_zero = (starts | p_minus) & d & zero;
+        let ok = d | cm | pt | mn | sp == inside
+            // A space only after a comma; then a number: a minus only there, a digit after it.
+            && sp & !p_comma == 0
+            && starts & inside & !(d | mn) == 0
+            && mn & !starts == 0
             && p_minus & inside & !d == 0
             // A point between digits, no digit after a leading zero. (A comma follows a digit:
             // nothing else may come before one.)
@@ -638,7 +656,7 @@ fn plain_numbers(b: &[u8], start: usize, marks: &Marks) -> Option<(usize, usize)
             let digit_before = p_digit & end != 0;
             return (e > start && digit_before).then_some((commas + 1, e));
         }
-        last = [cm, d, mn, pt, int_zero].map(|x| x >> 63 == 1);
+        last = [cm, d, mn, pt, int_zero, sp].map(|x| x >> 63 == 1);
         (from, first) = (!0, 0);
         w += 1;
     }
@@ -756,10 +774,11 @@ mod tests {
         fn plain_number_arrays_read_as_one_number_at_a_time(
             prefix in 0usize..140,
             numbers in prop::collection::vec(plain_number(), 1..40),
-            junk in prop::collection::vec((0usize..40, "[-0-9.,e ]{0,4}"), 0..3),
+            junk in prop::collection::vec((0usize..40, "[-0-9.,e \t]{0,4}"), 0..3),
             cut in prop::option::of(0usize..400),
+            spaced in any::<bool>(),
         ) {
-            let clean = numbers.join(",");
+            let clean = numbers.join(if spaced { ", " } else { "," });
             let mut body = clean.clone();
             for (at, j) in &junk {
                 let at = (*at * 7).min(body.len());
@@ -792,7 +811,7 @@ mod tests {
         let vector = number_marks16;
         #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
         let vector = number_marks16_bytes;
-        let alphabet = b",.-]0123456789e [\x80\xff";
+        let alphabet = b",.-]0123456789e [\t\x80\xff";
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..2000 {
             let mut c = [0u8; 16];
@@ -804,10 +823,17 @@ mod tests {
             }
             assert_eq!(vector(&c), number_marks16_bytes(&c), "{c:?}");
         }
-        let marks = number_marks16_bytes(b",.-]0,.-]0000000");
+        let marks = number_marks16_bytes(b",.-]0,.-]00000 0");
         assert_eq!(
             marks,
-            [0b10_0001, 0b100_0010, 0b1000_0100, 0b1_0000_1000, 0xfe10]
+            [
+                0b10_0001,
+                0b100_0010,
+                0b1000_0100,
+                0b1_0000_1000,
+                0xbe10,
+                0x4000
+            ]
         );
     }
 
@@ -820,11 +846,32 @@ mod tests {
             plain_numbers(line.as_bytes(), 1, &marks).map(|r| r.0)
         };
         assert_eq!(check("1,-2.5,0,0.25,-0,10"), Some(6));
+        assert_eq!(check(" 1, -2.5, 0,0.25"), Some(4));
         for bad in [
             "", "01", "-01", "1.", ".5", "1..5", "1.5.2", "-", "1,-", "1,,2", ",1", "1,", "--1",
-            "1-2", "1e5", "1, 2", "1.-5", "0-1",
+            "1-2", "1e5", "1.-5", "0-1", "1 ,2", "1,  2", "1,\t2", "1 ", "1, ", " ", "1,\n2",
+            "1, , 2", "1 2", "- 1", "1. 5", ", 1", "1, 01",
         ] {
             assert_eq!(check(bad), None, "{bad}");
+        }
+        // A leading zero, a minus, a point and a space at every place about a word's end.
+        for k in 1..=62 {
+            let first = "7".repeat(k);
+            for (bad, good) in [
+                (",01", ",0,1"),
+                (",-01", ",-0.1"),
+                (",-,1", ",-1,1"),
+                (",1..5", ",1.5,5"),
+                (",  1", ", 1"),
+                (", ,1", ", 1,1"),
+                (",1.5.5", ",1.5,5"),
+            ] {
+                assert_eq!(check(&format!("{first}{bad}")), None, "{first}{bad}");
+                assert_eq!(
+                    check(&format!("{first}{good}")).unwrap(),
+                    good.matches(',').count() + 1
+                );
+            }
         }
         // A run of digits that fills a word goes to the number-at-a-time reader.
         assert_eq!(check(&"7".repeat(63)), Some(1));
