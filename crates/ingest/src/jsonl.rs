@@ -594,10 +594,16 @@ fn plain_numbers(b: &[u8], start: usize, marks: &Marks) -> Option<(usize, usize)
     let mut commas = 0usize;
     loop {
         let at = w * 64;
-        // Past the line: a byte that is no mark.
-        let mut c = [b'x'; 64];
-        let n = b.len().checked_sub(at)?.min(64);
-        c[..n].copy_from_slice(&b[at..at + n]);
+        // The word's bytes; past the line's end, a byte that is no mark.
+        let mut tail = [b'x'; 64];
+        let c = match b.get(at..at + 64) {
+            Some(c) => c,
+            None => {
+                let n = b.len().checked_sub(at)?;
+                tail[..n].copy_from_slice(&b[at..]);
+                &tail[..]
+            }
+        };
         let mut m = [0u64; 6];
         for (k, c) in c.chunks_exact(16).enumerate() {
             for (word, part) in m.iter_mut().zip(mark(c.try_into().expect("16 bytes"))) {

@@ -451,6 +451,12 @@ fn sort_part(
             remap[l as usize]
         }
     };
+    // Interned ids are sorted, and a repeat is an id twice; listed ids are already in order
+    // (line order), each its own, and a repeat is found by name.
+    let repeated = |goal: &[u32]| match listed {
+        Some(l) => repeats(l, goal),
+        None => goal.windows(2).any(|w| w[0] == w[1]),
+    };
     match (grades, desc) {
         (Some(grades), Some(desc)) => {
             let mut pairs: Vec<(u32, i32)> = Vec::new();
@@ -461,15 +467,15 @@ fn sort_part(
                     let g = if p.graded() { p.grades[j] } else { 1 };
                     (map(p.ids[j]), g)
                 }));
-                if super::sort_distinct(&mut pairs).is_err() {
-                    return false;
+                if listed.is_none() {
+                    pairs.sort_unstable_by_key(|&(l, _)| l);
                 }
                 for (k, &(l, g)) in r.clone().zip(&pairs) {
                     ids[k] = l;
                     grades[k] = g;
                     desc[k] = g;
                 }
-                if listed.is_some_and(|l| repeats(l, &ids[r.clone()])) {
+                if repeated(&ids[r.clone()]) {
                     return false;
                 }
                 desc[r].sort_unstable_by(|a, b| b.cmp(a));
@@ -482,11 +488,10 @@ fn sort_part(
                 for (slot, &l) in goal.iter_mut().zip(&p.ids[r]) {
                     *slot = map(l);
                 }
-                goal.sort_unstable();
-                if goal.windows(2).any(|w| w[0] == w[1]) {
-                    return false;
+                if listed.is_none() {
+                    goal.sort_unstable();
                 }
-                if listed.is_some_and(|l| repeats(l, goal)) {
+                if repeated(goal) {
                     return false;
                 }
             }
