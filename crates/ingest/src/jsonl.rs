@@ -574,9 +574,11 @@ fn number_marks16_bytes(c: &[u8; 16]) -> [u64; 6] {
 /// arithmetic on the line's digit marks and the bytes' comma, point, minus, bracket, zero and
 /// space marks rather than a number at a time: how many, and where its `]` is. `None`: an empty
 /// array, or anything else (other whitespace, exponents, an invalid number), for the
-/// number-at-a-time reader,
-/// which also words errors. Every number taken is one [`Scan::plain_or_checked`] takes: no run of
-/// digits here fills a 64-byte word, so none has more than 308 digits.
+/// number-at-a-time reader, which also words errors. Every number taken is one
+/// [`Scan::plain_or_checked`] takes: no run of digits here fills a 64-byte word, so none has more
+/// than 308 digits. Its words are marked as [`Marks::make`] marks the line's, apart: there the
+/// control bytes are only ORed, not placed, which a shared helper would cost (4 instructions a
+/// name more, counted by `scripts/bench-instructions`).
 fn plain_numbers(b: &[u8], start: usize, marks: &Marks) -> Option<(usize, usize)> {
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     let mark = number_marks16;

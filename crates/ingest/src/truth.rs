@@ -319,8 +319,7 @@ impl Interner {
     /// Puts a listed interner's names in a table (a repeated name keeps its first id).
     fn index_listed(&mut self) {
         self.listed = false;
-        let mut slots = vec![EMPTY; table_size(self.names.len())];
-        std::mem::swap(&mut self.slots, &mut slots);
+        self.slots = vec![EMPTY; table_size(self.names.len())];
         for id in 0..self.names.len() {
             let (hash, name) = (self.hashes[id], self.names.get(id));
             if let Err(i) = self.find(hash, name) {
