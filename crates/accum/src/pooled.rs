@@ -241,29 +241,35 @@ impl PooledCurve {
         self.add_key(score_key(score), relevant)
     }
 
-    /// Adds predicted items by their [`score_key`]s; returns how many are relevant. Faster than
-    /// [`add_key`](Self::add_key) one by one: each item's bin is asked for a few items ahead, so
-    /// that the cache misses of a large curve overlap.
+    /// Adds predicted items by their [`score_key`]s; returns how many are relevant. As
+    /// [`add_key`](Self::add_key) one by one, faster: the items go in stretches that can add no
+    /// more bins than the table holds without growing and than bring it one past its limit, so
+    /// that no item checks either; and each item's bin is asked for a few items ahead, so that
+    /// the cache misses of a large curve overlap.
     pub fn add_keys(&mut self, items: &[(u64, bool)]) -> u64 {
-        const AHEAD: usize = 16;
         let mut found = 0;
-        for (i, &(key, relevant)) in items.iter().enumerate() {
-            if let Some(&(next, _)) = items.get(i + AHEAD) {
-                self.bins.prefetch(self.bin_of(next));
+        let mut at = 0;
+        while at < items.len() {
+            // Again each stretch: a sketch past its limit coarsens its keys.
+            let shift = 64 - self.bits;
+            let limit = self
+                .max_bins
+                .saturating_add(1)
+                .saturating_sub(self.bins.len());
+            let n = (items.len() - at).min(self.bins.room()).min(limit.max(1));
+            found += self.bins.count(items, at, at + n, shift);
+            at += n;
+            if self.bins.len() > self.max_bins {
+                self.overflow();
             }
-            self.add_key(key, relevant);
-            found += relevant as u64;
         }
+        self.total_relevant += found;
         found
     }
 
     #[inline(always)]
     fn bin_of(&self, key: u64) -> u64 {
-        if self.bits == 64 {
-            key
-        } else {
-            key >> (64 - self.bits)
-        }
+        key >> (64 - self.bits)
     }
 
     /// Adds one predicted item by its [`score_key`].

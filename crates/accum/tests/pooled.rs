@@ -167,6 +167,48 @@ proptest! {
         prop_assert_eq!(groups.iter().map(|g| g.n).sum::<u64>(), items.len() as u64);
     }
 
+    /// Items added a stretch at a time (`add_keys`, stretches of any length) are counted as
+    /// when added one at a time: the same bins at the same resolution for a sketch, and for a
+    /// spilling curve the same runs spilled at the same moments.
+    #[test]
+    fn items_added_together_are_counted_as_one_by_one(
+        items in items(),
+        max_bins in 1usize..40,
+        sizes in prop::collection::vec(1usize..60, 1..20),
+    ) {
+        let keys: Vec<(u64, bool)> = items.iter().map(|&(s, rel)| (score_key(s), rel)).collect();
+        let relevant = keys.iter().filter(|k| k.1).count() as u64;
+        for kind in 0..3 {
+            let (one_runs, many_runs) = (Arc::new(Runs::default()), Arc::new(Runs::default()));
+            let make = |runs: &Arc<Runs>| match kind {
+                0 => PooledCurve::exact(),
+                1 => PooledCurve::exact_spilling(max_bins, runs.clone()),
+                _ => PooledCurve::sketch(max_bins.max(2)),
+            };
+            let (mut one, mut many) = (make(&one_runs), make(&many_runs));
+            for &(k, rel) in &keys {
+                one.add_key(k, rel);
+            }
+            let (mut at, mut found) = (0, 0);
+            for &n in sizes.iter().cycle() {
+                if at == keys.len() {
+                    break;
+                }
+                let n = n.min(keys.len() - at);
+                found += many.add_keys(&keys[at..at + n]);
+                at += n;
+            }
+            prop_assert_eq!(found, relevant);
+            prop_assert_eq!(many.total_relevant(), relevant);
+            prop_assert_eq!(
+                (many.bits(), many.len(), many.spilled()),
+                (one.bits(), one.len(), one.spilled())
+            );
+            prop_assert_eq!(many.run(), one.run());
+            prop_assert_eq!(&*many_runs.0.lock().unwrap(), &*one_runs.0.lock().unwrap());
+        }
+    }
+
     /// An empty curve merged with another (as an evaluation's summary takes its first worker's)
     /// is the curve its own kind would have counted from the other's items: the same table for
     /// an exact curve, coarsened to fit a sketch of fewer bins, spilled by a spilling one; and

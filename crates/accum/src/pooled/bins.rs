@@ -111,14 +111,6 @@ impl BinTable {
         mix(key, self.seed) as usize & (self.slots.len() - 1)
     }
 
-    /// Starts loading the slot where a lookup of `key` begins.
-    #[inline(always)]
-    pub(super) fn prefetch(&self, key: u64) {
-        if !self.slots.is_empty() {
-            prefetch(&self.slots[self.home(key)]);
-        }
-    }
-
     /// The slot holding `key`, or the free slot where it would go (`false`). The table has
     /// slots, and a free one.
     #[inline(always)]
@@ -151,6 +143,49 @@ impl BinTable {
             self.slots[i].key = key;
         }
         &mut self.slots[i].bin
+    }
+
+    /// How many new bins the table takes before it grows (growing first if it takes none).
+    pub(super) fn room(&mut self) -> usize {
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        self.slots.len() * 3 / 4 - self.len
+    }
+
+    /// Counts the items `items[from..to]` (`(key, relevant)`) in the bins of their keys cut by
+    /// `shift` bits, each bin keeping its lowest uncut key; returns how many are relevant. The
+    /// table must have [`room`](Self::room) for `to - from` new bins (it does not grow here).
+    /// The slot of item `i + AHEAD` of `items` (past `to` too) is asked for while item `i` is
+    /// counted.
+    #[inline]
+    pub(super) fn count(
+        &mut self,
+        items: &[(u64, bool)],
+        from: usize,
+        to: usize,
+        shift: u32,
+    ) -> u64 {
+        const AHEAD: usize = 16;
+        debug_assert!(self.len + (to - from) <= self.slots.len() * 3 / 4);
+        let mut found = 0;
+        for i in from..to {
+            if let Some(&(next, _)) = items.get(i + AHEAD) {
+                prefetch(&self.slots[self.home(next >> shift)]);
+            }
+            let (key, relevant) = items[i];
+            let (j, held) = self.find(key >> shift);
+            let s = &mut self.slots[j];
+            if !held {
+                s.key = key >> shift;
+                self.len += 1;
+            }
+            s.bin.n += 1;
+            s.bin.rel += relevant as u64;
+            s.bin.min_key = s.bin.min_key.min(key);
+            found += relevant as u64;
+        }
+        found
     }
 
     /// The bin of `key`, if held.
@@ -216,7 +251,6 @@ mod tests {
                     t.clear();
                     m.clear();
                 }
-                t.prefetch(key);
                 let b = t.bin(key);
                 b.n += n;
                 b.rel += rel.min(n);
