@@ -1,9 +1,9 @@
 //! The pooled curve's bins by key: an open-addressing table (linear probing, 32-byte slots, at
-//! most 3/4 full) that can be asked ahead for the slot a key will touch.
+//! most 3/4 full) that counts a stretch of items at a time.
 //!
 //! A curve meets a key per ranked lemma, and its bins outgrow the caches (65,536 bins are 4 MiB
-//! of slots), so each lookup is a cache miss: [`BinTable::prefetch`] lets the caller start the
-//! miss of an item a few items ahead, so that the misses overlap instead of following each other.
+//! of slots), so each lookup is a cache miss: [`BinTable::count`] starts the miss of an item a
+//! few items ahead, so that the misses overlap instead of following each other.
 //! Memory: at most [`SLOT_BYTES`] `/ (3/8)` bytes a bin, just after the table doubles.
 
 use super::Bin;
