@@ -208,48 +208,150 @@ pub(crate) fn evaluate(
     if ranked_goals == qrels.goal_count() {
         regions.clear();
     }
-    for range in regions {
-        // Long ranges a few MiB of lines at a time.
+    // Chunks of about a batch's bytes, at most 512 KiB (larger ones cost more in fresh memory
+    // than they save), each ending where a goal's lines end (found just before the chunk is read:
+    // finding it reads the page there).
+    let chunk = opts.batch_bytes.clamp(1, 512 << 10);
+    let mut pieces = regions.into_iter().flat_map(|range| {
         let mut start = range.start;
-        while start < range.end {
-            let mut end = (start + (4 << 20)).min(range.end);
-            if end < range.end {
-                end = match qrels.goal_at(end, range.end) {
-                    Some((_, e)) => e,
-                    None => range.end,
-                };
+        std::iter::from_fn(move || {
+            if start >= range.end {
+                return None;
             }
-            // Out of order, some of them may have been ranked: where each goal's lines begin
-            // names it in the bitmap of those ranked.
-            let (sets, starts) = match &lookup {
-                Some(_) => qrels.sets_and_starts(start..end)?,
-                None => (qrels.sets(start..end)?, Vec::new()),
-            };
-            jr.goals_read += sets.goal_count() as u64;
-            let ranked = |g: usize| {
-                lookup
-                    .as_ref()
-                    .is_some_and(|l| l.ranked.contains(starts[g] as u64))
-            };
-            evaluate_unseen(
-                &sets,
-                &plan,
-                opts,
-                &ranked,
-                opts.universe,
-                &mut summary,
-                rows,
-            )?;
-            qrels.release(start..end);
+            let mut end = (start + chunk).min(range.end);
+            if end < range.end {
+                end = qrels.goal_at(end, range.end).map_or(range.end, |(_, e)| e);
+            }
+            if end <= start {
+                // Never met in lines of whole goals; the rest at once rather than no progress.
+                end = range.end;
+            }
+            let piece = start..end;
             start = end;
+            Some(piece)
+        })
+    });
+    // Handed to a thread a chunk's bytes at a time: short regions (the goals between two ranked
+    // ones) go together.
+    let chunks = std::iter::from_fn(|| {
+        let (mut group, mut bytes) = (Vec::new(), 0);
+        while bytes < chunk {
+            let Some(r) = pieces.next() else { break };
+            bytes += r.len();
+            group.push(r);
         }
-    }
+        (!group.is_empty()).then_some(group)
+    });
+    // The chunks are read on `threads` threads (the reading is the cost), at most two a thread
+    // ahead of this one, which evaluates them in order. Read as a batch's goals are (lemmas
+    // listed, not interned: only their count and grades matter here); out of order, some of them
+    // may have been ranked: where each goal's lines begin names it in the bitmap of those ranked.
+    let mut each = |(range, sets): (Range<usize>, Result<SetsAndStarts, InputError>)| {
+        let (sets, starts) = sets?;
+        jr.goals_read += sets.goal_count() as u64;
+        let ranked = |g: usize| {
+            lookup
+                .as_ref()
+                .is_some_and(|l| l.ranked.contains(starts[g] as u64))
+        };
+        evaluate_unseen(
+            &sets,
+            &plan,
+            opts,
+            &ranked,
+            opts.universe,
+            &mut summary,
+            rows,
+        )?;
+        qrels.release(range);
+        Ok::<(), EvalError>(())
+    };
+    read_in_order(
+        chunks,
+        opts.threads,
+        |group: &Vec<Range<usize>>| {
+            (group.iter())
+                .map(|r| qrels.sets_and_starts(r.clone()))
+                .collect::<Vec<_>>()
+        },
+        |(group, read)| group.into_iter().zip(read).try_for_each(&mut each),
+    )?;
     if let Some(l) = &lookup {
         jr.ranked_set_bytes = l.ranked.serialized_size();
     }
     report.elapsed = started.elapsed();
     Ok((summary, report, jr))
 }
+
+/// `read` of each chunk on `threads` threads (chunk `i` on thread `i % threads`, at most two a
+/// thread ahead of the caller, which takes the chunks from `chunks` as they are needed), then
+/// `use_` of each chunk and its result on this thread, in order, until `use_` fails. The
+/// threads live for all the chunks, so that their memory is reused from one chunk to the next.
+fn read_in_order<T: Send, R: Send, E>(
+    mut chunks: impl Iterator<Item = T>,
+    threads: usize,
+    read: impl Fn(&T) -> R + Sync,
+    mut use_: impl FnMut((T, R)) -> Result<(), E>,
+) -> Result<(), E> {
+    use std::sync::mpsc::channel;
+    if threads <= 1 {
+        return chunks.try_for_each(|c| {
+            let got = read(&c);
+            use_((c, got))
+        });
+    }
+    let read = &read;
+    std::thread::scope(|s| {
+        let lanes: Vec<Lane<T, R>> = (0..threads)
+            .map(|_| {
+                let (to_lane, todo) = channel::<T>();
+                let (done, from_lane) = channel();
+                s.spawn(move || {
+                    // Until this thread hangs up (every chunk sent, or an error).
+                    for c in todo {
+                        let got = read(&c);
+                        if done.send((c, got)).is_err() {
+                            break;
+                        }
+                    }
+                });
+                (to_lane, from_lane)
+            })
+            .collect();
+        let mut send = |sent: usize| {
+            chunks.next().is_some_and(|c| {
+                let lane = &lanes[sent % threads].0;
+                lane.send(c)
+                    .expect("a lane takes chunks until told to stop");
+                true
+            })
+        };
+        let mut sent = 0;
+        while sent < 2 * threads && send(sent) {
+            sent += 1;
+        }
+        for taken in 0.. {
+            if taken == sent {
+                break;
+            }
+            let got = (lanes[taken % threads].1.recv()).expect("a lane reads every chunk it takes");
+            use_(got)?;
+            if send(sent) {
+                sent += 1;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A reading thread's ends: the chunks sent to it, and each chunk back with what was read.
+type Lane<T, R> = (
+    std::sync::mpsc::Sender<T>,
+    std::sync::mpsc::Receiver<(T, R)>,
+);
+
+/// A chunk's actual sets, and where each goal's lines begin ([`SortedQrels::sets_and_starts`]).
+type SetsAndStarts = (ActualSets, Vec<usize>);
 
 /// The join's state when a goal came out of order.
 struct FallBack {
@@ -369,23 +471,33 @@ impl JoinJob<'_> {
         joined.summary = Some(w.into_summary());
     }
 
-    /// `batch` read against the actual sets of the goals from its first to its last, if they
-    /// ascend: `false` if they do not.
+    /// `batch` read against the actual sets of the goals from its first to its last (`range`
+    /// of the qrels), if they ascend: `false` if they do not. `sparse`: only the batch's own
+    /// goals are read from the range (each looked up), the others noted as unranked.
     fn in_order(
         &self,
         batch: &Batch,
         range: Range<usize>,
+        sparse: bool,
         joined: &mut Joined,
         dedup: &mut SeenSet,
     ) -> bool {
         let order = self.qrels.order();
-        let (sets, starts) = match self.qrels.sets_and_starts(range.clone()) {
+        let read = if sparse {
+            let (bytes, ranges) = self.goal_lines(&batch.data[..]);
+            (self.qrels.sets_of(&bytes, &ranges)).map(|s| (s, ranges))
+        } else {
+            (self.qrels.sets_and_starts(range.clone()))
+                .map(|(s, starts)| (s, goal_ranges(&starts, range.end)))
+        };
+        let (sets, ranges) = match read {
             Ok(s) => s,
             Err(e) => {
                 joined.qrels_error = Some(e);
                 return true;
             }
         };
+        let starts: Vec<usize> = ranges.iter().map(|r| r.start).collect();
         self.evaluate(&sets, batch, joined, dedup);
         // The goals must ascend: each after the one before.
         let mut ranked = vec![false; sets.goal_count()];
@@ -408,10 +520,13 @@ impl JoinJob<'_> {
         }
         debug_assert_eq!(starts.len(), sets.goal_count());
         joined.ranked = ranked.iter().filter(|&&r| r).count() as u64;
-        for g in (0..starts.len()).filter(|&g| !ranked[g]) {
-            let end = starts.get(g + 1).copied().unwrap_or(range.end);
-            push_pending(&mut joined.unranked, starts[g]..end);
+        // Every line of the range but the ranked goals' (the goals between them, when sparse).
+        let mut at = range.start;
+        for (r, _) in ranges.iter().zip(&ranked).filter(|(_, &ranked)| ranked) {
+            push_pending(&mut joined.unranked, at..r.start);
+            at = r.end;
         }
+        push_pending(&mut joined.unranked, at..range.end);
         joined.ranked_at = known_starts(&joined.res.goals, &starts);
         joined.ascending = true;
         true
@@ -419,7 +534,24 @@ impl JoinJob<'_> {
 
     /// `batch` read against the actual sets of its goals, each looked up.
     fn looked_up(&self, batch: &Batch, joined: &mut Joined, dedup: &mut SeenSet) {
-        let data = &batch.data[..];
+        let (bytes, ranges) = self.goal_lines(&batch.data[..]);
+        let sets = match self.qrels.sets_of(&bytes, &ranges) {
+            Ok(s) => s,
+            Err(e) => {
+                joined.qrels_error = Some(e);
+                return;
+            }
+        };
+        drop(bytes);
+        debug_assert_eq!(sets.goal_count(), ranges.len());
+        self.evaluate(&sets, batch, joined, dedup);
+        let starts: Vec<usize> = ranges.iter().map(|r| r.start).collect();
+        joined.ranked_at = known_starts(&joined.res.goals, &starts);
+    }
+
+    /// The qrels' lines of each goal of the predictions `data` (each goal once, in the order
+    /// first met), copied one goal after another, and where each goal's lines lie in the qrels.
+    fn goal_lines(&self, data: &[u8]) -> (Vec<u8>, Vec<Range<usize>>) {
         let q = self.qrels.bytes();
         let mut ranges: Vec<Range<usize>> = Vec::new();
         let mut bytes = Vec::new();
@@ -451,19 +583,15 @@ impl JoinJob<'_> {
             }
             at = nl + 1;
         }
-        let sets = match self.qrels.sets_of(&bytes, &ranges) {
-            Ok(s) => s,
-            Err(e) => {
-                joined.qrels_error = Some(e);
-                return;
-            }
-        };
-        drop(bytes);
-        debug_assert_eq!(sets.goal_count(), ranges.len());
-        self.evaluate(&sets, batch, joined, dedup);
-        let starts: Vec<usize> = ranges.iter().map(|r| r.start).collect();
-        joined.ranked_at = known_starts(&joined.res.goals, &starts);
+        (bytes, ranges)
     }
+}
+
+/// The lines of each goal whose lines begin at `starts` (ascending), the last's up to `end`.
+fn goal_ranges(starts: &[usize], end: usize) -> Vec<Range<usize>> {
+    (starts.iter().enumerate())
+        .map(|(g, &s)| s..starts.get(g + 1).copied().unwrap_or(end))
+        .collect()
 }
 
 /// Whether the goals of `lines` ascend in `order` (each goal's lines together).
@@ -535,13 +663,15 @@ impl<'a> OrderedJob for JoinJob<'a> {
             (Some(_), Some(_)) => None,
             _ => Some(0..0),
         };
+        let lookup = self.lookup.load(AtomicOrdering::Relaxed);
         let in_order = match range {
-            // A range much longer than the batch's lines: read only if the goals ascend.
-            Some(r)
-                if !self.lookup.load(AtomicOrdering::Relaxed)
-                    && (r.len() <= 4 * data.len() || ascending(data, order)) =>
-            {
-                self.in_order(&batch, r, &mut joined, dedup)
+            Some(r) if !lookup && r.len() <= 4 * data.len() => {
+                self.in_order(&batch, r, false, &mut joined, dedup)
+            }
+            // A range much longer than the batch's lines (goals the predictions skip): if the
+            // goals ascend, only theirs are read, and the others noted.
+            Some(r) if !lookup && ascending(data, order) => {
+                self.in_order(&batch, r, true, &mut joined, dedup)
             }
             _ => false,
         };

@@ -464,3 +464,66 @@ fn a_lemma_judged_twice_is_the_held_pipelines_error() {
         }
     }
 }
+
+/// Goals the predictions never rank, a long stretch of them (read a chunk at a time on each
+/// thread, then evaluated in order): the same outcome as the held pipeline's, rows included, and
+/// a lemma judged twice among them the same error.
+#[test]
+fn long_stretches_of_goals_never_ranked_equal_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, _, blocks) = workload(dir.path(), 5);
+    // Only the first three goals ranked (the rest after the last ranked goal), and only the
+    // first three and last three, three lemmas each (a long stretch between, whose qrels are
+    // far longer than the predictions' lines).
+    let first = write_run(dir.path(), "first", &blocks[..3]);
+    let n = blocks.len() - 1; // the last block is a goal the qrels lack
+    let ends: Vec<Vec<String>> = (blocks[..3].iter())
+        .chain(&blocks[n - 3..n])
+        .map(|b| b[..b.len().min(3)].to_vec())
+        .collect();
+    let ends = write_run(dir.path(), "ends", &ends);
+    for run in [&first, &ends] {
+        for jr in check(&q, run) {
+            assert!(jr.goals_read > 100, "{jr:?}");
+        }
+    }
+    // A batch whose goals are far apart in the qrels (the first three and the last three goals,
+    // one batch) holds their actual sets alone, not those of every goal between.
+    let all = ActualSets::read_path(&q).unwrap();
+    let one_goal = all.heap_bytes() / all.goal_count();
+    for threads in [1, 2] {
+        let (j, jr) = joined(&q, &ends, threads, 1 << 20, 1 << 30);
+        assert_eq!(j, held(&q, &ends, threads, 1 << 20));
+        let jr = jr.unwrap();
+        assert!(jr.largest_batch_bytes < 20 * one_goal, "{jr:?} {one_goal}");
+        assert_eq!(jr.goals_read, all.goal_count() as u64, "{jr:?}");
+    }
+    // A lemma judged twice for a goal in the stretch: the held error, whichever thread read it.
+    let text = std::fs::read_to_string(&q).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.len() * 2 / 3;
+    let mut twice = lines.clone();
+    let goal = lines[at].split_whitespace().next().unwrap();
+    let lemma = lines[at].split_whitespace().nth(2).unwrap();
+    twice.insert(at + 1, lines[at]);
+    let tq = dir.path().join("twice");
+    std::fs::write(&tq, twice.join("\n") + "\n").unwrap();
+    let h = ActualSets::read_path(&tq).unwrap_err();
+    assert_eq!(
+        h.message,
+        format!("lemma `{lemma}` is judged twice for goal `{goal}`")
+    );
+    for threads in [1, 2, 3] {
+        for batch in [16, 4096, 1 << 20] {
+            for run in [&first, &ends] {
+                let (j, _) = joined(&tq, run, threads, batch, 1 << 30);
+                assert_eq!(
+                    j.unwrap_err(),
+                    format!("Duplicate line Some({}): {}", at + 2, h.message),
+                    "{threads} threads, batch {batch}, {}",
+                    run.display()
+                );
+            }
+        }
+    }
+}
