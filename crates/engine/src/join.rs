@@ -244,15 +244,20 @@ pub(crate) fn evaluate(
     });
     // The chunks are read on `threads` threads (the reading is the cost), at most two a thread
     // ahead of this one, which evaluates them in order. Read as a batch's goals are (lemmas
-    // listed, not interned: only their count and grades matter here); out of order, some of them
-    // may have been ranked: where each goal's lines begin names it in the bitmap of those ranked.
-    let mut each = |(range, sets): (Range<usize>, Result<SetsAndStarts, InputError>)| {
+    // listed, not interned: only their count and grades matter here). A chunk of short regions
+    // close together is read as one span, ranked goals between them included (and passed over),
+    // rather than a set of sets a region. Out of order, some of them may have been ranked: where
+    // each goal's lines begin names it in the bitmap of those ranked.
+    let mut each = |sets: Result<SetsAndStarts, InputError>, pieces: &[Range<usize>]| {
         let (sets, starts) = sets?;
-        jr.goals_read += sets.goal_count() as u64;
+        // Whether goal `g` is one of the pieces' (not one between them).
+        let mine = |g: usize| {
+            let i = pieces.partition_point(|r| r.end <= starts[g]);
+            pieces.get(i).is_some_and(|r| r.start <= starts[g])
+        };
+        jr.goals_read += (0..sets.goal_count()).filter(|&g| mine(g)).count() as u64;
         let ranked = |g: usize| {
-            lookup
-                .as_ref()
-                .is_some_and(|l| l.ranked.contains(starts[g] as u64))
+            !mine(g) || (lookup.as_ref()).is_some_and(|l| l.ranked.contains(starts[g] as u64))
         };
         evaluate_unseen(
             &sets,
@@ -263,18 +268,34 @@ pub(crate) fn evaluate(
             &mut summary,
             rows,
         )?;
-        qrels.release(range);
+        // One call for the chunk (each call stops both cores a moment to drop their mappings).
+        if let (Some(a), Some(b)) = (pieces.first(), pieces.last()) {
+            qrels.release(a.start..b.end);
+        }
         Ok::<(), EvalError>(())
     };
+    let span = |group: &[Range<usize>]| group[0].start..group[group.len() - 1].end;
     read_in_order(
         chunks,
         opts.threads,
         |group: &Vec<Range<usize>>| {
-            (group.iter())
-                .map(|r| qrels.sets_and_starts(r.clone()))
-                .collect::<Vec<_>>()
+            if span(group).len() <= 2 * chunk {
+                vec![qrels.sets_and_starts(span(group))]
+            } else {
+                (group.iter())
+                    .map(|r| qrels.sets_and_starts(r.clone()))
+                    .collect()
+            }
         },
-        |(group, read)| group.into_iter().zip(read).try_for_each(&mut each),
+        |(group, read)| {
+            if read.len() == 1 {
+                let sets = read.into_iter().next().expect("one");
+                each(sets, &group)
+            } else {
+                (group.iter().zip(read))
+                    .try_for_each(|(r, sets)| each(sets, std::slice::from_ref(r)))
+            }
+        },
     )?;
     if let Some(l) = &lookup {
         jr.ranked_set_bytes = l.ranked.serialized_size();
