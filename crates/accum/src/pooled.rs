@@ -242,10 +242,11 @@ impl PooledCurve {
     }
 
     /// Adds predicted items by their [`score_key`]s; returns how many are relevant. As
-    /// [`add_key`](Self::add_key) one by one, faster: the items go in stretches that can add no
-    /// more bins than the table holds without growing and than bring it one past its limit, so
-    /// that no item checks either; and each item's bin is asked for a few items ahead, so that
-    /// the cache misses of a large curve overlap.
+    /// [`add_key`](Self::add_key) one by one, faster: the items go in stretches of at most as
+    /// many items as there are new bins the table takes without growing, nor more than would take
+    /// it one past its limit, so that no item checks either (a table at its limit takes one item
+    /// a stretch); and each item's bin is asked for a few items ahead, so that the cache misses
+    /// of a large curve overlap.
     pub fn add_keys(&mut self, items: &[(u64, bool)]) -> u64 {
         let mut found = 0;
         let mut at = 0;

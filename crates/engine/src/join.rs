@@ -5,10 +5,12 @@
 //! disk first) and the predictions' goals ascend in the same order, each batch of predictions
 //! (whole goals, about 4 MiB) needs only the actual sets of the goals from its first to its last:
 //! the worker finds their lines by binary search and reads them into actual sets of their own,
-//! then evaluates the batch as the text pipeline does ([`crate::text`]). The goals of the qrels
-//! that the predictions never rank (between batches, or within a batch's range) are noted (a byte
-//! range, or a name) and evaluated at the end, in qrels order, as the held pipeline does: a merge
-//! join.
+//! then evaluates the batch as the text pipeline does ([`crate::text`]). A batch whose goals lie
+//! far apart in the qrels (its range holds more than four times as many goals, by the qrels' mean
+//! bytes a goal) reads its own goals' lines alone. The goals of the qrels that the predictions
+//! never rank (between batches, or within a batch's range) are noted (a byte range, or a name)
+//! and evaluated at the end, in qrels order, as the held pipeline does: a merge join. They are
+//! read a chunk at a time on threads of their own, ahead of their evaluation.
 //!
 //! Predictions whose goals leave that order (contiguous, but shuffled, or in another order) are
 //! found out at the first batch out of order. The batches before it stand. From there:
@@ -208,7 +210,7 @@ pub(crate) fn evaluate(
     if ranked_goals == qrels.goal_count() {
         regions.clear();
     }
-    // Chunks of about a batch's bytes, at most 512 KiB (larger ones cost more in fresh memory
+    // Chunks of about a batch's bytes, at most about 512 KiB (larger ones cost more in fresh memory
     // than they save), each ending where a goal's lines end (found just before the chunk is read:
     // finding it reads the page there).
     let chunk = opts.batch_bytes.clamp(1, 512 << 10);
@@ -223,7 +225,8 @@ pub(crate) fn evaluate(
                 end = qrels.goal_at(end, range.end).map_or(range.end, |(_, e)| e);
             }
             if end <= start {
-                // Never met in lines of whole goals; the rest at once rather than no progress.
+                // Defensive: a region of whole goals' lines always moves on (a goal's lines end
+                // past the line it is found on); the rest at once rather than no progress.
                 end = range.end;
             }
             let piece = start..end;
@@ -244,16 +247,16 @@ pub(crate) fn evaluate(
     });
     // The chunks are read on `threads` threads (the reading is the cost), at most two a thread
     // ahead of this one, which evaluates them in order. Read as a batch's goals are (lemmas
-    // listed, not interned: only their count and grades matter here). A chunk of short regions
-    // close together is read as one span, ranked goals between them included (and passed over),
-    // rather than a set of sets a region. Out of order, some of them may have been ranked: where
-    // each goal's lines begin names it in the bitmap of those ranked.
-    let mut each = |sets: Result<SetsAndStarts, InputError>, pieces: &[Range<usize>]| {
+    // listed, not interned: only their count and grades matter here). The regions of a chunk
+    // whose span is at most two chunks are read as that one span, the ranked goals between them
+    // passed over, rather than as a set of sets a region. Out of order, some of them may have
+    // been ranked: where each goal's lines begin names it in the bitmap of those ranked.
+    let mut each = |sets: Result<SetsAndStarts, InputError>, regions: &[Range<usize>]| {
         let (sets, starts) = sets?;
-        // Whether goal `g` is one of the pieces' (not one between them).
+        // Whether goal `g` lies in one of the regions (not between them).
         let mine = |g: usize| {
-            let i = pieces.partition_point(|r| r.end <= starts[g]);
-            pieces.get(i).is_some_and(|r| r.start <= starts[g])
+            let i = regions.partition_point(|r| r.end <= starts[g]);
+            regions.get(i).is_some_and(|r| r.start <= starts[g])
         };
         jr.goals_read += (0..sets.goal_count()).filter(|&g| mine(g)).count() as u64;
         let ranked = |g: usize| {
@@ -267,12 +270,7 @@ pub(crate) fn evaluate(
             opts.universe,
             &mut summary,
             rows,
-        )?;
-        // One call for the chunk (each call stops both cores a moment to drop their mappings).
-        if let (Some(a), Some(b)) = (pieces.first(), pieces.last()) {
-            qrels.release(a.start..b.end);
-        }
-        Ok::<(), EvalError>(())
+        )
     };
     let span = |group: &[Range<usize>]| group[0].start..group[group.len() - 1].end;
     read_in_order(
@@ -280,21 +278,21 @@ pub(crate) fn evaluate(
         opts.threads,
         |group: &Vec<Range<usize>>| {
             if span(group).len() <= 2 * chunk {
-                vec![qrels.sets_and_starts(span(group))]
+                vec![(group.clone(), qrels.sets_and_starts(span(group)))]
             } else {
                 (group.iter())
-                    .map(|r| qrels.sets_and_starts(r.clone()))
+                    .map(|r| (vec![r.clone()], qrels.sets_and_starts(r.clone())))
                     .collect()
             }
         },
         |(group, read)| {
-            if read.len() == 1 {
-                let sets = read.into_iter().next().expect("one");
-                each(sets, &group)
-            } else {
-                (group.iter().zip(read))
-                    .try_for_each(|(r, sets)| each(sets, std::slice::from_ref(r)))
+            for (regions, sets) in read {
+                each(sets, &regions)?;
             }
+            // One call for the chunk (each call stops both cores a moment to drop their
+            // mappings; the pages between its regions are of goals already read).
+            qrels.release(span(&group));
+            Ok::<(), EvalError>(())
         },
     )?;
     if let Some(l) = &lookup {
@@ -504,21 +502,23 @@ impl JoinJob<'_> {
         dedup: &mut SeenSet,
     ) -> bool {
         let order = self.qrels.order();
+        // The sets, where each goal's lines begin, and (sparse) where each one's end.
         let read = if sparse {
             let (bytes, ranges) = self.goal_lines(&batch.data[..]);
-            (self.qrels.sets_of(&bytes, &ranges)).map(|s| (s, ranges))
+            (self.qrels.sets_of(&bytes, &ranges)).map(|s| {
+                let starts = ranges.iter().map(|r| r.start).collect();
+                (s, starts, Some(ranges.iter().map(|r| r.end).collect()))
+            })
         } else {
-            (self.qrels.sets_and_starts(range.clone()))
-                .map(|(s, starts)| (s, goal_ranges(&starts, range.end)))
+            (self.qrels.sets_and_starts(range.clone())).map(|(s, starts)| (s, starts, None))
         };
-        let (sets, ranges) = match read {
+        let (sets, starts, ends): (_, Vec<usize>, Option<Vec<usize>>) = match read {
             Ok(s) => s,
             Err(e) => {
                 joined.qrels_error = Some(e);
                 return true;
             }
         };
-        let starts: Vec<usize> = ranges.iter().map(|r| r.start).collect();
         self.evaluate(&sets, batch, joined, dedup);
         // The goals must ascend: each after the one before.
         let mut ranked = vec![false; sets.goal_count()];
@@ -542,10 +542,14 @@ impl JoinJob<'_> {
         debug_assert_eq!(starts.len(), sets.goal_count());
         joined.ranked = ranked.iter().filter(|&&r| r).count() as u64;
         // Every line of the range but the ranked goals' (the goals between them, when sparse).
+        let end = |g: usize| match &ends {
+            Some(e) => e[g],
+            None => starts.get(g + 1).copied().unwrap_or(range.end),
+        };
         let mut at = range.start;
-        for (r, _) in ranges.iter().zip(&ranked).filter(|(_, &ranked)| ranked) {
-            push_pending(&mut joined.unranked, at..r.start);
-            at = r.end;
+        for g in (0..starts.len()).filter(|&g| ranked[g]) {
+            push_pending(&mut joined.unranked, at..starts[g]);
+            at = end(g);
         }
         push_pending(&mut joined.unranked, at..range.end);
         joined.ranked_at = known_starts(&joined.res.goals, &starts);
@@ -608,29 +612,26 @@ impl JoinJob<'_> {
     }
 }
 
-/// The lines of each goal whose lines begin at `starts` (ascending), the last's up to `end`.
-fn goal_ranges(starts: &[usize], end: usize) -> Vec<Range<usize>> {
-    (starts.iter().enumerate())
-        .map(|(g, &s)| s..starts.get(g + 1).copied().unwrap_or(end))
-        .collect()
-}
-
-/// Whether the goals of `lines` ascend in `order` (each goal's lines together).
-fn ascending(lines: &[u8], order: GoalOrder) -> bool {
+/// How many goals `lines` hold, if they ascend in `order` (each goal's lines together).
+fn ascending(lines: &[u8], order: GoalOrder) -> Option<usize> {
     let mut last: Option<&[u8]> = None;
+    let mut goals = 0;
     let mut at = 0;
     while at < lines.len() {
         let nl = memchr::memchr(b'\n', &lines[at..]).map_or(lines.len(), |p| at + p);
         if let Some(g) = first_field(&lines[at..nl]) {
             match last {
                 Some(l) if l == g => {}
-                Some(l) if order.cmp(l, g) != Ordering::Less => return false,
-                _ => last = Some(g),
+                Some(l) if order.cmp(l, g) != Ordering::Less => return None,
+                _ => {
+                    last = Some(g);
+                    goals += 1;
+                }
             }
         }
         at = nl + 1;
     }
-    true
+    Some(goals)
 }
 
 /// The qrels position of each goal with an actual set in `goals`, from its id.
@@ -689,11 +690,19 @@ impl<'a> OrderedJob for JoinJob<'a> {
             Some(r) if !lookup && r.len() <= 4 * data.len() => {
                 self.in_order(&batch, r, false, &mut joined, dedup)
             }
-            // A range much longer than the batch's lines (goals the predictions skip): if the
-            // goals ascend, only theirs are read, and the others noted.
-            Some(r) if !lookup && ascending(data, order) => {
-                self.in_order(&batch, r, true, &mut joined, dedup)
-            }
+            // A range much longer than the batch's lines: read if the goals ascend, and only
+            // theirs (the others noted) when the range holds far more goals than the batch (by
+            // the qrels' mean bytes a goal: the predictions skip goals, rather than rank few
+            // lemmas of each).
+            Some(r) if !lookup => match ascending(data, order) {
+                Some(goals) => {
+                    let q = self.qrels;
+                    let mean = q.bytes().len() as u64 / q.goal_count().max(1);
+                    let sparse = r.len() as u64 > 4 * goals as u64 * mean.max(1);
+                    self.in_order(&batch, r, sparse, &mut joined, dedup)
+                }
+                None => false,
+            },
             _ => false,
         };
         if !in_order {

@@ -498,14 +498,32 @@ fn long_stretches_of_goals_never_ranked_equal_held() {
         assert!(jr.largest_batch_bytes < 20 * one_goal, "{jr:?} {one_goal}");
         assert_eq!(jr.goals_read, all.goal_count() as u64, "{jr:?}");
     }
-    // A lemma judged twice for a goal in the stretch: the held error, whichever thread read it.
+    // Comment and blank lines between goals (and before the first) are no goal's lines.
     let text = std::fs::read_to_string(&q).unwrap();
     let lines: Vec<&str> = text.lines().collect();
+    let mut noted = vec!["# judged by hand", ""];
+    for (i, l) in lines.iter().enumerate() {
+        let goal = |l: &str| l.split_whitespace().next().map(str::to_string);
+        if i > 0 && i % 7 == 0 && goal(l) != goal(lines[i - 1]) {
+            noted.extend(["", "# the next goal"]);
+        }
+        noted.push(l);
+    }
+    let nq = dir.path().join("noted");
+    std::fs::write(&nq, noted.join("\n") + "\n").unwrap();
+    assert!(SortedQrels::open(&nq).unwrap().is_some(), "read along");
+    for run in [&first, &ends] {
+        check(&nq, run);
+    }
+    // A lemma judged twice for a goal in the stretch: the held error, whichever thread read it;
+    // with two such goals, the first in the file.
     let at = lines.len() * 2 / 3;
     let mut twice = lines.clone();
     let goal = lines[at].split_whitespace().next().unwrap();
     let lemma = lines[at].split_whitespace().nth(2).unwrap();
     twice.insert(at + 1, lines[at]);
+    let later = lines.len() * 5 / 6;
+    twice.insert(later + 2, lines[later]);
     let tq = dir.path().join("twice");
     std::fs::write(&tq, twice.join("\n") + "\n").unwrap();
     let h = ActualSets::read_path(&tq).unwrap_err();
