@@ -349,11 +349,11 @@ fn read_in_order<T: Send, R: Send, E>(
         while sent < 2 * threads && send(sent) {
             sent += 1;
         }
-        for taken in 0.. {
-            if taken == sent {
-                break;
-            }
+        // Each chunk sent is taken back in order, and the next sent in its place.
+        let mut taken = 0;
+        while taken < sent {
             let got = (lanes[taken % threads].1.recv()).expect("a lane reads every chunk it takes");
+            taken += 1;
             use_(got)?;
             if send(sent) {
                 sent += 1;
