@@ -66,6 +66,9 @@ enum Cmd {
 }
 
 #[derive(Args)]
+#[command(mut_arg("memory", |a| a.help("Memory for each run's exact pooled curve (one count per distinct score): beyond it the \
+     counts go to sorted temporary files in TMPDIR, merged at the end. 512M, 2G, 1.5G (binary \
+     units), or bytes")))]
 struct ReportArgs {
     /// Actual sets: TREC qrels or JSONL; plain, .gz, .zst, or - for stdin.
     actual: PathBuf,
@@ -82,6 +85,9 @@ struct ReportArgs {
 }
 
 #[derive(Args)]
+#[command(mut_arg("memory", |a| a.help("Memory for the exact pooled curve's counts (one per distinct score): beyond it they go \
+     to sorted temporary files in TMPDIR, merged at the end. Unused without --pooled or with \
+     --bins. 512M, 2G, 1.5G (binary units), or bytes")))]
 struct CurveArgs {
     /// Actual sets: TREC qrels or JSONL; plain, .gz, .zst, or - for stdin.
     actual: PathBuf,
@@ -266,6 +272,7 @@ struct GenArgs {
     /// Grades 1..=3 and judged non-relevant lemmas.
     #[arg(long)]
     graded: bool,
+    /// Seed of the generator: the same seed and options give the same files.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// What to write: TREC qrels and run, JSONL actual sets (to --qrels) and predictions (to --run),
@@ -407,9 +414,9 @@ struct Common {
 /// The memory budget of what must be sorted or held.
 #[derive(Args)]
 struct MemoryArg {
-    /// Memory for what must be sorted or held: runs whose goals are not contiguous (--regroup,
-    /// trec_eval), qrels whose goals are not in order and too large to hold (about half their
-    /// size). Beyond it they are sorted on disk, in TMPDIR. 512M, 2G, 1.5G (binary units), or bytes.
+    /// Memory for what must be sorted or held: runs whose goals are not contiguous (--regroup),
+    /// qrels whose goals are not in order and too large to hold (about half their size). Beyond
+    /// it they are sorted on disk, in TMPDIR. 512M, 2G, 1.5G (binary units), or bytes.
     #[arg(long = "memory", value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
     memory: usize,
 }
@@ -543,6 +550,10 @@ enum TrecVersionArg {
 }
 
 #[derive(Args)]
+#[command(mut_arg("memory", |a| a.help("Memory for what must be sorted or held: the run, when its goals are not contiguous \
+     (trec_eval takes any order), and qrels whose goals are not in order and too large to hold \
+     (about half their size). Beyond it they are sorted on disk, in TMPDIR. 512M, 2G, 1.5G \
+     (binary units), or bytes")))]
 struct TrecArgs {
     /// Print per-goal values too.
     #[arg(short = 'q')]
@@ -570,7 +581,9 @@ struct TrecArgs {
     report: bool,
     #[command(flatten)]
     memory: MemoryArg,
+    /// Qrels (`goal iter lemma grade`): plain, .gz, .zst, or - for stdin.
     qrels: PathBuf,
+    /// The run (`goal Q0 lemma rank score tag`): plain, .gz, .zst, or - for stdin.
     run: PathBuf,
     #[command(flatten)]
     common: Common,

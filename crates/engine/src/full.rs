@@ -751,13 +751,13 @@ pub(crate) fn predict(
     if plan.has_thresholds() {
         return Err(EvalError::Options(
             "score thresholds (SetP/SetR/SetF with threshold=) are evaluated on TREC runs and \
-             JSONL, not yet on stores and matrices"
+             JSONL only, not on stores and matrices"
                 .into(),
         ));
     }
     if plan.pooled().is_some() {
         return Err(EvalError::Options(
-            "the pooled curve is read from TREC runs and JSONL, not yet from stores and matrices"
+            "the pooled curve is read from TREC runs and JSONL only, not from stores and matrices"
                 .into(),
         ));
     }
