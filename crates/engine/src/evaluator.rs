@@ -42,9 +42,12 @@ pub enum InputKind {
 }
 
 impl InputKind {
-    /// The kind of `path`'s content (`-`, stdin, is text).
+    /// The kind of `path`'s content (`-`, stdin, is text). Only a regular file is read to tell
+    /// (stores and matrices are memory-mapped, so they are regular files): anything else (a pipe,
+    /// `/dev/stdin`, process substitution, a FIFO, a device) is text, and is not read here, since
+    /// what is read from it could not be read again when the input is opened.
     pub fn of(path: &Path) -> Result<InputKind, InputError> {
-        if path == Path::new("-") {
+        if path == Path::new("-") || std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
             return Ok(InputKind::Text);
         }
         let mut head = [0u8; 8];

@@ -210,7 +210,9 @@ impl SortedQrels {
         threads: usize,
     ) -> Result<Option<SortedQrels>, InputError> {
         let threads = threads.max(1);
-        if path == Path::new("-") {
+        // Only a regular file can be mapped, and only it can be opened again: anything else (a
+        // pipe, a FIFO) is left unread for the caller.
+        if path == Path::new("-") || std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
             return Ok(None);
         }
         let input = open_with(path, true)?;
