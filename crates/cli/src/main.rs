@@ -683,6 +683,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// Refuses outputs that name an input's file or each other's ([`lemma_outfile::check_distinct`]):
+/// exit 2 before anything is read.
+fn distinct(outputs: &[Option<&Path>], inputs: &[&Path]) -> Result<(), Fail> {
+    let outputs: Vec<&Path> = outputs.iter().flatten().copied().collect();
+    lemma_outfile::check_distinct(&outputs, inputs).map_err(|e| Fail(2, e.to_string()))
+}
+
 /// Where the output goes: stdout, or a file written through [`lemma_outfile::OutFile`] (a regular
 /// file replaced atomically on success, a device or FIFO written in place, nothing left behind on
 /// an error).
@@ -807,6 +814,17 @@ enum Engine {
 }
 
 fn run_eval(a: EvalArgs) -> Result<(), Fail> {
+    let mut inputs = vec![a.actual.as_path(), a.predicted.as_path()];
+    inputs.extend(
+        [&a.goal_names, &a.lemma_names, &a.names]
+            .into_iter()
+            .flatten()
+            .map(|p| p.as_path()),
+    );
+    distinct(
+        &[a.common.output.as_deref(), a.summary_out.as_deref()],
+        &inputs,
+    )?;
     if a.actual == Path::new("-") && a.predicted == Path::new("-") {
         return Err(Fail(
             2,
@@ -1048,6 +1066,8 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
 }
 
 fn run_merge(a: MergeArgs) -> Result<(), Fail> {
+    let inputs: Vec<&Path> = a.summaries.iter().map(|p| p.as_path()).collect();
+    distinct(&[a.output.as_deref()], &inputs)?;
     let read = |p: &Path| -> Result<Partial, Fail> {
         let bytes =
             std::fs::read(p).map_err(|e| Fail(2, format!("{}: cannot read: {e}", p.display())))?;
@@ -1096,6 +1116,7 @@ fn run_merge(a: MergeArgs) -> Result<(), Fail> {
 }
 
 fn run_trec(a: TrecArgs) -> Result<(), Fail> {
+    distinct(&[a.common.output.as_deref()], &[&a.qrels, &a.run])?;
     let mut o = TrecOptions::default();
     o.measures = a.measures.clone();
     o.per_query = a.per_query;
@@ -1134,6 +1155,13 @@ fn run_trec(a: TrecArgs) -> Result<(), Fail> {
 }
 
 fn run_gen(a: GenArgs) -> Result<(), Fail> {
+    let outputs = [
+        Some(a.qrels.as_path()),
+        Some(a.run.as_path()),
+        a.goal_names.as_deref(),
+        a.lemma_names.as_deref(),
+    ];
+    distinct(&outputs, &[])?;
     let spec = lemma_tools::gen::GenSpec {
         goals: a.goals,
         universe: a.universe.max(1),
@@ -1189,6 +1217,9 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
 }
 
 fn run_curve(a: CurveArgs) -> Result<(), Fail> {
+    let mut inputs = vec![a.actual.as_path()];
+    inputs.extend(a.predicted.iter().map(|p| p.as_path()));
+    distinct(&[a.output.as_deref(), a.plot.as_deref()], &inputs)?;
     use lemma_eval::curve;
     use std::fmt::Write as _;
     if a.pooled {
@@ -1368,6 +1399,7 @@ fn write_plot(
 }
 
 fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
+    distinct(&[Some(a.output.as_path())], &[&a.actual, &a.predicted])?;
     let actual = ActualSets::read_path(&a.actual)?;
     let input = lemma_ingest::open(&a.predicted)?;
     let opts = RankingOptions::from(&a.ranking);
@@ -1578,6 +1610,9 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
 
 /// `report`: one pass per run, then the page.
 fn run_report(a: ReportArgs) -> Result<(), Fail> {
+    let mut inputs = vec![a.actual.as_path()];
+    inputs.extend(a.predicted.iter().map(|p| p.as_path()));
+    distinct(&[a.output.as_deref()], &inputs)?;
     use lemma_eval::pooled::PooledSetup;
     let threads = a.scoring.threads();
     let actual = std::sync::Arc::new(lemma_eval::read_actual_with_threads(&a.actual, threads)?);

@@ -391,3 +391,85 @@ fn a_failed_convert_names_both_lines_and_leaves_no_store() {
     assert!(String::from_utf8_lossy(&o.stderr)
         .contains("3 ranked lemmas, 3 distinct lemmas, 1 duplicates dropped"));
 }
+
+/// An output that names an input's file (directly, through a symbolic link, or as `--plot`), or
+/// two outputs that name one file, are refused before anything is read or written: exit 2, both
+/// paths named, every file as it was. Outputs written in place (`/dev/null` twice) are not.
+#[test]
+fn an_output_that_would_replace_an_input_or_another_output_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    let (q, r) = (d("qrels.txt"), d("run.txt"));
+    std::fs::copy(fixture("seed/qrels.txt"), &q).unwrap();
+    std::fs::copy(fixture("seed/run.txt"), &r).unwrap();
+    let link = d("link.txt");
+    std::os::unix::fs::symlink(&r, &link).unwrap();
+    let before = (std::fs::read(&q).unwrap(), std::fs::read(&r).unwrap());
+    let sum = d("s.sum");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["eval", &q, &r, "-o", &r], "is also an input"),
+        (vec!["eval", &q, &link, "-o", &r], "is also an input"),
+        (vec!["eval", &q, &r, "-o", &link], "is also an input"),
+        (
+            vec!["eval", &q, &r, "--summary-out", &q],
+            "is also an input",
+        ),
+        (
+            vec!["eval", &q, &r, "-o", &sum, "--summary-out", &sum],
+            "are the same file",
+        ),
+        (vec!["trec_eval", &q, &r, "-o", &q], "is also an input"),
+        (vec!["curve", &q, &r, "--plot", &r], "is also an input"),
+        (
+            vec!["curve", &q, &r, "--pooled", "-o", &q],
+            "is also an input",
+        ),
+        (vec!["report", &q, &r, "-o", &r], "is also an input"),
+        (vec!["convert", &q, &r, "-o", &q], "is also an input"),
+        (
+            vec!["gen", "--goals", "3", "--qrels", &sum, "--run", &sum],
+            "are the same file",
+        ),
+    ];
+    for (args, why) in &cases {
+        let o = run_umask(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert_eq!(
+            (std::fs::read(&q).unwrap(), std::fs::read(&r).unwrap()),
+            before
+        );
+        assert!(!Path::new(&sum).exists(), "{args:?}");
+    }
+    // A summary written, then merged into a file of its own name: refused too.
+    ok(&run_umask(&[
+        "eval",
+        &q,
+        &r,
+        "--quiet",
+        "-o",
+        "/dev/null",
+        "--summary-out",
+        &sum,
+    ]));
+    let o = run_umask(&["merge", &sum, "-o", &sum]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is also an input"));
+    // Devices are written in place: the same one twice, or an input read from one, is fine.
+    ok(&run_umask(&[
+        "eval",
+        &q,
+        &r,
+        "--quiet",
+        "-o",
+        "/dev/null",
+        "--summary-out",
+        "/dev/null",
+    ]));
+    assert_eq!(
+        names_in(dir.path()),
+        ["link.txt", "qrels.txt", "run.txt", "s.sum"]
+    );
+}

@@ -251,6 +251,56 @@ fn duplicate(fd: RawFd) -> io::Result<File> {
     Ok(File::from(unsafe { OwnedFd::from_raw_fd(new) }))
 }
 
+/// Refuses outputs that would replace an input, or each other: `Err` naming the two paths when
+/// an output path names the same regular file as an input (by device and inode, links followed:
+/// `-o run.txt` over the run being read), or two outputs name the same file (an existing regular
+/// file by device and inode, a new one by its directory's canonical path and its name). Paths
+/// written in place (devices, FIFOs, this process's descriptors, such as `/dev/null`) and inputs
+/// that are not regular files (`-`, pipes) are never refused. An [`OutFile`] replaces a file only
+/// at its commit, so without this check the input would be read whole and then be replaced by the
+/// output, with no error.
+pub fn check_distinct(outputs: &[&Path], inputs: &[&Path]) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    #[derive(PartialEq)]
+    enum Id {
+        File(u64, u64),
+        New(PathBuf),
+    }
+    let file_id = |p: &Path| {
+        (std::fs::metadata(p).ok())
+            .filter(|m| m.is_file())
+            .map(|m| Id::File(m.dev(), m.ino()))
+    };
+    let output_id = |p: &Path| match std::fs::symlink_metadata(p) {
+        Ok(_) => file_id(p),
+        Err(_) => {
+            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+            let dir = std::fs::canonicalize(dir.unwrap_or(Path::new("."))).ok()?;
+            Some(Id::New(dir.join(p.file_name()?)))
+        }
+    };
+    let refuse = |msg: String| Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
+    let outs: Vec<_> = outputs.iter().map(|p| (p, output_id(p))).collect();
+    for (i, (out, id)) in outs.iter().enumerate() {
+        let Some(id) = id else { continue };
+        if let Some(input) = inputs.iter().find(|p| file_id(p).as_ref() == Some(id)) {
+            return refuse(format!(
+                "{}: is also an input ({}): writing it would replace what is read",
+                out.display(),
+                input.display()
+            ));
+        }
+        if let Some((other, _)) = outs[..i].iter().find(|(_, o)| o.as_ref() == Some(id)) {
+            return refuse(format!(
+                "{} and {} are the same file: one output would replace the other",
+                other.display(),
+                out.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

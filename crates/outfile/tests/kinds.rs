@@ -203,3 +203,49 @@ fn own_descriptors_are_duplicated_not_reopened() {
     // A descriptor that is not open: an error (EBADF), not a file named after it.
     assert!(OutFile::create("/proc/self/fd/987654").is_err());
 }
+
+/// `check_distinct`: an output naming an input's file (by its own name, a hard link, a symbolic
+/// link or another spelling) is refused, as are two outputs naming one file whether it exists or
+/// not; different files, devices and inputs that are not regular files pass.
+#[test]
+fn outputs_that_name_an_input_or_each_other_are_refused() {
+    use lemma_outfile::check_distinct;
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(p("in.txt"), b"data").unwrap();
+    std::fs::hard_link(p("in.txt"), p("hard.txt")).unwrap();
+    std::os::unix::fs::symlink(p("in.txt"), p("soft.txt")).unwrap();
+    std::fs::create_dir(p("sub")).unwrap();
+    let refused = |outs: &[&Path], ins: &[&Path]| {
+        let e = check_distinct(outs, ins).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidInput);
+        e.to_string()
+    };
+    let input = p("in.txt");
+    for out in [
+        p("in.txt"),
+        p("hard.txt"),
+        p("soft.txt"),
+        p("sub/../in.txt"),
+    ] {
+        let e = refused(&[&out], &[&input]);
+        assert!(e.contains("is also an input"), "{e}");
+        assert!(e.contains(&*out.to_string_lossy()), "{e}");
+        // The input named through the link instead.
+        refused(&[&input], &[&out]);
+    }
+    // Two outputs, existing or new, under any spelling.
+    let e = refused(&[&p("new.txt"), &p("sub/../new.txt")], &[]);
+    assert!(e.contains("are the same file"), "{e}");
+    refused(&[&p("hard.txt"), &p("in.txt")], &[]);
+    // A relative new path and its absolute spelling.
+    let cwd = std::env::current_dir().unwrap();
+    let rel = Path::new("not-there-yet.out");
+    refused(&[rel, &cwd.join(rel)], &[]);
+    // Distinct files, devices written in place, and inputs that are not regular files pass.
+    check_distinct(&[&p("a.out"), &p("b.out")], &[&input]).unwrap();
+    check_distinct(&[Path::new("/dev/null"), Path::new("/dev/null")], &[]).unwrap();
+    check_distinct(&[Path::new("/dev/null")], &[Path::new("/dev/null")]).unwrap();
+    check_distinct(&[&p("a.out")], &[Path::new("-"), &p("sub")]).unwrap();
+    assert!(!rel.exists());
+}
