@@ -114,7 +114,9 @@ fn ok(out: Output, what: &str) -> String {
 fn workloads(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
     let (q, r) = (dir.join("gen.qrels"), dir.join("gen.run"));
     let made = Command::new(BIN)
-        .args(["gen", "--goals", "300", "--depth", "40", "--graded", "--seed", "3"])
+        .args([
+            "gen", "--goals", "300", "--depth", "40", "--graded", "--seed", "3",
+        ])
         .arg("--qrels")
         .arg(&q)
         .arg("--run")
@@ -133,7 +135,18 @@ fn workloads(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
 fn inputs_in_pipes_read_as_in_files() {
     let dir = tempfile::tempdir().unwrap();
     let commands: &[&[&str]] = &[
-        &["eval", "--per-goal", "--format", "tsv", "-m", "AP", "-m", "P@5", "-m", "NumRet"],
+        &[
+            "eval",
+            "--per-goal",
+            "--format",
+            "tsv",
+            "-m",
+            "AP",
+            "-m",
+            "P@5",
+            "-m",
+            "NumRet",
+        ],
         &["eval", "--regroup", "--format", "tsv"],
         &["eval", "--hold-actual", "--format", "json"],
         &["curve", "--pooled"],
@@ -186,7 +199,13 @@ fn inputs_in_pipes_read_as_in_files() {
             let got = output(&fq, &fr, None, fifos, "both");
             assert_eq!(got, want, "{args:?} both in FIFOs");
             // The run on /dev/stdin, a pipe.
-            let got = output(&q, Path::new("/dev/stdin"), Some(rb.clone()), vec![], "stdin");
+            let got = output(
+                &q,
+                Path::new("/dev/stdin"),
+                Some(rb.clone()),
+                vec![],
+                "stdin",
+            );
             assert_eq!(got, want, "{args:?} run on /dev/stdin");
             compared += 1;
         }
@@ -224,7 +243,10 @@ fn a_report_of_qrels_in_a_pipe_holds_the_same_numbers() {
         "report",
     );
     let want = numbers(&std::fs::read_to_string(&out).unwrap());
-    assert!(want.len() > 10 && want.iter().any(|c| c.starts_with("0.")), "{want:?}");
+    assert!(
+        want.len() > 10 && want.iter().any(|c| c.starts_with("0.")),
+        "{want:?}"
+    );
     let fq = dir.path().join("q");
     mkfifo(&fq);
     let out2 = dir.path().join("fifo.html");
