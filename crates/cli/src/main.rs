@@ -431,6 +431,13 @@ impl MemoryArg {
 }
 
 /// `512M`, `2G`, `1.5G`, `64K` (binary units) or a number of bytes.
+/// A finite number (`1e400` overflows to infinity, and no score is infinite).
+fn parse_finite(s: &str) -> Result<f64, String> {
+    (s.trim().parse::<f64>().ok())
+        .filter(|v| v.is_finite())
+        .ok_or_else(|| format!("expected a finite number, found `{s}`"))
+}
+
 fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
@@ -501,7 +508,7 @@ struct EvalArgs {
     /// over goals, and the pooled precision, recall and F1 of every goal's lemmas as one set
     /// (`pooled:` lines, from the counts NumRet(threshold=T), NumRelRet(threshold=T), NumRel;
     /// not in --format trec, where trec_eval has no name for them).
-    #[arg(long, value_name = "T", allow_negative_numbers = true)]
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_finite)]
     threshold: Option<f64>,
     /// Size of the lemma universe (enables AUC; stores and matrices know theirs).
     #[arg(long)]

@@ -1024,6 +1024,17 @@ fn threshold_gives_macro_and_pooled_set_measures() {
             ("pooled:SetF(beta=1,threshold=T)", 2.0 / 7.0),
         ],
     );
+    // A threshold that is not a finite number is refused as itself, flag and text named.
+    for t in ["1e400", "nan", "inf", "high"] {
+        let o = run(&["eval", &q, &r, "--threshold", t]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{t}: {err}");
+        assert!(err.contains("--threshold"), "{err}");
+        assert!(
+            err.contains(&format!("expected a finite number, found `{t}`")),
+            "{err}"
+        );
+    }
 }
 
 /// The table format's name column widens to its longest name (`pooled:SetF(beta=1,threshold=0.6)`

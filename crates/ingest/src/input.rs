@@ -254,6 +254,7 @@ pub fn open_file(path: &Path, f: File, allow_mmap: bool) -> Result<Input, InputE
             // every reader of a mapped file, it assumes the file is not truncated while it is read.
             if let Ok(map) = unsafe { Mmap::map(&f) } {
                 if !map.starts_with(&[0x1f, 0x8b]) && !map.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+                    refuse_bom(path, &map)?;
                     let _ = map.advise(memmap2::Advice::Sequential);
                     let map = Arc::new(map);
                     let format = sniff(&map).ok_or_else(|| {
@@ -331,6 +332,7 @@ fn sniffed<R: BufRead + Send + 'static>(
             zstd::stream::read::Decoder::with_buffer(raw).map_err(io_err)?,
         )),
     };
+    refuse_bom(path, reader.fill_buf().map_err(io_err)?)?;
     // Sniff: the first non-blank byte. Read ahead until one appears or the input ends.
     let format = loop {
         let buf = reader.fill_buf().map_err(io_err)?;
@@ -378,6 +380,22 @@ fn advise_streaming(f: &File) {
 }
 
 /// The format from the first non-blank byte, if any.
+/// An error for text that starts with a UTF-8 byte order mark: TREC would take it as part of the
+/// first goal's name (a goal then matched by no other file) and JSONL as a stray character.
+fn refuse_bom(path: &Path, head: &[u8]) -> Result<(), InputError> {
+    if !head.starts_with(b"\xEF\xBB\xBF") {
+        return Ok(());
+    }
+    Err(InputError::at(
+        ErrorKind::Syntax,
+        path,
+        1,
+        0,
+        "starts with a UTF-8 byte order mark (bytes EF BB BF), expected text without one (save \
+         it as UTF-8 without a BOM, or strip its first three bytes)",
+    ))
+}
+
 fn sniff(buf: &[u8]) -> Option<Format> {
     let i = buf.iter().position(|&b| !is_space(b) && b != b'\n')?;
     Some(if buf[i] == b'{' {
@@ -1375,6 +1393,41 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.kind, ErrorKind::Empty);
+    }
+
+    /// Text that starts with a UTF-8 byte order mark is refused, named at line 1, however it is
+    /// read (mapped, streamed, from a pipe, gzipped); the same bytes further on are a name's.
+    #[test]
+    fn a_byte_order_mark_at_the_start_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let bom = b"\xEF\xBB\xBFg1 Q0 a 1 0.9 t\n";
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(bom).unwrap();
+        let jsonl = b"\xEF\xBB\xBF{\"goal_id\": \"g1\", \"retrieved_premises\": [\"a\"]}\n";
+        for (name, bytes) in [
+            ("t.txt", bom.to_vec()),
+            ("t.gz", gz.finish().unwrap()),
+            ("t.jsonl", jsonl.to_vec()),
+        ] {
+            let p = dir.path().join(name);
+            std::fs::write(&p, &bytes).unwrap();
+            for mmap in [true, false] {
+                let e = open_with(&p, mmap).err().unwrap();
+                assert_eq!(
+                    (e.kind, e.line),
+                    (ErrorKind::Syntax, Some(1)),
+                    "{name}: {e}"
+                );
+                assert!(e.to_string().contains("byte order mark"), "{e}");
+            }
+            let e = from_reader(&p, Box::new(std::io::Cursor::new(bytes)))
+                .err()
+                .unwrap();
+            assert!(e.to_string().contains("byte order mark"), "{e}");
+        }
+        let later = dir.path().join("later.txt");
+        std::fs::write(&later, b"g0 Q0 a 1 0.9 t\n\xEF\xBB\xBFg1 Q0 a 1 0.9 t\n").unwrap();
+        assert_eq!(open_with(&later, true).unwrap().format, Format::Trec);
     }
 
     proptest::proptest! {

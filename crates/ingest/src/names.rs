@@ -12,10 +12,29 @@ pub struct Names {
 }
 
 impl Names {
-    /// The names of a text file, one per line (`\n` or `\r\n`); blank lines are ignored.
+    /// The names of a text file, one per line (`\n` or `\r\n`); blank lines at the end are
+    /// ignored. A blank line before the last name is an error naming it: a name is known by its
+    /// line (a matrix's row or column), so a line left out would shift every name after it.
     pub fn read(path: &Path) -> Result<Names, InputError> {
         let text = std::fs::read(path).map_err(|e| InputError::read(path, e))?;
-        Ok(Names::from_lines(&text))
+        let names = Names::from_lines(&text);
+        let (mut at, mut blank) = (0usize, None);
+        for (i, line) in text.split(|&b| b == b'\n').enumerate() {
+            if line.strip_suffix(b"\r").unwrap_or(line).is_empty() {
+                blank = blank.or(Some((i as u64 + 1, at as u64)));
+            } else if let Some((line, byte)) = blank {
+                return Err(InputError::at(
+                    crate::error::ErrorKind::Syntax,
+                    path,
+                    line,
+                    byte,
+                    "empty line, expected a name (one per line; a matrix's names are known by \
+                     their line)",
+                ));
+            }
+            at += line.len() + 1;
+        }
+        Ok(names)
     }
 
     /// The names of `text`, one per line (`\n` or `\r\n`); blank lines are ignored.
@@ -136,5 +155,27 @@ mod tests {
             [&b"alpha"[..], b"beta", b"gamma"]
         );
         assert!(Names::from_lines(b"\n\n").is_empty());
+    }
+
+    /// A file of names: blank lines at its end are ignored; one before a name is an error naming
+    /// its line and byte (the names after it would each name the next row or column).
+    #[test]
+    fn a_blank_line_between_names_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("names.txt");
+        std::fs::write(&p, b"a\r\nb\nc\n\n\r\n").unwrap();
+        let n = Names::read(&p).unwrap();
+        assert_eq!(n.iter().collect::<Vec<_>>(), [&b"a"[..], b"b", b"c"]);
+        for (text, line, byte) in [
+            (&b"a\nb\n\nc\n"[..], 3, 4),
+            (b"\na\n", 1, 0),
+            (b"a\r\n\r\nb", 2, 3),
+        ] {
+            std::fs::write(&p, text).unwrap();
+            let e = Names::read(&p).unwrap_err();
+            assert_eq!((e.line, e.byte), (Some(line), Some(byte)), "{e}");
+            assert_eq!(e.kind, crate::error::ErrorKind::Syntax);
+            assert!(e.to_string().contains("empty line, expected a name"), "{e}");
+        }
     }
 }

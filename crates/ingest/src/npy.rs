@@ -140,7 +140,11 @@ impl Matrix {
         if want != Some(map.len() - data) {
             return Err(bad(
                 path,
-                format!("shape ({rows}, {cols}) of {descr} needs {want:?} bytes of data, the file has {}", map.len() - data),
+                format!(
+                    "shape ({rows}, {cols}) of {descr} needs {} bytes of data, the file has {}",
+                    want.map_or("more than 2^64".to_string(), |w| w.to_string()),
+                    map.len() - data
+                ),
             ));
         }
         if data % dtype.size() != 0 {
@@ -308,7 +312,7 @@ mod tests {
             ),
             (
                 "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }",
-                "needs Some(32) bytes of data, the file has 24",
+                "needs 32 bytes of data, the file has 24",
             ),
             (
                 "{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }",
