@@ -416,7 +416,8 @@ struct Common {
 struct MemoryArg {
     /// Memory for what must be sorted or held: runs whose goals are not contiguous (--regroup),
     /// qrels whose goals are not in order and too large to hold (about half their size). Beyond
-    /// it they are sorted on disk, in TMPDIR. 512M, 2G, 1.5G (binary units), or bytes.
+    /// it they are sorted on disk, in TMPDIR (a sort takes at least 64 KiB). 512M, 2G, 1.5G
+    /// (binary units), or bytes.
     #[arg(long = "memory", value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
     memory: usize,
 }
@@ -430,7 +431,6 @@ impl MemoryArg {
     }
 }
 
-/// `512M`, `2G`, `1.5G`, `64K` (binary units) or a number of bytes.
 /// A finite number (`1e400` overflows to infinity, and no score is infinite).
 fn parse_finite(s: &str) -> Result<f64, String> {
     (s.trim().parse::<f64>().ok())
@@ -438,6 +438,7 @@ fn parse_finite(s: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("expected a finite number, found `{s}`"))
 }
 
+/// `512M`, `2G`, `1.5G`, `64K` (binary units) or a number of bytes.
 fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
@@ -559,7 +560,8 @@ enum TrecVersionArg {
 #[derive(Args)]
 #[command(mut_arg("memory", |a| a.help("Memory for what must be sorted or held: the run, when its goals are not contiguous \
      (trec_eval takes any order), and qrels whose goals are not in order and too large to hold \
-     (about half their size). Beyond it they are sorted on disk, in TMPDIR. 512M, 2G, 1.5G \
+     (about half their size). Beyond it they are sorted on disk, in TMPDIR (a sort takes at \
+     least 64 KiB). 512M, 2G, 1.5G \
      (binary units), or bytes")))]
 struct TrecArgs {
     /// Print per-goal values too.
@@ -1625,7 +1627,12 @@ fn run_report(a: ReportArgs) -> Result<(), Fail> {
     let actual = std::sync::Arc::new(lemma_eval::read_actual_with_threads(&a.actual, threads)?);
     let size = |p: &Path| {
         (p != Path::new("-"))
-            .then(|| std::fs::metadata(p).ok().map(|m| m.len()))
+            .then(|| {
+                std::fs::metadata(p)
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len())
+            })
             .flatten()
     };
     let mut inputs = vec![lemma_report::InputFile {

@@ -213,8 +213,8 @@ fn inputs_in_pipes_read_as_in_files() {
     assert_eq!(compared, 2 * commands.len());
 }
 
-/// The report names its inputs and their sizes (a FIFO has none), so its numbers are compared:
-/// every table cell that is a number.
+/// The report names its inputs and their sizes (a FIFO's is unknown: `stream`), so its numbers
+/// are compared: every table cell that is a number.
 #[test]
 fn a_report_of_qrels_in_a_pipe_holds_the_same_numbers() {
     let dir = tempfile::tempdir().unwrap();
@@ -264,7 +264,68 @@ fn a_report_of_qrels_in_a_pipe_holds_the_same_numbers() {
         ),
         "report, qrels in a FIFO",
     );
-    assert_eq!(numbers(&std::fs::read_to_string(&out2).unwrap()), want);
+    let page = std::fs::read_to_string(&out2).unwrap();
+    assert_eq!(numbers(&page), want);
+    assert!(page.contains("<td>stream</td>"), "the FIFO's size");
+}
+
+/// `trec_eval` takes a run's goals in any order, sorting them when they are not contiguous: a run
+/// in a pipe is sorted from the start (it cannot be read again), and gives what the file gives.
+#[test]
+fn trec_eval_sorts_a_piped_run_whose_goals_come_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = (dir.path().join("q"), dir.path().join("r"));
+    let made = Command::new(BIN)
+        .args(["gen", "--goals", "400", "--depth", "30", "--seed", "5"])
+        .arg("--qrels")
+        .arg(&q)
+        .arg("--run")
+        .arg(&r)
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    // Every other line moved to the end: each goal's lines come in two places.
+    let text = std::fs::read_to_string(&r).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut split: String = lines.iter().step_by(2).map(|l| format!("{l}\n")).collect();
+    split.extend(lines.iter().skip(1).step_by(2).map(|l| format!("{l}\n")));
+    std::fs::write(&r, &split).unwrap();
+    let args = |run: &str| -> Vec<String> {
+        [
+            "trec_eval",
+            "-q",
+            "-m",
+            "map",
+            "-m",
+            "num_ret",
+            q.to_str().unwrap(),
+            run,
+        ]
+        .map(String::from)
+        .to_vec()
+    };
+    let want = ok(
+        run(&as_refs(&args(r.to_str().unwrap())), None, vec![]),
+        "file",
+    );
+    assert!(
+        want.contains(&format!("num_ret               \tall\t{}", lines.len())),
+        "{want}"
+    );
+    let f = dir.path().join("fifo");
+    mkfifo(&f);
+    let got = run(
+        &as_refs(&args(f.to_str().unwrap())),
+        None,
+        vec![(f.clone(), split.clone().into_bytes())],
+    );
+    assert_eq!(ok(got, "FIFO"), want);
+    let got = run(
+        &as_refs(&args("/dev/stdin")),
+        Some(split.into_bytes()),
+        vec![],
+    );
+    assert_eq!(ok(got, "/dev/stdin"), want);
 }
 
 fn as_refs(v: &[String]) -> Vec<&str> {

@@ -276,7 +276,10 @@ pub fn run_to(
             MissingMode::Skip
         },
         zero_rel: ZeroRelMode::Evaluate,
-        regroup: run == std::path::Path::new("-"),
+        // A run read once (stdin, a pipe, a FIFO) is regrouped from the start: it could not be
+        // read again when its goals turn out not to be contiguous.
+        regroup: run == std::path::Path::new("-")
+            || std::fs::metadata(run).is_ok_and(|m| !m.is_file()),
         f32_scores: !v10,
         threads: o.threads.max(1),
         spill: o.spill.clone(),
