@@ -457,7 +457,15 @@ fn an_output_that_would_replace_an_input_or_another_output_is_refused() {
     let o = run_umask(&["merge", &sum, "-o", &sum]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("is also an input"));
-    // Devices are written in place: the same one twice, or an input read from one, is fine.
+    // The run given as `-`, stdin redirected from the file that `-o` names: refused too.
+    let o = umask_cmd(&["eval", &q, "-", "-o", &r])
+        .stdin(std::fs::File::open(&r).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("is also an input (-)"));
+    assert_eq!(std::fs::read(&r).unwrap(), before.1);
+    // Devices are written in place: the same one twice is fine.
     ok(&run_umask(&[
         "eval",
         &q,

@@ -252,13 +252,15 @@ fn duplicate(fd: RawFd) -> io::Result<File> {
 }
 
 /// Refuses outputs that would replace an input, or each other: `Err` naming the two paths when
-/// an output path names the same regular file as an input (by device and inode, links followed:
-/// `-o run.txt` over the run being read), or two outputs name the same file (an existing regular
-/// file by device and inode, a new one by its directory's canonical path and its name). Paths
-/// written in place (devices, FIFOs, this process's descriptors, such as `/dev/null`) and inputs
-/// that are not regular files (`-`, pipes) are never refused. An [`OutFile`] replaces a file only
-/// at its commit, so without this check the input would be read whole and then be replaced by the
-/// output, with no error.
+/// the file an output replaces (its path, symbolic links followed as [`OutFile::create`] follows
+/// them, a dangling link's target included) is an input's regular file (by device and inode, so
+/// an input given as `-` is stdin's file: `-o run.txt < run.txt`), or is the file another output
+/// replaces (an existing file by device and inode, a new one by its directory's canonical path
+/// and its name). Outputs written in place (devices, FIFOs, this process's descriptors such as
+/// `/dev/stdout` and `/dev/null`) and inputs that are not regular files (pipes) are never refused.
+/// A hard link of an input is refused too, though the atomic rename would leave the input's own
+/// name untouched. An [`OutFile`] replaces a file only at its commit, so without this check the
+/// input would be read whole and then be replaced by the output, with no error.
 pub fn check_distinct(outputs: &[&Path], inputs: &[&Path]) -> io::Result<()> {
     use std::os::unix::fs::MetadataExt;
     #[derive(PartialEq)]
@@ -271,19 +273,25 @@ pub fn check_distinct(outputs: &[&Path], inputs: &[&Path]) -> io::Result<()> {
             .filter(|m| m.is_file())
             .map(|m| Id::File(m.dev(), m.ino()))
     };
-    let output_id = |p: &Path| match std::fs::symlink_metadata(p) {
-        Ok(_) => file_id(p),
-        Err(_) => {
-            let dir = p.parent().filter(|d| !d.as_os_str().is_empty());
+    let input_id = |p: &Path| match p == Path::new("-") {
+        true => file_id(Path::new("/dev/stdin")),
+        false => file_id(p),
+    };
+    // What the output's commit replaces; `None` for what is written in place, or a path that
+    // cannot be opened (OutFile::create then says why).
+    let output_id = |p: &Path| match resolve(p).ok()? {
+        Resolved::Replace(real) => file_id(&real).or_else(|| {
+            let dir = real.parent().filter(|d| !d.as_os_str().is_empty());
             let dir = std::fs::canonicalize(dir.unwrap_or(Path::new("."))).ok()?;
-            Some(Id::New(dir.join(p.file_name()?)))
-        }
+            Some(Id::New(dir.join(real.file_name()?)))
+        }),
+        Resolved::InPlace(_) | Resolved::OwnDescriptor(_) => None,
     };
     let refuse = |msg: String| Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
     let outs: Vec<_> = outputs.iter().map(|p| (p, output_id(p))).collect();
     for (i, (out, id)) in outs.iter().enumerate() {
         let Some(id) = id else { continue };
-        if let Some(input) = inputs.iter().find(|p| file_id(p).as_ref() == Some(id)) {
+        if let Some(input) = inputs.iter().find(|p| input_id(p).as_ref() == Some(id)) {
             return refuse(format!(
                 "{}: is also an input ({}): writing it would replace what is read",
                 out.display(),

@@ -206,7 +206,8 @@ fn own_descriptors_are_duplicated_not_reopened() {
 
 /// `check_distinct`: an output naming an input's file (by its own name, a hard link, a symbolic
 /// link or another spelling) is refused, as are two outputs naming one file whether it exists or
-/// not; different files, devices and inputs that are not regular files pass.
+/// not (a dangling link and its target too); different files, devices, descriptors and inputs
+/// that are not regular files pass.
 #[test]
 fn outputs_that_name_an_input_or_each_other_are_refused() {
     use lemma_outfile::check_distinct;
@@ -248,4 +249,10 @@ fn outputs_that_name_an_input_or_each_other_are_refused() {
     check_distinct(&[Path::new("/dev/null")], &[Path::new("/dev/null")]).unwrap();
     check_distinct(&[&p("a.out")], &[Path::new("-"), &p("sub")]).unwrap();
     assert!(!rel.exists());
+    // A dangling link's target is what its commit creates: the same file as the target named.
+    std::os::unix::fs::symlink(p("target.out"), p("dangling")).unwrap();
+    let e = refused(&[&p("dangling"), &p("target.out")], &[]);
+    assert!(e.contains("are the same file"), "{e}");
+    // This process's descriptors are written in place, however often named.
+    check_distinct(&[Path::new("/dev/stdout"), Path::new("/dev/stdout")], &[]).unwrap();
 }
