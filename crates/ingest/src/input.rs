@@ -379,10 +379,9 @@ fn advise_streaming(f: &File) {
     let _ = f;
 }
 
-/// The format from the first non-blank byte, if any.
 /// An error for text that starts with a UTF-8 byte order mark: TREC would take it as part of the
 /// first goal's name (a goal then matched by no other file) and JSONL as a stray character.
-fn refuse_bom(path: &Path, head: &[u8]) -> Result<(), InputError> {
+pub(crate) fn refuse_bom(path: &Path, head: &[u8]) -> Result<(), InputError> {
     if !head.starts_with(b"\xEF\xBB\xBF") {
         return Ok(());
     }
@@ -396,6 +395,7 @@ fn refuse_bom(path: &Path, head: &[u8]) -> Result<(), InputError> {
     ))
 }
 
+/// The format from the first non-blank byte, if any.
 fn sniff(buf: &[u8]) -> Option<Format> {
     let i = buf.iter().position(|&b| !is_space(b) && b != b'\n')?;
     Some(if buf[i] == b'{' {

@@ -12,11 +12,13 @@ pub struct Names {
 }
 
 impl Names {
-    /// The names of a text file, one per line (`\n` or `\r\n`); blank lines at the end are
-    /// ignored. A blank line before the last name is an error naming it: a name is known by its
-    /// line (a matrix's row or column), so a line left out would shift every name after it.
+    /// The names of a text file, one per line (`\n` or `\r\n`), with no byte order mark; blank
+    /// lines at the end are ignored. A blank line before the last name is an error naming it: a
+    /// name is known by its line (a matrix's row or column), so a line left out would shift every
+    /// name after it.
     pub fn read(path: &Path) -> Result<Names, InputError> {
         let text = std::fs::read(path).map_err(|e| InputError::read(path, e))?;
+        crate::input::refuse_bom(path, &text)?;
         let names = Names::from_lines(&text);
         let (mut at, mut blank) = (0usize, None);
         for (i, line) in text.split(|&b| b == b'\n').enumerate() {
@@ -177,5 +179,8 @@ mod tests {
             assert_eq!(e.kind, crate::error::ErrorKind::Syntax);
             assert!(e.to_string().contains("empty line, expected a name"), "{e}");
         }
+        std::fs::write(&p, b"\xEF\xBB\xBFa\nb\n").unwrap();
+        let e = Names::read(&p).unwrap_err();
+        assert!(e.to_string().contains("byte order mark"), "{e}");
     }
 }

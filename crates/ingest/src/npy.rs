@@ -142,7 +142,7 @@ impl Matrix {
                 path,
                 format!(
                     "shape ({rows}, {cols}) of {descr} needs {} bytes of data, the file has {}",
-                    want.map_or("more than 2^64".to_string(), |w| w.to_string()),
+                    want.map_or("at least 2^64".to_string(), |w| w.to_string()),
                     map.len() - data
                 ),
             ));

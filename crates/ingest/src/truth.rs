@@ -1033,6 +1033,23 @@ impl ActualSets {
                         }
                         goal
                     };
+                    // Names are fields, as in predictions (TREC or JSONL): a goal or premise
+                    // with whitespace could never be ranked, and would count as missed.
+                    let spaced = crate::fields::holds_delim;
+                    if spaced(goal.as_bytes()) {
+                        return Err(err(format!(
+                            "expected a `goal_id` without whitespace, found `{}`",
+                            crate::fields::show(goal.as_bytes())
+                        )));
+                    }
+                    if let Some(&(l, _)) =
+                        entries.iter().find(|(l, _)| spaced(sets.lemmas.name(*l)))
+                    {
+                        return Err(err(format!(
+                            "expected premise names without whitespace, found `{}`",
+                            crate::fields::show(sets.lemmas.name(l))
+                        )));
+                    }
                     match sets.push_goal(goal.as_bytes(), &mut entries) {
                         Ok(_) => {}
                         Err(PushGoalError::GoalRepeated) => {
@@ -1470,6 +1487,29 @@ k 0 b 3
         assert_eq!(e.first_line, Some(1));
         let e = read("{\"goal_id\": \"g\"}\n", Format::Jsonl).unwrap_err();
         assert!(e.to_string().contains("expected `premises`"), "{e}");
+        // Names with whitespace (never matched by a prediction) are refused, in either shape.
+        for (text, found) in [
+            (
+                "{\"goal_id\": \"g 1\", \"premises\": [\"a\"]}\n",
+                "a `goal_id` without whitespace, found `g 1`",
+            ),
+            (
+                "{\"goal_id\": \"g1\", \"premises\": [\"a\", \"b c\"]}\n",
+                "premise names without whitespace, found `b c`",
+            ),
+            (
+                "{\"goal_id\": \"g1\", \"premises\": {\"a\\tb\": 2}}\n",
+                "premise names without whitespace, found `a\tb`",
+            ),
+            (
+                "{\"goal_id\": \"g1\", \"all_pos_premises\": [{\"full_name\": \"x y\"}]}\n",
+                "found `x y`",
+            ),
+        ] {
+            let e = read(text, Format::Jsonl).unwrap_err();
+            assert_eq!(e.line, Some(1), "{e}");
+            assert!(e.to_string().contains(found), "{e}");
+        }
         let e = read("{\"goal_id\": \"g\", \"premises\": [1]}\n", Format::Jsonl).unwrap_err();
         assert!(
             e.to_string()
