@@ -295,7 +295,20 @@ pub fn open_file(path: &Path, f: File, allow_mmap: bool) -> Result<Input, InputE
 
 /// An input read from `raw` (a pipe, a socket, an in-memory buffer), decompressed by magic bytes
 /// and sniffed like a file's; `path` names it in errors. An empty input is an error.
-pub fn from_reader(path: &Path, raw: Box<dyn Read + Send>) -> Result<Input, InputError> {
+pub fn from_reader(path: &Path, mut raw: Box<dyn Read + Send>) -> Result<Input, InputError> {
+    // A pipe may hand over its first bytes a few at a time: the first four (a gzip or zstd
+    // magic number, a byte order mark) are read whole before anything looks at them.
+    let mut head = [0u8; 4];
+    let mut n = 0;
+    while n < head.len() {
+        match raw.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(InputError::read(path, e)),
+        }
+    }
+    let raw = std::io::Cursor::new(head[..n].to_vec()).chain(raw);
     sniffed(path, BufReader::with_capacity(RAW_BUF, raw), Source::stream)
 }
 
@@ -1425,6 +1438,28 @@ mod tests {
                 .unwrap();
             assert!(e.to_string().contains("byte order mark"), "{e}");
         }
+        // From a pipe that hands over one byte a read: the magic number and the mark are found.
+        struct Trickle(Vec<u8>, usize);
+        impl Read for Trickle {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let Some(&b) = self.0.get(self.1) else {
+                    return Ok(0);
+                };
+                buf[0] = b;
+                self.1 += 1;
+                Ok(1)
+            }
+        }
+        let trickle = |b: &[u8]| Box::new(Trickle(b.to_vec(), 0));
+        let e = from_reader(Path::new("p"), trickle(bom)).err().unwrap();
+        assert!(e.to_string().contains("byte order mark"), "{e}");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"g1 Q0 a 1 0.9 t\n").unwrap();
+        let mut input = from_reader(Path::new("p"), trickle(&gz.finish().unwrap())).unwrap();
+        assert_eq!(input.compression, Compression::Gzip);
+        let mut s = String::new();
+        input.reader.read_to_string(&mut s).unwrap();
+        assert_eq!(s, "g1 Q0 a 1 0.9 t\n");
         let later = dir.path().join("later.txt");
         std::fs::write(&later, b"g0 Q0 a 1 0.9 t\n\xEF\xBB\xBFg1 Q0 a 1 0.9 t\n").unwrap();
         assert_eq!(open_with(&later, true).unwrap().format, Format::Trec);
