@@ -227,44 +227,27 @@ fn a_report_of_qrels_in_a_pipe_holds_the_same_numbers() {
             .filter(|c| c.parse::<f64>().is_ok())
             .collect()
     };
-    let out = dir.path().join("files.html");
-    ok(
-        run(
-            &as_refs(&[
-                "report".into(),
-                q.to_str().unwrap().into(),
-                r.to_str().unwrap().into(),
-                "-o".into(),
-                out.to_str().unwrap().into(),
-            ]),
-            None,
-            vec![],
-        ),
-        "report",
-    );
-    let want = numbers(&std::fs::read_to_string(&out).unwrap());
+    // The page of a report of qrels `qp` (fed through `fifos`) and the fixture's run.
+    let report = |qp: &Path, name: &str, fifos| {
+        let out = dir.path().join(name);
+        let args = ["report", qp.to_str().unwrap(), r.to_str().unwrap(), "-o"];
+        let mut args: Vec<String> = args.map(String::from).to_vec();
+        args.push(out.to_str().unwrap().into());
+        ok(run(&as_refs(&args), None, fifos), name);
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let want = numbers(&report(&q, "files.html", vec![]));
     assert!(
         want.len() > 10 && want.iter().any(|c| c.starts_with("0.")),
         "{want:?}"
     );
     let fq = dir.path().join("q");
     mkfifo(&fq);
-    let out2 = dir.path().join("fifo.html");
-    ok(
-        run(
-            &as_refs(&[
-                "report".into(),
-                fq.to_str().unwrap().into(),
-                r.to_str().unwrap().into(),
-                "-o".into(),
-                out2.to_str().unwrap().into(),
-            ]),
-            None,
-            vec![(fq.clone(), std::fs::read(&q).unwrap())],
-        ),
-        "report, qrels in a FIFO",
+    let page = report(
+        &fq,
+        "fifo.html",
+        vec![(fq.clone(), std::fs::read(&q).unwrap())],
     );
-    let page = std::fs::read_to_string(&out2).unwrap();
     assert_eq!(numbers(&page), want);
     assert!(page.contains("<td>stream</td>"), "the FIFO's size");
 }

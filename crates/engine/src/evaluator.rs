@@ -47,7 +47,7 @@ impl InputKind {
     /// `/dev/stdin`, process substitution, a FIFO, a device) is text, and is not read here, since
     /// what is read from it could not be read again when the input is opened.
     pub fn of(path: &Path) -> Result<InputKind, InputError> {
-        if path == Path::new("-") || std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        if lemma_ingest::read_once(path) {
             return Ok(InputKind::Text);
         }
         let mut head = [0u8; 8];

@@ -278,8 +278,7 @@ pub fn run_to(
         zero_rel: ZeroRelMode::Evaluate,
         // A run read once (stdin, a pipe, a FIFO) is regrouped from the start: it could not be
         // read again when its goals turn out not to be contiguous.
-        regroup: run == std::path::Path::new("-")
-            || std::fs::metadata(run).is_ok_and(|m| !m.is_file()),
+        regroup: lemma_ingest::read_once(run),
         f32_scores: !v10,
         threads: o.threads.max(1),
         spill: o.spill.clone(),

@@ -222,6 +222,14 @@ pub fn open(path: &Path) -> Result<Input, InputError> {
     open_with(path, false)
 }
 
+/// Whether `path` can be read only once: `-` (stdin) or anything that is not a regular file (a
+/// pipe, a FIFO, `/dev/stdin`, a shell's `<(...)`, a device). Such an input is never read to be
+/// recognised and then opened again (what was read would be lost), and a run that must be
+/// sorted is sorted from its first read.
+pub fn read_once(path: &Path) -> bool {
+    path == Path::new("-") || std::fs::metadata(path).is_ok_and(|m| !m.is_file())
+}
+
 /// [`open`], choosing whether a plain regular file may be memory-mapped (batches are then slices of
 /// the mapping, released with `MADV_DONTNEED` once evaluated). A mapped file must not be truncated
 /// by another process while it is read (the usual caveat of `mmap`).

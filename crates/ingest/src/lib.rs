@@ -33,8 +33,8 @@ pub use error::{ErrorKind, InputError};
 pub use fields::{parse_score, show, ScoreText};
 pub use input::{
     first_field, first_goal, from_chunks, from_reader, last_goal, open, open_file, open_with,
-    Batch, BatchData, BatchReader, ChunkReader, ChunkSource, Claim, Compression, Format, GoalKey,
-    Input, Next, Source,
+    read_once, Batch, BatchData, BatchReader, ChunkReader, ChunkSource, Claim, Compression, Format,
+    GoalKey, Input, Next, Source,
 };
 pub use jsonl::{scan_prediction, RecordSpans, Span};
 pub use names::Names;

@@ -19,10 +19,15 @@ impl Names {
     pub fn read(path: &Path) -> Result<Names, InputError> {
         let text = std::fs::read(path).map_err(|e| InputError::read(path, e))?;
         crate::input::refuse_bom(path, &text)?;
-        let names = Names::from_lines(&text);
+        let mut names = Names {
+            text: Vec::with_capacity(text.len()),
+            ends: Vec::new(),
+        };
+        // The first blank line (its number and byte), an error once a name follows it.
         let (mut at, mut blank) = (0usize, None);
         for (i, line) in text.split(|&b| b == b'\n').enumerate() {
-            if line.strip_suffix(b"\r").unwrap_or(line).is_empty() {
+            let name = line.strip_suffix(b"\r").unwrap_or(line);
+            if name.is_empty() {
                 blank = blank.or(Some((i as u64 + 1, at as u64)));
             } else if let Some((line, byte)) = blank {
                 return Err(InputError::at(
@@ -33,6 +38,8 @@ impl Names {
                     "empty line, expected a name (one per line; a matrix's names are known by \
                      their line)",
                 ));
+            } else {
+                names.push(name);
             }
             at += line.len() + 1;
         }

@@ -212,7 +212,7 @@ impl SortedQrels {
         let threads = threads.max(1);
         // Only a regular file can be mapped, and only it can be opened again: anything else (a
         // pipe, a FIFO) is left unread for the caller.
-        if path == Path::new("-") || std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        if crate::input::read_once(path) {
             return Ok(None);
         }
         let input = open_with(path, true)?;
