@@ -242,7 +242,7 @@ class RelevanceEvaluator:
         pairs = _native.NativeEvaluator.trec_measures(_merge_parameters(measures))
         native = [n for _, n in pairs if n is not None]
         self._ev = _native.NativeEvaluator(
-            dict(query_relevance),
+            _actual(query_relevance),
             native,
             relevance_level,
             "skip",

@@ -7,7 +7,7 @@ use lemma_eval::{
     trec, EvalError, Evaluation, Evaluator, GoalRow, MatrixNames, MissingMode, OrderMode, Partial,
     Predictions, Sink, SummaryOnly, TieMode, ZeroRelMode,
 };
-use lemma_ingest::{ActualSets, Compression, ErrorKind, Format, Input, InputError, Source};
+use lemma_ingest::{ActualSets, ErrorKind, InputError, PushGoalError};
 use pyo3::exceptions::{PyFileNotFoundError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -140,12 +140,16 @@ fn measure_keys(given: &[String], plan: &[Measure]) -> Vec<String> {
 }
 
 /// Actual sets from `{goal: {lemma: grade}}` or `{goal: iterable of lemma names}` (grade 1),
-/// written as qrels lines and read by the qrels reader: the same checks as a file.
-fn actual_from_dict(actual: &Bound<'_, PyDict>, threads: usize) -> PyResult<ActualSets> {
-    let mut text = Vec::with_capacity(actual.len() * 64);
+/// built goal by goal with the checks the qrels reader makes (names without whitespace, grades
+/// that fit, a lemma judged once a goal, at least one judgment). Not through qrels text: a goal
+/// named `#...` would read as a comment line there.
+fn actual_from_dict(actual: &Bound<'_, PyDict>) -> PyResult<ActualSets> {
+    let mut sets = ActualSets::default();
+    let mut entries: Vec<(u32, i32)> = Vec::new();
     for (goal, lemmas) in actual.iter() {
         let goal: String = goal.extract()?;
         check_name(&goal, "goal")?;
+        entries.clear();
         if let Ok(graded) = lemmas.cast::<PyDict>() {
             for (lemma, grade) in graded.iter() {
                 let lemma: String = lemma.extract()?;
@@ -155,7 +159,17 @@ fn actual_from_dict(actual: &Bound<'_, PyDict>, threads: usize) -> PyResult<Actu
                         "actual: goal `{goal}`, lemma `{lemma}`: expected an integer grade"
                     ))
                 })?;
-                line(&mut text, &[goal.as_bytes(), b"0", lemma.as_bytes()], grade);
+                // As a qrels grade: a 32-bit integer (its lowest value reserved).
+                let grade = i32::try_from(grade)
+                    .ok()
+                    .filter(|&g| g != i32::MIN)
+                    .ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "actual: goal `{goal}`, lemma `{lemma}`: grade {grade} is out of range \
+                             (expected a 32-bit integer)"
+                        ))
+                    })?;
+                entries.push((sets.lemmas.intern(lemma.as_bytes()), grade));
             }
         } else {
             if lemmas.is_instance_of::<pyo3::types::PyString>()
@@ -169,29 +183,34 @@ fn actual_from_dict(actual: &Bound<'_, PyDict>, threads: usize) -> PyResult<Actu
             for lemma in lemmas.try_iter()? {
                 let lemma: String = lemma?.extract()?;
                 check_name(&lemma, "lemma")?;
-                line(&mut text, &[goal.as_bytes(), b"0", lemma.as_bytes()], 1);
+                entries.push((sets.lemmas.intern(lemma.as_bytes()), 1));
+            }
+        }
+        // A goal without judgments has no lines in qrels: no actual set.
+        if entries.is_empty() {
+            continue;
+        }
+        match sets.push_goal(goal.as_bytes(), &mut entries) {
+            Ok(_) => {}
+            Err(PushGoalError::GoalRepeated) => {
+                return Err(PyValueError::new_err(format!(
+                    "actual: goal `{goal}` is given twice"
+                )))
+            }
+            Err(PushGoalError::LemmaRepeated(l)) => {
+                return Err(PyValueError::new_err(format!(
+                    "actual: goal `{goal}`: lemma `{}` is judged twice",
+                    String::from_utf8_lossy(sets.lemmas.name(l))
+                )))
             }
         }
     }
-    let input = Input {
-        path: "(actual dict)".into(),
-        reader: Source::stream(std::io::Cursor::new(text)),
-        size_on_disk: None,
-        compression: Compression::None,
-        format: Format::Trec,
-        map: None,
-        file: None,
-    };
-    ActualSets::read_with_threads(input, threads).map_err(input_err)
-}
-
-fn line(out: &mut Vec<u8>, fields: &[&[u8]], grade: i64) {
-    for f in fields {
-        out.extend_from_slice(f);
-        out.push(b' ');
+    if sets.goals.is_empty() {
+        return Err(PyValueError::new_err(
+            "actual: has no judgments, expected at least one goal with a lemma",
+        ));
     }
-    out.extend_from_slice(grade.to_string().as_bytes());
-    out.push(b'\n');
+    Ok(sets)
 }
 
 /// The UTF-8 bytes of a `str`, borrowed from the string object (CPython keeps them with the
@@ -366,7 +385,7 @@ impl NativeEvaluator {
         // The actual sets are read on the evaluator's threads.
         let threads = threads.unwrap_or(lemma_eval::EvalOptions::default().threads);
         let actual = if let Ok(d) = actual.cast::<PyDict>() {
-            actual_from_dict(d, threads)?
+            actual_from_dict(d)?
         } else {
             let path: PathBuf = actual.extract()?;
             py.detach(|| lemma_eval::read_actual_with_threads(&path, threads))

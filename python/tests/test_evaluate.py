@@ -234,3 +234,21 @@ def test_an_error_in_a_large_scored_dict_is_raised_not_waited_on(threads):
     ev = lemma_eval.RelevanceEvaluator(truth, {"map"})
     with pytest.raises(ValueError, match=r"goal `g0`"):
         ev.evaluate({g: {"a": float("inf")} for g in truth})
+
+
+def test_actual_dicts_are_checked_as_qrels_are():
+    """Actual sets given as a dict: a goal named `#...` counts (it is no comment line); a grade
+    that does not fit 32 bits, a lemma listed twice and a dict without judgments are errors that
+    name the goal and lemma; a goal with no lemma has no actual set."""
+    r = lemma_eval.evaluate({"#g": ["a"], "h": ["b"]}, {"#g": ["a"], "h": ["x", "b"]}, ["RR"])
+    assert r.summary == {"RR": 0.75}
+    assert r.counts["evaluated"] == 2
+    with pytest.raises(ValueError, match=r"goal `g`, lemma `a`: grade 1099511627776 is out of range"):
+        lemma_eval.evaluate({"g": {"a": 2**40}}, {"g": ["a"]})
+    with pytest.raises(ValueError, match=r"goal `g`: lemma `a` is judged twice"):
+        lemma_eval.evaluate({"g": ["a", "b", "a"]}, {"g": ["a"]})
+    with pytest.raises(ValueError, match="has no judgments"):
+        lemma_eval.evaluate({"g": []}, {"g": ["a"]})
+    r = lemma_eval.evaluate({"g": ["a"], "e": []}, {"g": ["a"], "e": ["a"]}, ["RR"], per_goal=True)
+    assert r.counts["skipped_no_actual"] == 1
+    assert list(r.per_goal) == ["g"]

@@ -82,3 +82,21 @@ def test_gm_map_is_the_log_of_ap():
     )
     assert got["q"]["map"] == 0.25
     assert got["q"]["gm_map"] == math.log(0.25)
+
+
+def test_goals_named_with_a_hash_and_read_only_inner_mappings():
+    """A goal whose name starts with `#` is a goal (in qrels text it would be a comment line), and
+    the grades of an inner mapping that is not a dict count: both as pytrec_eval gives them."""
+    from types import MappingProxyType
+
+    qrels = {"#q": {"a": 1}, "r": {"b": 1}}
+    run = {"#q": {"a": 1.0}, "r": {"x": 1.0, "b": 0.5}}
+    want = pytrec_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(run)
+    assert want == {"#q": {"map": 1.0}, "r": {"map": 0.5}}
+    assert lemma_eval.RelevanceEvaluator(qrels, {"map"}).evaluate(run) == want
+    # a (grade 0) at 1, c (-1) at 2, b (2) at 3: one relevant lemma, found at rank 3.
+    graded = {"q": MappingProxyType({"a": 0, "b": 2, "c": -1})}
+    got = lemma_eval.RelevanceEvaluator(graded, {"map", "num_rel"}).evaluate(
+        {"q": {"a": 0.9, "b": 0.5, "c": 0.7}}
+    )
+    assert got == {"q": {"map": pytest.approx(1 / 3, abs=1e-15), "num_rel": 1.0}}
