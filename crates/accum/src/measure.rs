@@ -272,9 +272,34 @@ pub(crate) fn fmt_level(x: f64) -> String {
     }
 }
 
-/// Formats beta from beta^2 (`1`, `0.5`, `2`).
+/// The beta parameter of a name, from beta² as it is kept: `beta=b` when `b²` is beta² exactly
+/// (`1`, `0.5`, `2`), else `beta2=` beta² itself (trec_eval's `set_F.0.5` is beta² = 0.5, and no
+/// double squares to 0.5), so that every name parses back to the same measure.
 pub(crate) fn fmt_beta(beta2: f64) -> String {
-    format!("{}", beta2.sqrt())
+    let b = beta2.sqrt();
+    if b * b == beta2 {
+        format!("beta={b}")
+    } else {
+        format!("beta2={beta2}")
+    }
+}
+
+/// beta² from a name's `beta=b` (squared) or `beta2=` (as it is); `None` when neither is given.
+pub(crate) fn take_beta2(n: &mut NativeName<'_>) -> Result<Option<f64>, String> {
+    match (n.take("beta"), n.take("beta2")) {
+        (Some(_), Some(_)) => Err("give beta or beta2 (its square), not both".into()),
+        (Some(b), None) => parse_beta(b).map(Some),
+        (None, Some(b2)) => {
+            let v = parse_number(b2)?;
+            if !(1e-200..=1e200).contains(&v) {
+                return Err(format!(
+                    "beta2 must be between 1e-200 and 1e200, found `{b2}`"
+                ));
+            }
+            Ok(Some(v))
+        }
+        (None, None) => Ok(None),
+    }
 }
 
 /// `@k` or nothing.

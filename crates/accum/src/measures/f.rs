@@ -17,7 +17,7 @@
 
 use super::{Def, Needs, Syntax};
 use crate::goal::GoalView;
-use crate::measure::{fmt_at, fmt_beta, parse_beta, NativeName};
+use crate::measure::{fmt_at, fmt_beta, take_beta2, NativeName};
 use crate::Measure;
 use std::fmt;
 
@@ -38,13 +38,11 @@ pub(super) fn f_beta(beta2: f64, s: f64, k: u64, r: u64) -> f64 {
 /// `F...` or `E...` (the base says which): `(beta2, cutoff)`.
 fn parse(n: &mut NativeName<'_>) -> Result<(f64, Option<u32>), String> {
     let cutoff = n.cutoff()?;
-    let beta2 = match n.take("beta") {
-        Some(b) if n.base.ends_with('1') => {
-            return Err(format!("`{}` fixes beta = 1; use `F(beta={b})`", n.base))
-        }
-        Some(b) => parse_beta(b)?,
-        None => 1.0,
-    };
+    let fixed = n.base.ends_with('1') && (n.has("beta") || n.has("beta2"));
+    if fixed {
+        return Err(format!("`{}` fixes beta = 1; use `F(beta=...)`", n.base));
+    }
+    let beta2 = take_beta2(n)?.unwrap_or(1.0);
     Ok((beta2, cutoff))
 }
 
@@ -62,7 +60,7 @@ impl Def for F {
     }
 
     fn fmt((beta2, cutoff): (f64, Option<u32>), f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "F(beta={}){}", fmt_beta(beta2), fmt_at(cutoff))
+        write!(f, "F({}){}", fmt_beta(beta2), fmt_at(cutoff))
     }
 
     fn needs((_, cutoff): (f64, Option<u32>)) -> Needs {
@@ -88,7 +86,7 @@ impl Def for E {
     }
 
     fn fmt((beta2, cutoff): (f64, Option<u32>), f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "E(beta={}){}", fmt_beta(beta2), fmt_at(cutoff))
+        write!(f, "E({}){}", fmt_beta(beta2), fmt_at(cutoff))
     }
 
     fn needs((_, cutoff): (f64, Option<u32>)) -> Needs {

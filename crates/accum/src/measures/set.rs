@@ -17,7 +17,7 @@
 use super::f::f_beta;
 use super::{div, Alias, Def, Needs, Syntax};
 use crate::goal::GoalView;
-use crate::measure::{fmt_beta, fmt_level, parse_beta, parse_number, NativeName};
+use crate::measure::{fmt_beta, fmt_level, parse_number, take_beta2, NativeName};
 use crate::trec::{TrecArg, TrecEntry, TrecParams};
 use crate::Measure;
 use std::fmt;
@@ -178,20 +178,15 @@ impl Def for SetF {
     fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
         n.is(&["SetF"]).then(|| {
             let threshold = parse_threshold(n)?;
-            let beta2 = n.take("beta").map(parse_beta).transpose()?.unwrap_or(1.0);
+            let beta2 = take_beta2(n)?.unwrap_or(1.0);
             Ok(Measure::SetF { beta2, threshold })
         })
     }
 
     fn fmt((beta2, threshold): (f64, Option<f64>), f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match threshold {
-            None => write!(f, "SetF(beta={})", fmt_beta(beta2)),
-            Some(_) => write!(
-                f,
-                "SetF(beta={},{})",
-                fmt_beta(beta2),
-                fmt_threshold(threshold)
-            ),
+            None => write!(f, "SetF({})", fmt_beta(beta2)),
+            Some(_) => write!(f, "SetF({},{})", fmt_beta(beta2), fmt_threshold(threshold)),
         }
     }
 
@@ -221,6 +216,41 @@ mod tests {
     use super::super::testing::{close, empty, eval, seed, SEED};
     use crate::{Config, GoalAccumulator, Label, Measure, Plan, Truth};
     use std::sync::Arc;
+
+    /// trec_eval's `set_F.0.5` keeps beta² = 0.5, which no `beta=b` gives (sqrt(0.5)² is
+    /// 0.5000000000000001): its name says `beta2=0.5` and parses back to the same measure, whose
+    /// value is trec_eval's operation for operation (P = 2/3, R = 1: 1.5·P·R / (0.5·P + R) =
+    /// 0.75 exactly, where beta² one ulp off gives 0.7499999999999999). A beta whose square
+    /// squares back keeps `beta=`.
+    #[test]
+    fn a_beta_squared_that_is_no_square_keeps_its_name() {
+        let m = Measure::parse("set_F.0.5").unwrap()[0];
+        assert_eq!(m.to_string(), "SetF(beta2=0.5)");
+        assert_eq!(Measure::parse(&m.to_string()).unwrap(), [m]);
+        let ranking = [true, false, true];
+        assert_eq!(eval(&["SetF(beta2=0.5)"], 2, &ranking), [Some(0.75)]);
+        assert_eq!(eval(&["set_F.0.5"], 2, &ranking), [Some(0.75)]);
+        assert_eq!(
+            eval(&["SetF(beta=0.7071067811865476)"], 2, &ranking),
+            [Some(0.7499999999999999)]
+        );
+        for (name, shown) in [
+            ("SetF(beta=2)", "SetF(beta=2)"),
+            ("F(beta=0.5)@5", "F(beta=0.5)@5"),
+            ("F(beta2=2)@5", "F(beta2=2)@5"),
+            ("E(beta2=0.25)", "E(beta=0.5)"),
+        ] {
+            let m = Measure::parse(name).unwrap()[0];
+            assert_eq!(m.to_string(), shown);
+            assert_eq!(Measure::parse(shown).unwrap(), [m]);
+        }
+        let both = Measure::parse("SetF(beta=1,beta2=1)")
+            .unwrap_err()
+            .to_string();
+        assert!(both.contains("not both"), "{both}");
+        assert!(Measure::parse("F1(beta2=2)").is_err());
+        assert!(Measure::parse("SetF(beta2=0)").is_err());
+    }
 
     #[test]
     fn seed_sets() {
