@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -210,6 +211,26 @@ def merge(parts: Iterable[Union[bytes, Result]], keys: Optional[Sequence[str]] =
     return Result(_native.merge(blobs, list(keys) if keys is not None else None))
 
 
+def _pytrec_name(measure: str) -> str:
+    """A measure as pytrec_eval also spells it, ``base_p1,p2`` for ``base.p1,p2`` (``P_5``,
+    ``ndcg_cut_10``, ``iprec_at_recall_0.10``), in the form trec_eval takes; any other name as it
+    is (an unknown one is then refused by name)."""
+    try:
+        _native.NativeEvaluator.trec_measures([measure])
+        return measure
+    except ValueError:
+        pass
+    m = re.fullmatch(r"(.+?)_([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)", measure)
+    if m is None:
+        return measure
+    dotted = f"{m.group(1)}.{m.group(2)}"
+    try:
+        _native.NativeEvaluator.trec_measures([dotted])
+        return dotted
+    except ValueError:
+        return measure
+
+
 def _merge_parameters(measures: Iterable[str]) -> List[str]:
     """pytrec_eval's reading of a set of measures: the parameters of one measure given in
     several elements are taken together (``{"P.5", "P.10"}`` is ``P.5,10``), where trec_eval's
@@ -239,6 +260,7 @@ class RelevanceEvaluator:
     ) -> None:
         if judged_docs_only_flag:
             raise ValueError("judged_docs_only_flag is not supported")
+        measures = [_pytrec_name(m) for m in measures]
         pairs = _native.NativeEvaluator.trec_measures(_merge_parameters(measures))
         native = [n for _, n in pairs if n is not None]
         self._ev = _native.NativeEvaluator(
@@ -253,7 +275,11 @@ class RelevanceEvaluator:
         )
         index = {k: i for i, k in enumerate(self._ev.keys)}
         # (printed name, index of the value or None, how pytrec_eval reports it per goal).
-        self._columns = [(p, index[n] if n is not None else None) for p, n in pairs]
+        # pytrec_eval names set_F without its parameter.
+        self._columns = [
+            ("set_F" if p.startswith("set_F_") else p, index[n] if n is not None else None)
+            for p, n in pairs
+        ]
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
         session = self._ev.session()

@@ -100,3 +100,24 @@ def test_goals_named_with_a_hash_and_read_only_inner_mappings():
         {"q": {"a": 0.9, "b": 0.5, "c": 0.7}}
     )
     assert got == {"q": {"map": pytest.approx(1 / 3, abs=1e-15), "num_rel": 1.0}}
+
+
+def test_underscore_names_and_set_f_as_pytrec_eval_gives_them():
+    """pytrec_eval also takes ``base_params`` (``P_5``, ``ndcg_cut_10``, ``iprec_at_recall_0.10``)
+    and reports ``set_F.x`` as ``set_F``; its value for beta² = 0.5 is trec_eval's to the bit
+    (P = 2/3, R = 1: 0.75, where beta² one ulp off gave 0.7499999999999999)."""
+    qrels = {"q": {"a": 1, "b": 1}, "r": {"c": 2, "d": 0}}
+    run = {"q": {"a": 0.9, "x": 0.8, "b": 0.7}, "r": {"d": 0.5, "c": 0.4, "y": 0.3}}
+    for ms in [
+        {"P_5", "ndcg_cut_10", "recall_10", "map_cut_3", "success_1", "iprec_at_recall_0.10"},
+        {"P_5,10", "map"},
+        {"set_F.0.5"},
+        {"set_F.2"},
+        {"set_F.1"},
+    ]:
+        want = pytrec_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
+        got = lemma_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
+        assert got == want, ms
+    assert lemma_eval.RelevanceEvaluator(qrels, {"set_F.0.5"}).evaluate(run)["q"] == {"set_F": 0.75}
+    with pytest.raises(ValueError, match="illegal measure"):
+        lemma_eval.RelevanceEvaluator(qrels, {"Q_5"})
