@@ -109,21 +109,37 @@ fn ok(out: Output, what: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-/// A generated workload larger than any read buffer's first fill (about 600 KB of run), and the
-/// graded fixture: (qrels, run).
-fn workloads(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
-    let (q, r) = (dir.join("gen.qrels"), dir.join("gen.run"));
+/// `lemma-eval gen ARGS` into `dir/NAME.qrels` and `dir/NAME.run`: their paths.
+fn gen(dir: &Path, name: &str, args: &[&str]) -> (PathBuf, PathBuf) {
+    let (q, r) = (
+        dir.join(format!("{name}.qrels")),
+        dir.join(format!("{name}.run")),
+    );
     let made = Command::new(BIN)
-        .args([
-            "gen", "--goals", "300", "--depth", "40", "--graded", "--seed", "3",
-        ])
+        .arg("gen")
+        .args(args)
         .arg("--qrels")
         .arg(&q)
         .arg("--run")
         .arg(&r)
         .output()
         .unwrap();
-    assert!(made.status.success());
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    (q, r)
+}
+
+/// A generated workload larger than any read buffer's first fill (about 600 KB of run), and the
+/// graded fixture: (qrels, run).
+fn workloads(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let (q, r) = gen(
+        dir,
+        "gen",
+        &["--goals", "300", "--depth", "40", "--graded", "--seed", "3"],
+    );
     assert!(std::fs::metadata(&r).unwrap().len() > 300_000);
     let g = fixtures().join("graded");
     vec![(g.join("qrels.txt"), g.join("run.txt")), (q, r)]
@@ -257,16 +273,11 @@ fn a_report_of_qrels_in_a_pipe_holds_the_same_numbers() {
 #[test]
 fn trec_eval_sorts_a_piped_run_whose_goals_come_back() {
     let dir = tempfile::tempdir().unwrap();
-    let (q, r) = (dir.path().join("q"), dir.path().join("r"));
-    let made = Command::new(BIN)
-        .args(["gen", "--goals", "400", "--depth", "30", "--seed", "5"])
-        .arg("--qrels")
-        .arg(&q)
-        .arg("--run")
-        .arg(&r)
-        .output()
-        .unwrap();
-    assert!(made.status.success());
+    let (q, r) = gen(
+        dir.path(),
+        "g",
+        &["--goals", "400", "--depth", "30", "--seed", "5"],
+    );
     // Every other line moved to the end: each goal's lines come in two places.
     let text = std::fs::read_to_string(&r).unwrap();
     let lines: Vec<&str> = text.lines().collect();
