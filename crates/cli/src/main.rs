@@ -9,11 +9,10 @@ use lemma_accum::Interpolation;
 use lemma_eval::output::{counts_text, report_text, OutFormat, Writer};
 use lemma_eval::trec::{self, TrecOptions, TrecVersion};
 use lemma_eval::{
-    DuplicateMode, EvalError, Evaluator, InputKind, JoinEvaluator, MatrixNames, MissingMode,
-    OrderMode, Partial, Predictions, RankingOptions, RowFn, Sink, SummaryOnly, TieMode,
-    ZeroRelMode,
+    DuplicateMode, EvalError, Evaluator, Job, MatrixNames, MissingMode, OrderMode, Partial,
+    PredictedInput, RankingOptions, RowFn, Sink, SummaryOnly, TieMode, ZeroRelMode,
 };
-use lemma_ingest::{ActualSets, GoalOrder, SortedQrels, SpillOptions};
+use lemma_ingest::{ActualSets, SpillOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -816,12 +815,6 @@ fn progress_bar(quiet: bool, size: Option<u64>) -> Option<indicatif::ProgressBar
     Some(pb)
 }
 
-/// The actual sets held whole, or sorted qrels read along the predictions.
-enum Engine {
-    Held(Evaluator),
-    Joined(Box<JoinEvaluator>),
-}
-
 fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     let mut inputs = vec![a.actual.as_path(), a.predicted.as_path()];
     inputs.extend(
@@ -886,85 +879,20 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             ))
         }
     };
-    let started = std::time::Instant::now();
-    // Sorted qrels are read along the predictions (a merge join) rather than held whole, when
-    // the predictions are a plain text file evaluated whole.
-    let sorted = if a.shard.is_none()
-        && !a.hold_actual
-        && a.summary_out.is_none()
-        && (a.predicted != Path::new("-") || a.regroup)
-        && InputKind::of(&a.actual)? == InputKind::Text
-        && InputKind::of(&a.predicted)? == InputKind::Text
-    {
-        let threads = (a.common.threads).unwrap_or(lemma_eval::EvalOptions::default().threads);
-        match SortedQrels::open_with_threads(&a.actual, threads)? {
-            Some(q) => Some((q, None)),
-            // Not in order: held, unless held they would not fit in the budget; then sorted on
-            // disk.
-            None if std::fs::metadata(&a.actual)
-                .is_ok_and(|m| m.is_file() && !a.memory.spill().holds_qrels(m.len())) =>
-            {
-                SortedQrels::sort(&a.actual, &a.memory.spill())?
-                    .map(|(q, r)| (q.with_threads(threads), Some(r)))
-            }
-            None => None,
-        }
-    } else {
-        None
+    let predicted = match a.shard {
+        Some((index, count)) => PredictedInput::Shard {
+            path: a.predicted.clone(),
+            index,
+            count,
+        },
+        None => PredictedInput::Path(a.predicted.clone()),
     };
-    let (engine, actual_text) = match sorted {
-        Some((q, sorted)) => {
-            let text = format!(
-                "lemma-eval: actual sets: {} goals in {} order in {} ({}), read along the predictions",
-                q.goal_count(),
-                match q.order() {
-                    GoalOrder::Bytes => "byte",
-                    GoalOrder::Natural => "natural",
-                },
-                a.actual.display(),
-                match sorted {
-                    None => format!("checked in {:.3} s", started.elapsed().as_secs_f64()),
-                    Some(r) => format!("not in order: {r}"),
-                },
-            );
-            (Engine::Joined(Box::new(builder.build_joined(q))), text)
-        }
-        None => {
-            let evaluator = builder.build_from_path(&a.actual)?;
-            let actual = evaluator.actual();
-            tracing::info!(
-                goals = actual.goals.len(),
-                lemmas = actual.lemmas.len(),
-                "actual sets read"
-            );
-            // Reported with the evaluation, at the end.
-            let text = format!(
-                "lemma-eval: actual sets: {} goals, {} judgments of {} lemmas from {} in {:.3} s; {:.1} MB held \
-                 ({:.1} MB for the judgments, the rest the names)\n",
-                actual.goals.len(),
-                actual.judgments(),
-                actual.lemmas.len(),
-                a.actual.display(),
-                started.elapsed().as_secs_f64(),
-                actual.heap_bytes() as f64 / 1e6,
-                actual.judgment_bytes() as f64 / 1e6,
-            );
-            (Engine::Held(evaluator), text)
-        }
-    };
-    let plan = match &engine {
-        Engine::Held(e) => e.plan().clone(),
-        Engine::Joined(j) => j.plan().clone(),
-    };
-    // A shard is opened (and its range found) by the evaluation.
-    let predictions = match a.shard {
-        Some(shard) => Err(shard),
-        None => Ok(Predictions::open(
-            &a.predicted,
-            names.as_ref(),
-            a.common.mmap,
-        )?),
-    };
+    let job = Job::new(builder, a.actual.as_path(), predicted)
+        .names(names)
+        .mmap(a.common.mmap)
+        .hold_actual(a.hold_actual)
+        .mergeable(a.summary_out.is_some())
+        .open()?;
     // Created first: a summary path that cannot be written fails before the evaluation.
     let summary_out = match &a.summary_out {
         Some(p) => Some(Out::new(Some(p))?),
@@ -972,17 +900,11 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     };
     let mut out = Out::new(a.common.output.as_deref())?;
     let out_name = out.name();
-    let mut joined = None;
+    let plan = job.plan().clone();
     let done = {
         let mut w = Writer::new(out.writer(), a.format.into(), plan.measures());
         w.begin(a.per_goal).map_err(|e| write_fail(&out_name, e))?;
-        let size = match &predictions {
-            Ok(p) => p.size_on_disk(),
-            Err(_) => std::fs::metadata(&a.predicted)
-                .ok()
-                .map(|m| m.len() / a.shard.map_or(1, |s| s.1)),
-        };
-        let pb = progress_bar(a.common.quiet, size);
+        let pb = progress_bar(a.common.quiet, job.size_on_disk());
         let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
         let progress = progress.as_ref().map(|p| p as &(dyn Fn(u64) + Sync));
         let mut per_goal_rows = RowFn(|row| w.row(&row));
@@ -991,37 +913,20 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         } else {
             &mut SummaryOnly
         };
-        let done = match (predictions, &engine) {
-            (Ok(Predictions::Text(input)), Engine::Joined(j)) => j
-                .evaluate_with_progress(input, sink, progress)
-                .map(|(done, jr)| {
-                    joined = Some(jr);
-                    (done, None)
-                }),
-            (_, Engine::Joined(_)) => unreachable!("only text predictions are joined"),
-            (Err((i, n)), Engine::Held(evaluator)) => evaluator
-                .evaluate_shard(&a.predicted, i - 1, n, sink, progress)
-                .map(|(done, partial)| (done, Some(partial))),
-            (Ok(predictions), Engine::Held(evaluator)) if summary_out.is_some() => evaluator
-                .evaluate_partial(predictions, sink, progress)
-                .map(|(done, partial)| (done, Some(partial))),
-            (Ok(predictions), Engine::Held(evaluator)) => evaluator
-                .evaluate_with_progress(predictions, sink, progress)
-                .map(|done| (done, None)),
-        };
+        let done = job.evaluate(sink, progress);
         if let Some(pb) = pb {
             pb.finish_and_clear();
         }
         let done = done.map_err(|e| eval_fail(&out_name, e))?;
+        let summary = &done.evaluation.summary;
         if let Some(t) = a.threshold {
-            w.set_extra(lemma_eval::curve::pooled_at_threshold(t, &done.0.summary));
+            w.set_extra(lemma_eval::curve::pooled_at_threshold(t, summary));
         }
-        w.finish(&done.0.summary, a.per_goal)
+        w.finish(summary, a.per_goal)
             .map_err(|e| write_fail(&out_name, e))?;
         done
     };
-    let (done, partial) = done;
-    if let (Some(mut so), Some(partial)) = (summary_out, partial) {
+    if let (Some(mut so), Some(partial)) = (summary_out, &done.partial) {
         let name = so.name();
         so.writer()
             .write_all(&partial.encode())
@@ -1030,47 +935,15 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     }
     out.commit()?;
     if !a.common.quiet {
-        let actual_text = match &joined {
-            None => actual_text,
-            Some(jr) => {
-                let mut t = format!(
-                    "{actual_text}: {} goals read, at most {:.1} MB of them held at once",
-                    jr.goals_read,
-                    jr.largest_batch_bytes as f64 / 1e6
-                );
-                if let Some(line) = jr.held_from_line {
-                    t.push_str(&format!(
-                        "; the predictions' goals leave that order at line {line}: the actual sets \
-                         were then read whole ({:.1} MB held)",
-                        jr.held_bytes as f64 / 1e6
-                    ));
-                } else if let Some(line) = jr.lookups_from_line {
-                    t.push_str(&format!(
-                        "; the predictions' goals leave that order at line {line}, and the actual \
-                         sets would not fit in --memory once held: from there each batch's goals \
-                         were looked up ({:.1} MB to remember those ranked)",
-                        jr.ranked_set_bytes as f64 / 1e6
-                    ));
-                }
-                if jr.held_bytes > 0 && jr.held_from_line.is_none() {
-                    t.push_str(&format!(
-                        "; the predictions cannot be joined (not a plain TREC file): read whole \
-                         ({:.1} MB held)",
-                        jr.held_bytes as f64 / 1e6
-                    ));
-                }
-                t + "\n"
-            }
-        };
+        let done_eval = &done.evaluation;
         eprint!(
-            "{actual_text}{}",
-            report_text(&done.report, &done.summary.counts())
+            "lemma-eval: {}\n{}",
+            done.actual_read,
+            report_text(&done_eval.report, &done_eval.summary.counts())
         );
     }
     // The process ends here: freeing the sets would only delay it.
-    if let Engine::Held(evaluator) = engine {
-        std::mem::forget(evaluator.into_actual());
-    }
+    std::mem::forget(done.held);
     Ok(())
 }
 
@@ -1256,17 +1129,18 @@ fn run_curve(a: CurveArgs) -> Result<(), Fail> {
     match &a.goal {
         None => {
             let levels = curve::recall_levels(a.points as usize);
-            let ev = builder
+            let builder = builder
                 .measure_names(curve::macro_measures(&levels))
-                .map_err(|e| Fail(2, e.to_string()))?
-                .build(actual);
+                .map_err(|e| Fail(2, e.to_string()))?;
             let _ = writeln!(
                 text,
                 "{}recall\tprecision",
                 if several { "run\t" } else { "" }
             );
             for (i, p) in a.predicted.iter().enumerate() {
-                let done = ev.evaluate(Predictions::open(p, None, false)?, &mut SummaryOnly)?;
+                let done = Job::new(builder.clone(), actual.clone(), p.as_path())
+                    .run(&mut SummaryOnly, None)?
+                    .evaluation;
                 let points = curve::macro_points(&levels, &done.summary);
                 for q in &points {
                     let _ = writeln!(text, "{}{}\t{}", run_col(i), q.recall, num(q.precision));
@@ -1315,10 +1189,9 @@ fn run_curve(a: CurveArgs) -> Result<(), Fail> {
                     ),
                 ));
             }
-            let ev = builder
+            let builder = builder
                 .measure_names(curve::goal_measures(r))
-                .map_err(|e| Fail(2, e.to_string()))?
-                .build(actual.clone());
+                .map_err(|e| Fail(2, e.to_string()))?;
             let _ = writeln!(
                 text,
                 "{}rank\trecall\tprecision\tinterpolated_precision",
@@ -1332,7 +1205,7 @@ fn run_curve(a: CurveArgs) -> Result<(), Fail> {
                     }
                     Ok(())
                 });
-                ev.evaluate(Predictions::open(p, None, false)?, &mut sink)?;
+                Job::new(builder.clone(), actual.clone(), p.as_path()).run(&mut sink, None)?;
                 let points = curve::goal_points(r, &depths);
                 for q in &points {
                     let _ = writeln!(
@@ -1470,7 +1343,7 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
                 PooledSetup::exact(a.memory.memory, threads, dir)
             }
         };
-        let ev = (a.scoring.builder())
+        let builder = (a.scoring.builder())
             .measure_names(["NumRel"])
             .map_err(|e| Fail(2, e.to_string()))?
             .zero_relevant(if a.keep_zero_relevant {
@@ -1478,9 +1351,10 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
             } else {
                 ZeroRelMode::Skip
             })
-            .pooled(setup.spec())
-            .build(actual.clone());
-        let done = ev.evaluate(Predictions::open(p, None, false)?, &mut SummaryOnly)?;
+            .pooled(setup.spec());
+        let done = Job::new(builder, actual.clone(), p.as_path())
+            .run(&mut SummaryOnly, None)?
+            .evaluation;
         let curve = done
             .summary
             .pooled()
@@ -1650,13 +1524,7 @@ fn run_report(a: ReportArgs) -> Result<(), Fail> {
         let builder = a.scoring.builder();
         let setup = PooledSetup::exact(a.memory.memory, threads, a.memory.spill().directory());
         let name = p.display().to_string();
-        let r = lemma_report::evaluate_run(
-            &name,
-            builder,
-            actual.clone(),
-            Predictions::open(p, None, false)?,
-            &setup,
-        )?;
+        let r = lemma_report::evaluate_run(&name, builder, actual.clone(), p.as_path(), &setup)?;
         runs.push(r);
     }
     let command = std::env::args_os()

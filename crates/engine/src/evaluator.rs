@@ -541,6 +541,11 @@ impl EvaluatorBuilder {
         self
     }
 
+    /// The options as set so far.
+    pub(crate) fn peek(&self) -> &EvalOptions {
+        &self.options
+    }
+
     /// The options, the default measures if none were named, and their plan.
     fn finished(mut self) -> (EvalOptions, Arc<Plan>) {
         if self.options.measures.is_empty() {
@@ -595,6 +600,11 @@ impl JoinEvaluator {
     /// The measures in output order, and what a summary holds.
     pub fn plan(&self) -> &Arc<Plan> {
         &self.plan
+    }
+
+    /// The options.
+    pub fn options(&self) -> &EvalOptions {
+        &self.options
     }
 
     /// The qrels.

@@ -34,6 +34,7 @@ pub mod curve;
 mod evaluator;
 mod feed;
 pub mod full;
+mod job;
 pub mod join;
 mod options;
 mod outcome;
@@ -54,6 +55,8 @@ pub use evaluator::{
     read_actual, read_actual_with_threads, Evaluation, Evaluator, EvaluatorBuilder, InputKind,
     JoinEvaluator, MatrixNames, Predictions, DEFAULT_MEASURES,
 };
+
+pub use job::{ActualInput, ActualRead, Job, OpenJob, Outcome, PredictedInput};
 
 pub use options::{
     plan_for, DuplicateMode, EvalOptions, MissingMode, OrderMode, RankingOptions, TieMode,

@@ -16,7 +16,9 @@
 use lemma_accum::{Aggregate, GoalCounts, Measure};
 use lemma_eval::curve::{macro_measures, recall_levels};
 use lemma_eval::pooled::PooledSetup;
-use lemma_eval::{EvalError, EvaluatorBuilder, GoalRow, Predictions, RowFn, DEFAULT_MEASURES};
+use lemma_eval::{
+    EvalError, EvaluatorBuilder, GoalRow, Job, PredictedInput, RowFn, DEFAULT_MEASURES,
+};
 use lemma_ingest::ActualSets;
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -60,7 +62,7 @@ pub fn evaluate_run(
     name: &str,
     builder: EvaluatorBuilder,
     actual: Arc<ActualSets>,
-    predictions: Predictions,
+    predicted: impl Into<PredictedInput>,
     pooled: &PooledSetup,
 ) -> Result<RunReport, EvalError> {
     let started = Instant::now();
@@ -75,10 +77,7 @@ pub fn evaluate_run(
         measures.iter().position(|x| *x == m).expect("in the plan")
     };
     let (ap_at, depth_at) = (at("AP"), at("Depth(recall=1.0)"));
-    let ev = builder
-        .measures(measures.clone())
-        .pooled(pooled.spec())
-        .build(actual);
+    let builder = builder.measures(measures.clone()).pooled(pooled.spec());
     let mut ap_hist = [0u64; AP_BINS];
     let mut depth_hist: Vec<u64> = Vec::new();
     let mut depth_never = 0u64;
@@ -98,7 +97,9 @@ pub fn evaluate_run(
         }
         Ok(())
     });
-    let done = ev.evaluate(predictions, &mut rows)?;
+    let done = Job::new(builder, actual, predicted)
+        .run(&mut rows, None)?
+        .evaluation;
     let summary = &done.summary;
     let aggregates = summary.aggregates();
     // The curve's measures follow the table's.
