@@ -437,29 +437,9 @@ fn parse_finite(s: &str) -> Result<f64, String> {
         .ok_or_else(|| format!("expected a finite number, found `{s}`"))
 }
 
-/// `512M`, `2G`, `1.5G`, `64K` (binary units) or a number of bytes.
+/// `512M`, `2G`, `1.5G`, `64K` (binary units) or a number of bytes ([`lemma_eval::parse_size`]).
 fn parse_size(s: &str) -> Result<usize, String> {
-    let t = s.trim();
-    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
-        Some((i, _)) => (&t[..i], t[i..].to_ascii_uppercase()),
-        None => (t, String::new()),
-    };
-    let scale: u64 = match unit.trim_end_matches("IB").trim_end_matches('B') {
-        "" => 1,
-        "K" => 1 << 10,
-        "M" => 1 << 20,
-        "G" => 1 << 30,
-        "T" => 1 << 40,
-        _ => return Err(format!("`{s}`: expected a size such as 512M, 2G or 1.5G")),
-    };
-    let n: f64 = num
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}`: expected a size such as 512M, 2G or 1.5G"))?;
-    if !(n.is_finite() && n > 0.0) {
-        return Err(format!("`{s}`: expected a positive size"));
-    }
-    Ok((n * scale as f64).min(usize::MAX as f64) as usize)
+    lemma_eval::parse_size(s)
 }
 
 #[derive(Args)]

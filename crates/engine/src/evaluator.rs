@@ -178,21 +178,7 @@ impl Predictions {
             ));
         }
         for (names, what) in [(&goals, "row"), (&lemmas, "column")] {
-            let mut first = hashbrown::HashMap::with_capacity(names.len());
-            for (i, n) in names.iter().enumerate() {
-                if let Some(j) = first.insert(n, i) {
-                    return Err(InputError::file(
-                        ErrorKind::Duplicate,
-                        matrix.path(),
-                        format!(
-                            "`{}` names {what} {} and {what} {}: each {what} needs a name of its own",
-                            show(n),
-                            j + 1,
-                            i + 1
-                        ),
-                    ));
-                }
-            }
+            distinct_names(names, what, matrix.path())?;
         }
         Ok(Predictions::Matrix {
             matrix,
@@ -217,6 +203,27 @@ impl Predictions {
             Predictions::Store(_) | Predictions::Matrix { .. } => None,
         }
     }
+}
+
+/// An error when a name is given to two rows (`what`: "row") or two columns of the matrix at
+/// `path`.
+pub(crate) fn distinct_names(names: &Names, what: &str, path: &Path) -> Result<(), InputError> {
+    let mut first = hashbrown::HashMap::with_capacity(names.len());
+    for (i, n) in names.iter().enumerate() {
+        if let Some(j) = first.insert(n, i) {
+            return Err(InputError::file(
+                ErrorKind::Duplicate,
+                path,
+                format!(
+                    "`{}` names {what} {} and {what} {}: each {what} needs a name of its own",
+                    show(n),
+                    j + 1,
+                    i + 1
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// An evaluation's outcome: the summary (exact, mergeable) and what happened.
@@ -355,9 +362,13 @@ impl Evaluator {
                 self.check_text_options()?;
                 crate::text::predict(&self.actual, input, &self.options, sink, progress)
             }
-            Predictions::Store(store) => {
-                full::predict(&self.actual, &Source::Store(&store), &self.options, sink)
-            }
+            Predictions::Store(store) => full::predict(
+                &self.actual,
+                &Source::Store(&store),
+                &self.options,
+                sink,
+                None,
+            ),
             Predictions::Matrix {
                 matrix,
                 goals,
@@ -368,7 +379,7 @@ impl Evaluator {
                     goals: &goals,
                     lemmas: &lemmas,
                 };
-                full::predict(&self.actual, &source, &self.options, sink)
+                full::predict(&self.actual, &source, &self.options, sink, None)
             }
         }
     }
@@ -542,8 +553,13 @@ impl EvaluatorBuilder {
     }
 
     /// The options as set so far.
-    pub(crate) fn peek(&self) -> &EvalOptions {
+    pub fn settings(&self) -> &EvalOptions {
         &self.options
+    }
+
+    /// The plan these options give (the default measures if none were named).
+    pub fn plan(&self) -> Arc<Plan> {
+        self.clone().finished().1
     }
 
     /// The options, the default measures if none were named, and their plan.

@@ -23,7 +23,7 @@ use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink;
 use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report, TieMode};
 use lemma_accum::{GoalAccumulator, GoalFate, Plan, Summary};
-use lemma_ingest::{show, ActualSets, ErrorKind, InputError, Matrix, Names, Row, Store};
+use lemma_ingest::{show, ActualSets, ErrorKind, InputError, Matrix, Names, Row, RowBuf, Store};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -105,6 +105,8 @@ struct Worker<'a> {
     want_rows: bool,
     /// Store entries actually read (a scan stops once every judged lemma is found).
     scanned: u64,
+    /// A big-endian matrix's row, byte-swapped.
+    rowbuf: RowBuf,
 }
 
 /// `e`, naming `path` if it names no file (a goal's error, found where the path is not known).
@@ -192,8 +194,10 @@ impl<'a> Worker<'a> {
             }
             Source::Dense { matrix, lemmas, .. } => {
                 chunk.seen.push(gid);
-                let row = matrix.row(g);
-                self.rank_dense(row, lemmas, depth, name)?;
+                let mut buf = std::mem::take(&mut self.rowbuf);
+                let ranked = self.rank_dense(matrix.row_in(g, &mut buf), lemmas, depth, name);
+                self.rowbuf = buf;
+                ranked?;
                 self.scanned += matrix.cols() as u64;
                 chunk.entries += matrix.cols() as u64;
                 (matrix.cols() as u64).min(depth)
@@ -675,6 +679,7 @@ impl<'a> OrderedJob for FullJob<'a> {
             groups: Vec::new(),
             want_rows: self.want_rows,
             scanned: 0,
+            rowbuf: RowBuf::default(),
         }
     }
 
@@ -736,15 +741,56 @@ pub fn evaluate_full(
     opts: &EvalOptions,
     rows: &mut dyn Sink,
 ) -> Result<(Summary, Report), EvalError> {
-    predict(actual, source, opts, rows)?.finish(actual, &plan_for(opts), opts, rows)
+    predict(actual, source, opts, rows, None)?.finish(actual, &plan_for(opts), opts, rows)
 }
 
-/// [`evaluate_full`] but for the goals the source never ranked.
+/// Actual lemma ids -> source ids, by name: one pass over the source's names, each looked up in
+/// the (small) interner of the actual sets; no table over the whole universe is built. A name
+/// given to two of the source's lemmas is an error when the actual sets judge it.
+pub(crate) fn source_ids(actual: &ActualSets, source: &Source<'_>) -> Result<Vec<u32>, EvalError> {
+    match source {
+        Source::Store(store) => name_ids(
+            actual,
+            (0..store.lemmas() as u32).map(|id| (id, store.lemma_name(id))),
+        ),
+        Source::Dense { lemmas, .. } => name_ids(
+            actual,
+            lemmas.iter().enumerate().map(|(c, n)| (c as u32, n)),
+        ),
+    }
+}
+
+/// [`source_ids`] of the source's `(id, name)` pairs.
+pub(crate) fn name_ids<'n>(
+    actual: &ActualSets,
+    names: impl Iterator<Item = (u32, &'n [u8])>,
+) -> Result<Vec<u32>, EvalError> {
+    let mut to_source = vec![u32::MAX; actual.lemmas.len()];
+    for (sid, name) in names {
+        if let Some(aid) = actual.lemmas.get(name) {
+            if to_source[aid as usize] != u32::MAX {
+                return Err(goal_error(
+                    b"",
+                    format!(
+                        "lemma `{}` appears twice among the ranked lemma names",
+                        show(name)
+                    ),
+                ));
+            }
+            to_source[aid as usize] = sid;
+        }
+    }
+    Ok(to_source)
+}
+
+/// [`evaluate_full`] but for the goals the source never ranked; `columns`: the source ids of the
+/// actual sets' lemmas when known already ([`source_ids`]).
 pub(crate) fn predict(
     actual: &ActualSets,
     source: &Source<'_>,
     opts: &EvalOptions,
     rows: &mut dyn Sink,
+    columns: Option<&[u32]>,
 ) -> Result<Predicted, EvalError> {
     let started = Instant::now();
     let plan = plan_for(opts);
@@ -761,31 +807,14 @@ pub(crate) fn predict(
                 .into(),
         ));
     }
-    // Actual lemma ids -> source ids, by name: one pass over the source's names, each looked up
-    // in the (small) interner of the actual sets; no table over the whole universe is built.
-    let mut to_source = vec![u32::MAX; actual.lemmas.len()];
-    let source_names: Box<dyn Iterator<Item = (u32, &[u8])>> = match source {
-        Source::Store(store) => {
-            Box::new((0..store.lemmas() as u32).map(|id| (id, store.lemma_name(id))))
-        }
-        Source::Dense { lemmas, .. } => {
-            Box::new(lemmas.iter().enumerate().map(|(c, n)| (c as u32, n)))
+    let computed;
+    let to_source = match columns {
+        Some(c) => c,
+        None => {
+            computed = source_ids(actual, source)?;
+            &computed[..]
         }
     };
-    for (sid, name) in source_names {
-        if let Some(aid) = actual.lemmas.get(name) {
-            if to_source[aid as usize] != u32::MAX {
-                return Err(goal_error(
-                    b"",
-                    format!(
-                        "lemma `{}` appears twice among the ranked lemma names",
-                        show(name)
-                    ),
-                ));
-            }
-            to_source[aid as usize] = sid;
-        }
-    }
     let goals = source.goals();
     // About 4 M entries a chunk (fewer hand-offs between threads): small goals are batched.
     let per_goal = (source.bytes() / 4 / goals.max(1) as u64).max(1);
@@ -798,7 +827,7 @@ pub(crate) fn predict(
         actual,
         opts,
         source,
-        to_source: &to_source,
+        to_source,
         plan: &plan,
         want_rows: rows.wants_rows(),
         chunk,

@@ -11,7 +11,7 @@
 //!
 //! What it chose comes back as an [`ActualRead`], which the command prints and the Python
 //! package exposes. The command, the Python package, Ray's tasks, `curve`, `report` and the async
-//! [`evaluate_read`](crate::aio::evaluate_read) all evaluate through here, so that they give the
+//! `evaluate_read` (the `async` feature) all evaluate through here, so that they give the
 //! same numbers in the same memory.
 //!
 //! ```
@@ -343,7 +343,7 @@ impl Job {
         if let PredictedInput::Shard { path, index, count } = &predicted {
             check_shard(path, *index, *count)?;
         }
-        let threads = builder.peek().threads;
+        let threads = builder.settings().threads;
         let path = match &actual {
             ActualInput::Path(p) => Some(p.as_path()),
             ActualInput::Sets(_) => None,
@@ -428,7 +428,7 @@ fn joinable_paths(
     predicted: &Path,
     builder: &EvaluatorBuilder,
 ) -> Result<bool, EvalError> {
-    Ok((predicted != Path::new("-") || builder.peek().regroup)
+    Ok((predicted != Path::new("-") || builder.settings().regroup)
         && InputKind::of(actual)? == InputKind::Text
         && InputKind::of(predicted)? == InputKind::Text)
 }
@@ -440,7 +440,7 @@ fn sorted_qrels(
     builder: &EvaluatorBuilder,
     threads: usize,
 ) -> Result<Option<(SortedQrels, Option<String>)>, EvalError> {
-    let spill = &builder.peek().spill;
+    let spill = &builder.settings().spill;
     Ok(match SortedQrels::open_with_threads(actual, threads)? {
         Some(q) => Some((q, None)),
         None if std::fs::metadata(actual)

@@ -34,7 +34,7 @@ pub mod curve;
 mod evaluator;
 mod feed;
 pub mod full;
-mod job;
+pub mod job;
 pub mod join;
 mod options;
 mod outcome;
@@ -59,13 +59,13 @@ pub use evaluator::{
 pub use job::{ActualInput, ActualRead, Job, OpenJob, Outcome, PredictedInput};
 
 pub use options::{
-    plan_for, DuplicateMode, EvalOptions, MissingMode, OrderMode, RankingOptions, TieMode,
-    ZeroRelMode,
+    check_threads, default_threads, parse_size, plan_for, Choice, DuplicateMode, EvalOptions,
+    MissingMode, OrderMode, RankingOptions, TieMode, ZeroRelMode, MAX_THREADS,
 };
 
 pub use outcome::{EvalError, GoalRow, Report};
 pub use partial::{Partial, PartialError, MAGIC as SUMMARY_MAGIC, VERSION as SUMMARY_VERSION};
-pub use session::{Pushed, Session, MAX_LEMMA_IDS};
+pub use session::{DenseLemmas, Pushed, Session, MAX_LEMMA_IDS};
 pub use sink::{RowFn, Sink, SummaryOnly};
 
 /// README.md's Rust examples, compiled and run as doc tests (one uses the `async` feature, which

@@ -140,7 +140,7 @@ impl Default for EvalOptions {
             regroup: false,
             spill: lemma_ingest::SpillOptions::default(),
             f32_scores: false,
-            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            threads: default_threads(),
             batch_bytes: 4 << 20,
             universe: None,
             pooled: None,
@@ -173,4 +173,172 @@ pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
         Some(p) => plan.with_pooled(p.clone()),
         None => plan,
     })
+}
+
+/// An option whose value is one of a few words, as the command line (`--ties group`) and the
+/// Python package (`ties="group"`) spell it: the words and their meaning are listed once, here,
+/// and both doors parse through [`Choice::parse`].
+pub trait Choice: Copy + PartialEq + Sized + 'static {
+    /// The option's name, as the Python package spells it (`ties`); the command's flag is the
+    /// same with dashes (`--ties`).
+    const OPTION: &'static str;
+    /// Every value: its word, what it means, and the value.
+    const VALUES: &'static [(&'static str, &'static str, Self)];
+
+    /// The value `word` names, or an error listing the words.
+    fn parse(word: &str) -> Result<Self, String> {
+        Self::VALUES
+            .iter()
+            .find(|(w, _, _)| *w == word)
+            .map(|&(_, _, v)| v)
+            .ok_or_else(|| {
+                let words: Vec<String> = Self::VALUES
+                    .iter()
+                    .map(|(w, _, _)| format!("\"{w}\""))
+                    .collect();
+                format!("{}={word:?}: expected {}", Self::OPTION, words.join(", "))
+            })
+    }
+
+    /// The word for `self`.
+    fn word(self) -> &'static str {
+        Self::VALUES
+            .iter()
+            .find(|(_, _, v)| *v == self)
+            .map(|&(w, _, _)| w)
+            .expect("every value is listed")
+    }
+}
+
+impl Choice for OrderMode {
+    const OPTION: &'static str = "order";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        (
+            "score",
+            "score descending (TREC runs' default)",
+            OrderMode::Score,
+        ),
+        (
+            "file",
+            "as the lemmas come (JSONL's default)",
+            OrderMode::File,
+        ),
+    ];
+}
+
+impl Choice for TieMode {
+    const OPTION: &'static str = "ties";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        (
+            "trec",
+            "equal scores ranked by lemma name, descending (trec_eval)",
+            TieMode::Trec,
+        ),
+        (
+            "group",
+            "tie groups: no measure depends on the order of equal scores",
+            TieMode::Group,
+        ),
+        ("file", "equal scores keep their file order", TieMode::File),
+    ];
+}
+
+impl Choice for DuplicateMode {
+    const OPTION: &'static str = "duplicates";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        (
+            "first",
+            "a lemma repeated in a goal: the first counts",
+            DuplicateMode::First,
+        ),
+        (
+            "error",
+            "a lemma repeated in a goal: an error",
+            DuplicateMode::Error,
+        ),
+    ];
+}
+
+impl Choice for MissingMode {
+    const OPTION: &'static str = "missing";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        (
+            "zero",
+            "goals without predictions evaluated as empty (every measure 0)",
+            MissingMode::Zero,
+        ),
+        (
+            "skip",
+            "goals without predictions left out",
+            MissingMode::Skip,
+        ),
+    ];
+}
+
+impl Choice for Interpolation {
+    const OPTION: &'static str = "interpolation";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        (
+            "textbook",
+            "a recall level r needs ceil(r R) relevant lemmas",
+            Interpolation::Textbook,
+        ),
+        (
+            "trec10",
+            "trec_eval 10.0: lround(r R)",
+            Interpolation::Trec10,
+        ),
+        (
+            "trec9",
+            "trec_eval 9.0.8: (long)(r R + 0.9)",
+            Interpolation::Trec9,
+        ),
+    ];
+}
+
+/// The most worker threads any evaluation takes (`--threads`, `threads=`): more is refused, not
+/// tried (each thread holds buffers of a few MiB).
+pub const MAX_THREADS: usize = 1024;
+
+/// The default number of worker threads: the cores this process may run on.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A thread count as given (`--threads N`, `threads=N`): at least 1 and at most [`MAX_THREADS`],
+/// or an error saying so.
+pub fn check_threads(n: i128) -> Result<usize, String> {
+    match usize::try_from(n) {
+        Ok(n) if (1..=MAX_THREADS).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "threads={n}: expected 1 to {MAX_THREADS} worker threads (this machine has {} cores)",
+            default_threads()
+        )),
+    }
+}
+
+/// A memory size as the command (`--memory 1.5G`) and the Python package (`memory="1.5G"`)
+/// take it: `512M`, `2G`, `1.5G`, `64K` (binary units) or a number of bytes.
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let (num, unit) = match t.char_indices().find(|(_, c)| c.is_ascii_alphabetic()) {
+        Some((i, _)) => (&t[..i], t[i..].to_ascii_uppercase()),
+        None => (t, String::new()),
+    };
+    let scale: u64 = match unit.trim_end_matches("IB").trim_end_matches('B') {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => return Err(format!("`{s}`: expected a size such as 512M, 2G or 1.5G")),
+    };
+    let n: f64 = num
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}`: expected a size such as 512M, 2G or 1.5G"))?;
+    if !(n.is_finite() && n > 0.0) {
+        return Err(format!("`{s}`: expected a positive size"));
+    }
+    Ok((n * scale as f64).min(usize::MAX as f64) as usize)
 }

@@ -550,13 +550,44 @@ impl<'w> Writer<'w> {
 }
 
 fn counts_json(c: &GoalCounts) -> serde_json::Value {
-    serde_json::json!({
-        "evaluated": c.evaluated,
-        "evaluated_empty": c.evaluated_empty,
-        "skipped_no_actual_set": c.skipped_no_actual,
-        "skipped_no_relevant": c.skipped_no_relevant,
-        "skipped_no_predictions": c.skipped_no_predictions,
-    })
+    let map = named_counts(c)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), serde_json::json!(v)));
+    serde_json::Value::Object(map.collect())
+}
+
+/// The goal counts by name: `--format json`'s `goals` object and the Python package's
+/// `Result.counts` name them so.
+pub fn named_counts(c: &GoalCounts) -> [(&'static str, u64); 5] {
+    [
+        ("evaluated", c.evaluated),
+        ("evaluated_empty", c.evaluated_empty),
+        ("skipped_no_actual_set", c.skipped_no_actual),
+        ("skipped_no_relevant", c.skipped_no_relevant),
+        ("skipped_no_predictions", c.skipped_no_predictions),
+    ]
+}
+
+/// What an evaluation warns of, a sentence each: the command prints them on stderr
+/// (`lemma-eval: warning: ...`), the Python package raises them with `warnings.warn`.
+///
+/// - no goal of the predictions has an actual set (the wrong files, or goal names that differ);
+/// - some goals of the predictions have no actual set (skipped, and not in any mean).
+pub fn warnings(report: &Report, counts: &GoalCounts) -> Vec<String> {
+    let mut w = Vec::new();
+    let skipped = counts.skipped_no_actual;
+    if skipped > 0 && skipped == report.goals_in_predictions {
+        w.push(format!(
+            "no goal of the predictions has an actual set (none of their {skipped} goals is in \
+             the actual sets): are these the right files?"
+        ));
+    } else if skipped > 0 {
+        w.push(format!(
+            "{skipped} of the predictions' {} goals have no actual set: skipped, in no mean",
+            report.goals_in_predictions
+        ));
+    }
+    w
 }
 
 /// What became of the goals, in words (the report's first line, and `merge`'s).
@@ -582,12 +613,8 @@ pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
         (report.lines, "lines")
     };
     let mut s = format!("lemma-eval: {}\n", counts_text(counts));
-    if counts.skipped_no_actual > 0 && counts.skipped_no_actual == report.goals_in_predictions {
-        s += &format!(
-            "lemma-eval: warning: no goal of the predictions has an actual set (none of their {} \
-             goals is in the actual sets): are these the right files?\n",
-            counts.skipped_no_actual
-        );
+    for w in warnings(report, counts) {
+        s += &format!("lemma-eval: warning: {w}\n");
     }
     s += &format!(
         "lemma-eval: {} {unit}, {:.1} MB of {} in {:.3} s ({:.2} M {unit}/s, {:.0} MB/s, {} threads); {} duplicates \

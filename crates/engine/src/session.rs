@@ -17,6 +17,7 @@
 //! 8-byte load and store in a table of 8 bytes per id up to the largest id pushed. Memory: that
 //! table, the longest goal's names, and one byte per goal of the actual sets (which were pushed).
 
+use crate::evaluator::distinct_names;
 use crate::evaluator::Evaluation;
 use crate::feed::{AccFeed, Judged};
 use crate::options::{DuplicateMode, OrderMode};
@@ -27,8 +28,10 @@ use crate::sink::Sink;
 use crate::Evaluator;
 use hashbrown::HashSet;
 use lemma_accum::{GoalAccumulator, GoalFate, Label, Summary};
-use lemma_ingest::{bytes::next_delim, show, ActualSets, GoalTruth};
+use lemma_ingest::{bytes::next_delim, show, ActualSets, GoalTruth, Matrix, Names};
 use std::cmp::Ordering;
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// What a push did with its goal.
@@ -150,6 +153,46 @@ impl Evaluator {
     /// the other lemmas of its universe from `lemma_count()` up.
     pub fn lemma_count(&self) -> u32 {
         self.actual().lemmas.len() as u32
+    }
+}
+
+/// A score matrix's lemma names (its columns), matched once with the actual sets' lemmas: what
+/// [`Session::push_dense`] needs beside each batch of rows. Build it once per list of names
+/// ([`Evaluator::dense_lemmas`]): matching costs a hash lookup per name.
+pub struct DenseLemmas {
+    names: Names,
+    columns: Vec<u32>,
+    actual: Arc<ActualSets>,
+}
+
+impl std::fmt::Debug for DenseLemmas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DenseLemmas")
+            .field("lemmas", &self.names.len())
+            .finish()
+    }
+}
+
+impl DenseLemmas {
+    /// The names, one a column.
+    pub fn names(&self) -> &Names {
+        &self.names
+    }
+}
+
+impl Evaluator {
+    /// The lemma names of score matrices' columns, matched with the actual sets' lemmas (for
+    /// [`Session::push_dense`]). A name given to two columns is an error, as in a `.npy`
+    /// matrix's list of names.
+    pub fn dense_lemmas(&self, names: Names) -> Result<DenseLemmas, EvalError> {
+        distinct_names(&names, "column", Path::new("lemma_names"))?;
+        let ids = names.iter().enumerate().map(|(c, n)| (c as u32, n));
+        let columns = crate::full::name_ids(self.actual(), ids)?;
+        Ok(DenseLemmas {
+            names,
+            columns,
+            actual: self.actual_arc().clone(),
+        })
     }
 }
 
@@ -608,6 +651,101 @@ impl Session {
         self.report.duplicates_dropped += dropped;
         self.report.beyond_depth += (ids.len() - depth) as u64;
         self.end(goal)
+    }
+
+    /// Evaluates a batch of goals given as the rows of a score matrix (`goals` names the rows,
+    /// `lemmas` the columns), as a `.npy` matrix's goals are: a judged lemma's rank is one plus
+    /// the lemmas that outrank it (greater score, or equal with a greater name), counted in one
+    /// pass over its row; no row is sorted. The rows run on the evaluator's threads; their
+    /// values go to `rows` in row order (goals without an actual set, or with nothing relevant,
+    /// have none). A goal pushed before, or named twice, is an error, and then nothing of the
+    /// batch is added.
+    pub fn push_dense(
+        &mut self,
+        matrix: &Matrix,
+        goals: &Names,
+        lemmas: &DenseLemmas,
+        rows: &mut dyn Sink,
+    ) -> Result<(), EvalError> {
+        if !Arc::ptr_eq(&lemmas.actual, self.ev.actual_arc()) {
+            return Err(EvalError::Options(
+                "these lemma names were matched with another evaluator's actual sets".into(),
+            ));
+        }
+        if goals.len() != matrix.rows() || lemmas.names.len() != matrix.cols() {
+            return Err(EvalError::Options(format!(
+                "{}: shape ({}, {}) but {} goal names and {} lemma names",
+                matrix.path().display(),
+                matrix.rows(),
+                matrix.cols(),
+                goals.len(),
+                lemmas.names.len()
+            )));
+        }
+        distinct_names(goals, "row", matrix.path())?;
+        let actual = self.ev.actual_arc().clone();
+        for g in goals.iter() {
+            let again = match actual.goal(g) {
+                Some((gid, _)) => self.seen[gid as usize],
+                None => self.unknown.contains(g),
+            };
+            if again {
+                return Err(push_error(g, "the goal was pushed twice".into()));
+            }
+        }
+        let source = crate::full::Source::Dense {
+            matrix,
+            goals,
+            lemmas: &lemmas.names,
+        };
+        let p = crate::full::predict(
+            &actual,
+            &source,
+            self.ev.options(),
+            rows,
+            Some(&lemmas.columns),
+        )?;
+        for (s, new) in self.seen.iter_mut().zip(&p.seen) {
+            *s |= *new;
+        }
+        self.unknown.extend(
+            goals
+                .iter()
+                .filter(|g| actual.goal(g).is_none())
+                .map(<[u8]>::to_vec),
+        );
+        self.summary.merge(&p.summary).expect("same plan");
+        self.report.goals_in_predictions += goals.len() as u64;
+        self.report.items += p.report.items;
+        Ok(())
+    }
+
+    /// The summary of every goal as [`Session::finish`] would give it now (the goals never
+    /// pushed evaluated as empty, or skipped), the session going on: O(goals of the actual sets).
+    pub fn snapshot(&self) -> Result<Summary, EvalError> {
+        let mut summary = self.summary.clone();
+        let opts = self.ev.options();
+        evaluate_unseen(
+            self.ev.actual(),
+            self.ev.plan(),
+            opts,
+            &|g| self.seen[g],
+            opts.universe,
+            &mut summary,
+            &mut crate::SummaryOnly,
+        )?;
+        Ok(summary)
+    }
+
+    /// The session so far as a summary that travels ([`Session::into_partial`]), the session
+    /// going on.
+    pub fn partial(&self) -> Result<Partial, EvalError> {
+        Partial::new(
+            &self.ev,
+            self.summary.clone(),
+            &self.seen,
+            self.ev.options().universe,
+        )
     }
 
     /// Adds `other`'s goals (pushed on another thread, say) to this session. An error names a

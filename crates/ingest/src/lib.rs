@@ -38,7 +38,7 @@ pub use input::{
 };
 pub use jsonl::{scan_prediction, RecordSpans, Span};
 pub use names::Names;
-pub use npy::{write_f32_header, Dtype, Matrix, Row};
+pub use npy::{write_f32_header, Dtype, Matrix, Row, RowBuf};
 pub use run::{
     parse_prediction_general, parse_prediction_line, parse_prediction_unscored, parse_run_at,
     parse_run_line, score_error, split_run_at, visit_run_lines, Prediction, RunFields, RunLine,

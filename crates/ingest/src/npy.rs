@@ -1,8 +1,10 @@
-//! Dense score matrices: NumPy `.npy` files of shape `[goals, universe]`, memory-mapped.
+//! Dense score matrices: NumPy `.npy` files of shape `[goals, universe]`, memory-mapped, or
+//! arrays already in memory (a NumPy array's buffer, a `Vec`).
 //!
-//! Supported: format versions 1.0, 2.0 and 3.0; little-endian `f4` (f32) and `f8` (f64), C order.
-//! Anything else (big-endian, f16, Fortran order, a shape that is not 2-D, a data size that does
-//! not match the shape) is an error naming what was found and what was expected.
+//! Supported: format versions 1.0, 2.0 and 3.0; `f4` (f32) and `f8` (f64), little-endian (read in
+//! place) or big-endian (each row byte-swapped into a buffer as it is read), C order. Anything else
+//! (f16, integers, Fortran order, a shape that is not 2-D, a data size that does not match the
+//! shape) is an error naming what was found and what was expected.
 
 use crate::error::{ErrorKind, InputError};
 use memmap2::Mmap;
@@ -37,14 +39,52 @@ pub enum Row<'a> {
     F64(&'a [f64]),
 }
 
-/// A memory-mapped `.npy` matrix.
+/// Where a matrix's bytes are.
+enum Storage {
+    /// A mapped file.
+    Mapped(Mmap),
+    /// Memory owned by someone else (`owner` keeps it alive and unchanged).
+    Borrowed {
+        ptr: *const u8,
+        len: usize,
+        _owner: Box<dyn std::any::Any + Send + Sync>,
+    },
+}
+
+// SAFETY: the borrowed bytes are only read, and `from_raw`'s caller promises they stay valid and
+// unchanged while the matrix lives; `owner` is `Send + Sync`.
+unsafe impl Send for Storage {}
+// SAFETY: as above: shared reads of memory that nobody writes.
+unsafe impl Sync for Storage {}
+
+impl Storage {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Mapped(m) => m,
+            // SAFETY: `from_raw`'s contract: `len` readable bytes at `ptr` while `self` lives.
+            Storage::Borrowed { ptr, len, .. } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+        }
+    }
+}
+
+/// A dense score matrix `[goals, universe]`: a memory-mapped `.npy` file ([`Matrix::open`]) or
+/// scores already in memory ([`Matrix::from_f32`], [`Matrix::from_f64`], [`Matrix::from_raw`]).
 pub struct Matrix {
     path: PathBuf,
-    map: Mmap,
+    storage: Storage,
     dtype: Dtype,
+    /// Big-endian values: rows are byte-swapped as they are read ([`Matrix::row_in`]).
+    swapped: bool,
     rows: usize,
     cols: usize,
     data: usize,
+}
+
+/// A row's buffer, for big-endian matrices ([`Matrix::row_in`]): reused from row to row.
+#[derive(Default)]
+pub struct RowBuf {
+    f32s: Vec<f32>,
+    f64s: Vec<f64>,
 }
 
 fn bad(path: &Path, what: impl Into<String>) -> InputError {
@@ -98,13 +138,17 @@ impl Matrix {
         let header =
             std::str::from_utf8(&map[hstart..data]).map_err(|_| bad(path, "header is not text"))?;
         let descr = field(header, "descr").ok_or_else(|| bad(path, "header has no 'descr'"))?;
-        let dtype = match descr.trim_matches(['\'', '"']) {
-            "<f4" => Dtype::F32,
-            "<f8" => Dtype::F64,
+        let (dtype, swapped) = match descr.trim_matches(['\'', '"']) {
+            "<f4" => (Dtype::F32, false),
+            "<f8" => (Dtype::F64, false),
+            ">f4" => (Dtype::F32, true),
+            ">f8" => (Dtype::F64, true),
             d => {
                 return Err(bad(
                     path,
-                    format!("dtype {d}, expected little-endian float32 '<f4' or float64 '<f8'"),
+                    format!(
+                        "dtype {d}, expected float32 ('<f4' or '>f4') or float64 ('<f8' or '>f8')"
+                    ),
                 ))
             }
         };
@@ -158,11 +202,125 @@ impl Matrix {
         }
         Ok(Matrix {
             path: path.to_path_buf(),
-            map,
+            storage: Storage::Mapped(map),
             dtype,
+            swapped,
             rows,
             cols,
             data,
+        })
+    }
+
+    /// A matrix of `rows` rows of `cols` f32 scores, row after row, named `name` in errors.
+    pub fn from_f32(
+        name: impl Into<PathBuf>,
+        rows: usize,
+        cols: usize,
+        scores: Vec<f32>,
+    ) -> Result<Matrix, InputError> {
+        let name = name.into();
+        Self::check_len(&name, rows, cols, scores.len())?;
+        let (ptr, len) = (scores.as_ptr().cast::<u8>(), scores.len() * 4);
+        // SAFETY: the Vec's heap buffer is owned by the matrix and never written or moved.
+        unsafe {
+            Matrix::from_raw(
+                name,
+                ptr,
+                len,
+                rows,
+                cols,
+                Dtype::F32,
+                false,
+                Box::new(scores),
+            )
+        }
+    }
+
+    /// [`Matrix::from_f32`] for f64 scores.
+    pub fn from_f64(
+        name: impl Into<PathBuf>,
+        rows: usize,
+        cols: usize,
+        scores: Vec<f64>,
+    ) -> Result<Matrix, InputError> {
+        let name = name.into();
+        Self::check_len(&name, rows, cols, scores.len())?;
+        let (ptr, len) = (scores.as_ptr().cast::<u8>(), scores.len() * 8);
+        // SAFETY: the Vec's heap buffer is owned by the matrix and never written or moved.
+        unsafe {
+            Matrix::from_raw(
+                name,
+                ptr,
+                len,
+                rows,
+                cols,
+                Dtype::F64,
+                false,
+                Box::new(scores),
+            )
+        }
+    }
+
+    fn check_len(name: &Path, rows: usize, cols: usize, n: usize) -> Result<(), InputError> {
+        if rows.checked_mul(cols) != Some(n) {
+            return Err(bad(name, format!("shape ({rows}, {cols}) but {n} scores")));
+        }
+        Ok(())
+    }
+
+    /// A matrix over `len` bytes at `ptr`: `rows` rows of `cols` scores of `dtype`, C order,
+    /// big-endian when `big_endian`; named `name` in errors. The shape must match `len`, and
+    /// `ptr` be aligned to the element size (errors otherwise).
+    ///
+    /// # Safety
+    /// `len` bytes at `ptr` stay readable and unchanged while the matrix lives: `owner` (kept
+    /// until the matrix is dropped, on any thread) is what keeps them so, a NumPy array say.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn from_raw(
+        name: impl Into<PathBuf>,
+        ptr: *const u8,
+        len: usize,
+        rows: usize,
+        cols: usize,
+        dtype: Dtype,
+        big_endian: bool,
+        owner: Box<dyn std::any::Any + Send + Sync>,
+    ) -> Result<Matrix, InputError> {
+        let name = name.into();
+        let want = rows
+            .checked_mul(cols)
+            .and_then(|n| n.checked_mul(dtype.size()));
+        if want != Some(len) {
+            return Err(bad(
+                &name,
+                format!(
+                    "shape ({rows}, {cols}) needs {} bytes, given {len}",
+                    want.map_or("at least 2^64".to_string(), |w| w.to_string())
+                ),
+            ));
+        }
+        if len > 0 && (ptr as usize) % dtype.size() != 0 {
+            return Err(bad(
+                &name,
+                format!("data not aligned to {} bytes", dtype.size()),
+            ));
+        }
+        Ok(Matrix {
+            path: name,
+            storage: Storage::Borrowed {
+                ptr: if len == 0 {
+                    std::ptr::NonNull::<u64>::dangling().as_ptr().cast()
+                } else {
+                    ptr
+                },
+                len,
+                _owner: owner,
+            },
+            dtype,
+            swapped: big_endian,
+            rows,
+            cols,
+            data: 0,
         })
     }
 
@@ -184,7 +342,12 @@ impl Matrix {
     }
     /// Bytes of matrix data.
     pub fn data_bytes(&self) -> u64 {
-        (self.map.len() - self.data) as u64
+        (self.storage.bytes().len() - self.data) as u64
+    }
+
+    /// Whether the values are big-endian (read through [`Matrix::row_in`]).
+    pub fn big_endian(&self) -> bool {
+        self.swapped
     }
 
     /// Drops the mapped pages of rows `rows` (done with them): `MADV_DONTNEED` on the pages
@@ -192,19 +355,56 @@ impl Matrix {
     /// work of unmapping happens now, on the caller's thread, not all at once at the end.
     pub fn release(&self, rows: std::ops::Range<usize>) {
         let w = self.dtype.size() * self.cols;
-        crate::input::drop_pages(
-            &self.map,
-            self.data + rows.start * w..self.data + rows.end * w,
-        );
+        if let Storage::Mapped(map) = &self.storage {
+            crate::input::drop_pages(map, self.data + rows.start * w..self.data + rows.end * w);
+        }
     }
 
-    /// Row `g`, zero-copy.
-    pub fn row(&self, g: usize) -> Row<'_> {
+    /// Row `g`'s bytes.
+    fn row_bytes(&self, g: usize) -> &[u8] {
         let w = self.dtype.size() * self.cols;
-        let bytes = &self.map[self.data + g * w..self.data + (g + 1) * w];
+        &self.storage.bytes()[self.data + g * w..self.data + (g + 1) * w]
+    }
+
+    /// Row `g`, zero-copy: a little-endian matrix's only (a big-endian one's through
+    /// [`Matrix::row_in`]).
+    pub fn row(&self, g: usize) -> Row<'_> {
+        assert!(
+            !self.swapped,
+            "a big-endian matrix's rows are read with row_in"
+        );
+        let bytes = self.row_bytes(g);
         match self.dtype {
             Dtype::F32 => Row::F32(bytemuck::cast_slice(bytes)),
             Dtype::F64 => Row::F64(bytemuck::cast_slice(bytes)),
+        }
+    }
+
+    /// Row `g`: in place when little-endian, else byte-swapped into `buf`.
+    pub fn row_in<'a>(&'a self, g: usize, buf: &'a mut RowBuf) -> Row<'a> {
+        if !self.swapped {
+            return self.row(g);
+        }
+        let bytes = self.row_bytes(g);
+        match self.dtype {
+            Dtype::F32 => {
+                buf.f32s.clear();
+                (buf.f32s).extend(
+                    bytes
+                        .chunks_exact(4)
+                        .map(|b| f32::from_be_bytes(b.try_into().expect("4 bytes"))),
+                );
+                Row::F32(&buf.f32s)
+            }
+            Dtype::F64 => {
+                buf.f64s.clear();
+                (buf.f64s).extend(
+                    bytes
+                        .chunks_exact(8)
+                        .map(|b| f64::from_be_bytes(b.try_into().expect("8 bytes"))),
+                );
+                Row::F64(&buf.f64s)
+            }
         }
     }
 }
@@ -285,6 +485,55 @@ mod tests {
         assert_eq!(Matrix::open(&p).unwrap().cols(), 3);
     }
 
+    /// Big-endian files (`>f4`, `>f8`) and matrices in memory give the rows a little-endian
+    /// file gives: the same values, read through `row_in`.
+    #[test]
+    fn big_endian_and_in_memory_rows_equal_little_endian_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let v: Vec<f64> = vec![0.5, -1.25, 3.0e-7, 2.0, f64::MAX, -0.0];
+        let dict =
+            |d: &str| format!("{{'descr': '{d}', 'fortran_order': False, 'shape': (2, 3), }}");
+        let le32: Vec<u8> = v.iter().flat_map(|&x| (x as f32).to_le_bytes()).collect();
+        let be32: Vec<u8> = v.iter().flat_map(|&x| (x as f32).to_be_bytes()).collect();
+        let be64: Vec<u8> = v.iter().flat_map(|&x| x.to_be_bytes()).collect();
+        let le = Matrix::open(&write(dir.path(), "le.npy", &dict("<f4"), &le32, 1)).unwrap();
+        let be = Matrix::open(&write(dir.path(), "be.npy", &dict(">f4"), &be32, 1)).unwrap();
+        let be8 = Matrix::open(&write(dir.path(), "be8.npy", &dict(">f8"), &be64, 1)).unwrap();
+        let mem = Matrix::from_f64("mem", 2, 3, v.clone()).unwrap();
+        assert!(be.big_endian() && !le.big_endian());
+        let mut buf = RowBuf::default();
+        for g in 0..2 {
+            let Row::F32(want) = le.row(g) else {
+                panic!("f32")
+            };
+            let want = want.to_vec();
+            assert_eq!(
+                want,
+                v[3 * g..3 * g + 3]
+                    .iter()
+                    .map(|&x| x as f32)
+                    .collect::<Vec<_>>()
+            );
+            let Row::F32(got) = be.row_in(g, &mut buf) else {
+                panic!("f32")
+            };
+            assert_eq!(got, &want[..]);
+            let Row::F64(got) = be8.row_in(g, &mut buf) else {
+                panic!("f64")
+            };
+            assert_eq!(got, &v[3 * g..3 * g + 3]);
+            let Row::F64(got) = mem.row(g) else {
+                panic!("f64")
+            };
+            assert_eq!(got, &v[3 * g..3 * g + 3]);
+        }
+        assert!(Matrix::from_f32("short", 2, 3, vec![0.0; 5])
+            .err()
+            .unwrap()
+            .to_string()
+            .contains("shape (2, 3) but 5 scores"));
+    }
+
     #[test]
     fn wrong_dtype_shape_and_header_are_named() {
         let dir = tempfile::tempdir().unwrap();
@@ -295,8 +544,8 @@ mod tests {
                 "dtype <f2, expected",
             ),
             (
-                "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }",
-                "dtype >f4",
+                "{'descr': '>f2', 'fortran_order': False, 'shape': (2, 3), }",
+                "dtype >f2",
             ),
             (
                 "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }",
