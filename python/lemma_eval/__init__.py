@@ -6,8 +6,11 @@
 {'RR': 0.5, 'P@2': 0.5}
 
 ``actual`` and ``predicted`` are paths (every format the command reads) or objects in memory;
-the evaluation runs in Rust with the GIL released. ``Result.summary_bytes()`` travels to another
-process and ``merge`` combines such summaries exactly (see ``lemma_eval.ray``).
+the evaluation runs in Rust with the GIL released, through the engine the command uses: files
+are read as ``lemma-eval eval`` reads them (sorted qrels along a plain TREC run, in memory
+independent of the number of goals), matrices ranked without sorting a row. ``Session`` takes
+goals one at a time (a validation loop); ``merge`` combines travelling summaries exactly (see
+``lemma_eval.ray``).
 """
 
 from __future__ import annotations
@@ -15,43 +18,76 @@ from __future__ import annotations
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 
-__all__ = ["evaluate", "merge", "Result", "RelevanceEvaluator"]
+__all__ = [
+    "evaluate",
+    "merge",
+    "Result",
+    "Session",
+    "RelevanceEvaluator",
+    "LemmaEvalWarning",
+    "__version__",
+]
+
+__version__: str = _native.__version__
 
 PathLike = Union[str, "os.PathLike[str]"]
 
 
+class LemmaEvalWarning(UserWarning):
+    """What the command prints on stderr as ``lemma-eval: warning: ...``: predictions whose goals
+    have no actual set (the wrong files, or goal names that differ)."""
+
+
+def _warn(messages: Iterable[str], stacklevel: int = 3) -> None:
+    for m in messages:
+        warnings.warn(m, LemmaEvalWarning, stacklevel=stacklevel)
+
+
 class Result:
     """What an evaluation gives: ``summary`` (measure -> value), ``per_goal`` (goal -> measure
-    -> value, when asked for), ``counts`` (goals evaluated and skipped, by reason) and
-    ``summary_bytes()``, the travelling summary (the bytes ``eval --summary-out`` writes)."""
+    -> value, when asked for), ``counts`` (goals evaluated and skipped, by reason, named as in
+    ``eval --format json``), ``actual_read`` (how the actual sets were read: ``kind`` ``joined``,
+    ``held`` or ``given``, the command's description and figures), ``warnings`` and
+    ``summary_bytes()``, the travelling summary (the bytes ``eval --summary-out`` writes), kept
+    when asked for (``mergeable=True``, or a shard)."""
 
-    __slots__ = ("summary", "per_goal", "counts", "_bytes")
+    __slots__ = ("summary", "per_goal", "counts", "actual_read", "warnings", "_bytes")
 
     def __init__(self, outcome: tuple) -> None:
-        summary, rows, counts, partial = outcome
+        summary, rows, counts, partial, warned, read = outcome
         self.summary: Dict[str, Optional[float]] = dict(summary)
         keys = [k for k, _ in summary]
         self.per_goal: Optional[Dict[str, Dict[str, float]]] = None
         if rows is not None:
-            self.per_goal = {
-                goal: {k: v for k, v in zip(keys, values) if v is not None}
-                for goal, values in rows
-            }
+            self.per_goal = {goal: _values(keys, values) for goal, values in rows}
         self.counts: Dict[str, int] = dict(counts)
-        self._bytes: bytes = bytes(partial) if partial is not None else b""
+        self.actual_read: Dict[str, Any] = dict(read)
+        self.warnings: List[str] = list(warned)
+        self._bytes: Optional[bytes] = bytes(partial) if partial is not None else None
 
     def summary_bytes(self) -> bytes:
         """The travelling summary: merge it with others' with :func:`merge` or ``lemma-eval
-        merge``."""
+        merge``. Kept by ``evaluate(..., mergeable=True)`` (and for every shard)."""
+        if self._bytes is None:
+            raise ValueError(
+                "summary_bytes: this result kept no travelling summary; evaluate with "
+                "mergeable=True (or shard=(I, N)) to keep it (as eval --summary-out: the actual "
+                "sets are then held in memory)"
+            )
         return self._bytes
 
     def __repr__(self) -> str:
         return f"Result(summary={self.summary!r}, counts={self.counts!r})"
+
+
+def _values(keys: Sequence[str], values: Sequence[Optional[float]]) -> Dict[str, float]:
+    return {k: v for k, v in zip(keys, values) if v is not None}
 
 
 def _measures(measures: Union[None, str, Iterable[str]]) -> Optional[List[str]]:
@@ -84,84 +120,58 @@ def _is_array(x: Any) -> bool:
     return hasattr(x, "ndim") and hasattr(x, "dtype") and hasattr(x, "shape")
 
 
-def _names(names: Any, what: str) -> List[str]:
-    if names is None:
-        raise ValueError(f"a score matrix needs {what}")
-    if _is_path(names):
-        with open(os.fspath(names), encoding="utf-8") as f:
-            return [line.rstrip("\n") for line in f]
-    return [str(n) for n in names]
-
-
-def _push_matrix(session: Any, matrix: Any, goal_names: Any, lemma_names: Any) -> None:
+def _matrix(x: Any, what: str = "predicted") -> Tuple[Any, int, int, int, int, str]:
+    """A 2-D float array as the native side reads it: the (C-contiguous) array that owns the
+    data, its address, size in bytes, shape and NumPy type string."""
     import numpy as np
 
-    if matrix.ndim != 2:
-        raise ValueError(f"predicted: expected a 2-D array [goals, lemmas], got {matrix.ndim}-D")
-    goals = _names(goal_names, "goal_names")
-    lemmas = _names(lemma_names, "lemma_names")
-    if len(goals) != matrix.shape[0] or len(lemmas) != matrix.shape[1]:
-        raise ValueError(
-            f"predicted: shape {tuple(matrix.shape)} but {len(goals)} goal names and "
-            f"{len(lemmas)} lemma names"
-        )
-    f64 = matrix.dtype == np.float64
-    dtype = "<f8" if f64 else "<f4"
-    if matrix.dtype not in (np.float32, np.float64):
-        raise ValueError(f"predicted: expected float32 or float64 scores, got {matrix.dtype}")
-    session.set_lemma_names(lemmas)
-    for goal, row in zip(goals, matrix):
-        session.push_row(goal, np.ascontiguousarray(row, dtype=dtype).tobytes(), f64)
+    if hasattr(x, "detach") and hasattr(x, "cpu"):  # a torch tensor
+        x = x.detach().cpu().numpy()
+    a = np.asarray(x)
+    if a.ndim != 2:
+        raise ValueError(f"{what}: expected a 2-D array [goals, lemmas], got {a.ndim}-D")
+    if a.dtype.kind != "f" or a.dtype.itemsize not in (4, 8):
+        raise ValueError(f"{what}: expected float32 or float64 scores, got {a.dtype}")
+    a = np.ascontiguousarray(a)
+    info = a.__array_interface__
+    return a, int(info["data"][0]), int(a.nbytes), int(a.shape[0]), int(a.shape[1]), info["typestr"]
 
 
-def _evaluate_with(
-    ev: Any,
-    predicted: Any,
-    per_goal: bool,
-    goal_names: Any = None,
-    lemma_names: Any = None,
-    shard: Optional[Tuple[int, int]] = None,
-) -> Result:
-    if shard is not None and not _is_path(predicted):
-        raise ValueError("shard: a shard is a byte range of a file; predicted must be a path")
-    if _is_path(predicted):
-        path = os.fspath(predicted)
-        if (goal_names is None) != (lemma_names is None):
-            raise ValueError("a score matrix needs both goal_names and lemma_names")
-        if goal_names is not None and not (_is_path(goal_names) and _is_path(lemma_names)):
-            import numpy as np
+def _evaluator(actual: Any, measures: Any, options: Dict[str, Any], trec9: bool = False) -> Any:
+    return _native.NativeEvaluator(
+        _actual(actual),
+        _measures(measures),
+        options.get("relevance_level", 1),
+        options.get("missing", "zero"),
+        options.get("ties", "trec"),
+        options.get("depth"),
+        options.get("threads"),
+        trec9,
+        options.get("order"),
+        options.get("duplicates", "first"),
+        options.get("interpolation", "textbook"),
+        options.get("keep_zero_relevant", False),
+        options.get("universe"),
+        options.get("regroup", False),
+        options.get("hold_actual", False),
+        options.get("memory"),
+    )
 
-            if shard is not None:
-                raise ValueError("shard: a shard is a byte range of a text file, not of a matrix")
 
-            return _evaluate_with(ev, np.load(path, mmap_mode="r"), per_goal, goal_names, lemma_names)
-        gn = os.fspath(goal_names) if goal_names is not None else None
-        ln = os.fspath(lemma_names) if lemma_names is not None else None
-        return Result(ev.evaluate_path(path, per_goal, gn, ln, tuple(shard) if shard else None))
-    session = ev.session()
-    session.keep_rows(per_goal)
-    if _is_array(predicted):
-        _push_matrix(session, predicted, goal_names, lemma_names)
-    elif isinstance(predicted, Mapping):
-        run = predicted if isinstance(predicted, dict) else dict(predicted)
-        scored = [isinstance(v, Mapping) for v in run.values()]
-        if all(scored) and scored:
-            if not all(type(v) is dict for v in run.values()):
-                run = {g: dict(v) for g, v in run.items()}
-            session.push_scored_dict(run)
-        elif not any(scored):
-            session.push_ranked_dict(run)
-        else:
-            raise ValueError(
-                "predicted: expected every goal's value to be a dict of lemma -> score, or every "
-                "goal's a list of lemma names in rank order; found both"
-            )
+def _push_dicts(session: Any, predicted: Mapping) -> None:
+    run = predicted if isinstance(predicted, dict) else dict(predicted)
+    scored = [isinstance(v, Mapping) for v in run.values()]
+    if all(scored) and scored:
+        if not all(type(v) is dict for v in run.values()):
+            run = {g: dict(v) for g, v in run.items()}
+        session.push_scored_dict(run)
+    elif not any(scored):
+        session.push_ranked_dict(run)
     else:
-        raise TypeError(
-            "predicted: expected a path, {goal: {lemma: score}}, {goal: [lemma, ...]} or a 2-D "
-            f"array, got {type(predicted).__name__}"
+        raise ValueError(
+            "predicted: expected every goal's value to be a dict of lemma -> score, or every "
+            "goal's a list of lemma names in rank order; found both"
         )
-    return Result(session.finish())
 
 
 def evaluate(
@@ -173,42 +183,228 @@ def evaluate(
     relevance_level: int = 1,
     missing: str = "zero",
     ties: str = "trec",
+    order: Optional[str] = None,
+    duplicates: str = "first",
     depth: Optional[int] = None,
+    interpolation: str = "textbook",
+    keep_zero_relevant: bool = False,
+    universe: Optional[int] = None,
+    regroup: bool = False,
+    hold_actual: bool = False,
+    memory: Union[None, int, str] = None,
     threads: Optional[int] = None,
     goal_names: Any = None,
     lemma_names: Any = None,
+    names: Optional[PathLike] = None,
     shard: Optional[Tuple[int, int]] = None,
+    mergeable: bool = False,
+    mmap: bool = False,
 ) -> Result:
-    """Evaluates ``predicted`` against ``actual``.
+    """Evaluates ``predicted`` against ``actual``, as ``lemma-eval eval`` does.
 
     ``actual``: a path, ``{goal: {lemma: grade}}`` or ``{goal: iterable of lemma names}``.
     ``predicted``: a path (TREC run, JSONL, store, ``.npy`` with ``goal_names`` and
-    ``lemma_names``), ``{goal: {lemma: score}}`` (ranked by score, trec_eval's tie rule),
-    ``{goal: [lemma, ...]}`` (in rank order) or a 2-D float array ``[goals, lemmas]`` with
-    ``goal_names`` and ``lemma_names``. ``measures``: names as the command takes them (``AP``,
-    ``P@10``, ``ndcg_cut.10``, ...); the command's defaults when ``None``. The options are the
-    command's (``--relevance-level``, ``--missing``, ``--ties``, ``--depth``, ``--threads``).
-    ``shard=(I, N)`` evaluates shard I (1-based) of N of a plain text file, as ``--shard I/N``:
-    the shards' ``summary_bytes()`` merge into the whole file's result.
+    ``lemma_names`` or ``names``), ``{goal: {lemma: score}}`` (ranked by score, trec_eval's tie
+    rule), ``{goal: [lemma, ...]}`` (in rank order) or a 2-D float array ``[goals, lemmas]``
+    (NumPy, or anything ``numpy.asarray`` takes) with ``goal_names`` and ``lemma_names`` (lists,
+    or files of names). ``measures``: names as the command takes them (``AP``, ``P@10``,
+    ``ndcg_cut.10``, ...); the command's defaults when ``None``.
+
+    The options are the command's flags: ``relevance_level`` (``--relevance-level``),
+    ``missing`` (``"zero"`` or ``"skip"``), ``ties`` (``"trec"``, ``"group"``, ``"file"``),
+    ``order`` (``"score"`` or ``"file"``), ``duplicates`` (``"first"`` or ``"error"``),
+    ``depth``, ``interpolation`` (``"textbook"``, ``"trec10"``, ``"trec9"``),
+    ``keep_zero_relevant``, ``universe`` (enables AUC), ``regroup``, ``hold_actual``, ``memory``
+    (bytes, or ``"512M"``), ``threads`` (at most the cores are used), ``mmap``.
+    ``shard=(I, N)`` evaluates shard I (1-based) of N of a plain text file, as ``--shard I/N``;
+    ``mergeable=True`` keeps the travelling summary (``Result.summary_bytes()``, as
+    ``--summary-out``). Warnings the command prints are raised as :class:`LemmaEvalWarning`.
     """
-    ev = _native.NativeEvaluator(
-        _actual(actual),
-        _measures(measures),
-        relevance_level,
-        missing,
-        ties,
-        depth,
-        threads,
+    options = dict(
+        relevance_level=relevance_level,
+        missing=missing,
+        ties=ties,
+        order=order,
+        duplicates=duplicates,
+        depth=depth,
+        interpolation=interpolation,
+        keep_zero_relevant=keep_zero_relevant,
+        universe=universe,
+        regroup=regroup,
+        hold_actual=hold_actual,
+        memory=memory,
+        threads=threads,
     )
-    return _evaluate_with(ev, predicted, per_goal, goal_names, lemma_names, shard)
+    if isinstance(predicted, (set, frozenset)):
+        raise TypeError(
+            "predicted: a set has no order (its order is its hash order, another in every "
+            "process): pass {goal: [lemma, ...]} in rank order or {goal: {lemma: score}}"
+        )
+    if shard is not None and not _is_path(predicted):
+        raise ValueError("shard: a shard is a byte range of a file; predicted must be a path")
+    ev = _evaluator(actual, measures, options)
+    if _is_path(predicted):
+        if goal_names is None and lemma_names is not None or goal_names is not None and lemma_names is None:
+            raise ValueError("a score matrix needs its names: goal_names= and lemma_names=, or names=")
+        out = ev.evaluate_path(
+            os.fspath(predicted),
+            per_goal,
+            goal_names,
+            lemma_names,
+            shard,
+            mergeable,
+            os.fspath(names) if names is not None else None,
+            mmap,
+        )
+    elif _is_array(predicted) or hasattr(predicted, "__array__"):
+        if goal_names is None or lemma_names is None:
+            raise ValueError("a score matrix needs its names: goal_names= and lemma_names=")
+        a, ptr, nbytes, rows, cols, typestr = _matrix(predicted)
+        out = ev.evaluate_array(
+            a, ptr, nbytes, rows, cols, typestr, goal_names, lemma_names, per_goal, mergeable
+        )
+    elif isinstance(predicted, Mapping):
+        session = ev.session()
+        session.keep_rows(per_goal)
+        _push_dicts(session, predicted)
+        out = session.finish()
+        if not mergeable:
+            out = out[:3] + (None,) + out[4:]
+    else:
+        raise TypeError(
+            "predicted: expected a path, {goal: {lemma: score}}, {goal: [lemma, ...]} or a 2-D "
+            f"array, got {type(predicted).__name__}"
+        )
+    result = Result(out)
+    _warn(result.warnings)
+    return result
 
 
 def merge(parts: Iterable[Union[bytes, Result]], keys: Optional[Sequence[str]] = None) -> Result:
-    """Merges travelling summaries (``Result.summary_bytes()``, ``--summary-out`` files' bytes)
-    of shards of one evaluation into the result one evaluation would give. ``keys`` names the
-    measures (their own names by default)."""
+    """Merges travelling summaries (``Result.summary_bytes()``, ``Session.summary_bytes()``,
+    ``--summary-out`` files' bytes) of shards of one evaluation into the result one evaluation
+    would give. ``keys`` names the measures (their own names by default)."""
     blobs = [p.summary_bytes() if isinstance(p, Result) else bytes(p) for p in parts]
     return Result(_native.merge(blobs, list(keys) if keys is not None else None))
+
+
+class Session:
+    """Goals pushed one at a time, or a batch at a time, each goal's values back at once: the
+    push door for a training loop's validation step.
+
+    ``Session(actual, measures, lemma_names=..., **options)`` takes the actual sets and the
+    options of :func:`evaluate`. ``push(goal, ranking)`` evaluates one goal (lemma names in rank
+    order, or ``{lemma: score}``); ``push_scores(goal_ids, scores)`` a batch whose scores cover
+    the whole library (a 2-D array ``[batch, lemmas]``, columns named by ``lemma_names``): a
+    judged lemma's rank is counted in one pass over its row, as for a ``.npy`` matrix, no row
+    sorted, on all cores with the GIL released. ``values`` holds the last goal's values;
+    ``summary()`` the means as finishing now would give them (goals never pushed as ``missing``
+    says); ``summary_bytes()`` travels (a DDP rank's, all-gathered, merged exactly with
+    :func:`merge`); ``merge(other)`` takes another session's goals. Memory: the actual sets, and
+    one small record per goal; no prediction is kept.
+    """
+
+    def __init__(
+        self,
+        actual: Any,
+        measures: Union[None, str, Sequence[str]] = None,
+        *,
+        lemma_names: Any = None,
+        relevance_level: int = 1,
+        missing: str = "zero",
+        ties: str = "trec",
+        order: Optional[str] = None,
+        duplicates: str = "first",
+        depth: Optional[int] = None,
+        interpolation: str = "textbook",
+        keep_zero_relevant: bool = False,
+        universe: Optional[int] = None,
+        threads: Optional[int] = None,
+    ) -> None:
+        options = dict(
+            relevance_level=relevance_level,
+            missing=missing,
+            ties=ties,
+            order=order,
+            duplicates=duplicates,
+            depth=depth,
+            interpolation=interpolation,
+            keep_zero_relevant=keep_zero_relevant,
+            universe=universe,
+            threads=threads,
+        )
+        self._ev = _evaluator(actual, measures, options)
+        self._native = self._ev.session()
+        self._keys: List[str] = list(self._ev.keys)
+        self.values: Optional[Dict[str, float]] = None
+        if lemma_names is not None:
+            self._native.set_lemma_names(lemma_names)
+
+    @property
+    def measures(self) -> List[str]:
+        """The measures' names, in the order of the values."""
+        return list(self._keys)
+
+    def push(self, goal: str, ranking: Any) -> Optional[Dict[str, float]]:
+        """Evaluates one goal: ``ranking`` is lemma names in rank order (a list or tuple) or a
+        dict of lemma -> score. Its values (``None`` when skipped: no actual set, or nothing
+        relevant); also in ``values``."""
+        v = self._native.push(goal, ranking)
+        self.values = _values(self._keys, v) if v is not None else None
+        return self.values
+
+    def push_scores(
+        self, goal_ids: Sequence[str], scores: Any, lemma_names: Any = None
+    ) -> List[Optional[Dict[str, float]]]:
+        """Evaluates a batch: ``scores[i]`` scores every lemma (the columns, named by
+        ``lemma_names`` here or at construction) for goal ``goal_ids[i]``. Each goal's values
+        (``None`` when skipped), in order; the last also in ``values``. A goal pushed before is
+        an error, and then nothing of the batch counts."""
+        if lemma_names is not None:
+            self._native.set_lemma_names(lemma_names)
+        a, ptr, nbytes, rows, cols, typestr = _matrix(scores, "scores")
+        goals = list(goal_ids)
+        got = self._native.push_dense(goals, a, ptr, nbytes, rows, cols, typestr)
+        out = [_values(self._keys, v) if v is not None else None for v in got]
+        self.values = out[-1] if out else None
+        return out
+
+    def summary(self) -> Dict[str, Optional[float]]:
+        """The means as finishing now would give them; the session goes on."""
+        values, _, _, _, warned, _ = self._native.snapshot()
+        return dict(values)
+
+    @property
+    def counts(self) -> Dict[str, int]:
+        """Goals evaluated and skipped so far, by reason (goals never pushed as ``missing``
+        says)."""
+        return dict(self._native.snapshot()[2])
+
+    def summary_bytes(self) -> bytes:
+        """The session so far as a travelling summary: :func:`merge` combines those of several
+        sessions (processes, DDP ranks) exactly, the goals none of them pushed counted once."""
+        return bytes(self._native.partial())
+
+    def merge(self, other: "Session") -> "Session":
+        """Takes ``other``'s goals (a session over the same actual sets and options, built from
+        the same :class:`Session`'s evaluator: see :meth:`fork`); ``other`` ends."""
+        self._native.merge_from(other._native)
+        return self
+
+    def fork(self) -> "Session":
+        """A new, empty session of the same actual sets and options (for another thread)."""
+        s = Session.__new__(Session)
+        s._ev = self._ev
+        s._native = self._ev.session()
+        s._keys = self._keys
+        s.values = None
+        return s
+
+    def result(self, per_goal: bool = False) -> Result:
+        """Ends the session: the result of every goal (the goals never pushed as ``missing``
+        says)."""
+        self._native.keep_rows(per_goal)
+        return Result(self._native.finish())
 
 
 def _pytrec_name(measure: str) -> str:
@@ -263,15 +459,11 @@ class RelevanceEvaluator:
         measures = [_pytrec_name(m) for m in measures]
         pairs = _native.NativeEvaluator.trec_measures(_merge_parameters(measures))
         native = [n for _, n in pairs if n is not None]
-        self._ev = _native.NativeEvaluator(
-            _actual(query_relevance),
+        self._ev = _evaluator(
+            query_relevance,
             native,
-            relevance_level,
-            "skip",
-            "trec",
-            None,
-            None,
-            True,
+            dict(relevance_level=relevance_level, missing="skip"),
+            trec9=True,
         )
         index = {k: i for i, k in enumerate(self._ev.keys)}
         # (printed name, index of the value or None, how pytrec_eval reports it per goal).
@@ -285,7 +477,7 @@ class RelevanceEvaluator:
         session = self._ev.session()
         session.keep_rows(True)
         session.push_scored_dict(scores if isinstance(scores, dict) else dict(scores))
-        _, rows, _, _ = session.finish()
+        rows = session.finish()[1]
         out: Dict[str, Dict[str, float]] = {}
         for goal, values in rows:
             per: Dict[str, float] = {}

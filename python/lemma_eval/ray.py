@@ -30,7 +30,8 @@ def _shard(actual: Any, predicted: Any, measures: Any, shard: Any, options: dict
     measures' keys."""
     files = predicted if isinstance(predicted, list) else [predicted]
     parts = [
-        lemma_eval.evaluate(actual, f, measures, shard=shard, **options) for f in files
+        lemma_eval.evaluate(actual, f, measures, shard=shard, mergeable=True, **options)
+        for f in files
     ]
     keys = list(parts[0].summary)
     if len(parts) == 1:
@@ -85,14 +86,18 @@ def evaluate(
     index = {t: i for i, t in enumerate(tasks)}
     pending = list(tasks)
     finished = 0
+    # On a terminal one line redrawn; in a log file a line per update.
+    tty = progress and sys.stderr.isatty()
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)
         for t in ready:
             done[index[t]] = ray.get(t)  # raises the task's error (ValueError, FileNotFoundError)
             finished += 1
-        if progress:
+        if tty:
             print(f"\rlemma-eval: shards done {finished}/{len(tasks)}", end="", file=sys.stderr)
-    if progress:
+        elif progress:
+            print(f"lemma-eval: shards done {finished}/{len(tasks)}", file=sys.stderr)
+    if tty:
         print(file=sys.stderr)
     keys = done[0][1]
     return lemma_eval.merge([b for b, _ in done], keys=keys)

@@ -92,13 +92,13 @@ def test_summary_bytes_equal_summary_out_and_merge(tmp_path, workload):
     q, r = workload
     out = tmp_path / "s.sum"
     cli("eval", q, r, "-m", "AP", "-m", "P@5", "--quiet", "--summary-out", out, "-o", "/dev/null")
-    got = lemma_eval.evaluate(q, r, ["AP", "P@5"])
+    got = lemma_eval.evaluate(q, r, ["AP", "P@5"], mergeable=True)
     assert got.summary_bytes() == out.read_bytes()
     # Shards of the run (whole goals), each evaluated apart, merge into the one result.
     run = read_run(r)
     goals = list(run)
     shards = [{g: run[g] for g in goals[i::3]} for i in range(3)]
-    parts = [lemma_eval.evaluate(q, s, ["AP", "P@5"]) for s in shards]
+    parts = [lemma_eval.evaluate(q, s, ["AP", "P@5"], mergeable=True) for s in shards]
     merged = lemma_eval.merge(parts, keys=["AP", "P@5"])
     assert merged.summary == got.summary
     assert merged.counts == got.counts
@@ -121,7 +121,7 @@ def test_bad_inputs_raise_with_the_commands_message(tmp_path, workload):
     with pytest.raises(ValueError, match="whitespace"):
         lemma_eval.evaluate({"g": ["a b"]}, {"g": ["a"]})
     with pytest.raises(ValueError, match="shards must hold disjoint goals"):
-        lemma_eval.merge([lemma_eval.evaluate(q, r).summary_bytes()] * 2)
+        lemma_eval.merge([lemma_eval.evaluate(q, r, mergeable=True).summary_bytes()] * 2)
     with pytest.raises(ValueError):
         lemma_eval.merge([b"LEMSUMRY not a summary"])
     with pytest.raises(ValueError, match="ties"):
@@ -250,5 +250,5 @@ def test_actual_dicts_are_checked_as_qrels_are():
     with pytest.raises(ValueError, match="has no judgments"):
         lemma_eval.evaluate({"g": []}, {"g": ["a"]})
     r = lemma_eval.evaluate({"g": ["a"], "e": []}, {"g": ["a"], "e": ["a"]}, ["RR"], per_goal=True)
-    assert r.counts["skipped_no_actual"] == 1
+    assert r.counts["skipped_no_actual_set"] == 1
     assert list(r.per_goal) == ["g"]

@@ -33,7 +33,7 @@ def test_byte_range_shards_merge_exactly(workload):
 
 def test_ray_equals_one_process(local_ray, workload, tmp_path, capsys):
     q, r = workload
-    one = lemma_eval.evaluate(q, r, MEASURES)
+    one = lemma_eval.evaluate(q, r, MEASURES, mergeable=True)
     got = lemma_eval.ray.evaluate(q, r, MEASURES, num_shards=8)
     assert got.summary == one.summary
     assert got.counts == one.counts

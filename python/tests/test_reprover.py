@@ -80,7 +80,7 @@ def test_reprover_numbers(tmp_path):
         "RR": (1 + 1 / 3) / 2,
     }
     assert r.counts["evaluated"] == 2
-    assert r.counts["skipped_no_actual"] == 1
+    assert r.counts["skipped_no_actual_set"] == 1
     assert reprover.evaluate(path, ["Success@1"]).summary == {"Success@1": 0.5}
 
 

@@ -1,0 +1,462 @@
+//! Push sessions from Python: goals pushed one at a time or in batches (a dict's goals, the rows
+//! of a score matrix), each goal's values back at once, the summary and the travelling summary at
+//! any moment, sessions merged.
+
+use crate::dicts::{refuse_unordered, text, utf8, ScoredGoal, BATCH_GOALS};
+use crate::{matrix_arg, outcome, panic_text, py_err, value_err, Outcome};
+use lemma_eval::output::warnings;
+use lemma_eval::{DenseLemmas, EvalError, Evaluation, GoalRow, Partial, Sink, SummaryOnly};
+use lemma_ingest::Names;
+use pyo3::exceptions::PyRuntimeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::sync::mpsc;
+
+/// Goals pushed one at a time (scored pairs, ranked names, rows of a score matrix).
+#[pyclass(module = "lemma_eval._native")]
+pub(crate) struct NativeSession {
+    session: Option<lemma_eval::Session>,
+    /// The error that ended the session early.
+    failed: Option<String>,
+    keys: Vec<String>,
+    rows: Vec<GoalRow>,
+    per_goal: bool,
+    /// The columns of the score matrices to come.
+    dense: Option<DenseLemmas>,
+    /// A goal's buffers, reused.
+    scratch: ScoredGoal,
+}
+
+impl NativeSession {
+    pub(crate) fn new(ev: &lemma_eval::Evaluator, keys: Vec<String>) -> PyResult<Self> {
+        Ok(NativeSession {
+            session: Some(ev.session().map_err(py_err)?),
+            failed: None,
+            keys,
+            rows: Vec::new(),
+            per_goal: false,
+            dense: None,
+            scratch: ScoredGoal::default(),
+        })
+    }
+
+    fn live(&mut self) -> PyResult<&mut lemma_eval::Session> {
+        if self.session.is_none() {
+            return Err(self.finished());
+        }
+        Ok(self.session.as_mut().expect("checked"))
+    }
+
+    /// Why the session takes no more goals.
+    fn finished(&self) -> PyErr {
+        match &self.failed {
+            Some(why) => value_err(format!("the session stopped at an error: {why}")),
+            None => value_err("the session is finished"),
+        }
+    }
+
+    /// Ends the session at `e`: its goals so far would give a wrong result.
+    fn fail(&mut self, e: PyErr) -> PyErr {
+        self.session = None;
+        self.failed = Python::attach(|py| Some(e.value(py).to_string()));
+        e
+    }
+
+    fn record(&mut self, goal: &str, values: Option<&[Option<f64>]>) {
+        if let (true, Some(v)) = (self.per_goal, values) {
+            self.rows.push(GoalRow {
+                goal: goal.as_bytes().to_vec(),
+                values: v.to_vec(),
+                empty: false,
+            });
+        }
+    }
+
+    /// [`NativeSession::push_ranked_dict`]'s loop.
+    fn ranked_dict(&mut self, py: Python<'_>, run: &Bound<'_, PyDict>) -> PyResult<()> {
+        let mut names: Vec<String> = Vec::new();
+        for e in crate::dicts::dict_entries(run)? {
+            let (goal, ranked) = e?;
+            let goal = text(&goal, "predicted", "goal")?;
+            refuse_unordered(&ranked, "predicted", &goal, true)?;
+            if ranked.is_instance_of::<pyo3::types::PyString>()
+                || ranked.is_instance_of::<pyo3::types::PyBytes>()
+                || ranked.is_instance_of::<PyDict>()
+            {
+                return Err(value_err(format!(
+                    "predicted: goal `{goal}`: expected a list of lemma names in rank order (every \
+                     goal a list, or every goal a dict of lemma -> score), got a {}",
+                    ranked.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())
+                )));
+            }
+            names.clear();
+            for n in ranked.try_iter()? {
+                names.push(text(&n?, "predicted", "lemma")?);
+            }
+            let s = self.live()?;
+            let values = py.detach(|| {
+                s.push_ranked(&goal, &names)
+                    .map(|p| p.values().map(<[_]>::to_vec))
+            });
+            let values = values.map_err(|e| self.fail(py_err(e)))?;
+            self.record(&goal, values.as_deref());
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl NativeSession {
+    /// Keep every pushed goal's values for the result.
+    fn keep_rows(&mut self, yes: bool) {
+        self.per_goal = yes;
+    }
+
+    /// A whole `{goal: {lemma: score}}` dict (pytrec_eval's run). Two stages at once: this
+    /// thread reads the dict (it needs the GIL), copying each goal's names into one buffer (no
+    /// allocation per name); a second thread evaluates the goals read before (no GIL).
+    fn push_scored_dict(&mut self, py: Python<'_>, run: &Bound<'_, PyDict>) -> PyResult<()> {
+        let session = self.session.take().ok_or_else(|| self.finished())?;
+        let per_goal = self.per_goal;
+        // Goals travel in numbered batches (fewer hand-overs between the threads) to the
+        // evaluating threads (the evaluator's thread count), each with a session of its own,
+        // merged at the end; rows and the first error are put back in the dict's order.
+        let workers = session.evaluator().options().threads.max(1);
+        let mut sessions = vec![session];
+        for _ in 1..workers {
+            match sessions[0].evaluator().session() {
+                Ok(s) => sessions.push(s),
+                Err(e) => return Err(self.fail(py_err(e))),
+            }
+        }
+        let (tx, rx) = mpsc::sync_channel::<(u64, Vec<ScoredGoal>)>(2 * workers + 2);
+        let rx = std::sync::Mutex::new(rx);
+        let (back_tx, back_rx) = mpsc::channel::<Vec<ScoredGoal>>();
+        // Set by a worker at its error: the reader stops handing over batches.
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        type Placed<T> = ((u64, usize), T);
+        let (read, evaluated) = std::thread::scope(|scope| {
+            let handles: Vec<_> = sessions
+                .into_iter()
+                .map(|mut session| {
+                    let (rx, back_tx, stop) = (&rx, back_tx.clone(), &stop);
+                    scope.spawn(move || {
+                        let mut rows: Vec<Placed<GoalRow>> = Vec::new();
+                        let mut error: Option<Placed<EvalError>> = None;
+                        // One taker at a time; the lock is let go before the batch is evaluated.
+                        let next = || rx.lock().ok().and_then(|r| r.recv().ok());
+                        while let Some((seq, mut batch)) = next() {
+                            for (k, g) in batch.iter_mut().enumerate() {
+                                match session.push_scored_joined(&g.goal, &mut g.names, &g.scored) {
+                                    Ok(p) => {
+                                        if let (true, Some(v)) = (per_goal, p.values()) {
+                                            let row = GoalRow {
+                                                goal: g.goal.clone(),
+                                                values: v.to_vec(),
+                                                empty: false,
+                                            };
+                                            rows.push(((seq, k), row));
+                                        }
+                                    }
+                                    Err(e) => {
+                                        error = Some(((seq, k), e));
+                                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                                        break;
+                                    }
+                                }
+                            }
+                            let _ = back_tx.send(batch);
+                            if error.is_some() {
+                                // The reader may be waiting to hand over a batch (the channel
+                                // is bounded): taken and dropped until it sees the flag and
+                                // closes the channel, so that it never waits on stopped workers.
+                                while let Some((_, b)) = next() {
+                                    let _ = back_tx.send(b);
+                                }
+                                break;
+                            }
+                        }
+                        (session, rows, error)
+                    })
+                })
+                .collect();
+            drop(back_tx);
+            // A panic while the dict is read (another thread changed it) ends the reading as an
+            // error, so that the channel is closed and the workers end.
+            let read = crate::guarded(|| -> PyResult<()> {
+                let mut batch: Vec<ScoredGoal> = Vec::new();
+                let (mut used, mut seq) = (0, 0u64);
+                for e in crate::dicts::dict_entries(run)? {
+                    let (goal, scored) = e?;
+                    if used == batch.len() {
+                        batch.push(ScoredGoal::default());
+                    }
+                    let g = &mut batch[used];
+                    used += 1;
+                    g.read(&goal, &scored)?;
+                    if used == BATCH_GOALS {
+                        // Ctrl-C while a large dict is read.
+                        py.check_signals()?;
+                        batch.truncate(used);
+                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                            return Ok(()); // a worker stopped at an error: it says which
+                        }
+                        let next = back_rx.try_recv().unwrap_or_default();
+                        if tx.send((seq, std::mem::replace(&mut batch, next))).is_err() {
+                            return Ok(());
+                        }
+                        seq += 1;
+                        used = 0;
+                    }
+                }
+                batch.truncate(used);
+                if !batch.is_empty() {
+                    let _ = tx.send((seq, batch));
+                }
+                Ok(())
+            });
+            drop(tx);
+            let evaluated: Vec<_> = py.detach(|| handles.into_iter().map(|h| h.join()).collect());
+            (read, evaluated)
+        });
+        let mut merged: Option<lemma_eval::Session> = None;
+        let mut rows: Vec<Placed<GoalRow>> = Vec::new();
+        let mut first_error: Option<Placed<EvalError>> = None;
+        let mut panicked = None;
+        for e in evaluated {
+            let (session, r, error) = match e {
+                Ok(v) => v,
+                Err(p) => {
+                    panicked = Some(panic_text(&*p));
+                    continue;
+                }
+            };
+            rows.extend(r);
+            if let Some(e) = error {
+                if first_error.as_ref().is_none_or(|f| e.0 < f.0) {
+                    first_error = Some(e);
+                }
+            }
+            match &mut merged {
+                None => merged = Some(session),
+                Some(m) => {
+                    if let Err(e) = m.merge(session) {
+                        // A goal pushed before this dict, and again in it.
+                        let e = match e {
+                            EvalError::Push { goal, .. } => EvalError::Push {
+                                goal,
+                                message: "the goal was pushed twice".into(),
+                            },
+                            e => e,
+                        };
+                        first_error.get_or_insert(((u64::MAX, 0), e));
+                    }
+                }
+            }
+        }
+        if let Some(p) = panicked {
+            return Err(self.fail(PyRuntimeError::new_err(format!(
+                "lemma-eval failed inside the evaluation (a bug; please report it): {p}"
+            ))));
+        }
+        if let Some((_, e)) = first_error {
+            return Err(self.fail(py_err(e)));
+        }
+        if let Err(e) = read {
+            return Err(self.fail(e));
+        }
+        rows.sort_by_key(|(at, _)| *at);
+        self.rows.extend(rows.into_iter().map(|(_, r)| r));
+        self.session = merged;
+        Ok(())
+    }
+
+    /// A whole `{goal: [lemma, ...]}` dict, each list in rank order.
+    fn push_ranked_dict(&mut self, py: Python<'_>, run: &Bound<'_, PyDict>) -> PyResult<()> {
+        crate::guarded(|| self.ranked_dict(py, run))
+    }
+
+    /// One goal: `ranking` is lemma names in rank order (a list or tuple; a set is refused) or
+    /// a dict of lemma -> score (ranked by score under the tie rule). Its values (`None`:
+    /// skipped, no actual set or nothing relevant).
+    fn push(
+        &mut self,
+        py: Python<'_>,
+        goal: &Bound<'_, PyAny>,
+        ranking: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Vec<Option<f64>>>> {
+        crate::guarded(|| {
+            let goal_name = text(goal, "predicted", "goal")?;
+            if let Ok(scored) = ranking.cast::<PyDict>() {
+                let mut g = std::mem::take(&mut self.scratch);
+                let read = g.read(goal, scored);
+                let r = read.and_then(|()| {
+                    let s = self.live()?;
+                    py.detach(|| {
+                        s.push_scored_joined(&g.goal, &mut g.names, &g.scored)
+                            .map(|p| p.values().map(<[_]>::to_vec))
+                    })
+                    .map_err(py_err)
+                });
+                self.scratch = g;
+                let values = r.map_err(|e| self.fail(e))?;
+                self.record(&goal_name, values.as_deref());
+                return Ok(values);
+            }
+            refuse_unordered(ranking, "predicted", &goal_name, true)?;
+            if ranking.is_instance_of::<pyo3::types::PyString>()
+                || ranking.is_instance_of::<pyo3::types::PyBytes>()
+            {
+                return Err(value_err(format!(
+                    "predicted: goal `{goal_name}`: expected a list of lemma names in rank order \
+                     or a dict of lemma -> score, got a {}",
+                    crate::dicts::type_name(ranking)
+                )));
+            }
+            let mut names: Vec<&[u8]> = Vec::new();
+            let items: Vec<Bound<'_, PyAny>> = ranking.try_iter()?.collect::<PyResult<_>>()?;
+            for n in &items {
+                names.push(utf8(n)?);
+            }
+            let s = self.live()?;
+            let values = py
+                .detach(|| {
+                    s.push_ranked(goal_name.as_bytes(), &names)
+                        .map(|p| p.values().map(<[_]>::to_vec))
+                })
+                .map_err(py_err);
+            let values = values.map_err(|e| self.fail(e))?;
+            self.record(&goal_name, values.as_deref());
+            Ok(values)
+        })
+    }
+
+    /// The lemma names of the score matrices' columns to come (a list of str, or a file of them
+    /// one a line), matched once with the actual sets' lemmas.
+    fn set_lemma_names(&mut self, py: Python<'_>, names: &Bound<'_, PyAny>) -> PyResult<()> {
+        let n = crate::names_arg(names, "lemma_names")?.read()?;
+        let ev = self.live()?.evaluator().clone();
+        self.dense = Some(py.detach(|| ev.dense_lemmas(n)).map_err(py_err)?);
+        Ok(())
+    }
+
+    /// A batch of goals as the rows of a score matrix in memory (`[goals, lemmas]`, the data of
+    /// the C-contiguous array `owner`), columns named by [`NativeSession::set_lemma_names`]:
+    /// each goal's values (`None`: skipped), in row order. Ranked as a `.npy` matrix's rows, on
+    /// the evaluator's threads with the GIL released.
+    #[allow(clippy::too_many_arguments)]
+    fn push_dense(
+        &mut self,
+        py: Python<'_>,
+        goals: &Bound<'_, PyAny>,
+        owner: Py<PyAny>,
+        ptr: usize,
+        nbytes: usize,
+        rows: usize,
+        cols: usize,
+        typestr: &str,
+    ) -> PyResult<Vec<Option<Vec<Option<f64>>>>> {
+        let mut names = Names::default();
+        for g in goals.try_iter()? {
+            let g = text(&g?, "predicted", "goal")?;
+            crate::dicts::check_name(&g, "goal")?;
+            names.push(g.as_bytes());
+        }
+        let Some(dense) = self.dense.take() else {
+            return Err(value_err(
+                "lemma_names: the score matrix's columns need their names (Session(..., lemma_names=...))",
+            ));
+        };
+        let matrix = matrix_arg(owner, ptr, nbytes, rows, cols, typestr)?;
+        let mut got: Vec<GoalRow> = Vec::new();
+        let pushed = match self.session.as_mut() {
+            None => Err(self.finished()),
+            Some(s) => py
+                .detach(|| s.push_dense(&matrix, &names, &dense, &mut got))
+                .map_err(py_err),
+        };
+        self.dense = Some(dense);
+        // A batch refused whole (a goal pushed before) leaves the session as it was.
+        pushed?;
+        let values = {
+            let mut by_goal: hashbrown::HashMap<&[u8], &GoalRow> =
+                got.iter().map(|r| (&r.goal[..], r)).collect();
+            names
+                .iter()
+                .map(|g| by_goal.remove(g).map(|r| r.values.clone()))
+                .collect()
+        };
+        if self.per_goal {
+            self.rows.extend(got);
+        }
+        Ok(values)
+    }
+
+    /// The summary as finishing now would give it (the goals never pushed as `missing` says),
+    /// the session going on.
+    fn snapshot(&self, py: Python<'_>) -> PyResult<Outcome> {
+        let Some(s) = &self.session else {
+            return Err(self.finished());
+        };
+        let summary = py.detach(|| s.snapshot()).map_err(py_err)?;
+        let warned = warnings(s.report(), &summary.counts());
+        Ok(outcome(
+            &self.keys,
+            &summary,
+            None,
+            None,
+            warned,
+            Vec::new(),
+        ))
+    }
+
+    /// The session so far as a travelling summary's bytes (merge them with `lemma_eval.merge`).
+    fn partial(&self, py: Python<'_>) -> PyResult<Vec<u8>> {
+        let Some(s) = &self.session else {
+            return Err(self.finished());
+        };
+        py.detach(|| s.partial().map(|p| p.encode()))
+            .map_err(py_err)
+    }
+
+    /// Adds `other`'s goals (a session of the same evaluator); `other` is finished by it.
+    fn merge_from(&mut self, other: &mut NativeSession) -> PyResult<()> {
+        let Some(theirs) = other.session.take() else {
+            return Err(other.finished());
+        };
+        other.failed = Some("merged into another session".into());
+        let s = self.live()?;
+        s.merge(theirs).map_err(py_err)?;
+        self.rows.append(&mut other.rows);
+        Ok(())
+    }
+
+    /// Ends the session: the goals never pushed are evaluated as empty (or skipped).
+    fn finish(&mut self, py: Python<'_>) -> PyResult<Outcome> {
+        let s = self.session.take().ok_or_else(|| self.finished())?;
+        let mut rows = std::mem::take(&mut self.rows);
+        let per_goal = self.per_goal;
+        let (done, partial): (Evaluation, Partial) = py
+            .detach(|| {
+                let mut unseen = Vec::new();
+                let sink: &mut dyn Sink = if per_goal {
+                    &mut unseen
+                } else {
+                    &mut SummaryOnly
+                };
+                let r = s.finish_partial(sink);
+                rows.extend(unseen);
+                r
+            })
+            .map_err(py_err)?;
+        let warned = warnings(&done.report, &done.summary.counts());
+        Ok(outcome(
+            &self.keys,
+            &done.summary,
+            per_goal.then_some(rows),
+            Some(partial.encode()),
+            warned,
+            Vec::new(),
+        ))
+    }
+}
