@@ -55,9 +55,12 @@ class Result:
     ``eval --format json``), ``actual_read`` (how the actual sets were read: ``kind`` ``joined``,
     ``held`` or ``given``, the command's description and figures), ``warnings`` and
     ``summary_bytes()``, the travelling summary (the bytes ``eval --summary-out`` writes), kept
-    when asked for (``mergeable=True``, or a shard)."""
+    when asked for (``mergeable=True``, or a shard); ``lacking_shards`` lists the shards a
+    ``merge(..., partial=True)`` lacks (empty otherwise)."""
 
-    __slots__ = ("summary", "per_goal", "counts", "actual_read", "warnings", "_bytes")
+    __slots__ = (
+        "summary", "per_goal", "counts", "actual_read", "warnings", "_bytes", "lacking_shards"
+    )
 
     def __init__(self, outcome: tuple) -> None:
         summary, rows, counts, partial, warned, read = outcome
@@ -70,6 +73,7 @@ class Result:
         self.actual_read: Dict[str, Any] = dict(read)
         self.warnings: List[str] = list(warned)
         self._bytes: Optional[bytes] = bytes(partial) if partial is not None else None
+        self.lacking_shards: List[Dict[str, Any]] = []
 
     def summary_bytes(self) -> bytes:
         """The travelling summary: merge it with others' with :func:`merge` or ``lemma-eval
@@ -280,12 +284,41 @@ def evaluate(
     return result
 
 
-def merge(parts: Iterable[Union[bytes, Result]], keys: Optional[Sequence[str]] = None) -> Result:
-    """Merges travelling summaries (``Result.summary_bytes()``, ``Session.summary_bytes()``,
-    ``--summary-out`` files' bytes) of shards of one evaluation into the result one evaluation
-    would give. ``keys`` names the measures (their own names by default)."""
+def merge(
+    parts: Iterable[Union[bytes, Result]],
+    keys: Optional[Sequence[str]] = None,
+    *,
+    partial: bool = False,
+) -> Result:
+    """Merges travelling summaries (``Result.summary_bytes()``, ``--summary-out`` files' bytes)
+    of shards of one evaluation into the result one evaluation would give. ``keys`` names the
+    measures (their own names by default).
+
+    The checks are ``lemma-eval merge``'s, each part named ``parts[i]``: a ``ValueError`` for other
+    options or actual sets, goals in two parts, a shard given twice, shards of one file cut into
+    different numbers, and shards missing (``shards 3-8 of 8 of run.txt (...) are missing``).
+    With ``partial=True`` missing shards are no error: the summary is of the goals the shards
+    given ranked, and ``lacking_shards`` lists what is missing, one dict per predictions file:
+    ``{"predictions": name, "bytes": length, "fingerprint": 16 hex digits, "of": N, "shards":
+    [(first, last), ...], "missing": count}``. ``summary_bytes()`` of such a result merges later
+    with the shards it lacks."""
     blobs = [p.summary_bytes() if isinstance(p, Result) else bytes(p) for p in parts]
-    return Result(_native.merge(blobs, list(keys) if keys is not None else None))
+    outcome, lacking = _native.merge(
+        blobs, list(keys) if keys is not None else None, partial=bool(partial)
+    )
+    r = Result(outcome)
+    r.lacking_shards = [
+        {
+            "predictions": name,
+            "bytes": size,
+            "fingerprint": f"{fingerprint:016x}",
+            "of": n,
+            "shards": [tuple(s) for s in shards],
+            "missing": sum(b - a + 1 for a, b in shards),
+        }
+        for name, size, fingerprint, n, shards in lacking
+    ]
+    return r
 
 
 class Session:

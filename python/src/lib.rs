@@ -797,28 +797,38 @@ impl NativeEvaluator {
     }
 }
 
-/// Merges travelling summaries (from `summary_bytes()` or `--summary-out`) into one result;
-/// `keys` names the measures (the measures' own names when `None`).
+/// The shards a partial merge lacks: per predictions file, its name, length, fingerprint, shard
+/// count and the missing ranges of shards.
+type Lacking = Vec<(String, u64, u64, u64, Vec<(u64, u64)>)>;
+
+/// Merges travelling summaries (from `summary_bytes()` or `--summary-out`) into one result, with
+/// the command's checks (`Partial::merge_all`: each part named `parts[i]`); `keys` names the
+/// measures (the measures' own names when `None`). With `partial`, a set of shards with some
+/// missing merges, and the lacking shards are returned beside the result.
 #[pyfunction]
-#[pyo3(signature = (parts, keys=None))]
-fn merge(py: Python<'_>, parts: Vec<Vec<u8>>, keys: Option<Vec<String>>) -> PyResult<Outcome> {
-    let merged = py.detach(
-        || -> Result<lemma_eval::Partial, lemma_eval::PartialError> {
-            let mut it = parts.iter().enumerate();
-            let Some((_, first)) = it.next() else {
-                return Err(lemma_eval::PartialError("no summaries to merge".into()));
-            };
-            let mut all = lemma_eval::Partial::decode(first)?;
-            for (i, p) in it {
-                let p = lemma_eval::Partial::decode(p)
-                    .map_err(|e| lemma_eval::PartialError(format!("summary {}: {}", i + 1, e.0)))?;
-                all.merge(&p)
-                    .map_err(|e| lemma_eval::PartialError(format!("summary {}: {}", i + 1, e.0)))?;
-            }
-            Ok(all)
-        },
-    );
-    let merged = merged.map_err(|e| PyValueError::new_err(e.0))?;
+#[pyo3(signature = (parts, keys=None, partial=false))]
+fn merge(
+    py: Python<'_>,
+    parts: Vec<Vec<u8>>,
+    keys: Option<Vec<String>>,
+    partial: bool,
+) -> PyResult<(Outcome, Lacking)> {
+    if parts.is_empty() {
+        return Err(PyValueError::new_err("no summaries to merge"));
+    }
+    let merged = py.detach(|| -> Result<_, lemma_eval::PartialError> {
+        let mut m = lemma_eval::PartialMerger::new();
+        for (i, p) in parts.iter().enumerate() {
+            let name = format!("parts[{i}]");
+            let p = lemma_eval::Partial::decode(p)
+                .map_err(|e| lemma_eval::PartialError(format!("{name}: {}", e.0)))?;
+            m.add(&name, p)?;
+        }
+        m.finish(partial).map_err(|e| {
+            lemma_eval::PartialError(format!("{}; partial=True merges the shards given", e.0))
+        })
+    });
+    let (merged, lacking) = merged.map_err(|e| PyValueError::new_err(e.0))?;
     let summary = merged.summary().map_err(|e| PyValueError::new_err(e.0))?;
     let keys = match keys {
         Some(k) if k.len() == merged.measures().len() => k,
@@ -831,13 +841,22 @@ fn merge(py: Python<'_>, parts: Vec<Vec<u8>>, keys: Option<Vec<String>>) -> PyRe
         }
         None => merged.measures().iter().map(|m| m.to_string()).collect(),
     };
-    Ok(outcome(
-        &keys,
-        &summary,
-        None,
-        Some(merged.encode()),
-        Vec::new(),
-        Vec::new(),
+    let lacking = (lacking.into_iter())
+        .map(|l| {
+            let f = l.file;
+            (f.name, f.bytes, f.fingerprint, l.count, l.missing)
+        })
+        .collect();
+    Ok((
+        outcome(
+            &keys,
+            &summary,
+            None,
+            Some(merged.encode()),
+            Vec::new(),
+            Vec::new(),
+        ),
+        lacking,
     ))
 }
 

@@ -188,6 +188,10 @@ struct MergeArgs {
     /// No report on stderr.
     #[arg(long)]
     quiet: bool,
+    /// Merge a set of shards with some missing (`eval --shard I/N`): the summary is then of the
+    /// goals the shards given ranked, and the output names the shards it lacks.
+    #[arg(long)]
+    partial: bool,
 }
 
 #[derive(Args)]
@@ -935,23 +939,18 @@ fn run_merge(a: MergeArgs) -> Result<(), Fail> {
             std::fs::read(p).map_err(|e| Fail(2, format!("{}: cannot read: {e}", p.display())))?;
         Partial::decode(&bytes).map_err(|e| Fail(2, format!("{}: {e}", p.display())))
     };
-    let first = &a.summaries[0];
-    let mut merged = read(first)?;
-    for (k, p) in a.summaries.iter().enumerate().skip(1) {
-        let next = read(p)?;
-        if let Err(e) = merged.merge(&next) {
-            // Name the earlier file the conflict is with (the first for options and actual sets,
-            // the one sharing goals for goals), first: each difference reads earlier vs next.
-            let other = a.summaries[..k]
-                .iter()
-                .find(|q| read(q).is_ok_and(|mut earlier| earlier.merge(&next).is_err()))
-                .unwrap_or(first);
-            return Err(Fail(
-                2,
-                format!("cannot merge {} with {}: {e}", other.display(), p.display()),
-            ));
-        }
+    // One file at a time: of the earlier ones only their names, goals and shards are kept.
+    let mut merger = lemma_eval::PartialMerger::new();
+    for p in &a.summaries {
+        let part = read(p)?;
+        merger
+            .add(&p.display().to_string(), part)
+            .map_err(|e| Fail(2, e.0))?;
     }
+    let (merged, lacking) = merger
+        .finish(a.partial)
+        .map_err(|e| Fail(2, format!("{e}; --partial merges the shards given")))?;
+    let first = &a.summaries[0];
     let summary = merged
         .summary()
         .map_err(|e| Fail(2, format!("{}: {e}", first.display())))?;
@@ -963,6 +962,7 @@ fn run_merge(a: MergeArgs) -> Result<(), Fail> {
         .flat_map(|t| lemma_eval::curve::pooled_at_threshold(t, &summary))
         .collect();
     w.set_extra(pooled);
+    w.set_lacking(lacking.clone());
     w.begin(false).map_err(|e| write_fail(&out_name, e))?;
     w.finish(&summary, false)
         .map_err(|e| write_fail(&out_name, e))?;
@@ -973,6 +973,11 @@ fn run_merge(a: MergeArgs) -> Result<(), Fail> {
             "lemma-eval: {} summaries merged: {counts}",
             a.summaries.len()
         );
+        for l in &lacking {
+            eprintln!(
+                "lemma-eval: lacking {l}: the summary is of the goals the shards given ranked"
+            );
+        }
     }
     Ok(())
 }

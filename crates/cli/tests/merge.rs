@@ -294,3 +294,304 @@ fn byte_range_shards_merge_and_name_the_whole_files_lines() {
         );
     }
 }
+
+/// `eval --shard I/N --summary-out` of the generated run for each `(I, N)`: the files' paths.
+fn shard_sums(q: &str, r: &str, dir: &Path, tag: &str, shards: &[(u64, u64)]) -> Vec<String> {
+    (shards.iter())
+        .map(|&(i, n)| {
+            let s = dir.join(format!("{tag}.{i}of{n}.sum"));
+            let s = s.to_str().unwrap().to_string();
+            let shard = format!("{i}/{n}");
+            ok(&[
+                "eval",
+                q,
+                r,
+                "--shard",
+                &shard,
+                "--quiet",
+                "--summary-out",
+                &s,
+                "-o",
+                "/dev/null",
+                "-m",
+                "AP",
+                "-m",
+                "P@5",
+                "-m",
+                "Depth(recall=1.0)",
+            ]);
+            s
+        })
+        .collect()
+}
+
+/// `run` as `eval` and the errors name it: `gen.run (B bytes, fingerprint F)`.
+fn predictions(run: &Path) -> lemma_eval::PredictionsFile {
+    lemma_eval::PredictionsFile::of(run).unwrap()
+}
+
+#[test]
+fn incomplete_repeated_and_mismatched_shard_sets_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (qrels, run) = generated(dir.path());
+    let (q, r) = (qrels.to_str().unwrap(), run.to_str().unwrap());
+    let file = predictions(&run);
+    let s = shard_sums(
+        q,
+        r,
+        dir.path(),
+        "p",
+        &[(1, 4), (2, 4), (3, 4), (4, 4), (2, 3)],
+    );
+    let out = dir.path().join("out");
+    let o = out.to_str().unwrap();
+    // Two of four: the number of all goals, most of them without predictions, before.
+    assert_eq!(
+        fails(&["merge", &s[0], &s[1], "-o", o]),
+        format!(
+            "lemma-eval: error: shards 3-4 of 4 of {file} are missing (given: {}, {}); \
+             --partial merges the shards given\n",
+            s[0], s[1]
+        )
+    );
+    assert!(!out.exists());
+    assert_eq!(
+        fails(&["merge", &s[3], &s[0], &s[2]]),
+        format!(
+            "lemma-eval: error: shard 2 of 4 of {file} is missing (given: {}, {}, {}); \
+             --partial merges the shards given\n",
+            s[0], s[2], s[3]
+        )
+    );
+    // A shard twice (a copy of its file): named by both files, before the goals they share.
+    let copy = dir.path().join("copy.sum");
+    std::fs::copy(&s[1], &copy).unwrap();
+    let c = copy.to_str().unwrap();
+    assert_eq!(
+        fails(&["merge", &s[0], &s[1], &s[2], &s[3], c, "--partial"]),
+        format!(
+            "lemma-eval: error: shard 2/4 of {file} is given twice: {} and {c}\n",
+            s[1]
+        )
+    );
+    // Shards of one file cut into another N.
+    assert_eq!(
+        fails(&["merge", &s[0], &s[4], "--partial"]),
+        format!(
+            "lemma-eval: error: {} is shard 1/4 of {file}, {} is shard 2/3 of it: shards of one \
+             file merge only with shards cut into as many\n",
+            s[0], s[4]
+        )
+    );
+    // Another file of the same name (its last bytes changed): both sets lack a shard.
+    let mut changed = std::fs::read(&run).unwrap();
+    let at = changed.len() - 2;
+    changed[at] = if changed[at] == b'x' { b'y' } else { b'x' };
+    std::fs::create_dir(dir.path().join("b")).unwrap();
+    let run2 = dir.path().join("b/gen.run");
+    std::fs::write(&run2, changed).unwrap();
+    let file2 = predictions(&run2);
+    let t = shard_sums(q, run2.to_str().unwrap(), dir.path(), "t", &[(2, 2)]);
+    let u = shard_sums(q, r, dir.path(), "u", &[(1, 2)]);
+    let e = fails(&["merge", &u[0], &t[0]]);
+    assert!(
+        e.ends_with(&format!(
+            "; the shards given are of 2 different predictions files (a file that changed \
+             between its shards' evaluations is another file): {} is shard 1/2 of {file}, {} is \
+             shard 2/2 of {file2}; --partial merges the shards given\n",
+            u[0], t[0]
+        )),
+        "{e}"
+    );
+    assert!(
+        e.contains(&format!(
+            "shard 2 of 2 of {file} is missing (given: {})",
+            u[0]
+        )) && e.contains(&format!(
+            "shard 1 of 2 of {file2} is missing (given: {})",
+            t[0]
+        )),
+        "{e}"
+    );
+}
+
+#[test]
+fn partial_merges_name_the_lacking_shards_and_complete_ones_print_one_eval() {
+    let dir = tempfile::tempdir().unwrap();
+    let (qrels, runf) = generated(dir.path());
+    let (q, r) = (qrels.to_str().unwrap(), runf.to_str().unwrap());
+    let file = predictions(&runf);
+    let shards: Vec<(u64, u64)> = (1..=4).map(|i| (i, 4)).collect();
+    let s = shard_sums(q, r, dir.path(), "p", &shards);
+    let ms = ["-m", "AP", "-m", "P@5", "-m", "Depth(recall=1.0)"];
+    // Complete, in any order, with or without --partial: what one eval prints.
+    for format in ["table", "tsv", "json", "trec"] {
+        let mut one = vec!["eval", q, r, "--quiet", "--format", format];
+        one.extend(ms);
+        let want = ok(&one);
+        for order in [[0, 1, 2, 3], [3, 2, 1, 0], [2, 0, 3, 1]] {
+            let mut args = vec!["merge", "--quiet", "--partial", "--format", format];
+            args.extend(order.iter().map(|&k| s[k].as_str()));
+            assert_eq!(ok(&args), want, "{format} {order:?}");
+            args.remove(2);
+            assert_eq!(ok(&args), want, "{format} {order:?}");
+        }
+    }
+    // Shards 1 and 3 of 4: the summary is of the goals they ranked, as `eval --missing skip`
+    // of their lines alone gives it, and the output names shards 2 and 4.
+    let goals = |i: usize| -> Vec<String> {
+        let shard = format!("{}/4", i);
+        let mut args = vec![
+            "eval",
+            q,
+            r,
+            "--shard",
+            &shard,
+            "--quiet",
+            "--per-goal",
+            "--format",
+            "json",
+        ];
+        args.extend(ms);
+        let v: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+        // The goals the shard ranked, not those of the actual sets evaluated as empty.
+        (v["per_goal"].as_array().unwrap().iter())
+            .filter(|row| row["empty"] == false)
+            .map(|row| row["goal"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut given: Vec<String> = goals(1);
+    given.extend(goals(3));
+    let text = std::fs::read_to_string(&runf).unwrap();
+    let lines: String = (text.lines())
+        .filter(|l| given.iter().any(|g| l.split_whitespace().next() == Some(g)))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let given_run = dir.path().join("given.run");
+    std::fs::write(&given_run, lines).unwrap();
+    let g = given_run.to_str().unwrap();
+    let merge = |format: &str| {
+        ok(&[
+            "merge",
+            &s[2],
+            &s[0],
+            "--partial",
+            "--quiet",
+            "--format",
+            format,
+        ])
+    };
+    let skip = |format: &str| {
+        let mut args = vec![
+            "eval",
+            q,
+            g,
+            "--quiet",
+            "--missing",
+            "skip",
+            "--format",
+            format,
+        ];
+        args.extend(ms);
+        ok(&args)
+    };
+    let fp = format!("{:016x}", file.fingerprint);
+    let name = format!("lacking_shards(predictions={fp},of=4,shards=2,4)");
+    assert_eq!(merge("tsv"), skip("tsv") + &format!("all\t{name}\t2\n"));
+    assert_eq!(merge("trec"), skip("trec") + &format!("{name}\tall\t2\n"));
+    assert_eq!(
+        merge("table"),
+        skip("table") + &format!("lacking shards 2, 4 of 4 of {file}\n")
+    );
+    let got: serde_json::Value = serde_json::from_str(&merge("json")).unwrap();
+    let want: serde_json::Value = serde_json::from_str(&skip("json")).unwrap();
+    assert_eq!(got["summary"], want["summary"]);
+    assert_eq!(got["goals"]["evaluated"], want["goals"]["evaluated"]);
+    assert_eq!(
+        got["lacking_shards"],
+        serde_json::json!([{
+            "predictions": "gen.run",
+            "bytes": file.bytes,
+            "fingerprint": fp,
+            "of": 4,
+            "shards": [[2, 2], [4, 4]],
+            "missing": 2,
+        }])
+    );
+    // And on stderr.
+    let o = run(&["merge", &s[0], &s[2], "--partial"]);
+    assert!(o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).ends_with(&format!(
+            "lemma-eval: lacking shards 2, 4 of 4 of {file}: the summary is of the goals the \
+             shards given ranked\n"
+        )),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// CRC-32 (IEEE), as the summary's header holds it.
+fn crc32(b: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &x in b {
+        c ^= x as u32;
+        for _ in 0..8 {
+            c = if c & 1 == 1 {
+                (c >> 1) ^ 0xedb8_8320
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+#[test]
+fn crafted_shard_numbers_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (qrels, run) = generated(dir.path());
+    let (q, r) = (qrels.to_str().unwrap(), run.to_str().unwrap());
+    let s = shard_sums(q, r, dir.path(), "p", &[(2, 4)]);
+    let bytes = std::fs::read(&s[0]).unwrap();
+    assert_eq!(crc32(&bytes[24..]).to_le_bytes(), bytes[20..24]);
+    // After the name: file length, fingerprint, N, range count, first, last.
+    let mut needle = 7u64.to_le_bytes().to_vec();
+    needle.extend_from_slice(b"gen.run");
+    let at = (bytes.windows(needle.len()))
+        .position(|w| w == needle)
+        .expect("the shard record")
+        + needle.len();
+    let crafted = dir.path().join("crafted.sum");
+    let c = crafted.to_str().unwrap();
+    for (n, first, last, what) in [
+        (4, 0, 0, "shard 0 of 4"),
+        (4, 5, 5, "shard 5 of 4"),
+        (0, 2, 2, "shard 2 of 0"),
+        (4, 3, 1, "shards 3-1 of 4"),
+    ] {
+        let mut b = bytes.clone();
+        for (k, v) in [(2, n), (4, first), (5, last)] {
+            b[at + 8 * k..at + 8 * k + 8].copy_from_slice(&(v as u64).to_le_bytes());
+        }
+        let crc = crc32(&b[24..]);
+        b[20..24].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(&crafted, &b).unwrap();
+        assert_eq!(
+            fails(&["merge", c]),
+            format!("lemma-eval: error: {c}: corrupt: {what} of gen.run: expected 1 <= I <= N\n")
+        );
+    }
+    // A summary of format version 1 (which holds no shard numbers).
+    let mut v1 = bytes.clone();
+    v1[8] = 1;
+    std::fs::write(&crafted, &v1).unwrap();
+    assert_eq!(
+        fails(&["merge", &s[0], c]),
+        format!(
+            "lemma-eval: error: {c}: summary format version 1, expected 2: a version 1 summary \
+             does not record which shards of which predictions file it holds; write it again \
+             with `eval --summary-out`\n"
+        )
+    );
+}

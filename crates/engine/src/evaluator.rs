@@ -331,7 +331,8 @@ impl Evaluator {
     /// [`Evaluator::evaluate_partial`] of shard `index` (0-based) of `count` of a plain text
     /// predictions file: a byte range cut at goal boundaries ([`lemma_ingest::open_shard`]), so
     /// that the shards' summaries merge into the whole file's evaluation. Errors name the whole
-    /// file's lines.
+    /// file's lines. The partial records that it is shard `index + 1` of `count` of this file
+    /// ([`crate::PredictionsFile`]): [`Partial::merge_all`] refuses an incomplete set.
     pub fn evaluate_shard(
         &self,
         path: &Path,
@@ -341,13 +342,18 @@ impl Evaluator {
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<(Evaluation, Partial), EvalError> {
         let (input, start) = lemma_ingest::open_shard(path, index, count)?;
-        self.evaluate_partial(Predictions::Text(input), sink, progress)
+        let file = crate::PredictionsFile::of(path)
+            .map_err(|e| EvalError::Input(lemma_ingest::InputError::read(path, e)))?;
+        let (done, mut partial) = self
+            .evaluate_partial(Predictions::Text(input), sink, progress)
             .map_err(|e| match e {
                 EvalError::Input(ie) => {
                     EvalError::Input(lemma_ingest::shift_error(ie, path, start))
                 }
                 e => e,
-            })
+            })?;
+        partial.set_shard(file, index + 1, count);
+        Ok((done, partial))
     }
 
     /// The goals the predictions ranked.

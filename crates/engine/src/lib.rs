@@ -64,7 +64,10 @@ pub use options::{
 };
 
 pub use outcome::{EvalError, GoalRow, Report};
-pub use partial::{Partial, PartialError, MAGIC as SUMMARY_MAGIC, VERSION as SUMMARY_VERSION};
+pub use partial::{
+    LackingShards, Partial, PartialError, PartialMerger, PredictionsFile, MAGIC as SUMMARY_MAGIC,
+    VERSION as SUMMARY_VERSION,
+};
 pub use session::{DenseLemmas, Pushed, Session, MAX_LEMMA_IDS};
 pub use sink::{RowFn, Sink, SummaryOnly};
 

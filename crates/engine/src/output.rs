@@ -1,7 +1,7 @@
 //! Output of `lemma-eval eval`: `table` for people, `tsv` and `json` for programs, `trec` for
 //! trec_eval-shaped lines. Per-goal rows are written as they arrive (file order); the summary last.
 
-use crate::{GoalRow, Report};
+use crate::{GoalRow, LackingShards, Report};
 use lemma_accum::{Aggregate, Aggregation, GoalCounts, Measure, Summary};
 use std::io::{self, Write};
 
@@ -45,6 +45,8 @@ pub struct Writer<'w> {
     rows_written: u64,
     /// Values derived from the summary, printed after it (`eval --threshold`'s pooled view).
     extra: Vec<(String, Option<f64>)>,
+    /// The shards a partial merge lacks (`merge --partial`), said after the summary.
+    lacking: Vec<LackingShards>,
     /// The per-goal measures, their names as each format writes them (made once: a run of
     /// millions of goals writes tens of millions of rows, on one thread).
     columns: Vec<Column>,
@@ -339,6 +341,7 @@ impl<'w> Writer<'w> {
             measures: measures.to_vec(),
             rows_written: 0,
             extra: Vec::new(),
+            lacking: Vec::new(),
             columns,
             json_keys,
             buf: Vec::new(),
@@ -349,6 +352,14 @@ impl<'w> Writer<'w> {
     /// format, which has no name for them).
     pub fn set_extra(&mut self, extra: Vec<(String, Option<f64>)>) {
         self.extra = extra;
+    }
+
+    /// The shards a partial merge lacks, one line (or json field) each after the summary: in
+    /// the table `lacking shards 3-8 of 8 of run.txt (...)`; in tsv and trec a row named
+    /// `lacking_shards(predictions=<fingerprint>,of=<N>,shards=<list>)` whose value is how many
+    /// lack; in json the array `lacking_shards` (docs/FORMAT.md).
+    pub fn set_lacking(&mut self, lacking: Vec<LackingShards>) {
+        self.lacking = lacking;
     }
 
     /// Writes whatever precedes the rows.
@@ -462,6 +473,9 @@ impl<'w> Writer<'w> {
                 for (m, v) in &self.extra {
                     writeln!(self.out, "all\t{m}\t{}", full(*v))?;
                 }
+                for l in &self.lacking {
+                    writeln!(self.out, "all\t{}\t{}", lacking_name(l), l.missing_count())?;
+                }
             }
             OutFormat::Trec => {
                 let mut lines = Vec::new();
@@ -470,6 +484,12 @@ impl<'w> Writer<'w> {
                         let sum = m.aggregation() == Aggregation::Sum;
                         push_trec_line(&mut lines, &trec_or_canonical(m), b"all", v, sum);
                     }
+                }
+                for l in &self.lacking {
+                    let name = lacking_name(l);
+                    let pad = 22usize.saturating_sub(name.chars().count());
+                    let n = l.missing_count();
+                    lines.extend_from_slice(format!("{name}{:pad$}\tall\t{n}\n", "").as_bytes());
                 }
                 self.out.write_all(&lines)?;
             }
@@ -511,6 +531,9 @@ impl<'w> Writer<'w> {
                 for (m, v) in &self.extra {
                     writeln!(self.out, "{m:<w$} {:>12.4}", v.unwrap_or(0.0))?;
                 }
+                for l in &self.lacking {
+                    writeln!(self.out, "lacking {l}")?;
+                }
             }
             OutFormat::Json => {
                 let mut s = serde_json::Map::new();
@@ -537,16 +560,47 @@ impl<'w> Writer<'w> {
                 if per_goal {
                     write!(self.out, "],")?;
                 }
-                writeln!(
+                write!(
                     self.out,
-                    "\"summary\":{},\"goals\":{}}}",
+                    "\"summary\":{},\"goals\":{}",
                     serde_json::Value::Object(s),
                     goals
                 )?;
+                if !self.lacking.is_empty() {
+                    let l: Vec<_> = self.lacking.iter().map(lacking_json).collect();
+                    write!(
+                        self.out,
+                        ",\"lacking_shards\":{}",
+                        serde_json::Value::Array(l)
+                    )?;
+                }
+                writeln!(self.out, "}}")?;
             }
         }
         self.out.flush()
     }
+}
+
+/// `lacking_shards(predictions=<fingerprint>,of=<N>,shards=<list>)`: a name of the tsv and trec
+/// formats (no whitespace).
+fn lacking_name(l: &LackingShards) -> String {
+    format!(
+        "lacking_shards(predictions={:016x},of={},shards={})",
+        l.file.fingerprint,
+        l.count,
+        l.missing_text()
+    )
+}
+
+fn lacking_json(l: &LackingShards) -> serde_json::Value {
+    serde_json::json!({
+        "predictions": l.file.name,
+        "bytes": l.file.bytes,
+        "fingerprint": format!("{:016x}", l.file.fingerprint),
+        "of": l.count,
+        "shards": l.missing.iter().map(|&(a, b)| [a, b]).collect::<Vec<_>>(),
+        "missing": l.missing_count(),
+    })
 }
 
 fn counts_json(c: &GoalCounts) -> serde_json::Value {

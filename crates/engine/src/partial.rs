@@ -20,7 +20,12 @@
 //!
 //! A partial also carries the plan (measures and every option that changes a number) and a
 //! fingerprint of the actual sets: merging partials of different plans or actual sets is an error
-//! that says what differs. The encoding is docs/FORMAT.md's "Summary files".
+//! that says what differs. A shard of a predictions file ([`Evaluator::evaluate_shard`]) also
+//! records which shard it is (`I/N`) of which file (a [`PredictionsFile`]: its length and a hash of
+//! its first and last 64 KiB): merged partials hold the union of their shards, a complete set
+//! counts as a whole file, and [`Partial::merge_all`] (`lemma-eval merge`, Python's
+//! `lemma_eval.merge`) refuses a set with shards missing, given twice or cut into another `N`,
+//! naming the summaries. The encoding is docs/FORMAT.md's "Summary files".
 
 use crate::options::{DuplicateMode, EvalOptions, MissingMode, OrderMode, TieMode, ZeroRelMode};
 use crate::outcome::{empty_goal, EmptyGoal, EvalError};
@@ -30,12 +35,16 @@ use lemma_accum::{
 };
 use lemma_ingest::ActualSets;
 use roaring::RoaringBitmap;
+use std::collections::BTreeMap;
 use std::fmt;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
 
 /// The first eight bytes of a summary file.
 pub const MAGIC: &[u8; 8] = b"LEMSUMRY";
-/// The encoding's version: a reader refuses others.
-pub const VERSION: u32 = 1;
+/// The encoding's version: a reader refuses others (version 1, which did not record shards,
+/// with a message saying so).
+pub const VERSION: u32 = 2;
 
 /// Everything that changes a number, as a partial records it.
 #[derive(Clone, Debug, PartialEq)]
@@ -150,6 +159,212 @@ impl ActualKey {
     }
 }
 
+/// A predictions file as its shards know it: what every shard of one file computes alike, on any
+/// machine and under any path (its length, and a hash of its length and its first and last 64 KiB),
+/// and its name for messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PredictionsFile {
+    /// The file's name (the last component of its path), to name it in messages; two files are
+    /// told apart by their length and fingerprint only.
+    pub name: String,
+    /// Its length in bytes.
+    pub bytes: u64,
+    /// A hash of its length, its first 64 KiB and its last 64 KiB (each byte once: the whole
+    /// file when it is at most 128 KiB): docs/FORMAT.md, "Summary files".
+    pub fingerprint: u64,
+}
+
+impl PredictionsFile {
+    /// How much of each end of the file the fingerprint reads.
+    pub const EDGE: u64 = 64 << 10;
+
+    /// Reads the length and both ends of the file at `path`.
+    pub fn of(path: &Path) -> std::io::Result<PredictionsFile> {
+        let mut f = std::fs::File::open(path)?;
+        let bytes = f.metadata()?.len();
+        let head = bytes.min(Self::EDGE);
+        let tail = bytes.saturating_sub(Self::EDGE).max(head);
+        let mut buf = vec![0u8; Self::EDGE as usize];
+        let mut h = mix(0x7072_6564_6963_7473, bytes);
+        f.read_exact(&mut buf[..head as usize])?;
+        h = mix_bytes(h, &buf[..head as usize]);
+        f.seek(SeekFrom::Start(tail))?;
+        f.read_exact(&mut buf[..(bytes - tail) as usize])?;
+        h = mix_bytes(h, &buf[..(bytes - tail) as usize]);
+        // A final avalanche (murmur3's): files that differ in their last bytes get fingerprints
+        // that differ throughout, not in a few digits.
+        for (shift, k) in [(33, 0xff51_afd7_ed55_8ccd_u64), (33, 0xc4ce_b9fe_1a85_ec53)] {
+            h = (h ^ (h >> shift)).wrapping_mul(k);
+        }
+        h ^= h >> 33;
+        let name = path
+            .file_name()
+            .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy())
+            .into_owned();
+        Ok(PredictionsFile {
+            name,
+            bytes,
+            fingerprint: h,
+        })
+    }
+
+    /// What tells two files apart.
+    fn key(&self) -> (u64, u64) {
+        (self.bytes, self.fingerprint)
+    }
+}
+
+impl fmt::Display for PredictionsFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({} bytes, fingerprint {:016x})",
+            self.name, self.bytes, self.fingerprint
+        )
+    }
+}
+
+/// `b` mixed into `h`, eight bytes (little-endian, the last word zero-padded) at a time.
+fn mix_bytes(mut h: u64, b: &[u8]) -> u64 {
+    for w in b.chunks(8) {
+        let mut x = [0u8; 8];
+        x[..w.len()].copy_from_slice(w);
+        h = mix(h, u64::from_le_bytes(x));
+    }
+    h
+}
+
+/// Shards `first..=last` (1-based), in ascending order, separated by gaps.
+type Ranges = Vec<(u64, u64)>;
+
+/// Which shards of one predictions file, cut into `count`, a partial holds: never all of them
+/// (a complete set is a whole file, recorded as no shards).
+#[derive(Clone, Debug, PartialEq)]
+struct ShardSet {
+    file: PredictionsFile,
+    count: u64,
+    held: Ranges,
+}
+
+/// `3`, `3-8`, joined by `sep`.
+fn ranges_text(r: &[(u64, u64)], sep: &str) -> String {
+    r.iter()
+        .map(|&(a, b)| {
+            if a == b {
+                a.to_string()
+            } else {
+                format!("{a}-{b}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(sep)
+}
+
+/// How many shards `r` holds.
+fn ranges_len(r: &[(u64, u64)]) -> u64 {
+    r.iter()
+        .fold(0u64, |n, &(a, b)| n.saturating_add(b - a).saturating_add(1))
+}
+
+/// The first shard in both `a` and `b`.
+fn first_common(a: &[(u64, u64)], b: &[(u64, u64)]) -> Option<u64> {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let lo = a[i].0.max(b[j].0);
+        if lo <= a[i].1.min(b[j].1) {
+            return Some(lo);
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    None
+}
+
+/// The shards in `a` or `b` (disjoint), adjacent ranges joined: one pass over both.
+fn union(a: &[(u64, u64)], b: &[(u64, u64)]) -> Ranges {
+    let mut out: Ranges = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        let (x, y) = if j == b.len() || (i < a.len() && a[i] < b[j]) {
+            i += 1;
+            a[i - 1]
+        } else {
+            j += 1;
+            b[j - 1]
+        };
+        match out.last_mut() {
+            Some(last) if x <= last.1.saturating_add(1) => last.1 = last.1.max(y),
+            _ => out.push((x, y)),
+        }
+    }
+    out
+}
+
+/// The shards of `1..=count` not in `held`.
+fn complement(held: &[(u64, u64)], count: u64) -> Ranges {
+    let mut out = Vec::new();
+    let mut next = 1u64;
+    for &(a, b) in held {
+        if a > next {
+            out.push((next, a - 1));
+        }
+        next = b.saturating_add(1);
+    }
+    if held.last().is_none_or(|&(_, b)| b < count) {
+        out.push((next, count));
+    }
+    out
+}
+
+/// `is shard 3/8` or `holds shards 3-5, 7 of 8`.
+fn holds_text(held: &[(u64, u64)], count: u64) -> String {
+    match held {
+        [(a, b)] if a == b => format!("is shard {a}/{count}"),
+        _ => format!("holds shards {} of {count}", ranges_text(held, ", ")),
+    }
+}
+
+/// The shards of one predictions file a merge lacks (with `--partial`, `partial=True`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LackingShards {
+    /// The predictions file.
+    pub file: PredictionsFile,
+    /// How many shards it was cut into (`N`).
+    pub count: u64,
+    /// The shards missing, `(first, last)` 1-based inclusive, ascending, separated by gaps.
+    pub missing: Vec<(u64, u64)>,
+}
+
+impl LackingShards {
+    /// How many shards are missing.
+    pub fn missing_count(&self) -> u64 {
+        ranges_len(&self.missing)
+    }
+
+    /// The missing shards as `3-8` or `2,5-7` (no spaces: one field of the tsv and trec
+    /// formats).
+    pub fn missing_text(&self) -> String {
+        ranges_text(&self.missing, ",")
+    }
+}
+
+impl fmt::Display for LackingShards {
+    /// `shards 3-8 of 8 of run.txt (1549819 bytes, fingerprint 0123456789abcdef)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = if self.missing_count() == 1 { "" } else { "s" };
+        write!(
+            f,
+            "shard{s} {} of {} of {}",
+            ranges_text(&self.missing, ", "),
+            self.count,
+            self.file
+        )
+    }
+}
+
 /// A summary that travels: what one shard of an evaluation saw (a process, a machine, a session),
 /// encoded in a few kilobytes, merged exactly with the other shards', and finished into the
 /// summary one evaluation over all the shards' predictions would have given. The goals no shard
@@ -162,6 +377,9 @@ pub struct Partial {
     seen: RoaringBitmap,
     empty_all: Summary,
     empty_seen: Summary,
+    /// The shards of predictions files it holds, by file (ascending by length and fingerprint):
+    /// empty for a whole file, a session, or a complete set of shards.
+    shards: Vec<ShardSet>,
 }
 
 /// Two partials that cannot merge, a file that is not a partial: what is wrong.
@@ -217,7 +435,34 @@ impl Partial {
             seen: seen_ids,
             empty_all,
             empty_seen,
+            shards: Vec::new(),
         })
+    }
+
+    /// Records that this partial is shard `i` (1-based) of `n` of `file`, in place of any shards
+    /// it recorded; shard 1 of 1 is the whole file, recorded as no shards.
+    pub(crate) fn set_shard(&mut self, file: PredictionsFile, i: u64, n: u64) {
+        debug_assert!(1 <= i && i <= n);
+        self.shards.clear();
+        if n > 1 {
+            self.shards.push(ShardSet {
+                file,
+                count: n,
+                held: vec![(i, i)],
+            });
+        }
+    }
+
+    /// The shards missing from each predictions file this partial holds shards of (empty when it
+    /// holds whole files or complete sets of shards only).
+    pub fn lacking_shards(&self) -> Vec<LackingShards> {
+        (self.shards.iter())
+            .map(|s| LackingShards {
+                file: s.file.clone(),
+                count: s.count,
+                missing: complement(&s.held, s.count),
+            })
+            .collect()
     }
 
     /// The measures, in output order.
@@ -230,9 +475,68 @@ impl Partial {
         self.seen.len()
     }
 
-    /// Adds `other`, a shard of the same evaluation (same plan, same actual sets, other goals).
-    /// On error `self` is unchanged.
+    /// Adds `other`, a shard of the same evaluation (same plan, same actual sets, other goals,
+    /// other shards of a predictions file cut into the same `N`). On error `self` is unchanged.
+    /// Shards missing are not an error here: see [`Partial::merge_all`].
     pub fn merge(&mut self, other: &Partial) -> Result<(), PartialError> {
+        self.check_same_evaluation(other)?;
+        for s in &other.shards {
+            let Some(ours) = self.shards.iter().find(|o| o.file.key() == s.file.key()) else {
+                continue;
+            };
+            if ours.count != s.count {
+                return Err(PartialError(format!(
+                    "one {} of {}, the other {}: shards of one file merge only with shards cut \
+                     into as many",
+                    holds_text(&ours.held, ours.count),
+                    ours.file,
+                    holds_text(&s.held, s.count)
+                )));
+            }
+            if let Some(k) = first_common(&ours.held, &s.held) {
+                return Err(PartialError(format!(
+                    "shard {k}/{} of {} is in both",
+                    s.count, s.file
+                )));
+            }
+        }
+        self.check_disjoint_goals(other)?;
+        self.predicted.merge(&other.predicted).expect("same plan");
+        self.empty_seen.merge(&other.empty_seen).expect("same plan");
+        self.seen |= &other.seen;
+        for s in &other.shards {
+            match self
+                .shards
+                .iter_mut()
+                .find(|o| o.file.key() == s.file.key())
+            {
+                Some(ours) => ours.held = union(&ours.held, &s.held),
+                None => self.shards.push(s.clone()),
+            }
+        }
+        // A complete set is a whole file.
+        self.shards.retain(|s| s.held != [(1, s.count)]);
+        self.shards.sort_by_key(|s| s.file.key());
+        Ok(())
+    }
+
+    /// Merges `parts`, each named (a file's path, `parts[3]`), in order: [`PartialMerger`]'s
+    /// checks and errors. With `allow_partial`, shards missing are no error: the lacking shards
+    /// are returned with the merge, whose [`Partial::summary`] is then of the goals the parts
+    /// ranked.
+    pub fn merge_all<S: AsRef<str>>(
+        parts: &[(S, Partial)],
+        allow_partial: bool,
+    ) -> Result<(Partial, Vec<LackingShards>), PartialError> {
+        let mut m = PartialMerger::new();
+        for (name, p) in parts {
+            m.add(name.as_ref(), p.clone())?;
+        }
+        m.finish(allow_partial)
+    }
+
+    /// The same plan and the same actual sets as `other`.
+    fn check_same_evaluation(&self, other: &Partial) -> Result<(), PartialError> {
         let d = self.plan.differences(&other.plan);
         if !d.is_empty() {
             return Err(PartialError(format!("different options: {}", d.join("; "))));
@@ -252,6 +556,11 @@ impl Partial {
                 }
             )));
         }
+        Ok(())
+    }
+
+    /// No goal predicted by both.
+    fn check_disjoint_goals(&self, other: &Partial) -> Result<(), PartialError> {
         let both = &self.seen & &other.seen;
         if let Some(g) = both.min() {
             return Err(PartialError(format!(
@@ -261,14 +570,22 @@ impl Partial {
                 g + 1
             )));
         }
-        self.predicted.merge(&other.predicted).expect("same plan");
-        self.empty_seen.merge(&other.empty_seen).expect("same plan");
-        self.seen |= &other.seen;
         Ok(())
     }
 
     /// The summary of every goal: what the shards predicted, and the goals none of them did.
+    /// When shards are missing ([`Partial::lacking_shards`]), the goals of the missing shards
+    /// cannot be told from goals without predictions: the summary is then of the goals the
+    /// shards given predicted (and skipped) only.
     pub fn summary(&self) -> Result<Summary, PartialError> {
+        if !self.shards.is_empty() {
+            return Ok(self.predicted.clone());
+        }
+        self.whole_summary()
+    }
+
+    /// What the shards predicted, and every goal none of them did.
+    fn whole_summary(&self) -> Result<Summary, PartialError> {
         let mut s = self.predicted.clone();
         s.merge(&self.empty_all).expect("same plan");
         s.retract(&self.empty_seen)
@@ -297,6 +614,18 @@ impl Partial {
         put_u64(&mut b, self.actual.goals);
         put_u64(&mut b, self.actual.rows);
         put_u64(&mut b, self.actual.fingerprint);
+        put_u32(&mut b, self.shards.len() as u32);
+        for s in &self.shards {
+            put_bytes(&mut b, s.file.name.as_bytes());
+            put_u64(&mut b, s.file.bytes);
+            put_u64(&mut b, s.file.fingerprint);
+            put_u64(&mut b, s.count);
+            put_u64(&mut b, s.held.len() as u64);
+            for &(first, last) in &s.held {
+                put_u64(&mut b, first);
+                put_u64(&mut b, last);
+            }
+        }
         let mut seen = Vec::with_capacity(self.seen.serialized_size());
         self.seen.serialize_into(&mut seen).expect("to memory");
         put_bytes(&mut b, &seen);
@@ -325,6 +654,13 @@ impl Partial {
             return Err(err("truncated: the header is cut short"));
         }
         let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4"));
+        if version == 1 {
+            return Err(PartialError(format!(
+                "summary format version 1, expected {VERSION}: a version 1 summary does not record \
+                 which shards of which predictions file it holds; write it again with \
+                 `eval --summary-out`"
+            )));
+        }
         if version != VERSION {
             return Err(PartialError(format!(
                 "summary format version {version}, expected {VERSION}"
@@ -377,6 +713,7 @@ impl Partial {
             rows: r.u64()?,
             fingerprint: r.u64()?,
         };
+        let shards = r.shards()?;
         let seen = RoaringBitmap::deserialize_from(r.bytes()?)
             .map_err(|e| PartialError(format!("corrupt: the goals seen: {e}")))?;
         if seen.max().is_some_and(|g| g as u64 >= actual.goals) {
@@ -411,10 +748,179 @@ impl Partial {
             seen,
             empty_all,
             empty_seen,
+            shards,
         };
         // The parts must add up.
-        p.summary()?;
+        p.whole_summary()?;
         Ok(p)
+    }
+}
+
+/// Merges partials one at a time, each named (a file's path, `parts[3]`), keeping of each only
+/// its name, its goals and its shards: errors name the parts. [`Partial::merge_all`] is this over
+/// a list; `lemma-eval merge` reads and adds one file at a time.
+///
+/// Refused: other options or actual sets (`cannot merge a.sum with b.sum: different options:
+/// ...`), shared goals (`cannot merge a.sum with c.sum: both hold predictions for ...`), a shard
+/// given twice (`shard 2/8 of run.txt (...) is given twice: a.sum and b.sum`), shards of one file
+/// cut into different `N`s (`a.sum is shard 1/8 of run.txt (...), b.sum is shard 1/4 of it`),
+/// and, at [`PartialMerger::finish`] unless partial merges are allowed, missing shards (`shards
+/// 3-8 of 8 of run.txt (...) are missing (given: a.sum, b.sum)`).
+#[derive(Default)]
+pub struct PartialMerger {
+    merged: Option<Partial>,
+    /// Each part's name and goals, in order: the earlier part a goal is in.
+    parts: Vec<(String, RoaringBitmap)>,
+    /// The shards given of each predictions file, in order of their first appearance.
+    given: Vec<Given>,
+}
+
+/// The shards given of one predictions file.
+struct Given {
+    file: PredictionsFile,
+    count: u64,
+    /// The first part that held shards of it, and which.
+    first: (String, Ranges),
+    /// Each range of shards given: its first shard -> (its last, the part's name).
+    held: BTreeMap<u64, (u64, String)>,
+}
+
+impl PartialMerger {
+    /// A merger of no parts yet.
+    pub fn new() -> PartialMerger {
+        PartialMerger::default()
+    }
+
+    /// Adds `part`, named `name`. On error nothing is added.
+    pub fn add(&mut self, name: &str, part: Partial) -> Result<(), PartialError> {
+        let Some(merged) = &mut self.merged else {
+            self.record(name, &part);
+            self.merged = Some(part);
+            return Ok(());
+        };
+        let first = &self.parts[0].0;
+        merged
+            .check_same_evaluation(&part)
+            .map_err(|e| PartialError(format!("cannot merge {first} with {name}: {e}")))?;
+        for s in &part.shards {
+            let Some(g) = self.given.iter().find(|g| g.file.key() == s.file.key()) else {
+                continue;
+            };
+            if g.count != s.count {
+                return Err(PartialError(format!(
+                    "{} {} of {}, {name} {} of it: shards of one file merge only with shards \
+                     cut into as many",
+                    g.first.0,
+                    holds_text(&g.first.1, g.count),
+                    g.file,
+                    holds_text(&s.held, s.count),
+                )));
+            }
+            for &(a, b) in &s.held {
+                // The given range starting last at or before `b` is the only one that can
+                // overlap `a..=b` (the given ranges are disjoint).
+                if let Some((&start, (end, other))) = g.held.range(..=b).next_back() {
+                    if *end >= a {
+                        return Err(PartialError(format!(
+                            "shard {}/{} of {} is given twice: {other} and {name}",
+                            start.max(a),
+                            s.count,
+                            s.file
+                        )));
+                    }
+                }
+            }
+        }
+        if let Err(e) = merged.merge(&part) {
+            // Shared goals: name the earlier part they are in.
+            let other = (self.parts.iter())
+                .find(|(_, seen)| !seen.is_disjoint(&part.seen))
+                .map_or(first, |(n, _)| n);
+            return Err(PartialError(format!(
+                "cannot merge {other} with {name}: {e}"
+            )));
+        }
+        self.record(name, &part);
+        Ok(())
+    }
+
+    fn record(&mut self, name: &str, part: &Partial) {
+        self.parts.push((name.to_string(), part.seen.clone()));
+        for s in &part.shards {
+            let g = match self
+                .given
+                .iter_mut()
+                .position(|g| g.file.key() == s.file.key())
+            {
+                Some(i) => &mut self.given[i],
+                None => {
+                    self.given.push(Given {
+                        file: s.file.clone(),
+                        count: s.count,
+                        first: (name.to_string(), s.held.clone()),
+                        held: BTreeMap::new(),
+                    });
+                    self.given.last_mut().expect("pushed")
+                }
+            };
+            for &(a, b) in &s.held {
+                g.held.insert(a, (b, name.to_string()));
+            }
+        }
+    }
+
+    /// The merge and the shards it lacks; without `allow_partial`, lacking shards are an error
+    /// naming them (and, when the shards given are of several predictions files, which part
+    /// holds shards of which).
+    pub fn finish(
+        self,
+        allow_partial: bool,
+    ) -> Result<(Partial, Vec<LackingShards>), PartialError> {
+        let merged = self
+            .merged
+            .ok_or_else(|| PartialError("no summaries to merge".into()))?;
+        let lacking = merged.lacking_shards();
+        if lacking.is_empty() || allow_partial {
+            return Ok((merged, lacking));
+        }
+        let mut text = Vec::new();
+        for l in &lacking {
+            let verb = if l.missing_count() == 1 { "is" } else { "are" };
+            let mut names: Vec<&str> = Vec::new();
+            if let Some(g) = self.given.iter().find(|g| g.file.key() == l.file.key()) {
+                for (_, n) in g.held.values() {
+                    if !names.contains(&n.as_str()) {
+                        names.push(n);
+                    }
+                }
+            }
+            let given = match names.len() {
+                0 => String::new(),
+                k @ 1..=3 => format!(" (given: {})", names[..k].join(", ")),
+                k => format!(" (given: {} and {} more)", names[..3].join(", "), k - 3),
+            };
+            text.push(format!("{l} {verb} missing{given}"));
+        }
+        let mut msg = text.join("; ");
+        if self.given.len() > 1 {
+            let each: Vec<String> = (self.given.iter())
+                .map(|g| {
+                    format!(
+                        "{} {} of {}",
+                        g.first.0,
+                        holds_text(&g.first.1, g.count),
+                        g.file
+                    )
+                })
+                .collect();
+            msg += &format!(
+                "; the shards given are of {} different predictions files (a file that changed \
+                 between its shards' evaluations is another file): {}",
+                self.given.len(),
+                each.join(", ")
+            );
+        }
+        Err(PartialError(msg))
     }
 }
 
@@ -526,6 +1032,66 @@ impl<'b> Reader<'b> {
             .get(c)
             .copied()
             .ok_or_else(|| PartialError(format!("corrupt: {what}")))
+    }
+
+    /// The shard sets, every number range-checked: `1 <= first <= last <= N`, ranges ascending
+    /// with gaps between them, never every shard, files in ascending order.
+    fn shards(&mut self) -> Result<Vec<ShardSet>, PartialError> {
+        let corrupt = |what: String| PartialError(format!("corrupt: {what}"));
+        let k = self.u32()?;
+        let mut sets: Vec<ShardSet> = Vec::new();
+        for _ in 0..k {
+            let name = std::str::from_utf8(self.bytes()?)
+                .map_err(|_| corrupt("a predictions file's name".into()))?
+                .to_string();
+            let file = PredictionsFile {
+                name,
+                bytes: self.u64()?,
+                fingerprint: self.u64()?,
+            };
+            let count = self.u64()?;
+            let n = self.u64()?;
+            // Each range takes 16 bytes: more than are left is corrupt (and no huge allocation).
+            if n == 0 || n > ((self.b.len() - self.at) / 16) as u64 {
+                return Err(corrupt(format!("the shards held of {}", file.name)));
+            }
+            let mut held: Ranges = Vec::with_capacity(n as usize);
+            for _ in 0..n {
+                let (first, last) = (self.u64()?, self.u64()?);
+                if first == 0 || first > last || last > count {
+                    let s = if first == last {
+                        format!("shard {first}")
+                    } else {
+                        format!("shards {first}-{last}")
+                    };
+                    return Err(corrupt(format!(
+                        "{s} of {count} of {}: expected 1 <= I <= N",
+                        file.name
+                    )));
+                }
+                if held
+                    .last()
+                    .is_some_and(|&(_, prev)| first <= prev.saturating_add(1))
+                {
+                    return Err(corrupt(format!(
+                        "the shards held of {}: out of order",
+                        file.name
+                    )));
+                }
+                held.push((first, last));
+            }
+            if held == [(1, count)] {
+                return Err(corrupt(format!(
+                    "every shard of {} recorded (a complete set is recorded as none)",
+                    file.name
+                )));
+            }
+            if sets.last().is_some_and(|s| s.file.key() >= file.key()) {
+                return Err(corrupt("predictions files out of order".into()));
+            }
+            sets.push(ShardSet { file, count, held });
+        }
+        Ok(sets)
     }
 
     fn opt(&mut self) -> Result<Option<u64>, PartialError> {

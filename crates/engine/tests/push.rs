@@ -569,9 +569,9 @@ fn mismatched_plans_and_damaged_encodings_are_refused() {
         dec(&flipped),
         "corrupt: the checksum does not match the contents"
     );
-    let mut v2 = bytes.clone();
-    v2[8] = 2;
-    assert_eq!(dec(&v2), "summary format version 2, expected 1");
+    let mut v3 = bytes.clone();
+    v3[8] = 3;
+    assert_eq!(dec(&v3), "summary format version 3, expected 2");
     let mut longer = bytes.clone();
     longer.push(0);
     assert_eq!(dec(&longer), "1 bytes after the end of the summary");
