@@ -223,3 +223,40 @@ fn a_push_beyond_the_bound_waits_for_the_reader() {
     });
     same_rows(got, want);
 }
+
+/// A pool that keeps rows refuses a push before its row stream is taken: nobody could read
+/// those rows, and once the queue filled the workers would wait for ever. Taken, it goes on.
+#[test]
+fn a_push_before_the_rows_are_taken_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, _) = generated(dir.path(), 20);
+    let ev = evaluator(&q);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let opts = PoolOptions {
+            workers: Some(2),
+            in_flight: 2,
+            rows: true,
+        };
+        let mut pool = ev.pool(opts).unwrap();
+        let e = pool
+            .push(RankedGoal::ranked("g1", ["a"]))
+            .await
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("take Pool::rows() before pushing"),
+            "{e}"
+        );
+        let rows = pool.rows().unwrap();
+        pool.push(RankedGoal::ranked("g1", ["a"])).await.unwrap();
+        let done = tokio::time::timeout(Duration::from_secs(30), pool.finish())
+            .await
+            .expect("finish returns")
+            .unwrap();
+        let rows: Vec<GoalRow> = rows.collect().await;
+        // Every goal with an actual set and something relevant has its row: g1 pushed, the
+        // others evaluated as empty.
+        assert_eq!(rows.len() as u64, done.summary.counts().evaluated);
+        assert_eq!(rows.iter().filter(|r| !r.empty).count(), 1);
+    });
+}

@@ -517,9 +517,17 @@ fn worker(session: &mut Session, shared: &Shared, rows: Option<&RowQueue>) {
 impl Pool {
     /// Queues a goal, waiting while `in_flight` goals are queued, being evaluated or holding their
     /// row for a full row queue (rows are read from [`Pool::rows`] on another task). An error
-    /// when an earlier goal failed (its error; later calls and [`Pool::finish`] say so too).
+    /// when an earlier goal failed (its error; later calls and [`Pool::finish`] say so too), and
+    /// when the pool keeps rows whose stream was not taken yet (nobody could read them).
     pub async fn push(&self, goal: RankedGoal) -> Result<(), EvalError> {
         self.check()?;
+        if self.rows.is_some() && !self.rows_taken {
+            // Rows nobody could ever read would hold the workers once the queue is full.
+            return Err(EvalError::Options(
+                "the pool keeps rows (PoolOptions::rows): take Pool::rows() before pushing goals"
+                    .into(),
+            ));
+        }
         let permit = self
             .permits
             .clone()
@@ -791,7 +799,11 @@ where
         .spawn(move || {
             let r = lemma_ingest::from_chunks(&path, Box::new(source))
                 .map_err(EvalError::from)
-                .and_then(|input| ev.evaluate(Predictions::Text(input), &mut crate::SummaryOnly));
+                .and_then(|input| {
+                    crate::Job::on(&ev, Predictions::Text(input))
+                        .run(&mut crate::SummaryOnly, None)
+                        .map(|done| done.evaluation)
+                });
             let _ = done_tx.send(r);
         })
         .map_err(|e| EvalError::Options(format!("cannot start a thread: {e}")))?;

@@ -11,7 +11,7 @@
 //!
 //! What it chose comes back as an [`ActualRead`], which the command prints and the Python
 //! package exposes. The command, the Python package, Ray's tasks, `curve`, `report` and the async
-//! `evaluate_read` (the `async` feature) all evaluate through here, so that they give the
+//! `evaluate_read` (the `async` feature) evaluate through here, so that they give the
 //! same numbers in the same memory.
 //!
 //! ```
@@ -299,6 +299,12 @@ impl Job {
             hold_actual: false,
             mergeable: false,
         }
+    }
+
+    /// The evaluation of `predicted` by `evaluator` (its options, its actual sets: held).
+    pub fn on(evaluator: &Evaluator, predicted: impl Into<PredictedInput>) -> Job {
+        let builder = Evaluator::builder().options(evaluator.options().clone());
+        Job::new(builder, evaluator.actual_arc().clone(), predicted)
     }
 
     /// A `.npy` matrix's goal and lemma names.
