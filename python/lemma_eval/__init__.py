@@ -325,8 +325,9 @@ class Session:
     """Goals pushed one at a time, or a batch at a time, each goal's values back at once: the
     push door for a training loop's validation step.
 
-    ``Session(actual, measures, lemma_names=..., **options)`` takes the actual sets and the
-    options of :func:`evaluate`. ``push(goal, ranking)`` evaluates one goal (lemma names in rank
+    ``Session(actual, measures, lemma_names=..., per_goal=False, **options)`` takes the actual
+    sets and the options of :func:`evaluate` (``per_goal=True`` keeps every goal's values for
+    :meth:`result`). ``push(goal, ranking)`` evaluates one goal (lemma names in rank
     order, or ``{lemma: score}``); ``push_scores(goal_ids, scores)`` a batch whose scores cover
     the whole library (a 2-D array ``[batch, lemmas]``, columns named by ``lemma_names``): a
     judged lemma's rank is counted in one pass over its row, as for a ``.npy`` matrix, no row
@@ -343,6 +344,7 @@ class Session:
         measures: Union[None, str, Sequence[str]] = None,
         *,
         lemma_names: Any = None,
+        per_goal: bool = False,
         relevance_level: int = 1,
         missing: str = "zero",
         ties: str = "trec",
@@ -368,6 +370,8 @@ class Session:
         )
         self._ev = _evaluator(actual, measures, options)
         self._native = self._ev.session()
+        self._native.keep_rows(per_goal)
+        self._per_goal = per_goal
         self._keys: List[str] = list(self._ev.keys)
         self.values: Optional[Dict[str, float]] = None
         if lemma_names is not None:
@@ -429,14 +433,15 @@ class Session:
         s = Session.__new__(Session)
         s._ev = self._ev
         s._native = self._ev.session()
+        s._native.keep_rows(self._per_goal)
+        s._per_goal = self._per_goal
         s._keys = self._keys
         s.values = None
         return s
 
-    def result(self, per_goal: bool = False) -> Result:
+    def result(self) -> Result:
         """Ends the session: the result of every goal (the goals never pushed as ``missing``
-        says)."""
-        self._native.keep_rows(per_goal)
+        says), with ``per_goal`` when the session was made with ``per_goal=True``."""
         return Result(self._native.finish())
 
 

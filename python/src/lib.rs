@@ -76,8 +76,9 @@ fn pythonic(message: &str) -> String {
                 .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
                 .unwrap_or(value.len());
             let word = &value[..len];
-            if word.is_empty() {
-                rest = after;
+            if word.is_empty() || word == "FILE" || word == "STORE" {
+                // A placeholder for a path reads as nothing after the `=`.
+                rest = if word.is_empty() { after } else { &value[len..] };
             } else {
                 if word.chars().all(|c| c.is_ascii_lowercase()) {
                     out.push_str(&format!("\"{word}\""));
