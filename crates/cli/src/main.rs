@@ -9,7 +9,7 @@ use lemma_accum::Interpolation;
 use lemma_eval::output::{counts_text, report_text, OutFormat, Writer};
 use lemma_eval::trec::{self, TrecOptions, TrecVersion};
 use lemma_eval::{
-    DuplicateMode, EvalError, Evaluator, Job, MatrixNames, MissingMode, OrderMode, Partial,
+    Choice, DuplicateMode, EvalError, Evaluator, Job, MatrixNames, MissingMode, OrderMode, Partial,
     PredictedInput, RankingOptions, RowFn, Sink, SummaryOnly, TieMode, ZeroRelMode,
 };
 use lemma_ingest::{ActualSets, SpillOptions};
@@ -142,8 +142,8 @@ struct Scoring {
     #[command(flatten)]
     ranking: RankingArgs,
     /// Relevant count needed at a recall level (the macro curve's IPrec).
-    #[arg(long, value_enum, default_value = "textbook")]
-    interpolation: Interp,
+    #[arg(long, value_parser = choice::<Interpolation>(), default_value = "textbook")]
+    interpolation: Interpolation,
     /// Worker threads (default: all cores), also those that read the actual sets.
     #[arg(long)]
     threads: Option<usize>,
@@ -160,7 +160,7 @@ impl Scoring {
     fn builder(&self) -> lemma_eval::EvaluatorBuilder {
         Evaluator::builder()
             .relevance_level(self.relevance_level)
-            .interpolation(self.interpolation.into())
+            .interpolation(self.interpolation)
             .ranking((&self.ranking).into())
             .threads(self.threads())
     }
@@ -180,8 +180,8 @@ struct MergeArgs {
     /// Summary files, one per shard (`eval --summary-out`).
     #[arg(required = true)]
     summaries: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value = "table")]
-    format: FormatArg,
+    #[arg(long, value_parser = choice::<OutFormat>(), default_value = "table")]
+    format: OutFormat,
     /// Write the output here (atomically: nothing partial is left on error).
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
@@ -214,22 +214,22 @@ struct RankingArgs {
     #[arg(long)]
     depth: Option<u64>,
     /// Ranking order (default: score for TREC runs, file for JSONL).
-    #[arg(long, value_enum)]
-    order: Option<Order>,
-    /// Equal scores: trec (name descending), group (tie groups: no measure depends on their order), file.
-    #[arg(long, value_enum, default_value = "trec")]
-    ties: TiesArg,
-    /// A lemma repeated in one goal: keep the first, or stop with an error.
-    #[arg(long, value_enum, default_value = "first")]
-    duplicates: Dups,
+    #[arg(long, value_parser = choice::<OrderMode>())]
+    order: Option<OrderMode>,
+    /// Equal scores under score order.
+    #[arg(long, value_parser = choice::<TieMode>(), default_value = "trec")]
+    ties: TieMode,
+    /// A lemma repeated in one goal.
+    #[arg(long, value_parser = choice::<DuplicateMode>(), default_value = "first")]
+    duplicates: DuplicateMode,
 }
 
 impl From<&RankingArgs> for RankingOptions {
     fn from(a: &RankingArgs) -> RankingOptions {
         let mut r = RankingOptions::default();
-        r.order = a.order.map(OrderMode::from);
-        r.ties = a.ties.into();
-        r.duplicates = a.duplicates.into();
+        r.order = a.order;
+        r.ties = a.ties;
+        r.duplicates = a.duplicates;
         r.depth = a.depth;
         r
     }
@@ -299,100 +299,6 @@ struct GenArgs {
     lemma_names: Option<PathBuf>,
 }
 
-#[derive(Copy, Clone, ValueEnum)]
-enum Order {
-    Score,
-    File,
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum TiesArg {
-    Trec,
-    Group,
-    File,
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum Dups {
-    First,
-    Error,
-}
-
-impl From<Order> for OrderMode {
-    fn from(o: Order) -> Self {
-        match o {
-            Order::Score => OrderMode::Score,
-            Order::File => OrderMode::File,
-        }
-    }
-}
-
-impl From<TiesArg> for TieMode {
-    fn from(t: TiesArg) -> Self {
-        match t {
-            TiesArg::Trec => TieMode::Trec,
-            TiesArg::Group => TieMode::Group,
-            TiesArg::File => TieMode::File,
-        }
-    }
-}
-
-impl From<Dups> for DuplicateMode {
-    fn from(d: Dups) -> Self {
-        match d {
-            Dups::First => DuplicateMode::First,
-            Dups::Error => DuplicateMode::Error,
-        }
-    }
-}
-
-/// Output formats (the library's [`OutFormat`]).
-#[derive(Copy, Clone, ValueEnum)]
-enum FormatArg {
-    /// Aligned columns for people.
-    Table,
-    /// `goal<TAB>measure<TAB>value`, full precision, goal `all` for the aggregate.
-    Tsv,
-    /// One JSON object.
-    Json,
-    /// trec_eval's line format.
-    Trec,
-}
-
-impl From<FormatArg> for OutFormat {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Table => OutFormat::Table,
-            FormatArg::Tsv => OutFormat::Tsv,
-            FormatArg::Json => OutFormat::Json,
-            FormatArg::Trec => OutFormat::Trec,
-        }
-    }
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum Missing {
-    Zero,
-    Skip,
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum Interp {
-    Textbook,
-    Trec10,
-    Trec9,
-}
-
-impl From<Interp> for Interpolation {
-    fn from(i: Interp) -> Interpolation {
-        match i {
-            Interp::Textbook => Interpolation::Textbook,
-            Interp::Trec10 => Interpolation::Trec10,
-            Interp::Trec9 => Interpolation::Trec9,
-        }
-    }
-}
-
 #[derive(Args)]
 struct Common {
     /// Write the output here (atomically: nothing partial is left on error).
@@ -458,11 +364,11 @@ struct EvalArgs {
     /// Print one row per goal before the summary.
     #[arg(long)]
     per_goal: bool,
-    #[arg(long, value_enum, default_value = "table")]
-    format: FormatArg,
-    /// Goals with an actual set but no predictions: evaluated as empty (zero) or skipped.
-    #[arg(long, value_enum, default_value = "zero")]
-    missing: Missing,
+    #[arg(long, value_parser = choice::<OutFormat>(), default_value = "table")]
+    format: OutFormat,
+    /// Goals with an actual set but no predictions.
+    #[arg(long, value_parser = choice::<MissingMode>(), default_value = "zero")]
+    missing: MissingMode,
     /// A lemma is relevant when its grade is at least this.
     #[arg(
         long = "relevance-level",
@@ -483,8 +389,8 @@ struct EvalArgs {
     #[command(flatten)]
     memory: MemoryArg,
     /// Relevant count needed at a recall level for IPrec/AP11.
-    #[arg(long, value_enum, default_value = "textbook")]
-    interpolation: Interp,
+    #[arg(long, value_parser = choice::<Interpolation>(), default_value = "textbook")]
+    interpolation: Interpolation,
     /// Evaluate goals with no relevant lemma (R = 0) as all zeros instead of skipping them.
     #[arg(long)]
     keep_zero_relevant: bool,
@@ -532,14 +438,6 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
     Ok((i, n))
 }
 
-#[derive(Copy, Clone, ValueEnum)]
-enum TrecVersionArg {
-    #[value(name = "9")]
-    V9,
-    #[value(name = "10")]
-    V10,
-}
-
 #[derive(Args)]
 #[command(mut_arg("memory", |a| a.help("Memory for what must be sorted or held: the run, when its goals are not contiguous \
      (trec_eval takes any order), and qrels whose goals are not in order and too large to hold \
@@ -566,8 +464,8 @@ struct TrecArgs {
     #[arg(short = 'l', default_value_t = 1, allow_negative_numbers = true)]
     level: i32,
     /// trec_eval version to reproduce.
-    #[arg(long = "trec-version", value_enum, default_value = "10")]
-    version: TrecVersionArg,
+    #[arg(long = "trec-version", value_parser = choice::<TrecVersion>(), default_value = "10")]
+    version: TrecVersion,
     /// Print lemma-eval's report on stderr (trec_eval prints none).
     #[arg(long)]
     report: bool,
@@ -579,6 +477,17 @@ struct TrecArgs {
     run: PathBuf,
     #[command(flatten)]
     common: Common,
+}
+
+/// The parser of a word option (`--ties group`): the engine's words for it ([`Choice`]), each
+/// with its help, and the value it names. The Python package parses through the same list.
+fn choice<T: Choice + Clone + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    let values = T::VALUES
+        .iter()
+        .map(|&(word, help, _)| clap::builder::PossibleValue::new(word).help(help));
+    clap::builder::PossibleValuesParser::new(values)
+        .map(|word: String| T::parse(&word).expect("clap takes only the listed words"))
 }
 
 /// An error and its exit code.
@@ -819,12 +728,9 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     }
     let mut builder = Evaluator::builder()
         .relevance_level(a.relevance_level)
-        .interpolation(a.interpolation.into())
+        .interpolation(a.interpolation)
         .ranking((&a.ranking).into())
-        .missing(match a.missing {
-            Missing::Zero => MissingMode::Zero,
-            Missing::Skip => MissingMode::Skip,
-        })
+        .missing(a.missing)
         .zero_relevant(if a.keep_zero_relevant {
             ZeroRelMode::Evaluate
         } else {
@@ -886,7 +792,7 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     let out_name = out.name();
     let plan = job.plan().clone();
     let done = {
-        let mut w = Writer::new(out.writer(), a.format.into(), plan.measures());
+        let mut w = Writer::new(out.writer(), a.format, plan.measures());
         w.begin(a.per_goal).map_err(|e| write_fail(&out_name, e))?;
         let pb = progress_bar(a.common.quiet, job.size_on_disk());
         let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
@@ -956,7 +862,7 @@ fn run_merge(a: MergeArgs) -> Result<(), Fail> {
         .map_err(|e| Fail(2, format!("{}: {e}", first.display())))?;
     let mut out = Out::new(a.output.as_deref())?;
     let out_name = out.name();
-    let mut w = Writer::new(out.writer(), a.format.into(), merged.measures());
+    let mut w = Writer::new(out.writer(), a.format, merged.measures());
     // Shards of `eval --threshold T`: the pooled lines one `eval` prints.
     let pooled: Vec<_> = (lemma_eval::curve::pooled_thresholds(&summary).into_iter())
         .flat_map(|t| lemma_eval::curve::pooled_at_threshold(t, &summary))
@@ -991,10 +897,7 @@ fn run_trec(a: TrecArgs) -> Result<(), Fail> {
     o.no_summary = a.no_summary;
     o.max_docs = a.max_docs;
     o.level = a.level;
-    o.version = match a.version {
-        TrecVersionArg::V9 => TrecVersion::V9,
-        TrecVersionArg::V10 => TrecVersion::V10,
-    };
+    o.version = a.version;
     if let Some(t) = a.common.threads {
         o.threads = t.max(1);
     }

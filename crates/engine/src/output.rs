@@ -18,6 +18,20 @@ pub enum OutFormat {
     Trec,
 }
 
+impl crate::Choice for OutFormat {
+    const OPTION: &'static str = "format";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        ("table", "aligned columns for people", OutFormat::Table),
+        (
+            "tsv",
+            "goal<TAB>measure<TAB>value, full precision, goal `all` for the aggregate",
+            OutFormat::Tsv,
+        ),
+        ("json", "one JSON object", OutFormat::Json),
+        ("trec", "trec_eval's line format", OutFormat::Trec),
+    ];
+}
+
 /// One line in trec_eval's format, as `{name:<22}\t{goal}\t{v:.4}` writes it (`{}` of `v as
 /// i64` for an `integer` measure: the counts), without fmt's machinery: `eval --format trec` and
 /// `trec_eval -q` write one per goal and measure, on one thread.

@@ -136,6 +136,14 @@ pub enum TrecVersion {
     V10,
 }
 
+impl crate::Choice for TrecVersion {
+    const OPTION: &'static str = "trec-version";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        ("9", "trec_eval 9.0.8 (pytrec_eval's)", TrecVersion::V9),
+        ("10", "trec_eval 10.0", TrecVersion::V10),
+    ];
+}
+
 impl crate::EvaluatorBuilder {
     /// trec_eval's rules, as `version` has them: ranked by score (trec_eval's tie rule), a lemma
     /// twice in a goal an error, goals with nothing relevant evaluated, goals without predictions
