@@ -55,6 +55,9 @@ enum Cmd {
         /// The store.
         store: PathBuf,
     },
+    /// Read a LeanDojo corpus.jsonl and print what it holds and what reading it cost.
+    #[command(hide = true)]
+    ReadCorpus { corpus: PathBuf },
     /// Measure how fast this machine reads a file: a plain pass summing it as u32 words (mapped).
     #[command(hide = true)]
     ReadRate {
@@ -297,6 +300,18 @@ struct GenArgs {
     /// npy: where to write the lemma names (one per line, the matrix's columns).
     #[arg(long)]
     lemma_names: Option<PathBuf>,
+    /// A LeanDojo-shaped library instead: its corpus.jsonl written here, the actual sets as JSONL
+    /// (to --qrels) with each goal's file_path, theorem and theorem_pos, and a TREC run (or, with
+    /// --format npy, a score matrix over every premise) ranking premises regardless of access.
+    /// --universe counts the premises, --goals the tactic states.
+    #[arg(long, value_name = "FILE")]
+    corpus: Option<PathBuf>,
+    /// With --corpus: the library's files (default: one per 50 premises).
+    #[arg(long, requires = "corpus")]
+    files: Option<u64>,
+    /// With --corpus: share of goals whose used premises include an inaccessible one.
+    #[arg(long, default_value_t = 0.0, requires = "corpus")]
+    inaccessible_gold: f64,
 }
 
 #[derive(Args)]
@@ -550,6 +565,7 @@ fn main() -> ExitCode {
         | Cmd::Convert(_)
         | Cmd::Merge(_)
         | Cmd::Verify { .. }
+        | Cmd::ReadCorpus { .. }
         | Cmd::ReadRate { .. } => 0,
     };
     if verbose > 0 {
@@ -572,6 +588,7 @@ fn main() -> ExitCode {
             .map_err(Fail::from)
             .map(|_| eprintln!("lemma-eval: {}: every checksum matches", store.display())),
         Cmd::ReadRate { file, threads } => read_rate(&file, threads),
+        Cmd::ReadCorpus { corpus } => read_corpus(&corpus),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -932,6 +949,9 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
         a.lemma_names.as_deref(),
     ];
     distinct(&outputs, &[])?;
+    if let Some(corpus) = &a.corpus {
+        return gen_corpus(&a, corpus);
+    }
     let spec = lemma_tools::gen::GenSpec {
         goals: a.goals,
         universe: a.universe.max(1),
@@ -984,6 +1004,73 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
         }
     }
     q.commit()
+}
+
+/// `gen --corpus`: a library, its goals' actual sets and a run or matrix.
+fn gen_corpus(a: &GenArgs, corpus: &Path) -> Result<(), Fail> {
+    distinct(
+        &[
+            Some(corpus),
+            Some(a.qrels.as_path()),
+            Some(a.run.as_path()),
+            a.goal_names.as_deref(),
+            a.lemma_names.as_deref(),
+        ],
+        &[],
+    )?;
+    let spec = lemma_tools::gen_corpus::CorpusSpec {
+        files: a.files.unwrap_or(a.universe / 50).max(1),
+        premises: a.universe.max(1),
+        goals: a.goals,
+        depth: a.depth,
+        relevant_mean: a.relevant_mean.min(20.0),
+        inaccessible_gold: a.inaccessible_gold,
+        seed: a.seed,
+        ..lemma_tools::gen_corpus::CorpusSpec::default()
+    };
+    let (mut c, mut q, mut r) = (
+        Out::new(Some(corpus))?,
+        Out::new(Some(&a.qrels))?,
+        Out::new(Some(&a.run))?,
+    );
+    let names = format!("{}, {}, {}", c.name(), q.name(), r.name());
+    let io = |e: std::io::Error| write_fail(&names, e);
+    match a.format {
+        GenFormat::Trec => {
+            lemma_tools::gen_corpus::generate_corpus(&spec, c.writer(), q.writer(), r.writer())
+                .map_err(io)?;
+            c.commit()?;
+            q.commit()?;
+            r.commit()
+        }
+        GenFormat::Npy => {
+            let (Some(gn), Some(ln)) = (&a.goal_names, &a.lemma_names) else {
+                return Err(Fail(
+                    2,
+                    "--corpus with --format npy needs --goal-names FILE and --lemma-names FILE"
+                        .into(),
+                ));
+            };
+            let (mut g, mut l) = (Out::new(Some(gn))?, Out::new(Some(ln))?);
+            lemma_tools::gen_corpus::generate_corpus_npy(
+                &spec,
+                c.writer(),
+                q.writer(),
+                r.writer(),
+                g.writer(),
+                l.writer(),
+            )
+            .map_err(io)?;
+            for o in [c, q, r, g, l] {
+                o.commit()?;
+            }
+            Ok(())
+        }
+        _ => Err(Fail(
+            2,
+            "--corpus writes a TREC run (--format trec) or a score matrix (--format npy)".into(),
+        )),
+    }
 }
 
 fn run_curve(a: CurveArgs) -> Result<(), Fail> {
@@ -1181,6 +1268,28 @@ fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
         r.entries,
         r.lemmas,
         r.duplicates_dropped
+    );
+    Ok(())
+}
+
+/// What a corpus holds, and the time to read it.
+fn read_corpus(path: &Path) -> Result<(), Fail> {
+    let started = std::time::Instant::now();
+    let c = lemma_ingest::Corpus::read(path)?;
+    let s = c.skipped();
+    println!(
+        "{}: {} files, {} premises ({} skipped: {} without a name, {} user__.n, {} with empty \
+         code, {} mutual) in {:.3} s; {:.1} MB held",
+        path.display(),
+        c.files(),
+        c.premises(),
+        s.total(),
+        s.no_name,
+        s.user_n,
+        s.empty_code,
+        s.mutual,
+        started.elapsed().as_secs_f64(),
+        c.heap_bytes() as f64 / 1e6
     );
     Ok(())
 }
