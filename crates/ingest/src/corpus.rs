@@ -81,7 +81,9 @@ impl Skipped {
     }
 }
 
-/// A corpus read: see the [module documentation](self).
+/// A corpus read (LeanDojo's `corpus.jsonl`): its files, their imports and their premises, and
+/// which premises are accessible at a place ([`Corpus::origin`]). Premise ids follow the corpus (a
+/// file's premises are consecutive); each file's transitive imports are a bitset over the files.
 #[derive(Debug)]
 pub struct Corpus {
     path: PathBuf,
