@@ -6,7 +6,9 @@
 //! - [`Evaluator`] (built by [`EvaluatorBuilder`]) holds the actual sets and the options and
 //!   evaluates [`Predictions`] of every kind: TREC runs and JSONL streamed in batches of whole
 //!   goals on worker threads ([`text`]), binary stores and dense `.npy` matrices on all cores
-//!   ([`full`]). Per-goal rows go to a [`Sink`], in order; the exact summary comes back.
+//!   ([`full`]). Per-goal rows go to a [`Sink`], in order; the exact summary comes back. Every
+//!   path runs its threads through [`lemma_par`] (the async pool aside: the `aio` module's
+//!   documentation says why).
 //! - [`convert`] writes binary stores; [`output`] writes `table`, `tsv`, `json` and `trec`;
 //!   [`trec`] reproduces trec_eval's `-m` rules and output.
 //!
@@ -40,7 +42,6 @@ mod options;
 mod outcome;
 pub mod output;
 mod partial;
-mod pool;
 pub mod pooled;
 mod ranking;
 mod seen;
