@@ -3,6 +3,8 @@
 //! The engine behind the `lemma-eval` command, without its command line. It wires the ingest
 //! crate (formats, no measures) to the accumulator crate (measures, no I/O):
 //!
+//! - [`Job`] is the front door for whole inputs (paths, a shard of a file, sorted qrels read along
+//!   the predictions, a travelling summary, progress): it chooses how to read them ([`job`]).
 //! - [`Evaluator`] (built by [`EvaluatorBuilder`]) holds the actual sets and the options and
 //!   evaluates [`Predictions`] of every kind: TREC runs and JSONL streamed in batches of whole
 //!   goals on worker threads ([`text`]), binary stores and dense `.npy` matrices on all cores
@@ -54,7 +56,7 @@ mod unknown;
 
 pub use evaluator::{
     read_actual, read_actual_with_threads, Evaluation, Evaluator, EvaluatorBuilder, InputKind,
-    JoinEvaluator, MatrixNames, Predictions, DEFAULT_MEASURES,
+    MatrixNames, Predictions, DEFAULT_MEASURES,
 };
 
 pub use job::{ActualInput, ActualRead, Job, OpenJob, Outcome, PredictedInput};
