@@ -155,8 +155,7 @@ struct Scoring {
 impl Scoring {
     /// Worker threads: as given, or all cores.
     fn threads(&self) -> usize {
-        self.threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        self.threads.unwrap_or_else(lemma_eval::default_threads)
     }
 
     /// An evaluator's builder with these settings (measures to be named).

@@ -20,7 +20,7 @@
 //!
 //! A partial also carries the plan (measures and every option that changes a number) and a
 //! fingerprint of the actual sets: merging partials of different plans or actual sets is an error
-//! that says what differs. A shard of a predictions file ([`Evaluator::evaluate_shard`]) also
+//! that says what differs. A shard of a predictions file (a [`crate::Job`] of a shard) also
 //! records which shard it is (`I/N`) of which file (a [`PredictionsFile`]: its length and a hash of
 //! its first and last 64 KiB): merged partials hold the union of their shards, a complete set
 //! counts as a whole file, and [`Partial::merge_all`] (`lemma-eval merge`, Python's
