@@ -749,6 +749,33 @@ fn outputs_that_cannot_share_or_take_stdout_are_refused() {
         assert!(o.stdout.is_empty(), "{args:?}");
         assert!(names_in(d).is_empty(), "{args:?}: {:?}", names_in(d));
     }
+    // The binary summary onto a terminal (a pseudo-terminal's other side).
+    // SAFETY: posix_openpt, grantpt, unlockpt and ptsname_r are given valid pointers; the
+    // descriptor is owned by `master` from here on.
+    let (master, tty) = unsafe {
+        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(fd >= 0);
+        assert_eq!(libc::grantpt(fd), 0);
+        assert_eq!(libc::unlockpt(fd), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
+        let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap();
+        (std::fs::File::from_raw_fd(fd), PathBuf::from(name))
+    };
+    let tty = std::fs::OpenOptions::new().write(true).open(tty).unwrap();
+    let o = umask_cmd(&["eval", &q, &r, "-o", "t.tsv", "--summary-out", "-"])
+        .current_dir(d)
+        .stdout(tty)
+        .output()
+        .unwrap();
+    drop(master);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--summary-out -: the summary is binary and stdout is a terminal"),
+        "{err}"
+    );
+    assert!(names_in(d).is_empty(), "{:?}", names_in(d));
 }
 
 /// One output that cannot be written (the full device) fails the command, exit 2, naming it,
