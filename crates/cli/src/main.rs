@@ -81,7 +81,7 @@ struct ReportArgs {
     scoring: Scoring,
     #[command(flatten)]
     memory: MemoryArg,
-    /// Write the page here (atomically: nothing partial is left on error); default stdout.
+    /// Write the page here (atomically: nothing partial is left on error); default stdout, as `-`.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
 }
@@ -122,12 +122,14 @@ struct CurveArgs {
     points: u32,
     #[arg(long, value_enum, default_value = "tsv")]
     format: CurveFormat,
-    /// Also draw the curves, every run on one chart, as an SVG picture written here.
+    /// Also draw the curves, every run on one chart, as an SVG picture written here (`-`: stdout,
+    /// then with -o FILE).
     #[arg(long)]
     plot: Option<PathBuf>,
     #[command(flatten)]
     scoring: Scoring,
-    /// Write the output here (atomically: nothing partial is left on error).
+    /// Write the output here (atomically, with the command's other outputs: nothing partial is
+    /// left on error); `-` is stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
 }
@@ -184,7 +186,8 @@ struct MergeArgs {
     summaries: Vec<PathBuf>,
     #[arg(long, value_parser = choice::<OutFormat>(), default_value = "table")]
     format: OutFormat,
-    /// Write the output here (atomically: nothing partial is left on error).
+    /// Write the output here (atomically, with the command's other outputs: nothing partial is
+    /// left on error); `-` is stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
     /// No report on stderr.
@@ -284,10 +287,10 @@ struct GenArgs {
     /// a binary store (and qrels), or a .npy matrix (and qrels and name lists).
     #[arg(long, value_enum, default_value = "trec")]
     format: GenFormat,
-    /// Where to write the qrels.
+    /// Where to write the qrels (`-`: stdout, for one output only).
     #[arg(long)]
     qrels: PathBuf,
-    /// Where to write the run (trec), the store (store) or the matrix (npy).
+    /// Where to write the run (trec), the store (store, a file) or the matrix (npy).
     #[arg(long)]
     run: PathBuf,
     /// store: also store each ranking's scores (f32).
@@ -315,7 +318,8 @@ struct GenArgs {
 
 #[derive(Args)]
 struct Common {
-    /// Write the output here (atomically: nothing partial is left on error).
+    /// Write the output here (atomically, with the command's other outputs: nothing partial is
+    /// left on error); `-` is stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
     /// Worker threads (default: all cores), also those that read the actual sets.
@@ -427,7 +431,7 @@ struct EvalArgs {
     #[arg(long)]
     names: Option<PathBuf>,
     /// Also write the summary as a file that `lemma-eval merge` combines with other shards'
-    /// (atomically; docs/FORMAT.md).
+    /// (atomically, with -o; docs/FORMAT.md); `-` is stdout, then with -o FILE.
     #[arg(long, value_name = "FILE")]
     summary_out: Option<PathBuf>,
     /// Evaluate shard I of N (1-based) of a plain text PREDICTED: a byte range cut at goal
@@ -545,6 +549,13 @@ fn report_bus_errors() {
 
 fn main() -> ExitCode {
     report_bus_errors();
+    // Before any other thread starts (they inherit the blocked signals).
+    if let Err(e) = lemma_outfile::remove_temporaries_on_signals() {
+        eprintln!(
+            "lemma-eval: warning: no thread to take SIGINT and SIGTERM ({e}): a signal during \
+             the outputs' commit may leave a temporary file"
+        );
+    }
     // `eval -m`'s long help lists every measure, from the measures' own declarations.
     let help = format!(
         "A measure (repeatable), native or trec_eval's name:\n\n{}",
@@ -574,6 +585,7 @@ fn main() -> ExitCode {
             .with_env_filter(tracing_subscriber::EnvFilter::new(level))
             .init();
     }
+    let alone = one_output(&cli.cmd);
     let r = match cli.cmd {
         Cmd::Eval(a) => run_eval(a),
         Cmd::Curve(a) => run_curve(a),
@@ -591,25 +603,71 @@ fn main() -> ExitCode {
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
-        // A closed output pipe: a quiet end (write_fail).
-        Err(Fail(0, _)) => ExitCode::SUCCESS,
+        // A closed pipe on the command's only output: a quiet end (write_fail).
+        Err(Fail(0, _)) if alone => ExitCode::SUCCESS,
         Err(Fail(code, msg)) => {
             let _ = writeln!(std::io::stderr(), "lemma-eval: error: {msg}");
-            ExitCode::from(code)
+            ExitCode::from(if code == 0 { 2 } else { code })
         }
     }
 }
 
+/// Whether the command writes one output only (stdout, or the file, device or pipe `-o`
+/// names): a closed pipe there ends it quietly. With others (`--summary-out`, `--plot`, `gen`'s
+/// files) a closed pipe is an error and none of them is written.
+fn one_output(cmd: &Cmd) -> bool {
+    match cmd {
+        Cmd::Eval(a) => a.summary_out.is_none(),
+        Cmd::Curve(a) => a.plot.is_none(),
+        Cmd::Gen(_) => false,
+        Cmd::Report(_)
+        | Cmd::TrecEval(_)
+        | Cmd::Merge(_)
+        | Cmd::Convert(_)
+        | Cmd::Verify { .. }
+        | Cmd::ReadCorpus { .. }
+        | Cmd::ReadRate { .. } => true,
+    }
+}
+
 /// Refuses outputs that name an input's file or each other's ([`lemma_outfile::check_distinct`]):
-/// exit 2 before anything is read.
+/// exit 2 before anything is read. Outputs given as `-` are stdout ([`one_stdout`]).
 fn distinct(outputs: &[Option<&Path>], inputs: &[&Path]) -> Result<(), Fail> {
-    let outputs: Vec<&Path> = outputs.iter().flatten().copied().collect();
+    let outputs: Vec<&Path> = (outputs.iter().flatten().copied())
+        .filter(|p| !is_dash(p))
+        .collect();
     lemma_outfile::check_distinct(&outputs, inputs).map_err(|e| Fail(2, e.to_string()))
 }
 
-/// Where the output goes: stdout, or a file written through [`lemma_outfile::OutFile`] (a regular
-/// file replaced atomically on success, a device or FIFO written in place, nothing left behind on
-/// an error).
+/// An output path `-`: stdout.
+fn is_dash(p: &Path) -> bool {
+    p == Path::new("-")
+}
+
+/// What [`one_stdout`] calls the `-o` output: `-o -`, or the table when `-o` is left out.
+fn table_label(output: Option<&Path>) -> &'static str {
+    match output {
+        None => "the output (no -o)",
+        Some(_) => "-o -",
+    }
+}
+
+/// Refuses two outputs to stdout: `outputs` are each output's option and whether it goes there.
+fn one_stdout(outputs: &[(&str, bool)]) -> Result<(), Fail> {
+    let there: Vec<&str> = (outputs.iter()).filter(|o| o.1).map(|o| o.0).collect();
+    match there[..] {
+        [a, b, ..] => Err(Fail(
+            2,
+            format!("{a} and {b} would both write to stdout: give one of them a file"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Where an output goes: stdout (no path, or `-`), or a file written through
+/// [`lemma_outfile::OutFile`] (a regular file replaced atomically when the command's outputs
+/// are committed, [`commit_all`]; a device or FIFO written in place; nothing left behind on an
+/// error).
 enum Out {
     Stdout(std::io::BufWriter<std::io::Stdout>),
     File(std::io::BufWriter<lemma_outfile::OutFile>),
@@ -622,6 +680,7 @@ impl Out {
                 1 << 16,
                 std::io::stdout(),
             ))),
+            Some(p) if is_dash(p) => Out::new(None),
             Some(p) => {
                 let f = lemma_outfile::OutFile::create(p).map_err(|e| {
                     Fail(
@@ -649,18 +708,30 @@ impl Out {
         }
     }
 
-    /// Flushes, and for a file commits it (sync and rename, or nothing more for a device).
+    /// Flushes, and for a file commits it (sync and rename, or nothing more for a device): the
+    /// command's only output.
     fn commit(self) -> Result<(), Fail> {
-        let name = self.name();
-        match self {
-            Out::Stdout(mut w) => w.flush().map_err(|e| write_fail(&name, e)),
-            Out::File(w) => w
-                .into_inner()
-                .map_err(|e| e.into_error())
-                .and_then(|f| f.commit())
-                .map_err(|e| write_fail(&name, e)),
+        commit_all([self])
+    }
+}
+
+/// Commits a command's outputs as one set, in the order given: every output's last bytes are
+/// written (stdout flushed, files' buffers emptied into their temporary files) and only then
+/// are the files committed together ([`lemma_outfile::commit_all`]: all synced, then renamed
+/// back to back). Any failure before the renames leaves every file as it was.
+fn commit_all(outs: impl IntoIterator<Item = Out>) -> Result<(), Fail> {
+    let mut files = Vec::new();
+    for out in outs {
+        let name = out.name();
+        match out {
+            Out::Stdout(mut w) => w.flush().map_err(|e| write_fail(&name, e))?,
+            Out::File(w) => files.push(
+                w.into_inner()
+                    .map_err(|e| write_fail(&name, e.into_error()))?,
+            ),
         }
     }
+    lemma_outfile::commit_all(files).map_err(|e| Fail(2, e.to_string()))
 }
 
 /// An evaluation's error; the row sink's errors are the output's ([`write_fail`]).
@@ -671,8 +742,6 @@ fn eval_fail(out: &str, e: EvalError) -> Fail {
     }
 }
 
-/// A failed write to an output: a closed pipe (`... | head`) ends the run quietly with exit 0, as
-/// `cat` and ripgrep do; anything else (a full disk) is an error naming the output.
 /// A writer that keeps the first error it returned.
 struct WriteErrors<'a> {
     inner: &'a mut dyn Write,
@@ -701,9 +770,25 @@ impl Write for WriteErrors<'_> {
     }
 }
 
+/// An error of a write to several outputs (`writers`, named by the first of `names`): the one
+/// whose writer failed is named, or else all `names` (an error of none of them: a store's).
+fn which_failed(writers: &mut [WriteErrors], names: &[String], e: std::io::Error) -> Fail {
+    match (writers.iter_mut().zip(names)).find_map(|(w, n)| Some((n, w.error.take()?))) {
+        Some((name, e)) => write_fail(name, e),
+        None => write_fail(&names.join(", "), e),
+    }
+}
+
+/// A failed write to an output: an error naming the output (a full disk: exit 2). A closed pipe
+/// (`... | head`) is `Fail(0, ..)`: when it is the command's only output the run ends quietly
+/// with exit 0, as `cat` and ripgrep end ([`one_output`]); otherwise it is an error (exit 2),
+/// and the command's other outputs, dropped uncommitted, are not written.
 fn write_fail(name: &str, e: std::io::Error) -> Fail {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        Fail(0, String::new())
+        Fail(
+            0,
+            format!("{name}: cannot write: {e}: its reader has gone; no output file was written"),
+        )
     } else {
         Fail(2, format!("{name}: cannot write: {e}"))
     }
@@ -736,6 +821,22 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         &[a.common.output.as_deref(), a.summary_out.as_deref()],
         &inputs,
     )?;
+    let summary_to_stdout = a.summary_out.as_deref().is_some_and(is_dash);
+    one_stdout(&[
+        (
+            table_label(a.common.output.as_deref()),
+            a.common.output.as_deref().is_none_or(is_dash),
+        ),
+        ("--summary-out -", summary_to_stdout),
+    ])?;
+    if summary_to_stdout && std::io::stdout().is_terminal() {
+        return Err(Fail(
+            2,
+            "--summary-out -: the summary is binary and stdout is a terminal: redirect stdout, \
+             or give --summary-out FILE"
+                .into(),
+        ));
+    }
     if a.actual == Path::new("-") && a.predicted == Path::new("-") {
         return Err(Fail(
             2,
@@ -832,14 +933,17 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             .map_err(|e| write_fail(&out_name, e))?;
         done
     };
+    // The table before the summary: a summary replaced means its table was (lemma_outfile's
+    // crate documentation says what a kill between the two renames leaves).
+    let mut outs = vec![out];
     if let (Some(mut so), Some(partial)) = (summary_out, &done.partial) {
         let name = so.name();
         so.writer()
             .write_all(&partial.encode())
             .map_err(|e| write_fail(&name, e))?;
-        so.commit()?;
+        outs.push(so);
     }
-    out.commit()?;
+    commit_all(outs)?;
     if !a.common.quiet {
         let done_eval = &done.evaluation;
         eprint!(
@@ -948,6 +1052,21 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
         a.lemma_names.as_deref(),
     ];
     distinct(&outputs, &[])?;
+    let dash = |p: Option<&Path>| p.is_some_and(is_dash);
+    one_stdout(&[
+        ("--qrels -", dash(Some(&a.qrels))),
+        ("--run -", dash(Some(&a.run))),
+        ("--goal-names -", dash(a.goal_names.as_deref())),
+        ("--lemma-names -", dash(a.lemma_names.as_deref())),
+    ])?;
+    if a.format == GenFormat::Store && is_dash(&a.run) {
+        return Err(Fail(
+            2,
+            "--run -: a store cannot go to stdout: its header is written last, at its start \
+             (give --run FILE)"
+                .into(),
+        ));
+    }
     if let Some(corpus) = &a.corpus {
         return gen_corpus(&a, corpus);
     }
@@ -964,24 +1083,34 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
         seed: a.seed,
     };
     let mut q = Out::new(Some(&a.qrels))?;
-    let mut names = vec![q.name(), a.run.display().to_string()];
-    names.extend(a.goal_names.iter().map(|p| p.display().to_string()));
-    names.extend(a.lemma_names.iter().map(|p| p.display().to_string()));
-    let names = names.join(", ");
-    let io = |e: std::io::Error| write_fail(&names, e);
-    match a.format {
-        GenFormat::Trec => {
-            let mut r = Out::new(Some(&a.run))?;
-            lemma_tools::gen::generate_trec(&spec, q.writer(), r.writer()).map_err(io)?;
-            r.commit()?;
+    // A write error names the output whose writer failed; the store's own, both files.
+    fn tag(o: &mut Out) -> WriteErrors<'_> {
+        WriteErrors {
+            inner: o.writer(),
+            error: None,
         }
-        GenFormat::Jsonl => {
+    }
+    // The files are committed together, the qrels last.
+    let outs = match a.format {
+        GenFormat::Trec | GenFormat::Jsonl => {
             let mut r = Out::new(Some(&a.run))?;
-            lemma_tools::gen::generate_jsonl(&spec, q.writer(), r.writer()).map_err(io)?;
-            r.commit()?;
+            let names = [r.name(), q.name()];
+            let mut w = [tag(&mut r), tag(&mut q)];
+            let [rw, qw] = &mut w;
+            let made = match a.format {
+                GenFormat::Trec => lemma_tools::gen::generate_trec(&spec, qw, rw),
+                _ => lemma_tools::gen::generate_jsonl(&spec, qw, rw),
+            };
+            made.map_err(|e| which_failed(&mut w, &names, e))?;
+            vec![r, q]
         }
         GenFormat::Store => {
-            lemma_tools::gen::generate_store(&spec, &a.run, q.writer(), a.scores).map_err(io)?
+            let names = [q.name(), a.run.display().to_string()];
+            let mut w = [tag(&mut q)];
+            let [qw] = &mut w;
+            let store = lemma_tools::gen::generate_store(&spec, &a.run, qw, a.scores)
+                .map_err(|e| which_failed(&mut w, &names, e))?;
+            vec![Out::File(std::io::BufWriter::new(store)), q]
         }
         GenFormat::Npy => {
             let (Some(gn), Some(ln)) = (&a.goal_names, &a.lemma_names) else {
@@ -995,28 +1124,20 @@ fn run_gen(a: GenArgs) -> Result<(), Fail> {
                 Out::new(Some(gn))?,
                 Out::new(Some(ln))?,
             );
-            lemma_tools::gen::generate_npy(&spec, r.writer(), g.writer(), l.writer(), q.writer())
-                .map_err(io)?;
-            r.commit()?;
-            g.commit()?;
-            l.commit()?;
+            let names = [r.name(), g.name(), l.name(), q.name()];
+            let mut w = [tag(&mut r), tag(&mut g), tag(&mut l), tag(&mut q)];
+            let [rw, gw, lw, qw] = &mut w;
+            lemma_tools::gen::generate_npy(&spec, rw, gw, lw, qw)
+                .map_err(|e| which_failed(&mut w, &names, e))?;
+            vec![r, g, l, q]
         }
-    }
-    q.commit()
+    };
+    commit_all(outs)
 }
 
-/// `gen --corpus`: a library, its goals' actual sets and a run or matrix.
+/// `gen --corpus`: a library, its goals' actual sets and a run or matrix, committed together.
 fn gen_corpus(a: &GenArgs, corpus: &Path) -> Result<(), Fail> {
-    distinct(
-        &[
-            Some(corpus),
-            Some(a.qrels.as_path()),
-            Some(a.run.as_path()),
-            a.goal_names.as_deref(),
-            a.lemma_names.as_deref(),
-        ],
-        &[],
-    )?;
+    distinct(&[Some(corpus)], &[a.qrels.as_path(), a.run.as_path()])?;
     let spec = lemma_tools::gen_corpus::CorpusSpec {
         files: a.files.unwrap_or(a.universe / 50).max(1),
         premises: a.universe.max(1),
@@ -1034,13 +1155,11 @@ fn gen_corpus(a: &GenArgs, corpus: &Path) -> Result<(), Fail> {
     );
     let names = format!("{}, {}, {}", c.name(), q.name(), r.name());
     let io = |e: std::io::Error| write_fail(&names, e);
-    match a.format {
+    let outs = match a.format {
         GenFormat::Trec => {
             lemma_tools::gen_corpus::generate_corpus(&spec, c.writer(), q.writer(), r.writer())
                 .map_err(io)?;
-            c.commit()?;
-            q.commit()?;
-            r.commit()
+            vec![r, c, q]
         }
         GenFormat::Npy => {
             let (Some(gn), Some(ln)) = (&a.goal_names, &a.lemma_names) else {
@@ -1060,22 +1179,30 @@ fn gen_corpus(a: &GenArgs, corpus: &Path) -> Result<(), Fail> {
                 l.writer(),
             )
             .map_err(io)?;
-            for o in [c, q, r, g, l] {
-                o.commit()?;
-            }
-            Ok(())
+            vec![r, g, l, c, q]
         }
-        _ => Err(Fail(
-            2,
-            "--corpus writes a TREC run (--format trec) or a score matrix (--format npy)".into(),
-        )),
-    }
+        _ => {
+            return Err(Fail(
+                2,
+                "--corpus writes a TREC run (--format trec) or a score matrix (--format npy)"
+                    .into(),
+            ))
+        }
+    };
+    commit_all(outs)
 }
 
 fn run_curve(a: CurveArgs) -> Result<(), Fail> {
     let mut inputs = vec![a.actual.as_path()];
     inputs.extend(a.predicted.iter().map(|p| p.as_path()));
     distinct(&[a.output.as_deref(), a.plot.as_deref()], &inputs)?;
+    one_stdout(&[
+        (
+            table_label(a.output.as_deref()),
+            a.output.as_deref().is_none_or(is_dash),
+        ),
+        ("--plot -", a.plot.as_deref().is_some_and(is_dash)),
+    ])?;
     use lemma_eval::curve;
     use std::fmt::Write as _;
     if a.pooled {
@@ -1229,19 +1356,21 @@ fn run_curve(a: CurveArgs) -> Result<(), Fail> {
         }
     };
     written.map_err(|e| write_fail(&name, e))?;
+    let mut outs = vec![out];
     if let Some(plot) = &a.plot {
-        write_plot(plot, &title, &run_names, &series)?;
+        outs.push(write_plot(plot, &title, &run_names, &series)?);
     }
-    out.commit()
+    commit_all(outs)
 }
 
-/// `--plot`: the runs' curves on one chart, written to `plot` as SVG.
+/// `--plot`: the runs' curves on one chart, written to `plot` as SVG, to be committed with the
+/// command's other output.
 fn write_plot(
     plot: &Path,
     title: &str,
     run_names: &[String],
     series: &[Vec<(f64, f64)>],
-) -> Result<(), Fail> {
+) -> Result<Out, Fail> {
     let named: Vec<lemma_plot::Series<'_>> = (run_names.iter().zip(series))
         .map(|(n, s)| lemma_plot::Series { name: n, points: s })
         .collect();
@@ -1251,11 +1380,19 @@ fn write_plot(
     f.writer()
         .write_all(svg.as_bytes())
         .map_err(|e| write_fail(&fname, e))?;
-    f.commit()
+    Ok(f)
 }
 
 fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
     distinct(&[Some(a.output.as_path())], &[&a.actual, &a.predicted])?;
+    if is_dash(&a.output) {
+        return Err(Fail(
+            2,
+            "-o -: a store cannot go to stdout: its header is written last, at its start (give \
+             -o FILE)"
+                .into(),
+        ));
+    }
     let actual = ActualSets::read_path(&a.actual)?;
     let input = lemma_ingest::open(&a.predicted)?;
     let opts = RankingOptions::from(&a.ranking);
@@ -1482,7 +1619,8 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
             Some(k) => format!("pooled precision over all goals ({k} bins of equal count)"),
             None => "pooled precision over all goals, a point per distinct score".to_string(),
         };
-        write_plot(plot, &title, &run_names, &series)?;
+        let plot = write_plot(plot, &title, &run_names, &series)?;
+        return commit_all([out, plot]);
     }
     out.commit()
 }

@@ -13,11 +13,24 @@
 //! | a directory or a socket | an error |
 //!
 //! An [`OutFile`] dropped without a commit (an error, a panic) leaves nothing behind: on Linux the
-//! temporary file is opened with `O_TMPFILE` and has no name until the commit, so even a process
-//! killed mid-write leaves no trace; on file systems without `O_TMPFILE` it is a hidden sibling
-//! (`.NAME.XXXXXX`) removed on drop. Every write, flush, sync and rename error is returned: a full
-//! disk is an error, never a short file. Replacing a regular file gives it a new inode, so other hard
-//! links to the old one keep the old content.
+//! temporary file is opened with `O_TMPFILE` and has no name while it is written and synced, so
+//! even a process killed then leaves no trace; on file systems without `O_TMPFILE` it is a hidden
+//! sibling (`.NAME.XXXXXX`) removed on drop. Every write, flush, sync and rename error is
+//! returned: a full disk is an error, never a short file. Replacing a regular file gives it a new
+//! inode, so other hard links to the old one keep the old content.
+//!
+//! ## Several outputs as one set
+//!
+//! [`commit_all`] commits a command's outputs together, only once every one of them has been
+//! written in full: first the files written in place are flushed, then every temporary is synced
+//! while it has no name, then each is given a hidden name beside its target, and only then are
+//! they renamed over their targets, back to back, in the order given. An error before the first
+//! rename (a full disk, a closed pipe written in place) leaves every target as it was and no
+//! temporary behind. The renames are separate system calls, not one atomic step: a process
+//! killed by SIGKILL (or a machine that stops) between two of them leaves the earlier targets new
+//! and the later ones old, and the later ones' hidden names behind. [`remove_temporaries_on_signals`]
+//! closes that window to SIGHUP, SIGINT and SIGTERM: they wait for the renames to end, and remove
+//! hidden names that are left.
 //!
 //! ```
 //! use std::io::Write;
@@ -38,6 +51,11 @@ use std::io::{self, Seek, SeekFrom, Write};
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::path::{Component, Path, PathBuf};
 
+mod signals;
+mod temp;
+
+pub use signals::remove_temporaries_on_signals;
+
 /// Symbolic links followed before giving up, as the kernel's own limit (`ELOOP`).
 const MAX_LINKS: usize = 40;
 
@@ -56,7 +74,7 @@ pub struct OutFile {
 #[derive(Debug)]
 enum Target {
     /// A temporary file renamed over the path at commit.
-    Replace(atomic_write_file::AtomicWriteFile),
+    Replace(temp::Temp),
     /// A device, FIFO or descriptor written where it is.
     InPlace(File),
 }
@@ -78,9 +96,7 @@ impl OutFile {
     pub fn create(path: impl AsRef<Path>) -> io::Result<OutFile> {
         let path = path.as_ref();
         let target = match resolve(path)? {
-            Resolved::Replace(real) => {
-                Target::Replace(atomic_write_file::AtomicWriteFile::options().open(real)?)
-            }
+            Resolved::Replace(real) => Target::Replace(temp::Temp::create(&real)?),
             Resolved::InPlace(p) => Target::InPlace(File::options().write(true).open(p)?),
             Resolved::OwnDescriptor(fd) => Target::InPlace(duplicate(fd)?),
         };
@@ -101,44 +117,170 @@ impl OutFile {
         matches!(self.target, Target::Replace(_))
     }
 
-    /// Makes the written bytes the file's content: for a regular file, syncs and renames the
-    /// temporary file over the target (and syncs the directory); for a device, FIFO or descriptor
-    /// there is nothing left to do but to report success, as its bytes were written in place.
+    /// Makes the written bytes the file's content: for a regular file, syncs the temporary file
+    /// and renames it over the target (and syncs the directory); for a device, FIFO or
+    /// descriptor there is nothing left to do but to report success, as its bytes were written in
+    /// place. The same as [`commit_all`] of this file alone.
     pub fn commit(self) -> io::Result<()> {
-        match self.target {
-            Target::Replace(f) => f.commit(),
-            Target::InPlace(mut f) => f.flush(),
-        }
+        commit_all([self]).map_err(CommitError::into_error)
     }
 
     /// Gives up: a temporary file is removed and the target left as it was (bytes already written
-    /// to a device, FIFO or descriptor cannot be taken back). Dropping does the same, silently.
+    /// to a device, FIFO or descriptor cannot be taken back). Dropping does the same.
     pub fn discard(self) -> io::Result<()> {
-        match self.target {
-            Target::Replace(f) => f.discard(),
-            Target::InPlace(_) => Ok(()),
+        drop(self);
+        Ok(())
+    }
+}
+
+/// What [`commit_all`] did when it failed: which output, at which step, and which outputs were
+/// already replaced (none unless a rename failed after others succeeded, or a directory could
+/// not be synced after the renames).
+#[derive(Debug)]
+pub struct CommitError {
+    path: PathBuf,
+    error: io::Error,
+    step: Step,
+    replaced: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Write,
+    Rename,
+    SyncDirectory,
+}
+
+impl CommitError {
+    /// The output that failed, as given to [`OutFile::create`].
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The outputs already replaced when it failed, in the order given.
+    pub fn replaced(&self) -> &[PathBuf] {
+        &self.replaced
+    }
+
+    /// The error, without the path.
+    pub fn into_error(self) -> io::Error {
+        self.error
+    }
+}
+
+impl std::fmt::Display for CommitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = self.path.display();
+        match self.step {
+            Step::Write => write!(f, "{path}: cannot write: {}", self.error)?,
+            Step::Rename => write!(f, "{path}: cannot replace it: {}", self.error)?,
+            Step::SyncDirectory => write!(
+                f,
+                "{path}: replaced, but its directory could not be synced: {}",
+                self.error
+            )?,
+        }
+        let others: Vec<String> = (self.replaced.iter())
+            .filter(|p| **p != self.path)
+            .map(|p| p.display().to_string())
+            .collect();
+        if !others.is_empty() && self.step == Step::Rename {
+            write!(f, " (already replaced: {})", others.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CommitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// Commits `files` as one set (see the [crate documentation](crate#several-outputs-as-one-set)):
+/// the files written in place are flushed, every temporary file is synced, then given a hidden
+/// name, then all are renamed over their targets back to back in the order given, and the
+/// directories synced. Any error before the renames leaves every target as it was and no
+/// temporary behind; the [`CommitError`] names the file and says what was already replaced.
+pub fn commit_all(files: impl IntoIterator<Item = OutFile>) -> Result<(), CommitError> {
+    let mut files: Vec<OutFile> = files.into_iter().collect();
+    let fail = |f: &OutFile, step: Step, error: io::Error, replaced: &[PathBuf]| CommitError {
+        path: f.path.clone(),
+        error,
+        step,
+        replaced: replaced.to_vec(),
+    };
+    // What is written in place first (a pipe may block): nothing gets a name before it is done.
+    for f in &mut files {
+        if let Target::InPlace(w) = &mut f.target {
+            if let Err(e) = w.flush() {
+                return Err(fail(f, Step::Write, e, &[]));
+            }
         }
     }
+    // The long part, while the temporaries have no name: a kill leaves nothing.
+    for f in &mut files {
+        if let Target::Replace(t) = &mut f.target {
+            if let Err(e) = t.file.sync_all() {
+                return Err(fail(f, Step::Write, e, &[]));
+            }
+        }
+    }
+    for f in &mut files {
+        if let Target::Replace(t) = &mut f.target {
+            if let Err(e) = t.link() {
+                return Err(fail(f, Step::Write, e, &[]));
+            }
+        }
+    }
+    let mut replaced = Vec::new();
+    let mut failed = None;
+    {
+        // Locked: a signal waits for the last rename (remove_temporaries_on_signals).
+        let mut named = temp::named();
+        for (i, f) in files.iter_mut().enumerate() {
+            if let Target::Replace(t) = &mut f.target {
+                match t.rename(&mut named) {
+                    Ok(()) => replaced.push(f.path.clone()),
+                    Err(e) => {
+                        failed = Some((i, e));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if let Some((i, e)) = failed {
+        return Err(fail(&files[i], Step::Rename, e, &replaced));
+    }
+    for f in &files {
+        if let Target::Replace(t) = &f.target {
+            if let Err(e) = t.sync_dir() {
+                return Err(fail(f, Step::SyncDirectory, e, &replaced));
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Write for OutFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.target {
-            Target::Replace(f) => f.write(buf),
+            Target::Replace(t) => t.file.write(buf),
             Target::InPlace(f) => f.write(buf),
         }
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match &mut self.target {
-            Target::Replace(f) => f.write_all(buf),
+            Target::Replace(t) => t.file.write_all(buf),
             Target::InPlace(f) => f.write_all(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.target {
-            Target::Replace(f) => f.flush(),
+            Target::Replace(t) => t.file.flush(),
             Target::InPlace(f) => f.flush(),
         }
     }
@@ -149,7 +291,7 @@ impl Seek for OutFile {
     /// `ESPIPE`).
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
         match &mut self.target {
-            Target::Replace(f) => f.seek(pos),
+            Target::Replace(t) => t.file.seek(pos),
             Target::InPlace(f) => f.seek(pos),
         }
     }
