@@ -7,10 +7,10 @@ use crate::{matrix_arg, outcome, panic_text, py_err, value_err, Outcome};
 use lemma_eval::output::warnings;
 use lemma_eval::{DenseLemmas, EvalError, Evaluation, GoalRow, Partial, Sink, SummaryOnly};
 use lemma_ingest::Names;
+use lemma_par::{Feeder, Work};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use lemma_par::{Feeder, Work};
 use std::sync::Mutex;
 
 /// Goals pushed one at a time (scored pairs, ranked names, rows of a score matrix).
