@@ -641,6 +641,13 @@ impl Partial {
         out
     }
 
+    /// Reads a summary file (`eval --summary-out`): errors name the file.
+    pub fn read(path: &Path) -> Result<Partial, PartialError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| PartialError(format!("{}: cannot read: {e}", path.display())))?;
+        Partial::decode(&bytes).map_err(|e| PartialError(format!("{}: {e}", path.display())))
+    }
+
     /// Reads an encoding back; the error says what is wrong (not a summary file, another
     /// version, truncated, corrupt).
     pub fn decode(bytes: &[u8]) -> Result<Partial, PartialError> {
@@ -789,6 +796,12 @@ impl PartialMerger {
     /// A merger of no parts yet.
     pub fn new() -> PartialMerger {
         PartialMerger::default()
+    }
+
+    /// Reads the summary file at `path` ([`Partial::read`]) and adds it, named by its path.
+    pub fn add_file(&mut self, path: &Path) -> Result<(), PartialError> {
+        let part = Partial::read(path)?;
+        self.add(&path.display().to_string(), part)
     }
 
     /// Adds `part`, named `name`. On error nothing is added.

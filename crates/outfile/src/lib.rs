@@ -263,6 +263,126 @@ pub fn commit_all(files: impl IntoIterator<Item = OutFile>) -> Result<(), Commit
     Ok(())
 }
 
+/// Where one of a command's outputs goes: stdout (no path, or `-`) or an [`OutFile`], buffered
+/// (64 KiB). A command's outputs are committed together by [`commit_outputs`]: stdout flushed,
+/// the files as one set ([`commit_all`]).
+pub enum Output {
+    /// The process's standard output.
+    Stdout(io::BufWriter<io::Stdout>),
+    /// A file, committed with the others.
+    File(io::BufWriter<OutFile>),
+}
+
+/// What a failed [`Output`] operation names: the output ("stdout" or the path) and the error.
+#[derive(Debug)]
+pub struct OutputError {
+    /// The output: `stdout` or its path.
+    pub name: String,
+    /// What failed.
+    pub error: io::Error,
+    /// The step: creating the output, writing to it, or committing the set.
+    pub step: OutputStep,
+}
+
+/// The step of an [`OutputError`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OutputStep {
+    /// [`Output::create`]: the file could not be created.
+    Create,
+    /// A write or a flush.
+    Write,
+    /// [`commit_all`]: the error is the [`CommitError`]'s message.
+    Commit,
+}
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.step {
+            OutputStep::Create => {
+                write!(
+                    f,
+                    "{}: cannot create the output file: {}",
+                    self.name, self.error
+                )
+            }
+            OutputStep::Write => write!(f, "{}: cannot write: {}", self.name, self.error),
+            OutputStep::Commit => write!(f, "{}", self.error),
+        }
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+impl Output {
+    /// Stdout for `None` or `-`, else an [`OutFile`] at `path`.
+    pub fn create(path: Option<&Path>) -> Result<Output, OutputError> {
+        match path {
+            Some(p) if p != Path::new("-") => {
+                let f = OutFile::create(p).map_err(|error| OutputError {
+                    name: p.display().to_string(),
+                    error,
+                    step: OutputStep::Create,
+                })?;
+                Ok(Output::File(io::BufWriter::with_capacity(1 << 16, f)))
+            }
+            _ => Ok(Output::Stdout(io::BufWriter::with_capacity(
+                1 << 16,
+                io::stdout(),
+            ))),
+        }
+    }
+
+    /// What an error message calls this output: `stdout` or the file's path.
+    pub fn name(&self) -> String {
+        match self {
+            Output::Stdout(_) => "stdout".into(),
+            Output::File(w) => w.get_ref().path().display().to_string(),
+        }
+    }
+
+    /// The writer.
+    pub fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(w) => w,
+            Output::File(w) => w,
+        }
+    }
+
+    /// A write error of this output, named.
+    pub fn write_error(&self, error: io::Error) -> OutputError {
+        OutputError {
+            name: self.name(),
+            error,
+            step: OutputStep::Write,
+        }
+    }
+}
+
+/// Commits a command's outputs as one set, in the order given: every output's last bytes are
+/// written (stdout flushed, the files' buffers emptied into their temporary files) and only then
+/// are the files committed together ([`commit_all`]). Any failure before the renames leaves
+/// every file as it was.
+pub fn commit_outputs(outputs: impl IntoIterator<Item = Output>) -> Result<(), OutputError> {
+    let mut files = Vec::new();
+    for out in outputs {
+        let name = out.name();
+        let write = |error| OutputError {
+            name: name.clone(),
+            error,
+            step: OutputStep::Write,
+        };
+        match out {
+            Output::Stdout(mut w) => w.flush().map_err(write)?,
+            Output::File(w) => files.push(w.into_inner().map_err(|e| write(e.into_error()))?),
+        }
+    }
+    commit_all(files).map_err(|e| OutputError {
+        name: e.path().display().to_string(),
+        error: io::Error::other(e.to_string()),
+        step: OutputStep::Commit,
+    })
+}
+
 impl Write for OutFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.target {
@@ -455,6 +575,38 @@ pub fn check_distinct(outputs: &[&Path], inputs: &[&Path]) -> io::Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn outputs_are_stdout_or_files_committed_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(Output::create(None).unwrap().name(), "stdout");
+        assert_eq!(
+            Output::create(Some(Path::new("-"))).unwrap().name(),
+            "stdout"
+        );
+        std::fs::write(d.join("b"), b"old b").unwrap();
+        let mut a = Output::create(Some(&d.join("a"))).unwrap();
+        let mut b = Output::create(Some(&d.join("b"))).unwrap();
+        assert_eq!(a.name(), d.join("a").display().to_string());
+        a.writer().write_all(b"new a").unwrap();
+        b.writer().write_all(b"new b").unwrap();
+        // Nothing is visible before the commit (the bytes are still in the buffers).
+        assert!(!d.join("a").exists());
+        assert_eq!(std::fs::read(d.join("b")).unwrap(), b"old b");
+        commit_outputs([a, b]).unwrap();
+        assert_eq!(std::fs::read(d.join("a")).unwrap(), b"new a");
+        assert_eq!(std::fs::read(d.join("b")).unwrap(), b"new b");
+        let missing = d.join("no/such/dir/x");
+        let Err(e) = Output::create(Some(&missing)) else {
+            panic!("created in a missing directory");
+        };
+        assert_eq!(e.step, OutputStep::Create);
+        assert!(e.to_string().starts_with(&format!(
+            "{}: cannot create the output file: ",
+            missing.display()
+        )));
+    }
 
     #[test]
     fn resolves_links_to_their_final_target() {
