@@ -14,7 +14,7 @@
 //! dump) cannot grow a batch without bound. A goal may be of any length: its batch holds it whole.
 
 use crate::error::{ErrorKind, InputError};
-use crate::fields::is_space;
+use crate::fields::{first_field, is_space};
 use memmap2::Mmap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -658,20 +658,6 @@ pub(crate) fn next_goal(goal: Option<&[u8]>, c: &[u8], from: usize) -> Option<us
         start += p + 1;
     }
     None
-}
-
-/// The goal key of a TREC line (its first field), or `None` for blank and comment lines.
-#[inline]
-pub fn first_field(line: &[u8]) -> Option<&[u8]> {
-    let start = line.iter().position(|&b| !is_space(b))?;
-    if line[start] == b'#' {
-        return None;
-    }
-    let end = line[start..]
-        .iter()
-        .position(|&b| is_space(b))
-        .map_or(line.len(), |e| start + e);
-    Some(&line[start..end])
 }
 
 /// The real line (one with a goal: not blank, not a comment) that ends at `end` (the position

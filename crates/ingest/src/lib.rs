@@ -18,39 +18,39 @@
 
 mod corpus;
 mod error;
-mod fields;
 mod input;
-mod jsonl;
 mod names;
 mod npy;
-mod run;
+mod parse;
 mod shard;
 mod sorted;
 mod spill;
 mod store;
 mod truth;
 
+// The parsers under their own names too (`crate::fields`, ...): what reads them says what it reads.
+use parse::{fields, jsonl, run};
+
 pub use corpus::{Corpus, Origin, Place, Pos, Skipped, MAX_CORPUS_LINE};
 pub use error::{ErrorKind, InputError};
-pub use fields::{parse_score, show, ScoreText};
+pub use fields::{first_field, parse_score, show, ScoreText};
 pub use input::{
-    first_field, first_goal, from_chunks, from_reader, last_goal, open, open_file, open_with,
-    read_once, Batch, BatchData, BatchReader, ChunkReader, ChunkSource, Claim, Compression, Format,
-    GoalKey, Input, Next, Source,
+    first_goal, from_chunks, from_reader, last_goal, open, open_file, open_with, read_once, Batch,
+    BatchReader, ChunkSource, Compression, Format, GoalKey, Input, Next, Source,
 };
 pub use jsonl::{scan_prediction, RecordSpans, Span};
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row, RowBuf};
+pub use parse::order::GoalOrder;
 pub use run::{
     parse_prediction_general, parse_prediction_line, parse_prediction_unscored, parse_run_at,
     parse_run_line, score_error, split_run_at, visit_run_lines, Prediction, RunFields, RunLine,
     RunLineVisitor, Step, VisitedLine,
 };
-pub use shard::{open_shard, shard_range, shift_error};
-pub use sorted::{GoalOrder, SortedQrels};
+pub use shard::{open_shard, shift_error};
+pub use sorted::SortedQrels;
 pub use spill::{
-    binary_size, group_by_goal, Grouped, GroupedLines, LineMap, SpillOptions, SpillReport,
-    DEFAULT_MEMORY,
+    binary_size, group_by_goal, Grouped, LineMap, SpillOptions, SpillReport, DEFAULT_MEMORY,
 };
 pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
 pub use truth::{ActualSets, GoalTruth, Interner, PushGoalError};
@@ -58,9 +58,9 @@ pub use truth::{ActualSets, GoalTruth, Interner, PushGoalError};
 /// Byte-level helpers for code that works on a batch's bytes directly (the engine's duplicate
 /// table): what ends a field, where it ends, equality, the lemma hash.
 pub mod bytes {
+    pub use crate::fields::first_field;
     pub use crate::fields::{
         is_delim, is_space, next_delim, prefetch, same_bytes, starts_with_field,
     };
-    pub use crate::input::first_field;
     pub use crate::truth::name_hash;
 }

@@ -9,9 +9,8 @@
 //! end of the goal found there, nothing before it.
 
 use crate::error::{ErrorKind, InputError};
-use crate::input::{
-    first_field, next_goal, open_with, Compression, Format, GoalKey, Input, Source,
-};
+use crate::fields::first_field;
+use crate::input::{next_goal, open_with, Compression, Format, GoalKey, Input, Source};
 use std::fs::File;
 use std::io::{BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;

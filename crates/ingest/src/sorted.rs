@@ -8,8 +8,11 @@
 //! all of them.
 
 use crate::error::{ErrorKind, InputError};
+use crate::fields::first_field;
 use crate::fields::{same_bytes, starts_with_field};
-use crate::input::{first_field, open_with, Compression, Format};
+use crate::input::{open_with, Compression, Format};
+use crate::parse::lines::{each_line, real_line};
+use crate::parse::order::{natural_cmp, GoalOrder};
 use crate::spill::{group_by_goal, Grouped, LineMap, SpillOptions, SpillReport};
 use crate::truth::ActualSets;
 use memmap2::Mmap;
@@ -17,60 +20,6 @@ use std::cmp::Ordering;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-/// An order of goal names.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum GoalOrder {
-    /// Byte by byte (`LC_ALL=C sort`).
-    Bytes,
-    /// Runs of ASCII digits compared as numbers (`g9` < `g10`; `g010` < `g10`, equal in value, by
-    /// bytes), the rest byte by byte: the order of numbered goals written without padding.
-    Natural,
-}
-
-impl GoalOrder {
-    /// `a` against `b`; `Equal` only for equal names.
-    #[inline]
-    pub fn cmp(self, a: &[u8], b: &[u8]) -> Ordering {
-        match self {
-            GoalOrder::Bytes => a.cmp(b),
-            GoalOrder::Natural => natural_cmp(a, b),
-        }
-    }
-}
-
-/// Natural order: digit runs by value (fewer significant digits first, then digit by digit),
-/// other bytes by value; names equal so far (`7` and `07`) by bytes.
-fn natural_cmp(a: &[u8], b: &[u8]) -> Ordering {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if a[i].is_ascii_digit() && b[j].is_ascii_digit() {
-            let run = |s: &[u8], k: usize| {
-                let end = s[k..]
-                    .iter()
-                    .position(|c| !c.is_ascii_digit())
-                    .map_or(s.len(), |e| k + e);
-                let first = s[k..end]
-                    .iter()
-                    .position(|&c| c != b'0')
-                    .map_or(end, |e| k + e);
-                (first, end)
-            };
-            let ((sa, ea), (sb, eb)) = (run(a, i), run(b, j));
-            let by_value = (ea - sa).cmp(&(eb - sb)).then(a[sa..ea].cmp(&b[sb..eb]));
-            if by_value != Ordering::Equal {
-                return by_value;
-            }
-            (i, j) = (ea, eb);
-        } else {
-            match a[i].cmp(&b[j]) {
-                Ordering::Equal => (i, j) = (i + 1, j + 1),
-                o => return o,
-            }
-        }
-    }
-    ((a.len() - i).cmp(&(b.len() - j))).then(a.cmp(b))
-}
 
 /// A plain TREC qrels file whose goals are in ascending order, mapped; or qrels sorted by
 /// goal ([`SortedQrels::sort`]), held or in a temporary file.
@@ -453,76 +402,6 @@ impl SortedQrels {
             "changed while being read: its goals are no longer in order",
         )
     }
-}
-
-/// Where each goal's lines begin in `bytes` (grouped qrels): the starts of the lines with a goal
-/// that differs from the last goal before them.
-pub(crate) fn goal_starts(bytes: &[u8]) -> Vec<usize> {
-    let mut starts = Vec::new();
-    let mut last: Option<&[u8]> = None;
-    each_line(bytes, 0..bytes.len(), |at, nl| {
-        let line = &bytes[at..nl];
-        // Most lines repeat the goal before: one comparison of its bytes.
-        if last.is_some_and(|l| starts_with_field(line, l)) {
-            return true;
-        }
-        if let Some(g) = first_field(line) {
-            if last != Some(g) {
-                starts.push(at);
-                last = Some(g);
-            }
-        }
-        true
-    });
-    starts
-}
-
-/// Calls `f(start, end)` for each line of `buf[range]` in order (`range` begins where a line
-/// does; `end` is the line's newline or `range.end`) while `f` returns `true`; `false` if it
-/// stopped. The newlines are found 64 bytes at a time as a bitmap (SSE2), not by a search per
-/// line: qrels lines are short.
-#[inline(always)]
-fn each_line(buf: &[u8], range: Range<usize>, mut f: impl FnMut(usize, usize) -> bool) -> bool {
-    let mut start = range.start;
-    // Where the bitmaps end: every newline before it has been given to `f`.
-    #[allow(unused_mut)]
-    let mut block = range.start;
-    #[cfg(target_arch = "x86_64")]
-    while block + 64 <= range.end {
-        let (_, mut newlines, _) = crate::fields::simd::masks(buf, block);
-        while newlines != 0 {
-            let end = block + newlines.trailing_zeros() as usize;
-            if !f(start, end) {
-                return false;
-            }
-            start = end + 1;
-            newlines &= newlines - 1;
-        }
-        block += 64;
-    }
-    while start < range.end {
-        let from = block.max(start);
-        let end = memchr::memchr(b'\n', &buf[from..range.end]).map_or(range.end, |p| from + p);
-        if !f(start, end) {
-            return false;
-        }
-        start = end + 1;
-    }
-    true
-}
-
-/// The first real line (one with a goal) starting in `[at, end)`, `at` a line start: (start,
-/// newline or end of buffer, goal).
-fn real_line(buf: &[u8], at: usize, end: usize) -> Option<(usize, usize, &[u8])> {
-    let mut start = at;
-    while start < end {
-        let nl = memchr::memchr(b'\n', &buf[start..]).map_or(buf.len(), |p| start + p);
-        if let Some(g) = first_field(&buf[start..nl]) {
-            return Some((start, nl, g));
-        }
-        start = nl + 1;
-    }
-    None
 }
 
 /// Below this many bytes a part of [`goal_order_in`] is not worth a thread.

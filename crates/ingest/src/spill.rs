@@ -20,8 +20,8 @@
 //! group, or the merge's buffers), a single line longer than half the budget excepted.
 
 use crate::error::{ErrorKind, InputError};
-use crate::input::first_field;
-use crate::sorted::GoalOrder;
+use crate::fields::first_field;
+use crate::parse::order::GoalOrder;
 use memmap2::Mmap;
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;

@@ -910,7 +910,7 @@ impl ActualSets {
             return Ok(r);
         }
         let sets = Self::parse_general(path, Format::Trec, all, None)?;
-        Ok((sets, crate::sorted::goal_starts(all)))
+        Ok((sets, crate::parse::lines::goal_starts(all)))
     }
 
     /// [`ActualSets::parse`] one line at a time, on this thread: any shape, every error.

@@ -632,7 +632,7 @@ mod tests {
             // Read whole on this thread, with where each goal's lines begin: the sets of the
             // general path, and the lines whose first word differs from the last line's before
             // them (blank and comment lines passed over), found by splitting the text anew;
-            // `sorted::goal_starts`, which serves the general path, finds the same.
+            // `parse::lines::goal_starts`, which serves the general path, finds the same.
             // Its lemmas are listed: a name per judgment, each goal's ids ascending.
             let one = parse_one(t.as_bytes());
             prop_assert_eq!(one.is_some(), fast.is_some());
@@ -653,7 +653,7 @@ mod tests {
                     at += line.len();
                 }
                 prop_assert_eq!(&lines, &want);
-                prop_assert_eq!(crate::sorted::goal_starts(t.as_bytes()), want);
+                prop_assert_eq!(crate::parse::lines::goal_starts(t.as_bytes()), want);
             }
             match (&general, &fast) {
                 (Ok(g), Some(f)) => prop_assert_eq!(view(g), view(f)),

@@ -573,6 +573,20 @@ pub fn show(field: &[u8]) -> String {
     }
 }
 
+/// The goal key of a TREC line (its first field), or `None` for blank and comment lines.
+#[inline]
+pub fn first_field(line: &[u8]) -> Option<&[u8]> {
+    let start = line.iter().position(|&b| !is_space(b))?;
+    if line[start] == b'#' {
+        return None;
+    }
+    let end = line[start..]
+        .iter()
+        .position(|&b| is_space(b))
+        .map_or(line.len(), |e| start + e);
+    Some(&line[start..end])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
