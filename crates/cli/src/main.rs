@@ -59,7 +59,7 @@ enum Cmd {
     #[command(hide = true)]
     ReadRate {
         file: PathBuf,
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = parse_threads)]
         threads: usize,
     },
 }
@@ -144,8 +144,8 @@ struct Scoring {
     /// Relevant count needed at a recall level (the macro curve's IPrec).
     #[arg(long, value_enum, default_value = "textbook")]
     interpolation: Interp,
-    /// Worker threads (default: all cores), also those that read the actual sets.
-    #[arg(long)]
+    /// Worker threads, 1 to 1024 (default: all cores), also those that read the actual sets.
+    #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
 }
 
@@ -398,8 +398,8 @@ struct Common {
     /// Write the output here (atomically: nothing partial is left on error).
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
-    /// Worker threads (default: all cores), also those that read the actual sets.
-    #[arg(long)]
+    /// Worker threads, 1 to 1024 (default: all cores), also those that read the actual sets.
+    #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
     /// No report or progress on stderr.
     #[arg(long)]
@@ -439,6 +439,18 @@ fn parse_finite(s: &str) -> Result<f64, String> {
     (s.trim().parse::<f64>().ok())
         .filter(|v| v.is_finite())
         .ok_or_else(|| format!("expected a finite number, found `{s}`"))
+}
+
+/// A number of worker threads, 1 to [`lemma_eval::MAX_THREADS`] ([`lemma_eval::check_threads`]):
+/// every command's `--threads`.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<i128>() {
+        Ok(n) => lemma_eval::check_threads(n),
+        Err(_) => Err(format!(
+            "`{s}`: expected a number of worker threads, 1 to {}",
+            lemma_eval::MAX_THREADS
+        )),
+    }
 }
 
 /// `512M`, `2G`, `1.5G`, `64K` (binary units) or a number of bytes ([`lemma_eval::parse_size`]).
