@@ -506,8 +506,8 @@ struct EvalArgs {
     /// not in --format trec, where trec_eval has no name for them).
     #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_finite)]
     threshold: Option<f64>,
-    /// Size of the lemma universe (enables AUC; stores and matrices know theirs).
-    #[arg(long)]
+    /// Size of the lemma universe, at least 1 (enables AUC; stores and matrices know theirs).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     universe: Option<u64>,
     /// For a .npy matrix: the goal names of its rows, one per line.
     #[arg(long)]

@@ -368,13 +368,11 @@ impl Evaluator {
                 self.check_text_options()?;
                 crate::text::predict(&self.actual, input, &self.options, sink, progress)
             }
-            Predictions::Store(store) => full::predict(
-                &self.actual,
-                &Source::Store(&store),
-                &self.options,
-                sink,
-                None,
-            ),
+            Predictions::Store(store) => {
+                let source = Source::Store(&store);
+                check_known_universe(&self.options, &source)?;
+                full::predict(&self.actual, &source, &self.options, sink, None)
+            }
             Predictions::Matrix {
                 matrix,
                 goals,
@@ -385,6 +383,7 @@ impl Evaluator {
                     goals: &goals,
                     lemmas: &lemmas,
                 };
+                check_known_universe(&self.options, &source)?;
                 full::predict(&self.actual, &source, &self.options, sink, None)
             }
         }
@@ -396,20 +395,49 @@ impl Evaluator {
         Ok(Evaluation { summary, report })
     }
 
-    /// An error when rankings without a known universe cannot be evaluated (AUC).
+    /// An error when rankings without a known universe cannot be evaluated (AUC), or when the
+    /// universe given is smaller than the actual sets' distinct lemmas.
     pub(crate) fn check_text_options(&self) -> Result<(), EvalError> {
-        check_text_options(&self.options)
+        check_text_options(&self.options)?;
+        let judged = self.actual.lemmas.len() as u64;
+        match self.options.universe {
+            Some(u) if u < judged => Err(EvalError::Options(format!(
+                "--universe {u} is smaller than the {judged} distinct lemmas of the actual sets \
+                 (the universe holds every lemma that can be ranked or judged)"
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 
-/// An error when rankings without a known universe cannot be evaluated (AUC).
+/// An error when rankings without a known universe cannot be evaluated (AUC), or the universe
+/// given is empty.
 fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
+    if options.universe == Some(0) {
+        return Err(EvalError::Options(
+            "--universe 0: expected a universe of at least 1 lemma".into(),
+        ));
+    }
     if options.universe.is_none() && options.measures.contains(&Measure::AUC) {
         return Err(EvalError::Options(
             "AUC needs the universe size: pass --universe N".into(),
         ));
     }
     Ok(())
+}
+
+/// A store or matrix knows its universe (its lemmas, its columns): a `--universe` given with it
+/// must be that size, as it would otherwise be silently replaced.
+fn check_known_universe(options: &EvalOptions, source: &Source<'_>) -> Result<(), EvalError> {
+    match options.universe {
+        Some(u) if u != source.universe() as u64 => Err(EvalError::Options(format!(
+            "--universe {u}, but {} holds a universe of {} lemmas: a store or a matrix \
+             knows its universe: leave --universe out",
+            source.path().display(),
+            source.universe()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 impl Evaluator {
