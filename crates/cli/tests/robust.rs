@@ -190,3 +190,224 @@ fn a_universe_smaller_than_what_it_must_hold_is_refused() {
         ok(&["eval", sq, ss, "-m", "AUC", "--format", "tsv", "--quiet"])
     );
 }
+
+/// CRC-32 (IEEE), as a summary's header holds it.
+fn crc32(b: &[u8]) -> u32 {
+    let mut c = !0u32;
+    for &x in b {
+        c ^= x as u32;
+        for _ in 0..8 {
+            c = if c & 1 == 1 {
+                (c >> 1) ^ 0xedb8_8320
+            } else {
+                c >> 1
+            };
+        }
+    }
+    !c
+}
+
+/// Where a summary file's numbers are (docs/FORMAT.md, "Summary files"): for each of its three
+/// summaries, the offset of its five goal counts and, per measure, of its `reached` count and
+/// of its histogram's pairs.
+struct Layout {
+    counts: [usize; 3],
+    /// (summary, measure) -> offset of `reached`, and the offsets of its (depth, goals) pairs.
+    measures: Vec<(usize, usize, usize, Vec<usize>)>,
+}
+
+fn layout(b: &[u8]) -> Layout {
+    let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap()) as usize;
+    let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let mut at = 24;
+    let m = u32_at(at);
+    at += 4;
+    for _ in 0..m {
+        at += 8 + u64_at(at);
+    }
+    // Relevance level, four codes, depth, three codes, universe, the actual sets' three.
+    at += 4 + 4 + 8 + 3 + 8 + 24;
+    let k = u32_at(at);
+    at += 4;
+    for _ in 0..k {
+        at += 8 + u64_at(at);
+        at += 24;
+        at += 8 + 16 * u64_at(at);
+    }
+    at += 8 + u64_at(at); // the goals seen
+    let mut counts = [0; 3];
+    let mut measures = Vec::new();
+    for (s, c) in counts.iter_mut().enumerate() {
+        *c = at;
+        at += 40;
+        for i in 0..m {
+            let n = u32_at(at + 4);
+            at += 8 + 8 * n;
+            let reached = at;
+            let pairs = u64_at(at + 8);
+            at += 16;
+            measures.push((s, i, reached, (0..pairs).map(|p| at + 16 * p).collect()));
+            at += 16 * pairs;
+        }
+    }
+    assert_eq!(at, b.len(), "the layout reads the whole file");
+    Layout { counts, measures }
+}
+
+/// `bytes` with the u64 at `at` replaced and the checksum made right again.
+fn craft(bytes: &[u8], edits: &[(usize, u64)]) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    for &(at, v) in edits {
+        b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    let crc = crc32(&b[24..]);
+    b[20..24].copy_from_slice(&crc.to_le_bytes());
+    b
+}
+
+/// A generated workload in `dir`, split into two runs of disjoint goals: (qrels, run, halves).
+fn two_shards(dir: &Path) -> (String, String, [String; 2]) {
+    let (q, r) = (dir.join("q"), dir.join("r"));
+    let (q, r) = (q.to_str().unwrap(), r.to_str().unwrap());
+    ok(&[
+        "gen",
+        "--goals",
+        "40",
+        "--universe",
+        "300",
+        "--depth",
+        "20",
+        "--seed",
+        "4",
+        "--qrels",
+        q,
+        "--run",
+        r,
+    ]);
+    let text = std::fs::read_to_string(r).unwrap();
+    let mut halves = [String::new(), String::new()];
+    for line in text.lines() {
+        let g: u32 = line.split_whitespace().next().unwrap()[1..]
+            .parse()
+            .unwrap_or(0);
+        halves[(g % 2) as usize] += &format!("{line}\n");
+    }
+    let names = [0, 1].map(|i| {
+        let p = dir.join(format!("half{i}"));
+        std::fs::write(&p, &halves[i]).unwrap();
+        p.to_str().unwrap().to_string()
+    });
+    (q.to_string(), r.to_string(), names)
+}
+
+#[test]
+fn crafted_summary_counts_are_refused_when_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, _, halves) = two_shards(dir.path());
+    let sum = dir.path().join("a.sum");
+    let s = sum.to_str().unwrap();
+    ok(&[
+        "eval",
+        &q,
+        &halves[0],
+        "-m",
+        "AP",
+        "-m",
+        "Depth(recall=1.0)",
+        "--quiet",
+        "-o",
+        "/dev/null",
+        "--summary-out",
+        s,
+    ]);
+    let bytes = std::fs::read(s).unwrap();
+    let l = layout(&bytes);
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+    let crafted = dir.path().join("crafted.sum");
+    let c = crafted.to_str().unwrap();
+    let depth = l.measures.iter().find(|m| m.0 == 0 && m.1 == 1).unwrap();
+    let evaluated = u64_at(l.counts[0]);
+    assert!(evaluated > 0 && !depth.3.is_empty());
+    for (edits, what) in [
+        // 2^63 more goals evaluated than the summary's goals seen.
+        (
+            vec![(l.counts[0], evaluated + (1 << 63))],
+            format!(
+                "the summary of the predictions counts {} goals evaluated",
+                evaluated + (1 << 63)
+            ),
+        ),
+        // Every goal of the actual sets evaluated as empty, once more.
+        (
+            vec![
+                (l.counts[1], u64_at(l.counts[1]) + 1),
+                (l.counts[1] + 32, u64_at(l.counts[1] + 32) + 1),
+            ],
+            "the summary of every goal of the actual sets without predictions counts".to_string(),
+        ),
+        // A depth of 2^64 - 1, its goals counted as the sum does not.
+        (
+            vec![(*depth.3.last().unwrap(), u64::MAX)],
+            "a summary's contents are inconsistent".to_string(),
+        ),
+        // A depth the sum does not hold (one more than the deepest).
+        (
+            vec![(
+                *depth.3.last().unwrap(),
+                u64_at(*depth.3.last().unwrap()) + 1,
+            )],
+            "a summary's contents are inconsistent".to_string(),
+        ),
+    ] {
+        std::fs::write(&crafted, craft(&bytes, &edits)).unwrap();
+        let err = fails(&["merge", c]);
+        assert!(
+            err.starts_with(&format!("lemma-eval: error: {c}: corrupt: ")),
+            "{err}"
+        );
+        assert!(err.contains(&what), "{what}: {err}");
+    }
+    // Untouched, it merges.
+    std::fs::write(&crafted, craft(&bytes, &[])).unwrap();
+    ok(&["merge", c, "--quiet"]);
+}
+
+#[test]
+fn merged_counts_past_2_to_the_64_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r, halves) = two_shards(dir.path());
+    let sums = [0, 1].map(|i| {
+        let p = dir.path().join(format!("{i}.sum"));
+        ok(&[
+            "eval",
+            &q,
+            &halves[i],
+            "--quiet",
+            "-o",
+            "/dev/null",
+            "--summary-out",
+            p.to_str().unwrap(),
+        ]);
+        p.to_str().unwrap().to_string()
+    });
+    // Unharmed, the halves merge into the whole.
+    assert_eq!(
+        ok(&["merge", &sums[0], &sums[1], "--format", "tsv", "--quiet"]),
+        ok(&["eval", &q, &r, "--format", "tsv", "--quiet"])
+    );
+    // Each half claims 2^64 - 2 goals without actual sets: their sum wraps around.
+    for s in &sums {
+        let bytes = std::fs::read(s).unwrap();
+        let l = layout(&bytes);
+        std::fs::write(s, craft(&bytes, &[(l.counts[0] + 8, u64::MAX - 1)])).unwrap();
+    }
+    let err = fails(&["merge", &sums[0], &sums[1]]);
+    assert_eq!(
+        err,
+        format!(
+            "lemma-eval: error: cannot merge {} with {}: corrupt: the merged goal counts would \
+             pass 2^64 - 1: the summaries' counts cannot be right\n",
+            sums[0], sums[1]
+        )
+    );
+}
