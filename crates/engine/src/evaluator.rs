@@ -371,6 +371,7 @@ impl Evaluator {
             Predictions::Store(store) => {
                 let source = Source::Store(&store);
                 check_known_universe(&self.options, &source)?;
+                check_store_ties(&self.options, &store)?;
                 full::predict(&self.actual, &source, &self.options, sink, None)
             }
             Predictions::Matrix {
@@ -424,6 +425,54 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
         ));
     }
     Ok(())
+}
+
+/// A store's rankings are final: ordered when it was converted, under the tie rule of then. An
+/// evaluation under another rule gives the numbers an evaluation of the predictions gives only
+/// where the stored order holds what that rule reads: tie groups read scores alone (unless the
+/// stored `f32` scores tie where the scores read did not, or a depth cut a group), file order
+/// and tie groups keep the file's order of equal scores, rankings in file order have no tie
+/// rule. Any other pair is refused, naming both rules.
+fn check_store_ties(options: &EvalOptions, store: &lemma_ingest::Store) -> Result<(), EvalError> {
+    use lemma_ingest::StoreTies as S;
+    let Some(made) = store.ranking_made() else {
+        return Ok(()); // a store that records nothing (gen's): its order is taken as it is
+    };
+    let want = options.ranking.ties;
+    let cut = made.depth_cut || options.ranking.depth.is_some();
+    let refuse = |why: &str| {
+        Err(EvalError::Options(format!(
+            "{}: its rankings were ordered under --ties {} when it was converted, and {why}: \
+             evaluate it with --ties {}, or convert the predictions again with --ties {}",
+            store.path().display(),
+            made.ties.word(),
+            made.ties.word(),
+            match want {
+                TieMode::Trec => "trec",
+                TieMode::Group => "group",
+                TieMode::File => "file",
+            }
+        )))
+    };
+    if want == TieMode::Group && made.f32_ties {
+        return refuse(
+            "under --ties group its scores, stored as f32, tie where the scores ranked did not",
+        );
+    }
+    let fits = made.file_order
+        || matches!(
+            (made.ties, want),
+            (S::Trec, TieMode::Trec) | (S::Group | S::File, TieMode::Group | TieMode::File)
+        )
+        || (made.ties == S::Trec && want == TieMode::Group && !cut);
+    if fits {
+        return Ok(());
+    }
+    refuse(match want {
+        TieMode::Trec => "under --ties trec equal scores rank by name, which the store's order does not follow",
+        TieMode::File => "under --ties file equal scores keep the file's order, which the store did not keep",
+        TieMode::Group => "under --ties group a depth cuts a tie group where the store's order of it is not the file's",
+    })
 }
 
 /// A store or matrix knows its universe (its lemmas, its columns): a `--universe` given with it
