@@ -524,7 +524,7 @@ struct EvalArgs {
     summary_out: Option<PathBuf>,
     /// Evaluate shard I of N (1-based) of a plain text PREDICTED: a byte range cut at goal
     /// boundaries; the shards' --summary-out files merge into the whole file's evaluation.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "regroup")]
     shard: Option<(u64, u64)>,
     #[command(flatten)]
     common: Common,

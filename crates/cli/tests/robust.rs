@@ -567,3 +567,31 @@ fn tie_groups_refuse_scores_that_tie_only_as_stored() {
     ]);
     assert_eq!(text, "all\tAP\t1\n");
 }
+
+#[test]
+fn shards_of_a_regrouped_run_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = (dir.path().join("q"), dir.path().join("r"));
+    let (q, r) = (q.to_str().unwrap(), r.to_str().unwrap());
+    // g1's lines in two places: each shard of a regrouped run would hold part of g1.
+    std::fs::write(q, "g1 0 a 1\ng2 0 b 1\n").unwrap();
+    std::fs::write(r, "g1 Q0 x 1 0.9 t\ng2 Q0 b 1 0.9 t\ng1 Q0 a 2 0.8 t\n").unwrap();
+    for shard in ["1/2", "2/2"] {
+        let err = fails(&["eval", q, r, "--regroup", "--shard", shard]);
+        assert!(
+            err.contains("cannot be used with")
+                && err.contains("'--regroup'")
+                && err.contains("'--shard <I/N>'"),
+            "{err}"
+        );
+    }
+    // The library refuses it too (what the Python package calls).
+    let ev = lemma_eval::Evaluator::builder()
+        .regroup(true)
+        .build_from_path(Path::new(q))
+        .unwrap();
+    let Err(e) = ev.evaluate_shard(Path::new(r), 0, 2, &mut lemma_eval::SummaryOnly, None) else {
+        panic!("a shard of a regrouped run was evaluated");
+    };
+    assert!(e.to_string().contains("--shard with --regroup"), "{e}");
+}

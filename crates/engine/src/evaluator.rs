@@ -341,6 +341,15 @@ impl Evaluator {
         sink: &mut dyn Sink,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<(Evaluation, Partial), EvalError> {
+        if self.options.regroup {
+            return Err(EvalError::Options(
+                "--shard with --regroup: a shard is a byte range cut at goal boundaries, which \
+                 holds whole goals only when each goal's lines are together; regrouped lines are \
+                 not, and each shard would evaluate parts of goals. Sort the file by goal and \
+                 shard that, or evaluate it whole with --regroup"
+                    .into(),
+            ));
+        }
         let (input, start) = lemma_ingest::open_shard(path, index, count)?;
         let file = crate::PredictionsFile::of(path)
             .map_err(|e| EvalError::Input(lemma_ingest::InputError::read(path, e)))?;
