@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -325,8 +324,9 @@ class Session:
     """Goals pushed one at a time, or a batch at a time, each goal's values back at once: the
     push door for a training loop's validation step.
 
-    ``Session(actual, measures, lemma_names=..., **options)`` takes the actual sets and the
-    options of :func:`evaluate`. ``push(goal, ranking)`` evaluates one goal (lemma names in rank
+    ``Session(actual, measures, lemma_names=..., per_goal=False, **options)`` takes the actual
+    sets and the options of :func:`evaluate` (``per_goal=True`` keeps every goal's values for
+    :meth:`result`). ``push(goal, ranking)`` evaluates one goal (lemma names in rank
     order, or ``{lemma: score}``); ``push_scores(goal_ids, scores)`` a batch whose scores cover
     the whole library (a 2-D array ``[batch, lemmas]``, columns named by ``lemma_names``): a
     judged lemma's rank is counted in one pass over its row, as for a ``.npy`` matrix, no row
@@ -343,6 +343,7 @@ class Session:
         measures: Union[None, str, Sequence[str]] = None,
         *,
         lemma_names: Any = None,
+        per_goal: bool = False,
         relevance_level: int = 1,
         missing: str = "zero",
         ties: str = "trec",
@@ -368,6 +369,8 @@ class Session:
         )
         self._ev = _evaluator(actual, measures, options)
         self._native = self._ev.session()
+        self._native.keep_rows(per_goal)
+        self._per_goal = per_goal
         self._keys: List[str] = list(self._ev.keys)
         self.values: Optional[Dict[str, float]] = None
         if lemma_names is not None:
@@ -429,50 +432,16 @@ class Session:
         s = Session.__new__(Session)
         s._ev = self._ev
         s._native = self._ev.session()
+        s._native.keep_rows(self._per_goal)
+        s._per_goal = self._per_goal
         s._keys = self._keys
         s.values = None
         return s
 
-    def result(self, per_goal: bool = False) -> Result:
+    def result(self) -> Result:
         """Ends the session: the result of every goal (the goals never pushed as ``missing``
-        says)."""
-        self._native.keep_rows(per_goal)
+        says), with ``per_goal`` when the session was made with ``per_goal=True``."""
         return Result(self._native.finish())
-
-
-def _pytrec_name(measure: str) -> str:
-    """A measure as pytrec_eval also spells it, ``base_p1,p2`` for ``base.p1,p2`` (``P_5``,
-    ``ndcg_cut_10``, ``iprec_at_recall_0.10``), in the form trec_eval takes; any other name as it
-    is (an unknown one is then refused by name)."""
-    try:
-        _native.NativeEvaluator.trec_measures([measure])
-        return measure
-    except ValueError:
-        pass
-    m = re.fullmatch(r"(.+?)_([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)", measure)
-    if m is None:
-        return measure
-    dotted = f"{m.group(1)}.{m.group(2)}"
-    try:
-        _native.NativeEvaluator.trec_measures([dotted])
-        return dotted
-    except ValueError:
-        return measure
-
-
-def _merge_parameters(measures: Iterable[str]) -> List[str]:
-    """pytrec_eval's reading of a set of measures: the parameters of one measure given in
-    several elements are taken together (``{"P.5", "P.10"}`` is ``P.5,10``), where trec_eval's
-    command line keeps the first ``-m`` with parameters. A bare name stays as it is when no
-    element gives it parameters."""
-    params: Dict[str, List[str]] = {}
-    for m in sorted(set(measures)):
-        base, dot, rest = m.partition(".")
-        got = params.setdefault(base, [])
-        for p in rest.split(",") if dot else []:
-            if p not in got:
-                got.append(p)
-    return [f"{b}.{','.join(p)}" if p else b for b, p in params.items()]
 
 
 class RelevanceEvaluator:
@@ -489,8 +458,9 @@ class RelevanceEvaluator:
     ) -> None:
         if judged_docs_only_flag:
             raise ValueError("judged_docs_only_flag is not supported")
-        measures = [_pytrec_name(m) for m in measures]
-        pairs = _native.NativeEvaluator.trec_measures(_merge_parameters(measures))
+        # pytrec_eval's reading of the names (P_5 spellings, parameters taken together): the
+        # engine's.
+        pairs = _native.NativeEvaluator.pytrec_measures([str(m) for m in measures])
         native = [n for _, n in pairs if n is not None]
         self._ev = _evaluator(
             query_relevance,

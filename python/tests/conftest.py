@@ -56,3 +56,9 @@ def workload(tmp_path_factory):
         "--graded", "--empty-share", "0.1", "--unretrieved-share", "0.3", "--seed", "5",
         "--qrels", q, "--run", r)
     return q, r
+
+
+def pytest_configure(config):
+    # The generated workloads have goals without an actual set on purpose: the warning each
+    # evaluation raises is tested where it is meant (pytest.warns still sees it).
+    config.addinivalue_line("filterwarnings", "ignore::lemma_eval.LemmaEvalWarning")

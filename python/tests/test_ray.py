@@ -38,7 +38,12 @@ def test_ray_equals_one_process(local_ray, workload, tmp_path, capsys):
     assert got.summary == one.summary
     assert got.counts == one.counts
     assert got.summary_bytes() == one.summary_bytes()
-    assert "shards done 8/8" in capsys.readouterr().err
+    # stderr is no terminal here: a line per update, no carriage return.
+    err = capsys.readouterr().err
+    assert [l for l in err.splitlines() if "shards done" in l] == [
+        f"lemma-eval: shards done {k}/8" for k in range(1, 9)
+    ]
+    assert "\r" not in err
     # Actual sets as a dict, through the object store; whole files per shard.
     lines = r.read_text().splitlines(keepends=True)
     files, goal, out = [], None, None

@@ -1,9 +1,11 @@
 //! Dropping an async evaluation mid-way leaves no thread of it running (its own test binary: it
-//! counts this process's threads by name).
+//! counts this process's threads by name; its tests take turns).
 
+use futures::StreamExt;
 use lemma_eval::aio::{evaluate_read, evaluate_stream, PoolOptions, RankedGoal};
 use lemma_eval::Evaluator;
 use std::pin::Pin;
+use std::sync::Mutex;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, ReadBuf};
@@ -51,8 +53,12 @@ impl AsyncRead for Endless {
     }
 }
 
+/// Held by each test: they count the same threads.
+static TURN: Mutex<()> = Mutex::new(());
+
 #[test]
 fn dropped_mid_way_no_thread_outlives_it() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let q = dir.path().join("q");
     std::fs::write(&q, "g1 0 l5 1\ng2 0 l7 1\n").unwrap();
@@ -105,4 +111,87 @@ fn dropped_mid_way_no_thread_outlives_it() {
     });
     assert!(during >= 1, "the pipeline ran ({during} threads)");
     assert_eq!(lemma_threads(), 0, "none left after the drop");
+}
+
+/// The row stream makes the rows of the goals never pushed on a thread of the pool, after
+/// `finish`, as it is read: dropping the stream mid-way stops that thread and joins it. A pool
+/// dropped while its workers wait for room in the row queue joins them, and its stream ends.
+#[test]
+fn a_row_stream_dropped_mid_way_joins_its_thread() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q");
+    let qrels: String = (0..5000).map(|g| format!("g{g} 0 a 1\n")).collect();
+    std::fs::write(&q, qrels).unwrap();
+    let ev = Evaluator::builder()
+        .measure_names(["RR"])
+        .unwrap()
+        .build_from_path(&q)
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let opts = PoolOptions {
+        workers: Some(2),
+        in_flight: 4,
+        rows: true,
+    };
+    assert_eq!(lemma_threads(), 0);
+    let (first, during) = rt.block_on(async {
+        let mut pool = ev.pool(opts).unwrap();
+        let mut rows = Box::pin(pool.rows().unwrap());
+        pool.push(RankedGoal::ranked("g0", ["x", "a"]))
+            .await
+            .unwrap();
+        let done = tokio::time::timeout(Duration::from_secs(30), pool.finish())
+            .await
+            .expect("finish within 30 s")
+            .unwrap();
+        assert_eq!(done.summary.counts().evaluated, 5000);
+        let mut first = Vec::new();
+        for _ in 0..3 {
+            let r = rows.next().await.unwrap();
+            first.push((String::from_utf8(r.goal).unwrap(), r.values, r.empty));
+        }
+        (first, lemma_threads())
+    });
+    assert_eq!(
+        first,
+        [
+            ("g0".to_string(), vec![Some(0.5)], false),
+            ("g1".to_string(), vec![Some(0.0)], true),
+            ("g2".to_string(), vec![Some(0.0)], true),
+        ]
+    );
+    assert_eq!(
+        during, 1,
+        "the thread making the rows of the goals never pushed"
+    );
+    assert_eq!(lemma_threads(), 0, "none left after the stream's drop");
+    // Eight goals pushed, nobody reading: four rows queued, the two workers each holding one more,
+    // two goals queued.
+    let got = rt.block_on(async {
+        let mut pool = ev.pool(opts).unwrap();
+        let rows = pool.rows().unwrap();
+        for g in 0..8 {
+            pool.push(RankedGoal::ranked(format!("g{g}"), ["a"]))
+                .await
+                .unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            pool.in_flight(),
+            4,
+            "two goals queued, two rows waiting for room"
+        );
+        assert_eq!(lemma_threads(), 2);
+        drop(pool);
+        assert_eq!(lemma_threads(), 0, "none left after the pool's drop");
+        rows.collect::<Vec<_>>().await
+    });
+    // The rows queued and the two the workers held; the goals still queued were dropped.
+    assert_eq!(got.len(), 6);
+    assert!(got.iter().all(|r| r.values == [Some(1.0)] && !r.empty));
 }

@@ -590,7 +590,13 @@ fn shards_of_a_regrouped_run_are_refused() {
         .regroup(true)
         .build_from_path(Path::new(q))
         .unwrap();
-    let Err(e) = ev.evaluate_shard(Path::new(r), 0, 2, &mut lemma_eval::SummaryOnly, None) else {
+    let shard = lemma_eval::PredictedInput::Shard {
+        path: r.into(),
+        index: 1,
+        count: 2,
+    };
+    let job = lemma_eval::Job::on(&ev, shard);
+    let Err(e) = job.run(&mut lemma_eval::SummaryOnly, None) else {
         panic!("a shard of a regrouped run was evaluated");
     };
     assert!(e.to_string().contains("--shard with --regroup"), "{e}");

@@ -3,10 +3,38 @@
 //!
 //! Nothing here runs an evaluation on the runtime's threads: a [`Pool`] owns `workers` plain
 //! threads, each with a push [`Session`]; goals reach them through a queue guarded by a
-//! semaphore of `in_flight` permits, so at most `in_flight` goals are queued or being evaluated
-//! and a faster producer waits ([`Pool::push`] awaits a permit). Per-goal rows come back as a
-//! [`Stream`] ([`Pool::rows`]), in the order the workers finish them. Dropping the pool (or a
-//! future that owns it) stops the workers and joins them: no thread outlives it.
+//! semaphore of `in_flight` permits, so at most `in_flight` goals are queued, being evaluated or
+//! holding their row (below), and a faster producer waits ([`Pool::push`] awaits a permit).
+//! Dropping the pool (or a future that owns it) stops the workers and joins them: no thread
+//! outlives it.
+//!
+//! Per-goal rows (with [`PoolOptions::rows`]) come back as a [`Stream`] ([`Pool::rows`]): the
+//! pushed goals' rows in the order the workers finish them; then, once [`Pool::finish`] has
+//! returned, the rows of the actual sets' goals never pushed, in the order [`Session::finish`]
+//! gives them, made on a thread of the pool as the stream is read (at most two chunks of
+//! `in_flight` rows ahead of the reader). Goals that are not evaluated (no actual set, nothing
+//! relevant, skipped by the options) have no row, as in every evaluation. The stream ends after
+//! the last of them or, when the pool fails or is dropped, after the rows already made.
+//!
+//! Read the rows on a task of their own while pushing (the second example below). Rows wait for
+//! the reader in a queue of `in_flight` rows; a worker whose row finds the queue full keeps the
+//! row, and its goal's permit, until the reader makes room. So with nobody reading, pushes go on
+//! until `in_flight` rows wait and `in_flight` more goals are in flight (`2 × in_flight` goals
+//! with rows), then the next push waits for the reader: at most `2 × in_flight` rows are held,
+//! whatever the number of goals. [`Pool::finish`] never waits for the reader: the rows the workers
+//! still hold (at most `in_flight`) join the queue beyond its bound, and the goals never pushed
+//! give their rows only as the stream is read. Taking the rows, pushing up to that bound,
+//! awaiting `finish` and collecting the rows afterwards therefore works too, however many goals
+//! the actual sets have.
+//!
+//! The [`Pool`] is the one place where worker threads are not run by [`lemma_par::Ordered`], the
+//! ordered mechanism under every other path (the file pipelines, the join, the reading of qrels,
+//! Python's dict pushes), and on purpose: its producer is async (a push awaits a tokio permit
+//! rather than blocking a thread), its workers outlive any one call (they live as long as the
+//! pool, across the caller's awaits), and its rows go out as a [`Stream`] in the order the workers
+//! finish them, each row holding its goal's permit until it is read, which is what bounds the
+//! goals and rows in flight without an in-order window. [`evaluate_read`], on the other hand,
+//! runs the file pipeline, and so [`lemma_par::Ordered`], on a thread of its own.
 //!
 //! [`evaluate_read`] reads bytes from any [`AsyncRead`] (a socket, an HTTP body, an object store)
 //! on the calling task and hands them, a bounded number of chunks at a time, to the file pipeline
@@ -30,16 +58,47 @@
 //! assert_eq!(done.summary.aggregates()[0].1.headline(), Some(0.75)); // (1/2 + 1) / 2
 //! # Ok(()) }
 //! ```
+//!
+//! Rows of more goals than `in_flight`, read by a task of their own while the goals are pushed:
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use futures::StreamExt;
+//! use lemma_eval::aio::{PoolOptions, RankedGoal};
+//! use lemma_eval::{Evaluator, GoalRow};
+//! # let dir = tempfile::tempdir()?;
+//! # let qrels = dir.path().join("qrels");
+//! // 30 goals, g0 to g29, each with lemma `a` relevant.
+//! # std::fs::write(&qrels, (0..30).map(|g| format!("g{g} 0 a 1\n")).collect::<String>())?;
+//! let evaluator = Evaluator::builder().measure_names(["RR"])?.build_from_path(&qrels)?;
+//! let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).build()?;
+//! let (done, rows) = rt.block_on(async {
+//!     let mut pool = evaluator.pool(PoolOptions { workers: Some(2), in_flight: 4, rows: true })?;
+//!     let reader = tokio::spawn(pool.rows().unwrap().collect::<Vec<GoalRow>>());
+//!     for g in 0..20 {
+//!         pool.push(RankedGoal::ranked(format!("g{g}"), ["x", "a"])).await?; // RR 1/2
+//!     }
+//!     let done = pool.finish().await?;
+//!     Ok::<_, Box<dyn std::error::Error>>((done, reader.await?))
+//! })?;
+//! assert_eq!(rows.len(), 30); // the 20 pushed goals', then those of g20 to g29, empty
+//! assert!(rows[..20].iter().all(|r| !r.empty && r.values == [Some(0.5)]));
+//! assert!(rows[20..].iter().all(|r| r.empty && r.values == [Some(0.0)]));
+//! assert_eq!(done.summary.aggregates()[0].1.headline(), Some(20.0 * 0.5 / 30.0));
+//! # Ok(()) }
+//! ```
 
 use crate::evaluator::Evaluation;
 use crate::{EvalError, Evaluator, GoalRow, Predictions, Pushed, Session, Sink};
 use futures::{Stream, StreamExt};
+use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 use std::thread::JoinHandle;
-use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
 
@@ -116,7 +175,8 @@ impl RankedGoal {
 pub struct PoolOptions {
     /// Worker threads (at least 1; default: the evaluator's thread count).
     pub workers: Option<usize>,
-    /// Goals queued or being evaluated, at most (at least `workers`; default 64).
+    /// Goals queued, being evaluated or holding their row until the row queue has room, at most
+    /// (at least `workers`; default 64); also the length of the row queue.
     pub in_flight: usize,
     /// Whether per-goal rows are wanted ([`Pool::rows`]).
     pub rows: bool,
@@ -144,21 +204,222 @@ struct Shared {
     failed: AtomicBool,
 }
 
-/// Sends `row` on `tx`, waiting (without a runtime) while the channel is full, until the pool is
-/// cancelled or the receiver gone.
-fn deliver(tx: &mpsc::Sender<GoalRow>, mut row: GoalRow, cancelled: &AtomicBool) {
-    loop {
-        match tx.try_send(row) {
-            Ok(()) => return,
-            Err(mpsc::error::TrySendError::Closed(_)) => return,
-            Err(mpsc::error::TrySendError::Full(r)) => {
-                if cancelled.load(Ordering::Relaxed) {
-                    return;
+/// The pushed goals' rows on their way to the row stream ([`Pool::rows`]), and what follows them.
+struct RowQueue {
+    state: Mutex<RowState>,
+    /// Signalled when a row leaves the queue, and when the workers no longer wait for room.
+    room: Condvar,
+}
+
+struct RowState {
+    rows: VecDeque<GoalRow>,
+    /// Rows the queue holds before a worker waits for room: the pool's `in_flight`.
+    cap: usize,
+    /// Whether workers wait for room: until the pool finishes or is dropped.
+    bounded: bool,
+    /// Workers waiting for room.
+    waiting: usize,
+    /// Nobody will read the rows (the stream was dropped, or the pool before the stream was
+    /// taken): rows are dropped, not queued.
+    unread: bool,
+    /// What follows the rows queued.
+    then: Then,
+    /// The stream's task, waiting for a row.
+    waker: Option<Waker>,
+}
+
+/// What the row stream gives once the queue is empty.
+enum Then {
+    /// Wait: the pool runs, more rows may come.
+    More,
+    /// The rows of the goals never pushed: the pool finished.
+    Unpushed(Unpushed),
+    /// Nothing more: the pool failed or was dropped.
+    End,
+}
+
+impl RowQueue {
+    fn new(cap: usize) -> Self {
+        RowQueue {
+            state: Mutex::new(RowState {
+                rows: VecDeque::with_capacity(cap),
+                cap,
+                bounded: true,
+                waiting: 0,
+                unread: false,
+                then: Then::More,
+                waker: None,
+            }),
+            room: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, RowState> {
+        self.state.lock().expect("the row queue")
+    }
+
+    /// Queues a worker's row, waiting (without a runtime) while the queue is full and bounded.
+    fn deliver(&self, row: GoalRow) {
+        let mut s = self.lock();
+        while s.bounded && !s.unread && s.rows.len() >= s.cap {
+            s.waiting += 1;
+            s = self.room.wait(s).expect("the row queue");
+            s.waiting -= 1;
+        }
+        if s.unread {
+            return;
+        }
+        s.rows.push_back(row);
+        let waker = s.waker.take();
+        drop(s);
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Workers no longer wait for room: their rows join the queue beyond its bound.
+    fn unbound(&self) {
+        self.lock().bounded = false;
+        self.room.notify_all();
+    }
+
+    /// Ends the rows of pushed goals: `then` follows them, unless an end came before. Workers no
+    /// longer wait for room. With `unread`, nobody will read: rows are dropped, and so is what
+    /// follows them.
+    fn end(&self, then: Then, unread: bool) {
+        let mut s = self.lock();
+        s.bounded = false;
+        // Dropped after the lock is released: dropping the unpushed goals' rows joins a thread.
+        let old = if unread {
+            s.unread = true;
+            s.rows = VecDeque::new();
+            std::mem::replace(&mut s.then, Then::End)
+        } else if matches!(s.then, Then::More) {
+            std::mem::replace(&mut s.then, then)
+        } else {
+            then
+        };
+        let waker = s.waker.take();
+        drop(s);
+        self.room.notify_all();
+        if let Some(w) = waker {
+            w.wake();
+        }
+        drop(old);
+    }
+}
+
+/// The rows of the goals never pushed, made on a thread of their own (which also merges the
+/// workers' sessions and finishes them), a chunk at a time while the reader keeps up. Dropping it
+/// stops the thread and joins it.
+struct Unpushed {
+    chunks: Option<mpsc::Receiver<Vec<GoalRow>>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for Unpushed {
+    fn drop(&mut self) {
+        // The thread's next send fails: it ends within the chunk it is making.
+        drop(self.chunks.take());
+        if let Some(h) = self.thread.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+/// Rows into chunks for the row stream.
+struct ChunkSender {
+    tx: mpsc::Sender<Vec<GoalRow>>,
+    chunk: Vec<GoalRow>,
+    size: usize,
+}
+
+impl ChunkSender {
+    /// Sends the rows made so far, waiting (without a runtime) for the reader; an error when the
+    /// stream is gone.
+    fn flush(&mut self) -> io::Result<()> {
+        if self.chunk.is_empty() {
+            return Ok(());
+        }
+        let chunk = std::mem::replace(&mut self.chunk, Vec::with_capacity(self.size));
+        self.tx
+            .blocking_send(chunk)
+            .map_err(|_| io::Error::other("the row stream was dropped"))
+    }
+}
+
+impl Sink for ChunkSender {
+    fn row(&mut self, row: GoalRow) -> io::Result<()> {
+        self.chunk.push(row);
+        match self.chunk.len() >= self.size {
+            true => self.flush(),
+            false => Ok(()),
+        }
+    }
+}
+
+/// The row stream: see [`Pool::rows`].
+struct Rows {
+    queue: Arc<RowQueue>,
+    /// The goals never pushed, once the queue has given every pushed goal's row.
+    unpushed: Option<Unpushed>,
+    chunk: std::vec::IntoIter<GoalRow>,
+    done: bool,
+}
+
+impl Stream for Rows {
+    type Item = GoalRow;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<GoalRow>> {
+        let this = self.get_mut();
+        loop {
+            if let Some(row) = this.chunk.next() {
+                return Poll::Ready(Some(row));
+            }
+            if this.done {
+                return Poll::Ready(None);
+            }
+            if let Some(u) = &mut this.unpushed {
+                let chunks = u.chunks.as_mut().expect("held until dropped");
+                match chunks.poll_recv(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Some(chunk)) => this.chunk = chunk.into_iter(),
+                    Poll::Ready(None) => {
+                        // Every row made: the thread is ending.
+                        this.unpushed = None;
+                        this.done = true;
+                    }
                 }
-                row = r;
-                std::thread::park_timeout(Duration::from_micros(200));
+                continue;
+            }
+            let mut s = this.queue.lock();
+            if let Some(row) = s.rows.pop_front() {
+                let waiting = s.waiting > 0;
+                drop(s);
+                if waiting {
+                    this.queue.room.notify_one();
+                }
+                return Poll::Ready(Some(row));
+            }
+            match std::mem::replace(&mut s.then, Then::End) {
+                Then::More => {
+                    s.then = Then::More;
+                    s.waker = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                Then::End => this.done = true,
+                Then::Unpushed(u) => this.unpushed = Some(u),
             }
         }
+    }
+}
+
+impl Drop for Rows {
+    /// Nobody reads any more: workers drop their rows instead of waiting for room, and the rows
+    /// of the goals never pushed are no longer made (their thread is joined).
+    fn drop(&mut self) {
+        self.queue.end(Then::End, true);
+        drop(self.unpushed.take());
     }
 }
 
@@ -168,8 +429,10 @@ pub struct Pool {
     jobs: Option<mpsc::UnboundedSender<Job>>,
     permits: Arc<Semaphore>,
     in_flight: usize,
-    rows_tx: Option<mpsc::Sender<GoalRow>>,
-    rows_rx: Option<mpsc::Receiver<GoalRow>>,
+    /// The rows' queue, when rows are wanted.
+    rows: Option<Arc<RowQueue>>,
+    /// Whether the row stream was taken ([`Pool::rows`]).
+    rows_taken: bool,
     shared: Arc<Shared>,
     workers: Vec<(JoinHandle<()>, oneshot::Receiver<Session>)>,
 }
@@ -189,12 +452,7 @@ impl Evaluator {
         let workers = opts.workers.unwrap_or(self.options().threads).max(1);
         let in_flight = opts.in_flight.max(workers);
         let (jobs_tx, jobs_rx) = mpsc::unbounded_channel::<Job>();
-        let (rows_tx, rows_rx) = if opts.rows {
-            let (t, r) = mpsc::channel(in_flight);
-            (Some(t), Some(r))
-        } else {
-            (None, None)
-        };
+        let rows = opts.rows.then(|| Arc::new(RowQueue::new(in_flight)));
         let shared = Arc::new(Shared {
             jobs: Mutex::new(jobs_rx),
             cancelled: AtomicBool::new(false),
@@ -206,11 +464,11 @@ impl Evaluator {
             let mut session = self.session()?;
             let (done_tx, done_rx) = oneshot::channel();
             let shared = shared.clone();
-            let rows = rows_tx.clone();
+            let rows = rows.clone();
             let h = std::thread::Builder::new()
                 .name(format!("lemma-eval-pool-{k}"))
                 .spawn(move || {
-                    worker(&mut session, &shared, rows.as_ref());
+                    worker(&mut session, &shared, rows.as_deref());
                     let _ = done_tx.send(session);
                 })
                 .map_err(|e| EvalError::Options(format!("cannot start a worker thread: {e}")))?;
@@ -221,8 +479,8 @@ impl Evaluator {
             jobs: Some(jobs_tx),
             permits: Arc::new(Semaphore::new(in_flight)),
             in_flight,
-            rows_tx,
-            rows_rx,
+            rows,
+            rows_taken: false,
             shared,
             workers: handles,
         })
@@ -231,7 +489,7 @@ impl Evaluator {
 
 /// A worker's loop: the next goal, pushed into its session, its row delivered, its permit
 /// returned.
-fn worker(session: &mut Session, shared: &Shared, rows: Option<&mpsc::Sender<GoalRow>>) {
+fn worker(session: &mut Session, shared: &Shared, rows: Option<&RowQueue>) {
     loop {
         let job = {
             let mut q = shared.jobs.lock().expect("queue");
@@ -246,13 +504,12 @@ fn worker(session: &mut Session, shared: &Shared, rows: Option<&mpsc::Sender<Goa
         }
         match goal.push_into(session) {
             Ok(Pushed::Evaluated(values)) => {
-                if let Some(tx) = rows {
-                    let row = GoalRow {
+                if let Some(q) = rows {
+                    q.deliver(GoalRow {
                         goal: goal.goal().as_bytes().to_vec(),
                         values: values.to_vec(),
                         empty: false,
-                    };
-                    deliver(tx, row, &shared.cancelled);
+                    });
                 }
             }
             Ok(Pushed::Skipped(_)) => {}
@@ -267,10 +524,19 @@ fn worker(session: &mut Session, shared: &Shared, rows: Option<&mpsc::Sender<Goa
 }
 
 impl Pool {
-    /// Queues a goal, waiting while `in_flight` goals are queued or being evaluated. An error when
-    /// an earlier goal failed (its error; later calls and [`Pool::finish`] say so too).
+    /// Queues a goal, waiting while `in_flight` goals are queued, being evaluated or holding their
+    /// row for a full row queue (rows are read from [`Pool::rows`] on another task). An error
+    /// when an earlier goal failed (its error; later calls and [`Pool::finish`] say so too), and
+    /// when the pool keeps rows whose stream was not taken yet (nobody could read them).
     pub async fn push(&self, goal: RankedGoal) -> Result<(), EvalError> {
         self.check()?;
+        if self.rows.is_some() && !self.rows_taken {
+            // Rows nobody could ever read would hold the workers once the queue is full.
+            return Err(EvalError::Options(
+                "the pool keeps rows (PoolOptions::rows): take Pool::rows() before pushing goals"
+                    .into(),
+            ));
+        }
         let permit = self
             .permits
             .clone()
@@ -294,7 +560,8 @@ impl Pool {
         )))
     }
 
-    /// Goals queued or being evaluated now (at most the pool's `in_flight`).
+    /// Goals queued, being evaluated or holding their row for a full row queue now (at most the
+    /// pool's `in_flight`).
     pub fn in_flight(&self) -> usize {
         self.in_flight - self.permits.available_permits()
     }
@@ -307,22 +574,35 @@ impl Pool {
         }))
     }
 
-    /// The per-goal rows, as the workers finish them (then, after [`Pool::finish`], the goals
-    /// never pushed, evaluated as empty): `None` unless the pool was made with
-    /// [`PoolOptions::rows`], or when taken before. Read them while pushing: a full row queue
-    /// holds the workers, and then the producer.
+    /// The per-goal rows: the pushed goals' as the workers finish them, then, once
+    /// [`Pool::finish`] has returned, the goals never pushed (evaluated as empty, made as the
+    /// stream is read). `None` unless the pool was made with [`PoolOptions::rows`], or when taken
+    /// before. Read them on a task of their own while pushing: with nobody reading, a push waits
+    /// once `in_flight` rows wait in the queue and `in_flight` more goals are in flight (see the
+    /// [module documentation](self)); [`Pool::finish`] never waits for the reader.
     pub fn rows(&mut self) -> Option<impl Stream<Item = GoalRow> + Send + 'static> {
-        let rx = self.rows_rx.take()?;
-        Some(futures::stream::unfold(rx, |mut rx| async move {
-            rx.recv().await.map(|row| (row, rx))
-        }))
+        if self.rows_taken {
+            return None;
+        }
+        let queue = self.rows.clone()?;
+        self.rows_taken = true;
+        Some(Rows {
+            queue,
+            unpushed: None,
+            chunk: Vec::new().into_iter(),
+            done: false,
+        })
     }
 
-    /// Ends the pool: waits for the workers (without blocking the runtime), merges their
-    /// sessions and evaluates the goals never pushed (their rows go to the row stream). Returns
-    /// the summary of every goal, or the first error a goal met.
+    /// Ends the pool: waits for the workers (without blocking the runtime, and never for the row
+    /// stream's reader: rows the workers hold join the row queue beyond its bound), merges their
+    /// sessions and evaluates the goals never pushed (their rows are made later, as the row stream
+    /// reads them). Returns the summary of every goal, or the first error a goal met.
     pub async fn finish(mut self) -> Result<Evaluation, EvalError> {
         drop(self.jobs.take());
+        if let Some(q) = &self.rows {
+            q.unbound();
+        }
         let mut sessions = Vec::with_capacity(self.workers.len());
         for (_, done) in self.workers.iter_mut() {
             match done.await {
@@ -336,27 +616,72 @@ impl Pool {
         if let Some(e) = self.shared.error.lock().expect("error").take() {
             return Err(e);
         }
-        // The goals never pushed: O(goals of the actual sets), on a thread of its own.
-        let rows = self.rows_tx.take();
-        let shared = self.shared.clone();
+        // The goals never pushed: O(goals of the actual sets), on a thread of its own, which then
+        // makes their rows for the row stream (when it is read), a chunk at a time.
+        let chunks = match &self.rows {
+            Some(q) if self.rows_taken && !q.lock().unread => {
+                Some(mpsc::channel::<Vec<GoalRow>>(1))
+            }
+            _ => None,
+        };
+        let (chunks_tx, chunks_rx) = chunks.unzip();
+        let size = self.in_flight;
         let (tx, rx) = oneshot::channel();
         let h = std::thread::Builder::new()
             .name("lemma-eval-pool-finish".into())
             .spawn(move || {
                 let mut it = sessions.into_iter();
                 let mut first = it.next().expect("at least one worker");
+                let ev = first.evaluator().clone();
                 let r = it
                     .try_for_each(|s| first.merge(s))
-                    .and_then(|()| match &rows {
-                        Some(tx) => first.finish(&mut RowSender(tx, &shared.cancelled)),
-                        None => first.finish(&mut crate::SummaryOnly),
-                    });
-                let _ = tx.send(r);
+                    .and_then(|()| first.finish_pushed());
+                let seen = match r {
+                    Ok((done, seen)) => match tx.send(Ok(done)) {
+                        Ok(()) => seen,
+                        Err(_) => return,
+                    },
+                    Err(e) => {
+                        let _ = tx.send(Err(e));
+                        return;
+                    }
+                };
+                let Some(tx) = chunks_tx else { return };
+                let mut rows = ChunkSender {
+                    tx,
+                    chunk: Vec::with_capacity(size),
+                    size,
+                };
+                // Evaluated as for the summary, now with rows: an error is the stream's end.
+                let opts = ev.options();
+                let mut summary = lemma_accum::Summary::new(ev.plan());
+                let made = crate::outcome::evaluate_unseen(
+                    ev.actual(),
+                    ev.plan(),
+                    opts,
+                    &|g| seen[g],
+                    opts.universe,
+                    &mut summary,
+                    &mut rows,
+                );
+                if made.is_ok() {
+                    let _ = rows.flush();
+                }
             })
             .map_err(|e| EvalError::Options(format!("cannot start a thread: {e}")))?;
+        // Dropped with this future, it stops the thread and joins it.
+        let unpushed = Unpushed {
+            chunks: chunks_rx,
+            thread: Some(h),
+        };
         let r = rx.await;
-        let _ = h.join();
-        r.unwrap_or_else(|_| Err(EvalError::Options("the finishing thread panicked".into())))
+        let r =
+            r.unwrap_or_else(|_| Err(EvalError::Options("the finishing thread panicked".into())));
+        match (&r, &self.rows) {
+            (Ok(_), Some(q)) if unpushed.chunks.is_some() => q.end(Then::Unpushed(unpushed), false),
+            _ => drop(unpushed),
+        }
+        r
     }
 
     /// The evaluator.
@@ -365,24 +690,17 @@ impl Pool {
     }
 }
 
-/// Rows of the goals never pushed, into the row stream.
-struct RowSender<'a>(&'a mpsc::Sender<GoalRow>, &'a AtomicBool);
-
-impl Sink for RowSender<'_> {
-    fn row(&mut self, row: GoalRow) -> io::Result<()> {
-        deliver(self.0, row, self.1);
-        Ok(())
-    }
-}
-
 impl Drop for Pool {
-    /// Stops the workers and joins them (each ends within the goal it is evaluating).
+    /// Stops the workers and joins them (each ends within the goal it is evaluating). The row
+    /// stream, if taken, ends after the rows already made (or after the goals never pushed, when
+    /// the pool finished).
     fn drop(&mut self) {
         self.shared.cancelled.store(true, Ordering::Relaxed);
         drop(self.jobs.take());
-        drop(self.rows_rx.take());
+        if let Some(q) = &self.rows {
+            q.end(Then::End, !self.rows_taken);
+        }
         for (h, _) in self.workers.drain(..) {
-            h.thread().unpark();
             let _ = h.join();
         }
     }
@@ -490,7 +808,11 @@ where
         .spawn(move || {
             let r = lemma_ingest::from_chunks(&path, Box::new(source))
                 .map_err(EvalError::from)
-                .and_then(|input| ev.evaluate(Predictions::Text(input), &mut crate::SummaryOnly));
+                .and_then(|input| {
+                    crate::Job::on(&ev, Predictions::Text(input))
+                        .run(&mut crate::SummaryOnly, None)
+                        .map(|done| done.evaluation)
+                });
             let _ = done_tx.send(r);
         })
         .map_err(|e| EvalError::Options(format!("cannot start a thread: {e}")))?;

@@ -1,14 +1,27 @@
 //! # lemma-eval: evaluate ranked premise predictions against the truth, as a library
 //!
 //! The engine behind the `lemma-eval` command, without its command line. It wires the ingest
-//! crate (formats, no measures) to the accumulator crate (measures, no I/O):
+//! crate (formats, no measures) to the accumulator crate (measures, no I/O). Three ways in, one
+//! engine behind them (the command and the Python package take the same ones):
 //!
-//! - [`Evaluator`] (built by [`EvaluatorBuilder`]) holds the actual sets and the options and
-//!   evaluates [`Predictions`] of every kind: TREC runs and JSONL streamed in batches of whole
-//!   goals on worker threads ([`text`]), binary stores and dense `.npy` matrices on all cores
-//!   ([`full`]). Per-goal rows go to a [`Sink`], in order; the exact summary comes back.
-//! - [`convert`] writes binary stores; [`output`] writes `table`, `tsv`, `json` and `trec`;
-//!   [`trec`] reproduces trec_eval's `-m` rules and output.
+//! - **Whole inputs**: a [`Job`] takes the actual sets and the predictions as they come (paths of
+//!   any kind, shards of a file, predictions already opened) and chooses how to read them: sorted
+//!   qrels along a TREC run a few goals at a time, or the actual sets held ([`ActualRead`] says
+//!   which). TREC runs and JSONL are streamed in batches of whole goals on worker threads
+//!   ([`text`]), binary stores and dense `.npy` matrices evaluated on all cores ([`full`]).
+//!   Per-goal rows go to a [`Sink`], in order; the exact summary comes back, and a [`Partial`]
+//!   that merges with other shards' when asked for.
+//! - **Pushed goals**: a [`Session`] (from [`Evaluator::session`]) takes one goal's ranking at a
+//!   time (names, scored pairs, ids, or rows of a score matrix) and answers with its values at
+//!   once; sessions merge, and travel as [`Partial`]s.
+//! - **Async** (cargo feature `async`): `aio::Pool` evaluates goals pushed from async tasks on
+//!   worker threads of its own, rows coming back as a `Stream`; `aio::evaluate_read` reads any
+//!   tokio `AsyncRead` through the same [`Job`].
+//!
+//! [`Evaluator`] (built by [`EvaluatorBuilder`]) holds the options (and, held, the actual sets);
+//! [`output`] writes `table`, `tsv`, `json` and `trec`; [`convert`] writes binary stores; [`trec`]
+//! reproduces trec_eval's `-m` rules and output. Every path runs its threads through
+//! [`lemma_par`] (the async pool aside: the `aio` module's documentation says why).
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -40,7 +53,6 @@ mod options;
 mod outcome;
 pub mod output;
 mod partial;
-mod pool;
 pub mod pooled;
 mod ranking;
 mod seen;
@@ -53,7 +65,7 @@ mod unknown;
 
 pub use evaluator::{
     read_actual, read_actual_with_threads, Evaluation, Evaluator, EvaluatorBuilder, InputKind,
-    JoinEvaluator, MatrixNames, Predictions, DEFAULT_MEASURES,
+    MatrixNames, Predictions, DEFAULT_MEASURES,
 };
 
 pub use job::{ActualInput, ActualRead, Job, OpenJob, Outcome, PredictedInput};

@@ -808,6 +808,14 @@ impl Session {
         Ok(Evaluation { summary, report })
     }
 
+    /// [`Session::finish`] without rows, and which goals of the actual sets were pushed (by goal
+    /// id): what the rows of the others, made later, need ([`crate::aio::Pool::rows`]).
+    #[cfg(feature = "async")]
+    pub(crate) fn finish_pushed(self) -> Result<(Evaluation, Vec<bool>), EvalError> {
+        let seen = self.seen.clone();
+        Ok((self.finish(&mut crate::SummaryOnly)?, seen))
+    }
+
     /// [`Session::finish`], and the session as a summary that travels ([`Session::into_partial`]):
     /// both from one session, for a caller that prints its result and hands it on.
     pub fn finish_partial(self, rows: &mut dyn Sink) -> Result<(Evaluation, Partial), EvalError> {

@@ -1,0 +1,278 @@
+//! One engine behind every door: the command, the library's front door (`Job`, streamed or with
+//! the actual sets held), an `Evaluator` on a whole input, a push `Session` (one, or several
+//! merged), the async `Pool` and `evaluate_read`, and shards merged give the same summary (the
+//! bytes `--format json` prints) and the same per-goal values, to the bit. The inputs are
+//! generated: graded judgments, ties, goals of the actual sets the run never ranks, goals of the
+//! run without an actual set, the run's goals in the qrels' order or shuffled.
+//! (python/tests/test_doors.py holds the Python package and Ray to the same values.)
+
+use futures::StreamExt;
+use lemma_accum::{Measure, Summary};
+use lemma_eval::aio::{evaluate_read, PoolOptions, RankedGoal};
+use lemma_eval::output::{OutFormat, Writer};
+use lemma_eval::{
+    Evaluator, EvaluatorBuilder, GoalRow, Job, Partial, PartialMerger, PredictedInput, Predictions,
+    SummaryOnly,
+};
+use lemma_tools::gen::{generate_trec, goal_blocks, GenSpec};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const MEASURES: [&str; 11] = [
+    "AP",
+    "P@5",
+    "R@10",
+    "RR",
+    "nDCG@10",
+    "Rprec",
+    "Bpref",
+    "AP11",
+    "NumRel",
+    "NumRelRet",
+    "Depth(recall=1.0)",
+];
+
+/// Per goal, its values' bits (`None`: undefined).
+type Rows = BTreeMap<String, Vec<Option<u64>>>;
+
+fn rows_of(rows: &[GoalRow]) -> Rows {
+    let mut m = Rows::new();
+    for r in rows {
+        let v = r.values.iter().map(|v| v.map(f64::to_bits)).collect();
+        let goal = String::from_utf8(r.goal.clone()).unwrap();
+        assert!(m.insert(goal, v).is_none(), "one row a goal");
+    }
+    m
+}
+
+/// The summary as `eval --format json` prints it.
+fn json(measures: &[Measure], summary: &Summary) -> String {
+    let mut out = Vec::new();
+    let mut w = Writer::new(&mut out, OutFormat::Json, measures);
+    w.begin(false).unwrap();
+    w.finish(summary, false).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn builder() -> EvaluatorBuilder {
+    Evaluator::builder()
+        .measure_names(MEASURES)
+        .unwrap()
+        .threads(2)
+        .batch_bytes(3000)
+}
+
+/// Qrels and a run: the run drops every 7th goal of the generated one (goals the actual sets have
+/// and the run never ranks) and, when `shuffled`, lists its goals in a seeded order.
+fn inputs(dir: &Path, seed: u64, shuffled: bool) -> (PathBuf, PathBuf) {
+    let spec = GenSpec {
+        goals: 160,
+        universe: 400,
+        depth: 40,
+        empty_share: 0.15,
+        graded: true,
+        tie_share: 0.25,
+        seed,
+        ..GenSpec::default()
+    };
+    let (mut q, mut r) = (Vec::new(), Vec::new());
+    generate_trec(&spec, &mut q, &mut r).unwrap();
+    let mut blocks: Vec<String> = goal_blocks(&String::from_utf8(r).unwrap())
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % 7 != 3)
+        .map(|(_, b)| b)
+        .collect();
+    if shuffled {
+        let mut x = seed | 1;
+        for i in (1..blocks.len()).rev() {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            blocks.swap(i, (x % (i as u64 + 1)) as usize);
+        }
+    }
+    let (qp, rp) = (dir.join("qrels.txt"), dir.join("run.txt"));
+    std::fs::write(&qp, q).unwrap();
+    std::fs::write(&rp, blocks.concat()).unwrap();
+    (qp, rp)
+}
+
+/// The run's goals as the push API takes them, in file order.
+fn goals(run: &Path) -> Vec<RankedGoal> {
+    goal_blocks(&std::fs::read_to_string(run).unwrap())
+        .iter()
+        .map(|b| {
+            let mut goal = String::new();
+            let items: Vec<(String, f64)> = b
+                .lines()
+                .map(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    goal = f[0].to_string();
+                    (f[2].to_string(), f[4].parse().unwrap())
+                })
+                .collect();
+            RankedGoal::scored(goal, items)
+        })
+        .collect()
+}
+
+/// The command's summary (`--format json`) and per-goal values (`--per-goal --format json`).
+fn command(q: &Path, r: &Path) -> (String, Rows) {
+    let run = |extra: &[&str]| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lemma-eval"));
+        c.arg("eval")
+            .arg(q)
+            .arg(r)
+            .args(["--format", "json", "--quiet"]);
+        for m in MEASURES {
+            c.args(["-m", m]);
+        }
+        let out = c.args(extra).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let summary = run(&[]);
+    let doc: serde_json::Value = serde_json::from_str(&run(&["--per-goal"])).unwrap();
+    let mut rows = Rows::new();
+    for g in doc["per_goal"].as_array().unwrap() {
+        let values = &g["values"];
+        let v = MEASURES
+            .iter()
+            .map(|m| {
+                let m = Measure::parse_all([*m]).unwrap()[0].to_string();
+                values.get(&m).and_then(|x| x.as_f64()).map(f64::to_bits)
+            })
+            .collect();
+        rows.insert(g["goal"].as_str().unwrap().to_string(), v);
+    }
+    (summary, rows)
+}
+
+#[test]
+fn every_door_gives_the_commands_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    for (seed, shuffled) in [(3, false), (3, true), (11, false), (11, true)] {
+        let (q, r) = inputs(dir.path(), seed, shuffled);
+        let case = format!("seed {seed}, shuffled {shuffled}");
+        let (want, want_rows) = command(&q, &r);
+        let ev = builder().build_from_path(&q).unwrap();
+        let measures = ev.plan().measures().to_vec();
+        let check = |door: &str, s: &Summary, rows: Option<&[GoalRow]>| {
+            assert_eq!(json(&measures, s), want, "{door}, {case}");
+            if let Some(rows) = rows {
+                assert_eq!(rows_of(rows), want_rows, "{door}, {case}");
+            }
+        };
+
+        // The front door, as the command takes it: streamed along the qrels, or held.
+        for hold in [false, true] {
+            let mut rows = Vec::new();
+            let done = Job::new(builder(), q.as_path(), r.as_path())
+                .hold_actual(hold)
+                .run(&mut rows, None)
+                .unwrap();
+            let way = done.actual_read.kind();
+            assert_eq!(way, if hold { "held" } else { "joined" }, "{case}");
+            check(
+                &format!("Job ({way})"),
+                &done.evaluation.summary,
+                Some(&rows),
+            );
+        }
+
+        // An Evaluator on the whole file.
+        let mut rows = Vec::new();
+        let done = ev
+            .evaluate(Predictions::open(&r, None, false).unwrap(), &mut rows)
+            .unwrap();
+        check("Evaluator", &done.summary, Some(&rows));
+
+        // A push session, goal by goal; three sessions merged.
+        let gs = goals(&r);
+        let mut s = ev.session().unwrap();
+        let mut pushed = Vec::new();
+        for g in &gs {
+            if let Some(v) = g.push_into(&mut s).unwrap().values() {
+                pushed.push(GoalRow {
+                    goal: g.goal().as_bytes().to_vec(),
+                    values: v.to_vec(),
+                    empty: false,
+                });
+            }
+        }
+        let done = s.finish(&mut pushed).unwrap();
+        check("Session", &done.summary, Some(&pushed));
+        let mut parts: Vec<_> = (0..3).map(|_| ev.session().unwrap()).collect();
+        for (i, g) in gs.iter().enumerate() {
+            g.push_into(&mut parts[i % 3]).unwrap();
+        }
+        let mut merged = parts.remove(0);
+        for p in parts {
+            merged.merge(p).unwrap();
+        }
+        check(
+            "Sessions merged",
+            &merged.finish(&mut SummaryOnly).unwrap().summary,
+            None,
+        );
+
+        // The async pool, rows read while the goals are pushed; bytes from an AsyncRead.
+        let (done, rows) = rt.block_on(async {
+            let opts = PoolOptions {
+                workers: Some(2),
+                in_flight: 8,
+                rows: true,
+            };
+            let mut pool = ev.pool(opts).unwrap();
+            let rows = tokio::spawn(pool.rows().unwrap().collect::<Vec<GoalRow>>());
+            for g in gs.clone() {
+                pool.push(g).await.unwrap();
+            }
+            let done = pool.finish().await.unwrap();
+            (done, rows.await.unwrap())
+        });
+        check("Pool", &done.summary, Some(&rows));
+        let done = rt
+            .block_on(async {
+                let f = tokio::fs::File::open(&r).await.unwrap();
+                evaluate_read(&ev, &r, f).await
+            })
+            .unwrap();
+        check("evaluate_read", &done.summary, None);
+
+        // Shards of the file, each through the front door, merged (in another order).
+        let n = 4;
+        let mut shards: Vec<Partial> = (1..=n)
+            .map(|index| {
+                let shard = PredictedInput::Shard {
+                    path: r.clone(),
+                    index,
+                    count: n,
+                };
+                Job::new(builder(), q.as_path(), shard)
+                    .run(&mut SummaryOnly, None)
+                    .unwrap()
+                    .partial
+                    .expect("a shard's summary travels")
+            })
+            .collect();
+        shards.reverse();
+        let mut m = PartialMerger::new();
+        for (i, p) in shards.into_iter().enumerate() {
+            m.add(&format!("shard {i}"), p).unwrap();
+        }
+        let (merged, lacking) = m.finish(false).unwrap();
+        assert!(lacking.is_empty());
+        check("shards merged", &merged.summary().unwrap(), None);
+    }
+}
