@@ -601,3 +601,67 @@ fn shards_of_a_regrouped_run_are_refused() {
     };
     assert!(e.to_string().contains("--shard with --regroup"), "{e}");
 }
+
+#[test]
+fn no_goal_evaluated_prints_means_as_missing_and_sums_as_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str, text: &str| {
+        let p = dir.path().join(n);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    // g1 judges nothing relevant (R = 0): skipped, so no goal is evaluated.
+    let (q, r) = (p("q", "g1 0 a 0\n"), p("r", "g1 Q0 a 1 0.5 t\n"));
+    let args = |format: &str| -> Vec<String> {
+        let m = ["-m", "AP", "-m", "NumRet", "-m", "Depth(recall=1.0)"];
+        let mut a: Vec<String> = ["eval", &q, &r, "--quiet", "--format", format]
+            .map(String::from)
+            .into();
+        a.extend(m.map(String::from));
+        a
+    };
+    let out = |format: &str| ok(&args(format).iter().map(String::as_str).collect::<Vec<_>>());
+    let line = |name: &str, value: &str| format!("{name:<24} {value:>12}\n");
+    assert_eq!(
+        out("table"),
+        line("measure", "mean of 0")
+            + &line("AP", "-")
+            + &line("NumRet", "0")
+            + &line("Depth(recall=1.0)", "-")
+                .replace('\n', "  median -, reached by 0 of 0 goals (-)\n")
+    );
+    assert_eq!(
+        out("tsv"),
+        "all\tAP\tNA\nall\tNumRet\t0\nall\tDepth(recall=1.0)\tNA\n\
+         all\tDepth(recall=1.0):median\tNA\nall\tDepth(recall=1.0):coverage\tNA\n"
+    );
+    assert_eq!(
+        out("json"),
+        "{\"summary\":{\"AP\":null,\"Depth(recall=1.0)\":{\"coverage\":null,\"mean\":null,\
+         \"median\":null,\"reached\":0},\"NumRet\":0.0},\"goals\":{\"evaluated\":0,\
+         \"evaluated_empty\":0,\"skipped_no_actual_set\":0,\"skipped_no_predictions\":0,\
+         \"skipped_no_relevant\":1}}\n"
+    );
+    // trec_eval's lines hold numbers only: a missing mean has no line.
+    assert_eq!(out("trec"), "num_ret               \tall\t0\n");
+    // One goal evaluated, ranking nothing relevant: its AP is 0, a value.
+    let q1 = p("q1", "g1 0 b 1\n");
+    let one = ok(&["eval", &q1, &r, "--quiet", "--format", "tsv", "-m", "AP"]);
+    assert_eq!(one, "all\tAP\t0\n");
+    // The trec_eval door as trec_eval: the R = 0 goal is evaluated (num_q 1, map 0), and no goal
+    // in both files is an error (exit 7).
+    let te = ok(&["trec_eval", "-m", "num_q", "-m", "map", &q, &r]);
+    assert_eq!(
+        te,
+        "num_q                 \tall\t1\nmap                   \tall\t0.0000\n"
+    );
+    let other = p("other", "g2 0 a 1\n");
+    let o = run(&["trec_eval", &other, &r]);
+    assert_eq!(o.status.code(), Some(7));
+    assert!(o.stdout.is_empty());
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("no goals with both predictions and relevance judgments"),
+        "{err}"
+    );
+}

@@ -472,6 +472,14 @@ impl<'w> Writer<'w> {
     /// Writes the summary and closes the document.
     pub fn finish(&mut self, summary: &Summary, per_goal: bool) -> io::Result<()> {
         let aggs = summary.aggregates();
+        // Over no goal at all, a mean (and a coverage) is missing; a sum is 0.
+        let none = summary.counts().evaluated == 0;
+        let shown = |a: &Aggregate| match a {
+            Aggregate::Sum(_) => a.headline(),
+            _ if none => None,
+            _ => a.headline(),
+        };
+        let fraction = |coverage: f64| (!none).then_some(coverage);
         match self.format {
             OutFormat::Tsv => {
                 for (m, a) in &aggs {
@@ -484,9 +492,9 @@ impl<'w> Writer<'w> {
                         } => {
                             writeln!(self.out, "all\t{m}\t{}", full(mean))?;
                             writeln!(self.out, "all\t{m}:median\t{}", full(median))?;
-                            writeln!(self.out, "all\t{m}:coverage\t{}", full(Some(coverage)))?;
+                            writeln!(self.out, "all\t{m}:coverage\t{}", full(fraction(coverage)))?;
                         }
-                        _ => writeln!(self.out, "all\t{m}\t{}", full(a.headline()))?,
+                        _ => writeln!(self.out, "all\t{m}\t{}", full(shown(a)))?,
                     }
                 }
                 for (m, v) in &self.extra {
@@ -499,7 +507,7 @@ impl<'w> Writer<'w> {
             OutFormat::Trec => {
                 let mut lines = Vec::new();
                 for (m, a) in &aggs {
-                    if let Some(v) = a.headline() {
+                    if let Some(v) = shown(a) {
                         let sum = m.aggregation() == Aggregation::Sum;
                         push_trec_line(&mut lines, &trec_or_canonical(m), b"all", v, sum);
                     }
@@ -537,14 +545,17 @@ impl<'w> Writer<'w> {
                             reached,
                         } => writeln!(
                             self.out,
-                            "{m:<w$} {:>12}  median {}, reached by {reached} of {} goals ({:.1}%)",
+                            "{m:<w$} {:>12}  median {}, reached by {reached} of {} goals ({})",
                             mean.map_or("-".into(), |v| format!("{v:.2}")),
                             median.map_or("-".into(), |v| format!("{v}")),
                             c.evaluated,
-                            coverage * 100.0
+                            fraction(coverage).map_or("-".into(), |c| format!("{:.1}%", c * 100.0))
                         )?,
                         Aggregate::Sum(v) => writeln!(self.out, "{m:<w$} {:>12}", v as i64)?,
-                        _ => writeln!(self.out, "{m:<w$} {:>12.4}", a.headline().unwrap_or(0.0))?,
+                        _ => match shown(a) {
+                            Some(v) => writeln!(self.out, "{m:<w$} {v:>12.4}")?,
+                            None => writeln!(self.out, "{m:<w$} {:>12}", "-")?,
+                        },
                     }
                 }
                 for (m, v) in &self.extra {
@@ -565,9 +576,9 @@ impl<'w> Writer<'w> {
                             reached,
                         } => serde_json::json!({
                             "mean": json_num(mean), "median": json_num(median),
-                            "coverage": json_num(Some(coverage)), "reached": reached
+                            "coverage": json_num(fraction(coverage)), "reached": reached
                         }),
-                        _ => json_num(a.headline()),
+                        _ => json_num(shown(a)),
                     };
                     s.insert(m.to_string(), v);
                 }
