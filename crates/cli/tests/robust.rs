@@ -665,3 +665,29 @@ fn no_goal_evaluated_prints_means_as_missing_and_sums_as_zero() {
         "{err}"
     );
 }
+
+#[test]
+fn an_error_on_the_first_line_leaves_no_partial_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = (dir.path().join("q"), dir.path().join("r"));
+    std::fs::write(&q, "g1 0 a 1\n").unwrap();
+    // Line 1's score is not a number.
+    std::fs::write(&r, "g1 Q0 a 1 high t\n").unwrap();
+    let (q, r) = (q.to_str().unwrap(), r.to_str().unwrap());
+    for format in ["json", "table", "tsv", "trec"] {
+        for per_goal in [false, true] {
+            let mut args = vec!["eval", q, r, "--quiet", "--format", format];
+            if per_goal {
+                args.push("--per-goal");
+            }
+            // `fails`: exit 2 and nothing at all on stdout (json began with `{` before).
+            let err = fails(&args);
+            assert!(
+                err.contains(&format!(
+                    "{r}:1: expected a finite number as the score (field 5), found `high`"
+                )),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}

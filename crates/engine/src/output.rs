@@ -74,6 +74,8 @@ pub struct Writer<'w> {
     json_keys: Vec<(usize, Vec<u8>)>,
     /// A row's text, reused.
     buf: Vec<u8>,
+    /// What precedes the rows, readied by [`Writer::begin`], not yet written.
+    head: Vec<u8>,
 }
 
 /// A per-goal measure: its index among the plan's measures and what precedes its value.
@@ -364,6 +366,7 @@ impl<'w> Writer<'w> {
             columns,
             json_keys,
             buf: Vec::new(),
+            head: Vec::new(),
         }
     }
 
@@ -381,24 +384,37 @@ impl<'w> Writer<'w> {
         self.lacking = lacking;
     }
 
-    /// Writes whatever precedes the rows.
+    /// Readies whatever precedes the rows: written with the first row or the summary, so that an
+    /// error before either (on the input's first line) leaves no partial document behind.
     pub fn begin(&mut self, per_goal: bool) -> io::Result<()> {
+        let head = &mut self.head;
+        head.clear();
         match self.format {
-            OutFormat::Json if per_goal => write!(self.out, "{{\"per_goal\":["),
-            OutFormat::Json => write!(self.out, "{{"),
+            OutFormat::Json if per_goal => write!(head, "{{\"per_goal\":["),
+            OutFormat::Json => write!(head, "{{"),
             OutFormat::Table if per_goal => {
-                write!(self.out, "{:<24}", "goal")?;
+                write!(head, "{:<24}", "goal")?;
                 for m in self.measures.iter().filter(|m| m.per_goal()) {
-                    write!(self.out, " {:>12}", m.to_string())?;
+                    write!(head, " {:>12}", m.to_string())?;
                 }
-                writeln!(self.out)
+                writeln!(head)
             }
             _ => Ok(()),
         }
     }
 
+    /// Writes what [`Writer::begin`] readied, once.
+    fn write_head(&mut self) -> io::Result<()> {
+        if !self.head.is_empty() {
+            let head = std::mem::take(&mut self.head);
+            self.out.write_all(&head)?;
+        }
+        Ok(())
+    }
+
     /// Writes one goal's row.
     pub fn row(&mut self, row: &GoalRow) -> io::Result<()> {
+        self.write_head()?;
         let goal = String::from_utf8_lossy(&row.goal);
         let buf = &mut self.buf;
         buf.clear();
@@ -480,6 +496,7 @@ impl<'w> Writer<'w> {
             _ => a.headline(),
         };
         let fraction = |coverage: f64| (!none).then_some(coverage);
+        self.write_head()?;
         match self.format {
             OutFormat::Tsv => {
                 for (m, a) in &aggs {
