@@ -3,7 +3,9 @@
 ReProver's ``retrieval/main.py predict`` pickles a list of records, one per tactic: ``file_path``,
 ``full_name``, ``start``, ``tactic_idx``, ``context``, ``all_pos_premises``,
 ``retrieved_premises`` and ``scores``. The premises are ReProver's ``Premise`` objects; here each
-is read as its ``full_name``, whatever class it was pickled from.
+is read as its ``full_name``, whatever class it was pickled from. The pickle is read by a reader
+that runs none of it (:mod:`lemma_eval._safepickle`): nothing is imported or called, objects
+become dicts of their attributes, and a pickle over the size or object limits is refused.
 
 >>> from lemma_eval import reprover
 >>> r = reprover.evaluate("predictions.pickle")          # doctest: +SKIP
@@ -18,78 +20,44 @@ so does this (those goals have no actual set). ReProver prints R@1 and R@10 as p
 from __future__ import annotations
 
 import os
-import pickle
 import re
 from typing import Any, Dict, List, Sequence, Tuple
 
 import lemma_eval
+from lemma_eval import _safepickle
 
 __all__ = ["load", "evaluate", "goal_id"]
 
 
-class _Opaque:
-    """Stands for any class of the pickle that is not importable here (ReProver's ``Premise``,
-    ``Context``, LeanDojo's ``Pos``): it keeps the object's state, nothing else."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._args = args
-        self.__dict__.update(kwargs)
-
-    def __setstate__(self, state: Any) -> None:
-        if isinstance(state, tuple) and len(state) == 2:  # (dict, slots)
-            state = {**(state[0] or {}), **(state[1] or {})}
-        if isinstance(state, dict):
-            self.__dict__.update(state)
-        else:
-            self._state = state
+def _text(x: Any, what: str) -> str:
+    """A name or position part as text: a string, or an integer as its digits."""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, int) and not isinstance(x, bool):
+        return str(x)
+    raise ValueError(f"{what}: expected a string, found a {_kind(x)}")
 
 
-class _Unpickler(pickle.Unpickler):
-    """Builds only plain data: containers, numbers, strings, numpy arrays (the scores), paths.
-    Every other class becomes an :class:`_Opaque` holder of its state, so that loading runs no
-    code of the pickle's choosing."""
-
-    _ALLOWED = {
-        ("builtins", n)
-        for n in ("set", "frozenset", "list", "dict", "tuple", "str", "int", "float", "bool",
-                  "complex", "bytes", "bytearray", "slice", "range", "object")
-    } | {
-        ("copyreg", "_reconstructor"), ("copyreg", "__newobj__"), ("_codecs", "encode"),
-        ("collections", "OrderedDict"), ("collections", "defaultdict"),
-        ("pathlib", "PosixPath"), ("pathlib", "WindowsPath"), ("pathlib", "Path"),
-        ("numpy", "dtype"), ("numpy", "ndarray"),
-        ("numpy.core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
-        ("numpy._core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "scalar"),
-    }
-
-    def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in self._ALLOWED:
-            try:
-                return super().find_class(module, name)
-            except (ImportError, AttributeError):
-                pass
-        return type(name, (_Opaque,), {"__module__": "lemma_eval.reprover.opaque"})
+def _kind(x: Any) -> str:
+    if isinstance(x, _safepickle.PickledObject):
+        return f"{x.pickled_class} object"
+    return type(x).__name__
 
 
 def _name(premise: Any) -> str:
     if isinstance(premise, str):
         return premise
     if isinstance(premise, dict) and "full_name" in premise:
-        return str(premise["full_name"])
-    name = getattr(premise, "full_name", None)
-    if name is None:
-        raise ValueError(f"a premise without a full_name: {premise!r}")
-    return str(name)
+        return _text(premise["full_name"], "a premise's full_name")
+    raise ValueError(f"a premise without a full_name: a {_kind(premise)}")
 
 
 def _pos(start: Any) -> str:
     if isinstance(start, (list, tuple)):
-        return ",".join(str(x) for x in start)
-    line = getattr(start, "line_nb", None)
-    column = getattr(start, "column_nb", None)
-    if line is not None and column is not None:
-        return f"{line},{column}"
-    return str(start)
+        return ",".join(_text(x, "a position") for x in start)
+    if isinstance(start, dict) and "line_nb" in start and "column_nb" in start:
+        return f"{_text(start['line_nb'], 'a line')},{_text(start['column_nb'], 'a column')}"
+    return _text(start, "a position")
 
 
 _SPACE = re.compile(r"\s+")
@@ -98,38 +66,63 @@ _SPACE = re.compile(r"\s+")
 def goal_id(record: Dict[str, Any]) -> str:
     """A record's goal id: ``file_path:full_name@start#tactic_idx`` (whitespace replaced by ``_``),
     the key ReProver's evaluation looks predictions up by."""
-    gid = f"{record['file_path']}:{record['full_name']}@{_pos(record['start'])}#{record['tactic_idx']}"
+    gid = (f"{_text(record['file_path'], 'file_path')}:{_text(record['full_name'], 'full_name')}"
+           f"@{_pos(record['start'])}#{_text(record['tactic_idx'], 'tactic_idx')}")
     return _SPACE.sub("_", gid)
 
 
-def load(path: "str | os.PathLike[str]") -> Tuple[Dict[str, List[str]], Dict[str, List[str]]]:
+def load(
+    path: "str | os.PathLike[str]",
+    *,
+    max_bytes: int = _safepickle.MAX_BYTES,
+    max_objects: int = _safepickle.MAX_OBJECTS,
+) -> Tuple[Dict[str, List[str]], Dict[str, List[str]]]:
     """The actual sets (``all_pos_premises``) and rankings (``retrieved_premises``, in order) of a
-    predictions pickle, keyed by :func:`goal_id`. Goals without positives have no actual set."""
-    with open(os.fspath(path), "rb") as f:
-        try:
-            records = _Unpickler(f).load()
-        except (pickle.UnpicklingError, EOFError) as e:
-            raise ValueError(f"{os.fspath(path)}: not a predictions pickle ({e})") from None
-    if isinstance(records, dict):
+    predictions pickle, keyed by :func:`goal_id`. Goals without positives have no actual set.
+
+    The pickle is read as plain data by a reader that runs nothing of it (no class is imported,
+    no function called: :mod:`lemma_eval._safepickle`); objects become dicts of their
+    attributes. A file over ``max_bytes`` or of more than ``max_objects`` values, or one that is
+    not such a pickle, is a ``ValueError`` naming it."""
+    name = os.fspath(path)
+    try:
+        records = _safepickle.load(path, max_bytes=max_bytes, max_objects=max_objects)
+    except ValueError as e:
+        # "FILE: byte N: what" from the reader.
+        detail = str(e)[len(name) + 2:] if str(e).startswith(f"{name}: ") else str(e)
+        raise ValueError(f"{name}: not a predictions pickle: {detail}") from None
+    if isinstance(records, dict) and not isinstance(records, _safepickle.PickledObject):
         records = list(records.values())
+    if not isinstance(records, (list, tuple)):
+        raise ValueError(f"{name}: not a predictions pickle: expected a list of records, found a "
+                         f"{_kind(records)}")
     actual: Dict[str, List[str]] = {}
     predicted: Dict[str, List[str]] = {}
     for i, rec in enumerate(records):
         try:
+            if not isinstance(rec, dict):
+                raise TypeError(f"a {_kind(rec)}, not a dict")
             gid = goal_id(rec)
-            positives = [_name(p) for p in rec["all_pos_premises"]]
-            retrieved = [_name(p) for p in rec["retrieved_premises"]]
-        except (KeyError, TypeError) as e:
+            positives = [_name(p) for p in _sequence(rec["all_pos_premises"])]
+            retrieved = [_name(p) for p in _sequence(rec["retrieved_premises"])]
+        except (KeyError, TypeError, ValueError) as e:
             raise ValueError(
-                f"{os.fspath(path)}: record {i}: expected file_path, full_name, start, tactic_idx, "
-                f"all_pos_premises and retrieved_premises ({e!r})"
+                f"{name}: record {i}: expected file_path, full_name, start, tactic_idx, "
+                f"all_pos_premises and retrieved_premises ({e})"
             ) from None
         if gid in predicted:
-            raise ValueError(f"{os.fspath(path)}: record {i}: goal {gid} appears twice")
+            raise ValueError(f"{name}: record {i}: goal {gid} appears twice")
         if positives:
             actual[gid] = list(dict.fromkeys(positives))
         predicted[gid] = retrieved
     return actual, predicted
+
+
+def _sequence(x: Any) -> Any:
+    """The premises of a record: a list, tuple, set or frozenset."""
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return x
+    raise TypeError(f"premises in a {_kind(x)}, not a list")
 
 
 def evaluate(

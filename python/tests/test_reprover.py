@@ -2,16 +2,21 @@
 gives hand-checked R@1, R@10, MRR and LeanAgent's Success@1."""
 
 import dataclasses
+import pathlib
 import pickle
+import subprocess
 import sys
+import time
+import tracemalloc
 import types
 
+import numpy as np
 import pytest
 
-from lemma_eval import reprover
+from lemma_eval import _safepickle, reprover
 
 
-def _make_pickle(path):
+def _make_pickle(path, protocol=pickle.DEFAULT_PROTOCOL, numpy_scores=False):
     """Records shaped as ReProver's retrieval/main.py predict writes them: Premise and Pos objects
     of a module `common` that does not exist when the pickle is read."""
     common = types.ModuleType("common")
@@ -58,15 +63,20 @@ def _make_pickle(path):
              "context": None, "all_pos_premises": [], "retrieved_premises": [p("L4")],
              "scores": [0.9]},
         ]
+        if numpy_scores:
+            for r in records:
+                r["scores"] = np.array(r["scores"], dtype=np.float32)
         with open(path, "wb") as f:
-            pickle.dump(records, f)
+            pickle.dump(records, f, protocol=protocol)
     finally:
         del sys.modules["common"]
 
 
-def test_reprover_numbers(tmp_path):
+@pytest.mark.parametrize("protocol", range(0, pickle.HIGHEST_PROTOCOL + 1))
+@pytest.mark.parametrize("numpy_scores", [False, True])
+def test_reprover_numbers(tmp_path, protocol, numpy_scores):
     path = tmp_path / "predictions.pickle"
-    _make_pickle(path)
+    _make_pickle(path, protocol, numpy_scores)
     assert "common" not in sys.modules
     actual, predicted = reprover.load(path)
     assert list(predicted) == [
@@ -91,3 +101,107 @@ def test_not_a_pickle(tmp_path):
         reprover.load(bad)
     with pytest.raises(FileNotFoundError):
         reprover.load(tmp_path / "missing.pickle")
+
+
+def test_objects_become_dicts_of_their_attributes(tmp_path):
+    path = tmp_path / "predictions.pickle"
+    _make_pickle(path, numpy_scores=True)
+    records = _safepickle.load(path)
+    premise = records[0]["all_pos_premises"][0]
+    assert isinstance(premise, _safepickle.PickledObject)
+    assert premise.pickled_class == "common.Premise"
+    assert premise["full_name"] == premise.full_name == "L0"
+    assert dict(premise.start) == {"line_nb": 1, "column_nb": 0}
+    assert records[0]["start"].pickled_class == "common.Pos"
+    # float32 scores read as numbers: 1 - i/100 rounded to float32.
+    assert records[0]["scores"] == [float(np.float32(1.0 - i / 100)) for i in range(12)]
+    # ReProver writes start as [line, column] lists too.
+    records = [{"file_path": "A.lean", "full_name": "t", "start": [3, 4], "tactic_idx": 0,
+                "all_pos_premises": ["a"], "retrieved_premises": ["b", "a"]}]
+    path.write_bytes(pickle.dumps(records))
+    assert reprover.load(path) == ({"A.lean:t@3,4#0": ["a"]}, {"A.lean:t@3,4#0": ["b", "a"]})
+
+
+# Crafted pickles: what each does under pickle.load is in its comment. None of it may happen.
+
+# BUILD with a (None, {"exists": bool}) state on the class pathlib.Path: setattr(Path, "exists",
+# bool) in the interpreter that reads it.
+_SETATTR = (b"\x80\x02cpathlib\nPath\nN}X\x06\x00\x00\x00existscbuiltins\nbool\ns\x86b.")
+# The same through STACK_GLOBAL (protocol 4), inside a list of records.
+_SETATTR_4 = (b"\x80\x04]\x8c\x07pathlib\x8c\x04Path\x93N}\x8c\x06exists\x8c\x08builtins"
+              b"\x8c\x04bool\x93s\x86ba.")
+# bytearray(2**30): 1 GiB from 29 bytes.
+_BOMB = b"\x80\x02cbuiltins\nbytearray\nJ\x00\x00\x00@\x85R."
+# A BINBYTES8 claiming 2^40 bytes, a LONG4 claiming 2^31 - 1, a BINUNICODE8 claiming 2^62.
+_LENGTHS = [b"\x80\x04\x8e" + (1 << 40).to_bytes(8, "little") + b".",
+            b"\x80\x02\x8b\xff\xff\xff\x7f.",
+            b"\x80\x04\x8d" + (1 << 62).to_bytes(8, "little") + b"."]
+
+
+def test_build_on_a_class_sets_nothing(tmp_path):
+    exists = pathlib.Path.exists
+    path = tmp_path / "setattr.pickle"
+    try:
+        for crafted in (_SETATTR, _SETATTR_4):
+            path.write_bytes(crafted)
+            with pytest.raises(ValueError, match=r"BUILD on a class or function \(pathlib\.Path\)"):
+                reprover.load(path)
+            assert pathlib.Path.exists is exists
+    finally:
+        pathlib.Path.exists = exists
+
+
+def test_a_memory_bomb_is_refused_at_once(tmp_path):
+    path = tmp_path / "bomb.pickle"
+    for crafted in [_BOMB] + _LENGTHS:
+        path.write_bytes(crafted)
+        tracemalloc.start()
+        started = time.perf_counter()
+        with pytest.raises(ValueError, match="not a predictions pickle"):
+            reprover.load(path)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert peak < 1 << 20, (crafted, peak)
+        assert time.perf_counter() - started < 1.0
+    # The call is never made: bytearray(2**30) is a holder of its name and argument.
+    bomb = _safepickle.loads(_BOMB)
+    assert (bomb.pickled_class, bomb.pickled_args) == ("builtins.bytearray", (1 << 30,))
+
+
+def test_limits(tmp_path):
+    path = tmp_path / "records.pickle"
+    path.write_bytes(pickle.dumps(list(range(1000))))
+    with pytest.raises(ValueError, match=r"more than 100 values: over the limit \(max_objects\)"):
+        reprover.load(path, max_objects=100)
+    with pytest.raises(ValueError, match=r"over the limit of 100 \(max_bytes\)"):
+        reprover.load(path, max_bytes=100)
+    assert _safepickle.load(path) == list(range(1000))
+
+
+def test_calls_are_never_made(tmp_path):
+    marker = tmp_path / "ran"
+    cmd = f"touch {marker}".encode()
+    crafted = [
+        # os.system("touch ...") by GLOBAL + REDUCE, protocol 0.
+        b"cos\nsystem\n(S'" + cmd + b"'\ntR.",
+        # posix.system by STACK_GLOBAL, as the file_path of a record.
+        b"\x80\x04]}\x8c\tfile_path\x8c\x05posix\x8c\x06system\x93\x8c" + bytes([len(cmd)])
+        + cmd + b"\x85Rsa.",
+        # subprocess.call(["sh", "-c", ...]) by INST, and builtins.eval by OBJ.
+        b"((S'sh'\nS'-c'\nS'" + cmd + b"'\nlisubprocess\ncall\n.",
+        b"(cbuiltins\neval\nS'__import__(\"os\").system(\"" + cmd + b"\")'\no.",
+        # copyreg._reconstructor of a class whose construction would run code: only a holder.
+        b"ccopyreg\n_reconstructor\n(cos\n_wrap_close\ncbuiltins\nobject\nNtR.",
+    ]
+    path = tmp_path / "call.pickle"
+    for c in crafted:
+        path.write_bytes(c)
+        with pytest.raises(ValueError):
+            reprover.load(path)
+        assert not marker.exists(), c
+        # Read as plain data: each call a holder naming its function.
+        assert isinstance(_safepickle.loads(c), (_safepickle.PickledObject, list))
+    # Under pickle itself, the first one runs: the test would see it.
+    assert subprocess.run([sys.executable, "-c", "import pickle,sys; pickle.loads(sys.stdin.buffer.read())"],
+                          input=crafted[0]).returncode == 0
+    assert marker.exists()

@@ -198,7 +198,8 @@ pub enum GoalError {
     NeedsScores,
     /// Scores must be finite.
     NonFiniteScore,
-    /// `AUC` needs a universe at least as large as the ranking and the actual set.
+    /// A universe, when given, holds at least the ranking and the actual set's relevant
+    /// lemmas (`AUC` reads it).
     UniverseTooSmall {
         /// The universe's size.
         universe: u64,
@@ -220,7 +221,10 @@ impl std::fmt::Display for GoalError {
             ),
             GoalError::NonFiniteScore => write!(f, "a score is NaN or infinite"),
             GoalError::UniverseTooSmall { universe, needed } => {
-                write!(f, "AUC: universe size {universe} is smaller than the {needed} lemmas ranked or judged")
+                write!(
+                    f,
+                    "universe size {universe} is smaller than the {needed} lemmas ranked or judged"
+                )
             }
         }
     }
@@ -715,15 +719,15 @@ impl GoalAccumulator {
         for rec in &mut self.cut_rec[self.next_cut..] {
             *rec = fin;
         }
-        if self.plan.needs_auc {
-            if let Some(u) = self.universe {
-                let needed = self.n + (self.num_rel - self.s);
-                if u < needed {
-                    return Err(GoalError::UniverseTooSmall {
-                        universe: u,
-                        needed,
-                    });
-                }
+        // A universe given must hold what is ranked and judged relevant, whether or not a
+        // measure reads it.
+        if let Some(u) = self.universe {
+            let needed = self.n + (self.num_rel - self.s);
+            if u < needed {
+                return Err(GoalError::UniverseTooSmall {
+                    universe: u,
+                    needed,
+                });
             }
         }
         // Every measure reads its value from the final state through its declaration.

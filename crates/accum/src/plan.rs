@@ -103,7 +103,6 @@ pub struct Plan {
     pub(crate) slots: Vec<Slot>,
     pub(crate) needs_scores: bool,
     pub(crate) needs_ndcg: bool,
-    pub(crate) needs_auc: bool,
     /// The pooled curve the summaries keep ([`Plan::with_pooled`]).
     pub(crate) pooled: Option<crate::PooledSpec>,
 }
@@ -169,7 +168,6 @@ impl Plan {
         let needs_scores =
             needs.iter().any(|n| n.threshold.is_some()) || config.ties == Ties::Group;
         let needs_ndcg = needs.iter().any(|n| n.ideal_dcg);
-        let needs_auc = needs.iter().any(|n| n.universe);
         Plan {
             measures: ms,
             config,
@@ -179,7 +177,6 @@ impl Plan {
             slots,
             needs_scores,
             needs_ndcg,
-            needs_auc,
             pooled: None,
         }
     }

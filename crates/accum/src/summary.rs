@@ -72,10 +72,14 @@ impl GoalCounts {
         }
     }
 
-    /// Count by count, `self + other`.
-    fn plus(self, other: GoalCounts) -> GoalCounts {
+    /// Count by count, `self + other`; `None` where a sum passes `u64::MAX`.
+    fn checked_plus(self, other: GoalCounts) -> Option<GoalCounts> {
         let (a, b) = (self.to_array(), other.to_array());
-        GoalCounts::from_array(std::array::from_fn(|i| a[i] + b[i]))
+        let mut d = [0; 5];
+        for i in 0..5 {
+            d[i] = a[i].checked_add(b[i])?;
+        }
+        Some(GoalCounts::from_array(d))
     }
 
     /// Count by count, `self - other`; `None` where `other` has more.
@@ -121,6 +125,20 @@ impl Aggregate {
     }
 }
 
+/// `Σ depth · goals` over a histogram, exactly: what the sum of its goals' depths must be.
+fn histogram_sum(depths: &[(u64, u64)]) -> ExactSum {
+    let mut sum = ExactSum::new();
+    for &(d, n) in depths {
+        // At most 2^53 · 2^64 = 2^117: three pieces of 52 bits, each an exact f64.
+        let x = d as u128 * n as u128;
+        for k in 0..3 {
+            let piece = ((x >> (52 * k)) & ((1 << 52) - 1)) as f64;
+            sum.add(piece * (2.0f64).powi(52 * k));
+        }
+    }
+    sum
+}
+
 /// Partial aggregates of a set of goals. See the module documentation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
@@ -148,13 +166,26 @@ pub struct SummaryState {
     pub counts: GoalCounts,
 }
 
-/// Two summaries of different measure sets cannot merge.
+/// Why two summaries cannot merge (or one cannot be retracted from another).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MergeError;
+pub enum MergeError {
+    /// Their measure sets differ.
+    Measures,
+    /// A count of the merge would pass 2^64 - 1: no real pair of summaries gets there.
+    Overflow,
+    /// [`Summary::retract`]: the summary retracted holds what the other does not.
+    NotASubset,
+}
 
 impl std::fmt::Display for MergeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "summaries of different measure sets cannot be merged")
+        f.write_str(match self {
+            MergeError::Measures => "summaries of different measure sets cannot be merged",
+            MergeError::Overflow => {
+                "the merged goal counts would pass 2^64 - 1: the summaries' counts cannot be right"
+            }
+            MergeError::NotASubset => "the summary retracted holds goals the other does not",
+        })
     }
 }
 
@@ -219,10 +250,28 @@ impl Summary {
         }
     }
 
-    /// Merges `other` (goals disjoint from this summary's) into `self`.
+    /// Merges `other` (goals disjoint from this summary's) into `self`. Every count is added
+    /// checked: a sum past `u64::MAX` (summaries read from files that claim absurd counts) is
+    /// [`MergeError::Overflow`], and `self` is then unchanged.
     pub fn merge(&mut self, other: &Summary) -> Result<(), MergeError> {
         if self.measures != other.measures {
-            return Err(MergeError);
+            return Err(MergeError::Measures);
+        }
+        let counts = (self.counts)
+            .checked_plus(other.counts)
+            .ok_or(MergeError::Overflow)?;
+        let fits = (0..self.measures.len()).all(|i| {
+            self.reached[i].checked_add(other.reached[i]).is_some()
+                && (other.kept[i].iter()).all(|(d, &n)| {
+                    self.kept[i]
+                        .get(d)
+                        .map_or(0, |&m| m)
+                        .checked_add(n)
+                        .is_some()
+                })
+        });
+        if !fits {
+            return Err(MergeError::Overflow);
         }
         for i in 0..self.measures.len() {
             self.sums[i].merge(&other.sums[i]);
@@ -231,7 +280,7 @@ impl Summary {
                 *self.kept[i].entry(d).or_insert(0) += n;
             }
         }
-        self.counts = self.counts.plus(other.counts);
+        self.counts = counts;
         match (&mut self.pooled, &other.pooled) {
             (Some(a), Some(b)) => a.merge(b),
             (None, Some(b)) => self.pooled = Some(b.clone()),
@@ -245,7 +294,7 @@ impl Summary {
     /// measures differ or `other` holds what `self` does not (then `self` is unchanged).
     pub fn retract(&mut self, other: &Summary) -> Result<(), MergeError> {
         if self.measures != other.measures {
-            return Err(MergeError);
+            return Err(MergeError::Measures);
         }
         let counts = self.counts.checked_minus(other.counts);
         let depths_fit = (0..self.measures.len()).all(|i| {
@@ -255,7 +304,7 @@ impl Summary {
                     .all(|(d, &n)| self.kept[i].get(d).is_some_and(|&m| m >= n))
         });
         let (Some(counts), true) = (counts, depths_fit) else {
-            return Err(MergeError);
+            return Err(MergeError::NotASubset);
         };
         for i in 0..self.measures.len() {
             self.sums[i].retract(&other.sums[i]);
@@ -287,9 +336,13 @@ impl Summary {
         }
     }
 
+    /// The largest depth a `Depth` histogram holds: a rank whose `f64` is exact.
+    pub const MAX_DEPTH: u64 = 1 << 53;
+
     /// The summary holding `state`; `None` when it is inconsistent (lengths differ, a depth
     /// histogram for a measure without depths, counts that do not add up to `reached`, a goal
-    /// count below a measure's).
+    /// count below a measure's, a depth of 0 or past [`Summary::MAX_DEPTH`], a histogram whose
+    /// depths do not add up to the measure's sum).
     pub fn from_state(state: SummaryState) -> Option<Summary> {
         let m = state.measures.len();
         if state.sums.len() != m || state.reached.len() != m || state.depths.len() != m {
@@ -307,6 +360,10 @@ impl Summary {
                 || (!is_depth && (!depths.is_empty() || state.reached[i] != 0))
                 || (is_depth && total != state.reached[i])
                 || state.reached[i] > state.counts.evaluated
+                || depths
+                    .iter()
+                    .any(|&(d, _)| d == 0 || d > Summary::MAX_DEPTH)
+                || (is_depth && histogram_sum(&depths) != state.sums[i])
             {
                 return None;
             }
@@ -390,5 +447,78 @@ impl Summary {
         (0..self.measures.len())
             .map(|i| (self.measures[i], self.aggregate(i)))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Config, GoalAccumulator, Label, Truth};
+    use std::sync::Arc;
+
+    /// A summary of `AP` and `Depth(recall=1.0)` over goals ranked `x a` (R = 1: depth 2, AP
+    /// 1/2), `goals` of them.
+    fn summary(goals: u64) -> (Arc<Plan>, Summary) {
+        let ms = Measure::parse_all(["AP", "Depth(recall=1.0)"]).unwrap();
+        let plan = Arc::new(Plan::new(&ms, Config::default()));
+        let mut s = Summary::new(&plan);
+        let mut acc = GoalAccumulator::new(plan.clone());
+        for _ in 0..goals {
+            acc.begin(&Truth::binary(1, 0));
+            acc.push(Label::UNJUDGED);
+            acc.push(Label::judged(1));
+            s.add(&acc.finish().unwrap());
+        }
+        (plan, s)
+    }
+
+    #[test]
+    fn counts_past_u64_max_are_refused_and_leave_the_summary_as_it_was() {
+        let (_, s) = summary(3);
+        let mut st = s.state();
+        st.counts.skipped_no_actual = u64::MAX - 1;
+        let big = Summary::from_state(st).unwrap();
+        let mut a = big.clone();
+        assert_eq!(a.merge(&big), Err(MergeError::Overflow));
+        assert_eq!(a, big);
+        // Near the top, with its depth histogram (consistent: its sum is 2·(2^64 - 2)), merged
+        // with three goals more.
+        let mut st = s.state();
+        st.counts.evaluated = u64::MAX - 1;
+        st.reached[1] = u64::MAX - 1;
+        st.depths[1] = vec![(2, u64::MAX - 1)];
+        st.sums[1] = histogram_sum(&st.depths[1]);
+        assert_eq!(st.sums[1].value(), 2.0 * (u64::MAX - 1) as f64);
+        let deep = Summary::from_state(st).unwrap();
+        let (mut a, small) = (deep.clone(), s.clone());
+        assert_eq!(a.merge(&small), Err(MergeError::Overflow));
+        assert_eq!(a, deep);
+        let mut one = s.clone();
+        assert!(one.merge(&s).is_ok());
+        assert_eq!(one.counts().evaluated, 6);
+        assert_eq!(one.aggregate(0), Aggregate::Mean(0.5));
+    }
+
+    #[test]
+    fn histograms_must_hold_the_depths_their_sum_holds() {
+        let (_, s) = summary(3);
+        let st = s.state();
+        assert_eq!(st.depths[1], [(2, 3)]);
+        assert!(Summary::from_state(st.clone()).is_some());
+        for bad in [
+            vec![(3, 3)],         // the sum is 6, not 9
+            vec![(1, 1), (2, 2)], // 5, not 6
+            vec![(0, 3)],         // no depth is 0
+            vec![(u64::MAX, 3)],  // nor past 2^53
+            vec![(6, 1), (0, 2)], // out of order, and a 0
+        ] {
+            let mut st = st.clone();
+            st.depths[1] = bad.clone();
+            assert!(Summary::from_state(st).is_none(), "{bad:?}");
+        }
+        // Another histogram of the same sum and goals is read: (1, 1), (2, 1), (3, 1).
+        let mut st = st.clone();
+        st.depths[1] = vec![(1, 1), (2, 1), (3, 1)];
+        assert!(Summary::from_state(st).is_some());
     }
 }

@@ -68,7 +68,7 @@ enum Cmd {
     #[command(hide = true)]
     ReadRate {
         file: PathBuf,
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = parse_threads)]
         threads: usize,
     },
 }
@@ -155,8 +155,8 @@ struct Scoring {
     /// Relevant count needed at a recall level (the macro curve's IPrec).
     #[arg(long, value_parser = choice::<Interpolation>(), default_value = "textbook")]
     interpolation: Interpolation,
-    /// Worker threads (default: all cores), also those that read the actual sets.
-    #[arg(long)]
+    /// Worker threads, 1 to 1024 (default: all cores), also those that read the actual sets.
+    #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
 }
 
@@ -319,8 +319,8 @@ struct Common {
     /// left on error); `-` is stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
-    /// Worker threads (default: all cores), also those that read the actual sets.
-    #[arg(long)]
+    /// Worker threads, 1 to 1024 (default: all cores), also those that read the actual sets.
+    #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
     /// No report or progress on stderr.
     #[arg(long)]
@@ -360,6 +360,18 @@ fn parse_finite(s: &str) -> Result<f64, String> {
     (s.trim().parse::<f64>().ok())
         .filter(|v| v.is_finite())
         .ok_or_else(|| format!("expected a finite number, found `{s}`"))
+}
+
+/// A number of worker threads, 1 to [`lemma_eval::MAX_THREADS`] ([`lemma_eval::check_threads`]):
+/// every command's `--threads`.
+fn parse_threads(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<i128>() {
+        Ok(n) => lemma_eval::check_threads(n),
+        Err(_) => Err(format!(
+            "`{s}`: expected a number of worker threads, 1 to {}",
+            lemma_eval::MAX_THREADS
+        )),
+    }
 }
 
 /// `512M`, `2G`, `1.5G`, `64K` (binary units) or a number of bytes ([`lemma_eval::parse_size`]).
@@ -415,8 +427,8 @@ struct EvalArgs {
     /// not in --format trec, where trec_eval has no name for them).
     #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_finite)]
     threshold: Option<f64>,
-    /// Size of the lemma universe (enables AUC; stores and matrices know theirs).
-    #[arg(long)]
+    /// Size of the lemma universe, at least 1 (enables AUC; stores and matrices know theirs).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     universe: Option<u64>,
     /// For a .npy matrix: the goal names of its rows, one per line.
     #[arg(long)]
@@ -433,7 +445,7 @@ struct EvalArgs {
     summary_out: Option<PathBuf>,
     /// Evaluate shard I of N (1-based) of a plain text PREDICTED: a byte range cut at goal
     /// boundaries; the shards' --summary-out files merge into the whole file's evaluation.
-    #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+    #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "regroup")]
     shard: Option<(u64, u64)>,
     #[command(flatten)]
     common: Common,

@@ -7,11 +7,11 @@
 //! other predicted lemma as it first appears.
 
 use crate::ranking::{join_names, line_at, Item, Ranked, RankingBuilder};
-use crate::{EvalError, OrderMode, RankingOptions};
+use crate::{EvalError, OrderMode, RankingOptions, TieMode};
 use lemma_accum::Label;
 use lemma_ingest::{
     parse_prediction_line, parse_run_at, show, ActualSets, BatchReader, ErrorKind, Format, GoalKey,
-    Input, InputError, Interner, StoreWriter,
+    Input, InputError, Interner, StoreRanking, StoreTies, StoreWriter,
 };
 use std::path::{Path, PathBuf};
 
@@ -33,12 +33,23 @@ struct StoreFeed {
     lemmas: Interner,
     ids: Vec<u32>,
     scores: Vec<f32>,
+    /// The goal's last score ranked, as read (`f64`).
+    last: Option<f64>,
+    /// Two scores ranked one after the other differ as read but not as stored (`f32`): tie
+    /// groups read from the store would join them.
+    f32_ties: bool,
 }
 
 impl Ranked for StoreFeed {
     fn ranked(&mut self, data: &[u8], it: &Item) {
         self.ids.push(self.lemmas.intern(it.name(data)));
         self.scores.push(it.score as f32);
+        if let Some(last) = self.last {
+            if last != it.score && last as f32 == it.score as f32 {
+                self.f32_ties = true;
+            }
+        }
+        self.last = Some(it.score);
     }
 }
 
@@ -54,6 +65,7 @@ struct Converter<'a> {
     path: PathBuf,
     out: &'a Path,
     order: OrderMode,
+    ties: TieMode,
     ranking: RankingBuilder<StoreFeed>,
     writer: StoreWriter,
     /// Each goal converted, and its first line: a goal that comes back is an error.
@@ -78,12 +90,15 @@ pub fn convert(
         lemmas: actual.lemmas.clone(),
         ids: Vec::new(),
         scores: Vec::new(),
+        last: None,
+        f32_ties: false,
     };
     let mut c = Converter {
         actual,
         path: input.path.clone(),
         out,
         order,
+        ties: opts.ties,
         ranking: RankingBuilder::new(opts, order, feed),
         writer: StoreWriter::create(out, true).map_err(|e| write_error(out, e))?,
         seen_goals: hashbrown::HashMap::new(),
@@ -265,6 +280,7 @@ impl Converter<'_> {
         self.report.entries += feed.ids.len() as u64;
         feed.ids.clear();
         feed.scores.clear();
+        feed.last = None;
         self.ranking.reset();
         Ok(())
     }
@@ -272,6 +288,18 @@ impl Converter<'_> {
     /// Adds the goals with an actual set and no predictions, and writes the tables.
     fn finish(mut self) -> Result<ConvertReport, EvalError> {
         self.report.duplicates_dropped = self.ranking.stats().duplicates_dropped;
+        // What an evaluation of the store under other options must know (docs/FORMAT.md).
+        let made = StoreRanking {
+            ties: match self.ties {
+                TieMode::Trec => StoreTies::Trec,
+                TieMode::Group => StoreTies::Group,
+                TieMode::File => StoreTies::File,
+            },
+            file_order: self.order == OrderMode::File,
+            depth_cut: self.ranking.stats().beyond_depth > 0,
+            f32_ties: self.ranking.consumer().f32_ties,
+        };
+        self.writer.set_ranking(made);
         let lemmas = std::mem::replace(&mut self.ranking.consumer().lemmas, Interner::new());
         let out = self.out;
         for (gid, &done) in self.has_truth.iter().enumerate() {

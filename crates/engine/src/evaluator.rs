@@ -371,13 +371,12 @@ impl Evaluator {
                 self.check_text_options()?;
                 crate::text::predict(&self.actual, input, &self.options, sink, progress)
             }
-            Predictions::Store(store) => full::predict(
-                &self.actual,
-                &Source::Store(&store),
-                &self.options,
-                sink,
-                None,
-            ),
+            Predictions::Store(store) => {
+                let source = Source::Store(&store);
+                check_known_universe(&self.options, &source)?;
+                check_store_ties(&self.options, &store)?;
+                full::predict(&self.actual, &source, &self.options, sink, None)
+            }
             Predictions::Matrix {
                 matrix,
                 goals,
@@ -388,6 +387,7 @@ impl Evaluator {
                     goals: &goals,
                     lemmas: &lemmas,
                 };
+                check_known_universe(&self.options, &source)?;
                 full::predict(&self.actual, &source, &self.options, sink, None)
             }
         }
@@ -399,20 +399,97 @@ impl Evaluator {
         Ok(Evaluation { summary, report })
     }
 
-    /// An error when rankings without a known universe cannot be evaluated (AUC).
+    /// An error when rankings without a known universe cannot be evaluated (AUC), or when the
+    /// universe given is smaller than the actual sets' distinct lemmas.
     pub(crate) fn check_text_options(&self) -> Result<(), EvalError> {
-        check_text_options(&self.options)
+        check_text_options(&self.options)?;
+        let judged = self.actual.lemmas.len() as u64;
+        match self.options.universe {
+            Some(u) if u < judged => Err(EvalError::Options(format!(
+                "--universe {u} is smaller than the {judged} distinct lemmas of the actual sets \
+                 (the universe holds every lemma that can be ranked or judged)"
+            ))),
+            _ => Ok(()),
+        }
     }
 }
 
-/// An error when rankings without a known universe cannot be evaluated (AUC).
+/// An error when rankings without a known universe cannot be evaluated (AUC), or the universe
+/// given is empty.
 fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
+    if options.universe == Some(0) {
+        return Err(EvalError::Options(
+            "--universe 0: expected a universe of at least 1 lemma".into(),
+        ));
+    }
     if options.universe.is_none() && options.measures.contains(&Measure::AUC) {
         return Err(EvalError::Options(
             "AUC needs the universe size: pass --universe N".into(),
         ));
     }
     Ok(())
+}
+
+/// A store's rankings are final: ordered when it was converted, under the tie rule of then. An
+/// evaluation under another rule gives the numbers an evaluation of the predictions gives only
+/// where the stored order holds what that rule reads: tie groups read scores alone (unless the
+/// stored `f32` scores tie where the scores read did not, or a depth cut a group), file order
+/// and tie groups keep the file's order of equal scores, rankings in file order have no tie
+/// rule. Any other pair is refused, naming both rules.
+fn check_store_ties(options: &EvalOptions, store: &lemma_ingest::Store) -> Result<(), EvalError> {
+    use lemma_ingest::StoreTies as S;
+    let Some(made) = store.ranking_made() else {
+        return Ok(()); // a store that records nothing (gen's): its order is taken as it is
+    };
+    let want = options.ranking.ties;
+    let cut = made.depth_cut || options.ranking.depth.is_some();
+    let refuse = |why: &str| {
+        Err(EvalError::Options(format!(
+            "{}: its rankings were ordered under --ties {} when it was converted, and {why}: \
+             evaluate it with --ties {}, or convert the predictions again with --ties {}",
+            store.path().display(),
+            made.ties.word(),
+            made.ties.word(),
+            match want {
+                TieMode::Trec => "trec",
+                TieMode::Group => "group",
+                TieMode::File => "file",
+            }
+        )))
+    };
+    if want == TieMode::Group && made.f32_ties {
+        return refuse(
+            "under --ties group its scores, stored as f32, tie where the scores ranked did not",
+        );
+    }
+    let fits = made.file_order
+        || matches!(
+            (made.ties, want),
+            (S::Trec, TieMode::Trec) | (S::Group | S::File, TieMode::Group | TieMode::File)
+        )
+        || (made.ties == S::Trec && want == TieMode::Group && !cut);
+    if fits {
+        return Ok(());
+    }
+    refuse(match want {
+        TieMode::Trec => "under --ties trec equal scores rank by name, which the store's order does not follow",
+        TieMode::File => "under --ties file equal scores keep the file's order, which the store did not keep",
+        TieMode::Group => "under --ties group a depth cuts a tie group where the store's order of it is not the file's",
+    })
+}
+
+/// A store or matrix knows its universe (its lemmas, its columns): a `--universe` given with it
+/// must be that size, as it would otherwise be silently replaced.
+fn check_known_universe(options: &EvalOptions, source: &Source<'_>) -> Result<(), EvalError> {
+    match options.universe {
+        Some(u) if u != source.universe() as u64 => Err(EvalError::Options(format!(
+            "--universe {u}, but {} holds a universe of {} lemmas: a store or a matrix \
+             knows its universe: leave --universe out",
+            source.path().display(),
+            source.universe()
+        ))),
+        _ => Ok(()),
+    }
 }
 
 impl Evaluator {

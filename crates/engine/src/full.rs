@@ -56,13 +56,13 @@ impl Source<'_> {
             Source::Dense { goals, .. } => goals.get(g),
         }
     }
-    fn universe(&self) -> usize {
+    pub(crate) fn universe(&self) -> usize {
         match self {
             Source::Store(s) => s.lemmas(),
             Source::Dense { matrix, .. } => matrix.cols(),
         }
     }
-    fn path(&self) -> &std::path::Path {
+    pub(crate) fn path(&self) -> &std::path::Path {
         match self {
             Source::Store(s) => s.path(),
             Source::Dense { matrix, .. } => matrix.path(),

@@ -369,7 +369,7 @@ impl Job {
         } = self;
         let shard = matches!(predicted, PredictedInput::Shard { .. });
         if let PredictedInput::Shard { path, index, count } = &predicted {
-            check_shard(path, *index, *count)?;
+            check_shard(path, *index, *count, builder.settings().regroup)?;
         }
         let threads = builder.settings().threads;
         let held = shard || hold_actual || mergeable;
@@ -485,13 +485,22 @@ enum Actual {
     Sorted(Box<SortedQrels>),
 }
 
-/// `I/N` with 1 <= I <= N.
-fn check_shard(path: &Path, index: u64, count: u64) -> Result<(), EvalError> {
+/// `I/N` with 1 <= I <= N, of predictions that are not regrouped.
+fn check_shard(path: &Path, index: u64, count: u64, regroup: bool) -> Result<(), EvalError> {
     if index == 0 || index > count {
         return Err(EvalError::Options(format!(
             "{}: shard {index}/{count}: expected I/N with 1 <= I <= N",
             path.display()
         )));
+    }
+    if regroup {
+        return Err(EvalError::Options(
+            "--shard with --regroup: a shard is a byte range cut at goal boundaries, which holds \
+             whole goals only when each goal's lines are together; regrouped lines are not, and \
+             each shard would evaluate parts of goals. Sort the file by goal and shard that, or \
+             evaluate it whole with --regroup"
+                .into(),
+        ));
     }
     Ok(())
 }

@@ -74,6 +74,8 @@ pub struct Writer<'w> {
     json_keys: Vec<(usize, Vec<u8>)>,
     /// A row's text, reused.
     buf: Vec<u8>,
+    /// What precedes the rows, readied by [`Writer::begin`], not yet written.
+    head: Vec<u8>,
 }
 
 /// A per-goal measure: its index among the plan's measures and what precedes its value.
@@ -364,6 +366,7 @@ impl<'w> Writer<'w> {
             columns,
             json_keys,
             buf: Vec::new(),
+            head: Vec::new(),
         }
     }
 
@@ -381,24 +384,37 @@ impl<'w> Writer<'w> {
         self.lacking = lacking;
     }
 
-    /// Writes whatever precedes the rows.
+    /// Readies whatever precedes the rows: written with the first row or the summary, so that an
+    /// error before either (on the input's first line) leaves no partial document behind.
     pub fn begin(&mut self, per_goal: bool) -> io::Result<()> {
+        let head = &mut self.head;
+        head.clear();
         match self.format {
-            OutFormat::Json if per_goal => write!(self.out, "{{\"per_goal\":["),
-            OutFormat::Json => write!(self.out, "{{"),
+            OutFormat::Json if per_goal => write!(head, "{{\"per_goal\":["),
+            OutFormat::Json => write!(head, "{{"),
             OutFormat::Table if per_goal => {
-                write!(self.out, "{:<24}", "goal")?;
+                write!(head, "{:<24}", "goal")?;
                 for m in self.measures.iter().filter(|m| m.per_goal()) {
-                    write!(self.out, " {:>12}", m.to_string())?;
+                    write!(head, " {:>12}", m.to_string())?;
                 }
-                writeln!(self.out)
+                writeln!(head)
             }
             _ => Ok(()),
         }
     }
 
+    /// Writes what [`Writer::begin`] readied, once.
+    fn write_head(&mut self) -> io::Result<()> {
+        if !self.head.is_empty() {
+            let head = std::mem::take(&mut self.head);
+            self.out.write_all(&head)?;
+        }
+        Ok(())
+    }
+
     /// Writes one goal's row.
     pub fn row(&mut self, row: &GoalRow) -> io::Result<()> {
+        self.write_head()?;
         let goal = String::from_utf8_lossy(&row.goal);
         let buf = &mut self.buf;
         buf.clear();
@@ -472,6 +488,15 @@ impl<'w> Writer<'w> {
     /// Writes the summary and closes the document.
     pub fn finish(&mut self, summary: &Summary, per_goal: bool) -> io::Result<()> {
         let aggs = summary.aggregates();
+        // Over no goal at all, a mean (and a coverage) is missing; a sum is 0.
+        let none = summary.counts().evaluated == 0;
+        let shown = |a: &Aggregate| match a {
+            Aggregate::Sum(_) => a.headline(),
+            _ if none => None,
+            _ => a.headline(),
+        };
+        let fraction = |coverage: f64| (!none).then_some(coverage);
+        self.write_head()?;
         match self.format {
             OutFormat::Tsv => {
                 for (m, a) in &aggs {
@@ -484,9 +509,9 @@ impl<'w> Writer<'w> {
                         } => {
                             writeln!(self.out, "all\t{m}\t{}", full(mean))?;
                             writeln!(self.out, "all\t{m}:median\t{}", full(median))?;
-                            writeln!(self.out, "all\t{m}:coverage\t{}", full(Some(coverage)))?;
+                            writeln!(self.out, "all\t{m}:coverage\t{}", full(fraction(coverage)))?;
                         }
-                        _ => writeln!(self.out, "all\t{m}\t{}", full(a.headline()))?,
+                        _ => writeln!(self.out, "all\t{m}\t{}", full(shown(a)))?,
                     }
                 }
                 for (m, v) in &self.extra {
@@ -499,7 +524,7 @@ impl<'w> Writer<'w> {
             OutFormat::Trec => {
                 let mut lines = Vec::new();
                 for (m, a) in &aggs {
-                    if let Some(v) = a.headline() {
+                    if let Some(v) = shown(a) {
                         let sum = m.aggregation() == Aggregation::Sum;
                         push_trec_line(&mut lines, &trec_or_canonical(m), b"all", v, sum);
                     }
@@ -537,14 +562,17 @@ impl<'w> Writer<'w> {
                             reached,
                         } => writeln!(
                             self.out,
-                            "{m:<w$} {:>12}  median {}, reached by {reached} of {} goals ({:.1}%)",
+                            "{m:<w$} {:>12}  median {}, reached by {reached} of {} goals ({})",
                             mean.map_or("-".into(), |v| format!("{v:.2}")),
                             median.map_or("-".into(), |v| format!("{v}")),
                             c.evaluated,
-                            coverage * 100.0
+                            fraction(coverage).map_or("-".into(), |c| format!("{:.1}%", c * 100.0))
                         )?,
                         Aggregate::Sum(v) => writeln!(self.out, "{m:<w$} {:>12}", v as i64)?,
-                        _ => writeln!(self.out, "{m:<w$} {:>12.4}", a.headline().unwrap_or(0.0))?,
+                        _ => match shown(a) {
+                            Some(v) => writeln!(self.out, "{m:<w$} {v:>12.4}")?,
+                            None => writeln!(self.out, "{m:<w$} {:>12}", "-")?,
+                        },
                     }
                 }
                 for (m, v) in &self.extra {
@@ -565,9 +593,9 @@ impl<'w> Writer<'w> {
                             reached,
                         } => serde_json::json!({
                             "mean": json_num(mean), "median": json_num(median),
-                            "coverage": json_num(Some(coverage)), "reached": reached
+                            "coverage": json_num(fraction(coverage)), "reached": reached
                         }),
-                        _ => json_num(a.headline()),
+                        _ => json_num(shown(a)),
                     };
                     s.insert(m.to_string(), v);
                 }

@@ -501,8 +501,13 @@ impl Partial {
             }
         }
         self.check_disjoint_goals(other)?;
-        self.predicted.merge(&other.predicted).expect("same plan");
-        self.empty_seen.merge(&other.empty_seen).expect("same plan");
+        // Merged apart, then kept: on an error (counts past 2^64 - 1, which only a damaged or
+        // crafted file can claim) `self` is unchanged.
+        let (mut predicted, mut empty_seen) = (self.predicted.clone(), self.empty_seen.clone());
+        predicted.merge(&other.predicted).map_err(merge_error)?;
+        empty_seen.merge(&other.empty_seen).map_err(merge_error)?;
+        self.predicted = predicted;
+        self.empty_seen = empty_seen;
         self.seen |= &other.seen;
         for s in &other.shards {
             match self
@@ -587,7 +592,7 @@ impl Partial {
     /// What the shards predicted, and every goal none of them did.
     fn whole_summary(&self) -> Result<Summary, PartialError> {
         let mut s = self.predicted.clone();
-        s.merge(&self.empty_all).expect("same plan");
+        s.merge(&self.empty_all).map_err(merge_error)?;
         s.retract(&self.empty_seen)
             .map_err(|_| PartialError("inconsistent summary: its parts do not add up".into()))?;
         Ok(s)
@@ -736,6 +741,7 @@ impl Partial {
         let empty_seen = summaries.pop().expect("3");
         let empty_all = summaries.pop().expect("3");
         let predicted = summaries.pop().expect("3");
+        check_counts(&actual, &seen, [&predicted, &empty_all, &empty_seen])?;
         let p = Partial {
             plan: PlanKey {
                 measures,
@@ -761,6 +767,63 @@ impl Partial {
         p.whole_summary()?;
         Ok(p)
     }
+}
+
+/// A merge of two summaries that cannot be (their measures were checked equal before).
+fn merge_error(e: lemma_accum::MergeError) -> PartialError {
+    PartialError(format!("corrupt: {e}"))
+}
+
+/// The goal counts a partial's summaries must hold: the actual sets' goals (ids are 32-bit),
+/// each counted once in the summary of every goal evaluated as empty (`empty_all`) and each
+/// seen one once in `empty_seen`; of the goals seen, at most all evaluated or skipped as
+/// predicted, none evaluated as empty there. A file that claims more (2^63 goals, which would
+/// wrap around when merged) is refused here, naming the count.
+fn check_counts(
+    actual: &ActualKey,
+    seen: &RoaringBitmap,
+    [predicted, empty_all, empty_seen]: [&Summary; 3],
+) -> Result<(), PartialError> {
+    if actual.goals > 1 << 32 {
+        return Err(PartialError(format!(
+            "corrupt: {} goals in the actual sets (goal ids are 32-bit: at most 2^32)",
+            actual.goals
+        )));
+    }
+    let counted = |c: GoalCounts| {
+        (c.evaluated as u128) + (c.skipped_no_relevant as u128) + (c.skipped_no_predictions as u128)
+    };
+    for (s, what, goals) in [
+        (empty_all, "every goal of the actual sets", actual.goals),
+        (empty_seen, "the goals seen", seen.len()),
+    ] {
+        let c = s.counts();
+        if counted(c) != goals as u128
+            || c.skipped_no_actual != 0
+            || c.evaluated_empty != c.evaluated
+        {
+            return Err(PartialError(format!(
+                "corrupt: the summary of {what} without predictions counts {} goals evaluated \
+                 and {} skipped, {} without actual sets; expected {goals} goals, each evaluated \
+                 as empty or skipped",
+                c.evaluated,
+                c.skipped_no_relevant as u128 + c.skipped_no_predictions as u128,
+                c.skipped_no_actual
+            )));
+        }
+    }
+    let c = predicted.counts();
+    if counted(c) > seen.len() as u128 || c.evaluated_empty != 0 || c.skipped_no_predictions != 0 {
+        return Err(PartialError(format!(
+            "corrupt: the summary of the predictions counts {} goals evaluated ({} of them as \
+             empty) and {} skipped, of {} goals of the actual sets they ranked",
+            c.evaluated,
+            c.evaluated_empty,
+            c.skipped_no_relevant as u128 + c.skipped_no_predictions as u128,
+            seen.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Merges partials one at a time, each named (a file's path, `parts[3]`), keeping of each only

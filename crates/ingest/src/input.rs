@@ -261,7 +261,7 @@ pub fn open_file(path: &Path, f: File, allow_mmap: bool) -> Result<Input, InputE
             // SAFETY: the mapping is read-only and private; lemma-eval never writes through it. Like
             // every reader of a mapped file, it assumes the file is not truncated while it is read.
             if let Ok(map) = unsafe { Mmap::map(&f) } {
-                if !map.starts_with(&[0x1f, 0x8b]) && !map.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+                if compression_of(&map) == Compression::None {
                     refuse_bom(path, &map)?;
                     let _ = map.advise(memmap2::Advice::Sequential);
                     let map = Arc::new(map);
@@ -335,19 +335,12 @@ fn sniffed<R: BufRead + Send + 'static>(
 ) -> Result<Input, InputError> {
     let io_err = |e: std::io::Error| InputError::read(path, e);
     let head = raw.fill_buf().map_err(io_err)?;
-    let compression = if head.starts_with(&[0x1f, 0x8b]) {
-        Compression::Gzip
-    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
-        Compression::Zstd
-    } else {
-        Compression::None
-    };
+    let compression = compression_of(head);
     let mut reader = match compression {
         Compression::None => plain(raw),
-        Compression::Gzip => Source::stream(BufReader::with_capacity(
-            READ_BUF,
-            flate2::bufread::MultiGzDecoder::new(raw),
-        )),
+        Compression::Gzip => {
+            Source::stream(BufReader::with_capacity(READ_BUF, GzMembers::new(raw)))
+        }
         Compression::Zstd => Source::stream(BufReader::with_capacity(
             READ_BUF,
             zstd::stream::read::Decoder::with_buffer(raw).map_err(io_err)?,
@@ -381,6 +374,94 @@ fn sniffed<R: BufRead + Send + 'static>(
         map: None,
         file: None,
     })
+}
+
+/// The compression an input's first bytes say: gzip (`1f 8b`), zstd (a frame, `28 b5 2f fd`, or
+/// a skippable frame, `5X 2a 4d 18`, as `pzstd` writes first), or none.
+fn compression_of(head: &[u8]) -> Compression {
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Compression::Gzip
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+        || (head.len() >= 4 && head[0] & 0xf0 == 0x50 && head[1..4] == [0x2a, 0x4d, 0x18])
+    {
+        Compression::Zstd
+    } else {
+        Compression::None
+    }
+}
+
+/// gzip members one after the other, as `gzip -d` reads them: a member's end is followed by the
+/// next member, by the end of the input, or by zero bytes to the end (padding, as tape and block
+/// devices leave: ignored). Anything else after a member is an error saying what it is.
+struct GzMembers<R: BufRead> {
+    /// The member being read, or the input after one (`None` once it has ended).
+    state: Option<GzState<R>>,
+}
+
+enum GzState<R: BufRead> {
+    Member(flate2::bufread::GzDecoder<R>),
+    /// After a member; `padded` once zero bytes were met (then only zeros may follow).
+    After {
+        raw: R,
+        padded: bool,
+    },
+}
+
+impl<R: BufRead> GzMembers<R> {
+    fn new(raw: R) -> Self {
+        GzMembers {
+            state: Some(GzState::Member(flate2::bufread::GzDecoder::new(raw))),
+        }
+    }
+}
+
+impl<R: BufRead> Read for GzMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            match self.state.take() {
+                None => return Ok(0),
+                Some(GzState::Member(mut d)) => {
+                    let n = d.read(buf)?;
+                    if n > 0 {
+                        self.state = Some(GzState::Member(d));
+                        return Ok(n);
+                    }
+                    let raw = d.into_inner();
+                    self.state = Some(GzState::After { raw, padded: false });
+                }
+                Some(GzState::After { mut raw, padded }) => {
+                    let head = raw.fill_buf()?;
+                    if head.is_empty() {
+                        return Ok(0);
+                    }
+                    if !padded && head[0] == 0x1f {
+                        self.state = Some(GzState::Member(flate2::bufread::GzDecoder::new(raw)));
+                        continue;
+                    }
+                    let zeros = head.iter().take_while(|&&b| b == 0).count();
+                    if zeros == 0 {
+                        let (after, expected) = if padded {
+                            ("after zero bytes of padding", "")
+                        } else {
+                            ("after a gzip member", "another member (1f 8b) or ")
+                        };
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            format!(
+                                "{after}, byte {:#04x}: expected {expected}zero bytes to the end",
+                                head[0]
+                            ),
+                        ));
+                    }
+                    raw.consume(zeros);
+                    self.state = Some(GzState::After { raw, padded: true });
+                }
+            }
+        }
+    }
 }
 
 /// Tells the kernel that a file is read once, front to back: read ahead further
@@ -1662,5 +1743,75 @@ mod tests {
             open(&dir.path().join("missing")).err().unwrap().kind,
             ErrorKind::Io
         );
+    }
+
+    /// The text an input decompresses to, or its error, read from a file and from a reader.
+    fn decompressed(dir: &Path, bytes: &[u8]) -> Result<(Compression, String), String> {
+        let p = dir.join("c");
+        std::fs::write(&p, bytes).unwrap();
+        let from_file = open(&p).map_err(|e| e.to_string()).and_then(|mut i| {
+            let mut s = String::new();
+            let r = i.reader.read_to_string(&mut s).map_err(|e| e.to_string());
+            r.map(|_| (i.compression, s))
+        });
+        let from_pipe = from_reader(&p, Box::new(std::io::Cursor::new(bytes.to_vec())))
+            .map_err(|e| e.to_string())
+            .and_then(|mut i| {
+                let mut s = String::new();
+                let r = i.reader.read_to_string(&mut s).map_err(|e| e.to_string());
+                r.map(|_| (i.compression, s))
+            });
+        assert_eq!(from_file, from_pipe);
+        from_file
+    }
+
+    #[test]
+    fn zstd_skippable_frames_and_gzip_padding_are_read_as_their_tools_read_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let text = "q Q0 a 1 0.5 t\nq Q0 b 2 0.4 t\n";
+        let zst = zstd::encode_all(text.as_bytes(), 3).unwrap();
+        // pzstd's output: a skippable frame (magic 0x184D2A5X, length, that many bytes) before
+        // each frame; any of the 16 magics, and skippable frames between frames too.
+        for magic in [0x184d_2a50u32, 0x184d_2a5f] {
+            let mut b = Vec::new();
+            for part in [
+                &zst,
+                &zstd::encode_all(&b"q Q0 c 3 0.3 t\n"[..], 1).unwrap(),
+            ] {
+                b.extend_from_slice(&magic.to_le_bytes());
+                b.extend_from_slice(&4u32.to_le_bytes());
+                b.extend_from_slice(&[9, 9, 9, 9]);
+                b.extend_from_slice(part);
+            }
+            let want = format!("{text}q Q0 c 3 0.3 t\n");
+            assert_eq!(decompressed(dir.path(), &b), Ok((Compression::Zstd, want)));
+        }
+        // gzip: members, then zero bytes to the end (ignored, as gzip -d ignores them).
+        let gz = |t: &str| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            e.write_all(t.as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        for zeros in [1, 7, 512, 70_000] {
+            let mut b = gz(text);
+            b.extend(gz("q Q0 c 3 0.3 t\n"));
+            b.extend(std::iter::repeat_n(0u8, zeros));
+            let want = format!("{text}q Q0 c 3 0.3 t\n");
+            assert_eq!(
+                decompressed(dir.path(), &b),
+                Ok((Compression::Gzip, want)),
+                "{zeros}"
+            );
+        }
+        // Anything else after a member, or after padding, is an error saying what it found.
+        for (tail, what) in [
+            (&b"x"[..], "after a gzip member, byte 0x78: expected another member (1f 8b) or zero bytes to the end"),
+            (&b"\0\0\x01"[..], "after zero bytes of padding, byte 0x01: expected zero bytes to the end"),
+        ] {
+            let mut b = gz(text);
+            b.extend_from_slice(tail);
+            let e = decompressed(dir.path(), &b).unwrap_err();
+            assert!(e.contains(what), "{e}");
+        }
     }
 }

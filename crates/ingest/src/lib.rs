@@ -52,7 +52,9 @@ pub use sorted::SortedQrels;
 pub use spill::{
     binary_size, group_by_goal, Grouped, LineMap, SpillOptions, SpillReport, DEFAULT_MEMORY,
 };
-pub use store::{Store, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION};
+pub use store::{
+    Store, StoreRanking, StoreTies, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION,
+};
 pub use truth::{ActualSets, GoalTruth, Interner, PushGoalError};
 
 /// Byte-level helpers for code that works on a batch's bytes directly (the engine's duplicate

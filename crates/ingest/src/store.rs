@@ -42,6 +42,55 @@ const ALIGN: u64 = 64;
 const NONE: u64 = u64::MAX;
 /// Flag bit: blocks carry scores.
 const HAS_SCORES: u32 = 1;
+/// Flag bits 1-2: the tie rule the rankings were ordered under (0: not recorded).
+const TIES_SHIFT: u32 = 1;
+const TIES_MASK: u32 = 0b11 << TIES_SHIFT;
+/// Flag bit: some ranking was cut by a depth.
+const DEPTH_CUT: u32 = 1 << 3;
+/// Flag bit: some distinct scores of a ranking are equal as `f32` (the stored scores tie where
+/// the scores ranked did not).
+const F32_TIES: u32 = 1 << 4;
+/// Flag bit: the rankings are in file order (not sorted by score).
+const FILE_ORDER: u32 = 1 << 5;
+/// Every flag bit this build knows: a store with another is refused.
+const KNOWN_FLAGS: u32 = HAS_SCORES | TIES_MASK | DEPTH_CUT | F32_TIES | FILE_ORDER;
+
+/// How equal scores were ordered when a store's rankings were made (`convert --ties`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum StoreTies {
+    /// By name descending (trec_eval's rule).
+    Trec,
+    /// In file order, to be read as tie groups.
+    Group,
+    /// In file order.
+    File,
+}
+
+impl StoreTies {
+    /// The option's word (`--ties trec`).
+    pub fn word(self) -> &'static str {
+        match self {
+            StoreTies::Trec => "trec",
+            StoreTies::Group => "group",
+            StoreTies::File => "file",
+        }
+    }
+}
+
+/// How a store's rankings were made, as its writer recorded it ([`StoreWriter::set_ranking`]):
+/// what an evaluation of the store under other options needs to know to give the numbers an
+/// evaluation of the predictions it was made from gives.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct StoreRanking {
+    /// The tie rule the rankings were ordered under.
+    pub ties: StoreTies,
+    /// The rankings are in file order (`--order file`, or JSONL's default).
+    pub file_order: bool,
+    /// Some ranking was cut by `--depth`.
+    pub depth_cut: bool,
+    /// Some distinct scores of a ranking are equal as stored (`f32`).
+    pub f32_ties: bool,
+}
 
 #[derive(Copy, Clone, Debug, Default)]
 struct Section {
@@ -67,6 +116,7 @@ pub struct Store {
     goals: u64,
     lemmas: u64,
     scores: bool,
+    flags: u32,
 }
 
 fn corrupt(path: &Path, what: impl Into<String>) -> InputError {
@@ -118,6 +168,15 @@ impl Store {
             return Err(corrupt(path, "header checksum mismatch"));
         }
         let flags = u32_at(&map, 12);
+        if flags & !KNOWN_FLAGS != 0 {
+            return Err(corrupt(
+                path,
+                format!(
+                    "unknown flag bits {:#x} (this build knows {KNOWN_FLAGS:#x})",
+                    flags & !KNOWN_FLAGS
+                ),
+            ));
+        }
         let goals = u64_at(&map, 16);
         let lemmas = u64_at(&map, 24);
         let mut sections = [Section::default(); SECTIONS];
@@ -151,6 +210,7 @@ impl Store {
             goals,
             lemmas,
             scores: flags & HAS_SCORES != 0,
+            flags,
         };
         for i in 1..SECTIONS {
             if crc32fast::hash(store.section(i)) != store.sections[i].crc {
@@ -268,6 +328,23 @@ impl Store {
     /// Whether rankings carry scores.
     pub fn has_scores(&self) -> bool {
         self.scores
+    }
+
+    /// How the rankings were made, when the writer recorded it (`convert` does; `None` for
+    /// stores that record nothing, such as `gen`'s).
+    pub fn ranking_made(&self) -> Option<StoreRanking> {
+        let ties = match (self.flags & TIES_MASK) >> TIES_SHIFT {
+            1 => StoreTies::Trec,
+            2 => StoreTies::Group,
+            3 => StoreTies::File,
+            _ => return None,
+        };
+        Some(StoreRanking {
+            ties,
+            file_order: self.flags & FILE_ORDER != 0,
+            depth_cut: self.flags & DEPTH_CUT != 0,
+            f32_ties: self.flags & F32_TIES != 0,
+        })
     }
 
     /// Total bytes of ranking blocks (for throughput figures).
@@ -422,6 +499,7 @@ impl Store {
 pub struct StoreWriter {
     out: BufWriter<lemma_outfile::OutFile>,
     scores: bool,
+    ranking: Option<StoreRanking>,
     block_crc: crc32fast::Hasher,
     block_len: u64,
     index: Vec<GoalEntry>,
@@ -438,6 +516,7 @@ impl StoreWriter {
         Ok(StoreWriter {
             out,
             scores,
+            ranking: None,
             block_crc: crc32fast::Hasher::new(),
             block_len: 0,
             index: Vec::new(),
@@ -445,6 +524,12 @@ impl StoreWriter {
             goal_ends: Vec::new(),
             truths: Vec::new(),
         })
+    }
+
+    /// Records how the rankings were made (written in the header's flags by
+    /// [`StoreWriter::finish`]; [`Store::ranking_made`] reads it back).
+    pub fn set_ranking(&mut self, ranking: StoreRanking) {
+        self.ranking = Some(ranking);
     }
 
     /// Adds a goal: its ranking (lemma ids in rank order, `None` if it had no predictions) with
@@ -569,7 +654,25 @@ impl StoreWriter {
         let mut header = vec![0u8; HEADER];
         header[..8].copy_from_slice(MAGIC);
         header[8..12].copy_from_slice(&VERSION.to_le_bytes());
-        header[12..16].copy_from_slice(&(if self.scores { HAS_SCORES } else { 0 }).to_le_bytes());
+        let mut flags = if self.scores { HAS_SCORES } else { 0 };
+        if let Some(r) = self.ranking {
+            let ties = match r.ties {
+                StoreTies::Trec => 1,
+                StoreTies::Group => 2,
+                StoreTies::File => 3,
+            };
+            flags |= ties << TIES_SHIFT;
+            for (bit, yes) in [
+                (DEPTH_CUT, r.depth_cut),
+                (F32_TIES, r.f32_ties),
+                (FILE_ORDER, r.file_order),
+            ] {
+                if yes {
+                    flags |= bit;
+                }
+            }
+        }
+        header[12..16].copy_from_slice(&flags.to_le_bytes());
         header[16..24].copy_from_slice(&(self.index.len() as u64).to_le_bytes());
         header[24..32].copy_from_slice(&(lemmas.len() as u64).to_le_bytes());
         let entries: u64 = self.index.iter().map(|e| e.n).sum();
@@ -645,6 +748,36 @@ mod tests {
             assert_eq!(t.grades_desc(), &[2, 1, 0]);
             assert_eq!(sets.lemmas.get(b"y"), Some(4));
         }
+    }
+
+    #[test]
+    fn how_the_rankings_were_made_reads_back_and_unknown_flags_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, lemmas) = sample(dir.path(), true);
+        assert_eq!(Store::open(&p).unwrap().ranking_made(), None);
+        for ties in [StoreTies::Trec, StoreTies::Group, StoreTies::File] {
+            for bits in 0..8u8 {
+                let made = StoreRanking {
+                    ties,
+                    file_order: bits & 1 != 0,
+                    depth_cut: bits & 2 != 0,
+                    f32_ties: bits & 4 != 0,
+                };
+                let mut w = StoreWriter::create(&p, false).unwrap();
+                w.set_ranking(made);
+                w.add_goal(b"g", Some((&[1, 0], None)), None).unwrap();
+                w.finish(&lemmas).unwrap();
+                assert_eq!(Store::open(&p).unwrap().ranking_made(), Some(made));
+            }
+        }
+        // Bit 6 means nothing to this build: refused, the header's checksum made right.
+        let mut b = std::fs::read(&p).unwrap();
+        b[12] |= 1 << 6;
+        let crc = crc32fast::hash(&b[..HEADER - 4]);
+        b[HEADER - 4..HEADER].copy_from_slice(&crc.to_le_bytes());
+        std::fs::write(&p, &b).unwrap();
+        let e = Store::open(&p).err().expect("refused");
+        assert!(e.to_string().contains("unknown flag bits 0x40"), "{e}");
     }
 
     #[test]

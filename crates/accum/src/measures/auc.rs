@@ -52,15 +52,20 @@ impl Def for Auc {
             if r == 0 || nonrel_total == 0 {
                 return 0.0;
             }
-            // Each retrieved relevant item beats every non-relevant below it; unretrieved
-            // relevant items tie with the unretrieved non-relevant ones (1/2 each).
-            // A (relevant, non-relevant) pair inside one tie group counts 1/2.
-            let retrieved_pairs =
-                (s * nonrel_total - g.nonrelevant_above_sum()) as f64 - 0.5 * g.tied_pairs() as f64;
+            // Twice the pairs in order, counted exactly in u128 (a universe near 2^64 makes
+            // `s · (U - R)` overflow u64, and an f64 sum would lose the few pairs out of order
+            // against billions in order). Each retrieved relevant item beats every non-relevant
+            // one below it; a (relevant, non-relevant) pair inside one tie group counts 1/2, as
+            // does an unretrieved relevant item against each unretrieved non-relevant one.
+            // Bounds: every term is at most 2·R·(U - R) <= U²/2 < 2^127.
+            let (u, n, r, s) = (u as u128, n as u128, r as u128, s as u128);
+            let nonrel_total = nonrel_total as u128;
+            let retrieved =
+                2 * (s * nonrel_total - g.nonrelevant_above_sum() as u128) - g.tied_pairs() as u128;
             let unret_rel = r - s;
             let unret_nonrel = u - n - unret_rel;
-            let num = retrieved_pairs + 0.5 * (unret_rel as f64 * unret_nonrel as f64);
-            num / (r as f64 * nonrel_total as f64)
+            let twice_in_order = retrieved + unret_rel * unret_nonrel;
+            twice_in_order as f64 / (2 * r * nonrel_total) as f64
         })
     }
 }
@@ -116,5 +121,129 @@ mod tests {
             &labels(&[true, true]),
         );
         assert_eq!(v, [Some(0.0)]);
+    }
+
+    /// Twice the (relevant, non-relevant) pairs of the universe in order, counted pair by pair
+    /// over the ranked items (`None`: unjudged, else relevant or not, with its score), the
+    /// unretrieved ones by their counts; and twice the pairs. Equal scores tie when `group`.
+    fn reference(items: &[(bool, f64)], r: u64, u: u64, group: bool) -> (u128, u128) {
+        let mut twice = 0u128;
+        let ranked_rel = items.iter().filter(|i| i.0).count() as u128;
+        let ranked_nonrel = items.len() as u128 - ranked_rel;
+        let unret_rel = r as u128 - ranked_rel;
+        let unret_nonrel = (u - r) as u128 - ranked_nonrel;
+        for (i, a) in items.iter().enumerate() {
+            if !a.0 {
+                continue;
+            }
+            for (j, b) in items.iter().enumerate() {
+                if b.0 {
+                    continue;
+                }
+                if group && a.1 == b.1 {
+                    twice += 1;
+                } else if i < j {
+                    twice += 2;
+                }
+            }
+            // Every unretrieved non-relevant lemma is below every ranked lemma.
+            twice += 2 * unret_nonrel;
+        }
+        twice += unret_rel * unret_nonrel;
+        (twice, 2 * r as u128 * (u - r) as u128)
+    }
+
+    #[test]
+    fn huge_universes_against_a_pair_by_pair_reference() {
+        use crate::{Config, GoalAccumulator, Measure, Plan, Ties};
+        use std::sync::Arc;
+        let ms = Measure::parse_all(["AUC"]).unwrap();
+        // A small generator: deterministic rankings with ties and unretrieved relevant lemmas.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let universes = [
+            6_148_914_691_236_517_210,
+            u64::MAX,
+            u64::MAX / 2 + 1,
+            1 << 53,
+            (1 << 32) + 7,
+            40,
+        ];
+        for group in [false, true] {
+            let ties = if group { Ties::Group } else { Ties::Given };
+            let plan = Arc::new(Plan::new(
+                &ms,
+                Config {
+                    ties,
+                    ..Config::default()
+                },
+            ));
+            let mut acc = GoalAccumulator::new(plan);
+            for &u in &universes {
+                for _ in 0..200 {
+                    let n = next(12) as usize;
+                    let mut score = 10.0;
+                    let items: Vec<(bool, f64)> = (0..n)
+                        .map(|_| {
+                            if next(3) > 0 {
+                                score -= 1.0;
+                            }
+                            (next(2) == 0, score)
+                        })
+                        .collect();
+                    let s = items.iter().filter(|i| i.0).count() as u64;
+                    let r = s + next(3);
+                    if r == 0 {
+                        continue;
+                    }
+                    acc.begin(&Truth::binary(r, 0).with_universe(u));
+                    for &(rel, score) in &items {
+                        let l = if rel {
+                            Label::judged(1)
+                        } else {
+                            Label::UNJUDGED
+                        };
+                        acc.push_scored(l, score).unwrap();
+                    }
+                    let got = acc.finish().unwrap().values()[0].unwrap();
+                    let (num, den) = reference(&items, r, u, group);
+                    let want = num as f64 / den as f64;
+                    assert!(
+                        (got - want).abs() <= 1e-15,
+                        "{items:?}, R = {r}, U = {u}, group {group}: {got} vs {want}"
+                    );
+                    assert!((0.0..=1.0).contains(&got));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_seed_in_a_universe_near_2_to_the_64() {
+        // s·(U - R) = 3·(U - 3) overflowed u64: the value was 0.0 or 0.333. Out of order: x
+        // above a, b, c and y above b, c: 5 pairs of 3·(U - 3), so AUC = 1 - 5/(3(U - 3)).
+        for u in [6_148_914_691_236_517_210u64, u64::MAX] {
+            let v = eval_labels(
+                &["AUC"],
+                &Truth::binary(3, 0).with_universe(u),
+                &labels(&SEED),
+            );
+            let want = 1.0 - 5.0 / (3.0 * (u - 3) as f64);
+            assert_eq!(v, [Some(want)], "U = {u}");
+        }
+        // Away from the top the same formula, exactly representable: 1 - 5/(3·(2^40 - 3)).
+        let u = 1u64 << 40;
+        let v = eval_labels(
+            &["AUC"],
+            &Truth::binary(3, 0).with_universe(u),
+            &labels(&SEED),
+        );
+        let pairs = 3 * (u - 3);
+        assert_eq!(v, [Some((pairs - 5) as f64 / pairs as f64)]);
     }
 }
