@@ -263,11 +263,13 @@ pub(crate) fn outcome(
     warned: Vec<String>,
     read: Vec<(&'static str, ReadValue)>,
 ) -> Outcome {
+    // Over no goal a mean is missing (None), as the command prints it; a sum is 0.
+    let evaluated = summary.counts().evaluated;
     let values = summary
         .aggregates()
         .into_iter()
         .zip(keys)
-        .map(|((_, a), k)| (k.clone(), a.headline()))
+        .map(|((_, a), k)| (k.clone(), a.headline_over(evaluated)))
         .collect();
     let rows = rows.map(|rows| {
         rows.into_iter()

@@ -38,7 +38,12 @@ def test_universe_enables_auc_and_its_absence_names_the_argument():
 def test_warnings_are_the_commands(tmp_path):
     with pytest.warns(lemma_eval.LemmaEvalWarning, match="no goal of the predictions has an actual set"):
         r = lemma_eval.evaluate(TRUTH, {"zz": ["a"]}, ["AP"])
-    assert r.summary == {"AP": 0.0} and r.warnings
+    # The actual sets' goals are evaluated as empty rankings (AP 0): the mean is a real 0.
+    assert r.summary == {"AP": 0.0} and r.counts["evaluated_empty"] > 0 and r.warnings
+    # Over no goal at all a mean is missing (None), as the command prints it (NA); a sum is 0.
+    with pytest.warns(lemma_eval.LemmaEvalWarning):
+        r = lemma_eval.evaluate(TRUTH, {"zz": ["a"]}, ["AP", "NumRet"], missing="skip")
+    assert r.summary == {"AP": None, "NumRet": 0.0} and r.counts["evaluated"] == 0
     with pytest.warns(lemma_eval.LemmaEvalWarning, match="1 of the predictions' 2 goals have no actual set"):
         lemma_eval.evaluate(TRUTH, {"g1": ["a"], "zz": ["a"]}, ["AP"])
     # The command warns of the same, in the same words.

@@ -123,6 +123,16 @@ impl Aggregate {
             Aggregate::Depth { mean, .. } => mean,
         }
     }
+
+    /// The headline number as every output shows it, over `evaluated` goals: over none, a mean
+    /// (a geometric mean, Depth's mean) is missing, `None`; a sum is 0.
+    pub fn headline_over(&self, evaluated: u64) -> Option<f64> {
+        match self {
+            Aggregate::Sum(_) => self.headline(),
+            _ if evaluated == 0 => None,
+            _ => self.headline(),
+        }
+    }
 }
 
 /// `Σ depth · goals` over a histogram, exactly: what the sum of its goals' depths must be.

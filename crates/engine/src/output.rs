@@ -489,12 +489,9 @@ impl<'w> Writer<'w> {
     pub fn finish(&mut self, summary: &Summary, per_goal: bool) -> io::Result<()> {
         let aggs = summary.aggregates();
         // Over no goal at all, a mean (and a coverage) is missing; a sum is 0.
-        let none = summary.counts().evaluated == 0;
-        let shown = |a: &Aggregate| match a {
-            Aggregate::Sum(_) => a.headline(),
-            _ if none => None,
-            _ => a.headline(),
-        };
+        let evaluated = summary.counts().evaluated;
+        let none = evaluated == 0;
+        let shown = |a: &Aggregate| a.headline_over(evaluated);
         let fraction = |coverage: f64| (!none).then_some(coverage);
         self.write_head()?;
         match self.format {
