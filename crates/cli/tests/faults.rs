@@ -453,3 +453,118 @@ fn a_bus_error_from_a_mapped_input_is_reported_not_a_crash() {
     assert_eq!(content, "old\n");
     assert_eq!(names, ["out.tsv", "q"]);
 }
+
+/// How a file is changed while the command reads it.
+#[derive(Clone, Copy, Debug)]
+enum Change {
+    /// Lines appended.
+    Grow,
+    /// Its last 100 bytes cut off (within its last page: the mapping reads zeros there).
+    CutTail,
+    /// Cut to half its length (pages wholly past the new end: SIGBUS when read).
+    CutHalf,
+}
+
+impl Change {
+    fn apply(self, path: &Path, tail: &[u8]) {
+        let f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        let len = f.metadata().unwrap().len();
+        match self {
+            Change::Grow => (&f).write_all(tail).unwrap(),
+            Change::CutTail => f.set_len(len - 100).unwrap(),
+            Change::CutHalf => f.set_len(len / 2).unwrap(),
+        }
+    }
+}
+
+/// Runs `eval ARGS --per-goal` with its rows going to a pipe that is not read until `path` has
+/// been changed: once the first bytes of rows arrive the input is open (mapped) and being read,
+/// and the rows of the goals still to come (megabytes) cannot be written until the pipe is read,
+/// so the command is still reading when the change lands and checks the file after it, whatever
+/// the timing.
+#[allow(clippy::zombie_processes)] // reaped by `reap`, with wait4
+fn changed_during_a_run(args: &[&str], path: &Path, change: Change, tail: &[u8]) -> Ran {
+    let mut child = Command::new(BIN)
+        .args(args)
+        .args(["--per-goal", "--format", "tsv"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    stdout.read_exact(&mut first).unwrap();
+    change.apply(path, tail);
+    let mut err_pipe = child.stderr.take().unwrap();
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        err_pipe.read_to_string(&mut s).unwrap();
+        s
+    });
+    let mut out = Vec::new();
+    stdout.read_to_end(&mut out).unwrap();
+    let (status, peak) = reap(&child);
+    Ran {
+        status,
+        out: String::from_utf8_lossy(&out).into_owned(),
+        err: err.join().unwrap(),
+        peak,
+    }
+}
+
+/// Sorted qrels of goals `g0`.. and a run that ranks each goal's judged lemma among others, with
+/// a few measures so that the per-goal rows are many times the pipe's buffer.
+fn sorted_workload(dir: &Path, goals: u64) -> (String, String) {
+    let (mut q, mut r) = (Vec::new(), Vec::new());
+    for g in 0..goals {
+        q.extend_from_slice(format!("g{g:07} 0 l{} 1\n", g % 97).as_bytes());
+        for k in 0..8 {
+            r.extend_from_slice(
+                format!("g{g:07} Q0 l{} {k} {} run\n", (g + k) % 97, 9 - k).as_bytes(),
+            );
+        }
+    }
+    (write(dir, "qrels", q), write(dir, "run", r))
+}
+
+/// A file read through a memory mapping (a run with `--mmap`, sorted qrels read along the run) or
+/// by position (a plain run), grown or cut short while the command reads it: exit 2, the file
+/// named and said to have changed, never a number of the file it became. Without the check, lines
+/// appended were ignored and a tail cut off read as zeros, exit 0.
+#[test]
+fn a_file_changed_while_it_is_read_is_an_error_mapped_or_not() {
+    let dir = tempdir();
+    let measures = [
+        "-m", "AP", "-m", "P@1", "-m", "P@5", "-m", "RR", "-m", "nDCG@10",
+    ];
+    for change in [Change::Grow, Change::CutTail, Change::CutHalf] {
+        for (what, mmap) in [("run", true), ("run", false), ("qrels", false)] {
+            let (q, r) = sorted_workload(dir.path(), 100_000);
+            let mut args = vec!["eval", q.as_str(), r.as_str(), "--threads", "2"];
+            args.extend(measures);
+            if mmap {
+                args.push("--mmap");
+            }
+            let (changed, tail) = match what {
+                "run" => (&r, &b"g9999999 Q0 l1 0 1 run\n"[..]),
+                _ => (&q, &b"g9999999 0 l1 1\n"[..]),
+            };
+            let ran = changed_during_a_run(&args, Path::new(changed), change, tail);
+            let ctx = format!("{change:?} of the {what} (--mmap: {mmap})");
+            assert_eq!(ran.status.code(), Some(2), "{ctx}: {}", ran.err);
+            assert!(
+                ran.err.contains(&format!(
+                    "lemma-eval: error: {changed}: changed while it was read"
+                )),
+                "{ctx}: {}",
+                ran.err
+            );
+            assert!(!ran.err.contains("panicked"), "{ctx}: {}", ran.err);
+            assert!(
+                !ran.out.contains("\tall\t") && !ran.out.contains("all\t"),
+                "{ctx}"
+            );
+        }
+    }
+}

@@ -644,6 +644,20 @@ impl JoinEvaluator {
         sink: &mut dyn Sink,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<(Evaluation, crate::join::JoinReport), EvalError> {
+        let done = self.evaluate_joined(predictions, sink, progress);
+        // Mapped qrels that changed while they were read: that is the error, whatever their
+        // lines gave (lines appended were not read; lines cut off read as zeros).
+        self.qrels.check_unchanged()?;
+        done
+    }
+
+    /// [`JoinEvaluator::evaluate_with_progress`] before the qrels are checked.
+    fn evaluate_joined(
+        &self,
+        predictions: Input,
+        sink: &mut dyn Sink,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+    ) -> Result<(Evaluation, crate::join::JoinReport), EvalError> {
         if self.plan.pooled().is_some() {
             // A join may evaluate a batch twice (goals found out of order): a curve's runs
             // already spilled could not be taken back.

@@ -161,7 +161,7 @@ pub(crate) fn evaluate(
     } = collector;
     match collected {
         Ok(()) => {}
-        Err(Stop::Error(e)) => return Err(e),
+        Err(Stop::Error(e)) => return Err(SharedInput::changed_or(&job.input, e)),
         Err(Stop::OutOfOrder { .. }) if line_map.is_some() => {
             return Err(EvalError::Options(
                 "internal: regrouped predictions left the qrels' order".into(),

@@ -15,6 +15,7 @@
 
 use crate::error::{ErrorKind, InputError};
 use crate::fields::is_space;
+use crate::mapped::Stamp;
 use memmap2::Mmap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -57,8 +58,9 @@ pub struct Input {
     /// The whole file, memory-mapped, when it is a plain (uncompressed) regular file: batches are
     /// then slices of the mapping, with no copy.
     pub map: Option<Arc<Mmap>>,
-    /// The file, when it is a plain (uncompressed) regular file read without a mapping: batches
-    /// are then read at their offsets ([`BatchReader::next`]), by several threads at once.
+    /// The file, when it is a plain (uncompressed) regular file: read without a mapping, its
+    /// batches are read at their offsets ([`BatchReader::next`]), by several threads at once;
+    /// mapped, it tells whether the file changed under the mapping.
     pub file: Option<Arc<File>>,
 }
 
@@ -231,8 +233,10 @@ pub fn read_once(path: &Path) -> bool {
 }
 
 /// [`open`], choosing whether a plain regular file may be memory-mapped (batches are then slices of
-/// the mapping, released with `MADV_DONTNEED` once evaluated). A mapped file must not be truncated
-/// by another process while it is read (the usual caveat of `mmap`).
+/// the mapping, released with `MADV_DONTNEED` once evaluated). A mapped file that changes while it
+/// is read (grown, cut short, rewritten) is an error once it has been read
+/// ([`BatchReader::check_unchanged`]); one cut short raises SIGBUS on a page past its new end
+/// ([`crate::describe_fault`] names it).
 pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
     if path == Path::new("-") {
         let mut input = from_reader(path, Box::new(std::io::stdin()))?;
@@ -258,9 +262,10 @@ pub fn open_file(path: &Path, f: File, allow_mmap: bool) -> Result<Input, InputE
             ));
         }
         if allow_mmap && meta.is_file() && meta.len() > 0 {
-            // SAFETY: the mapping is read-only and private; lemma-eval never writes through it. Like
-            // every reader of a mapped file, it assumes the file is not truncated while it is read.
-            if let Ok(map) = unsafe { Mmap::map(&f) } {
+            // SAFETY: the mapping is read-only and private; lemma-eval never writes through it. A
+            // file changed under it is found once it has been read (its length and time, kept
+            // with `file`) or, cut short, reported on SIGBUS.
+            if let Ok(map) = unsafe { crate::mapped::map(&f, path) } {
                 if !map.starts_with(&[0x1f, 0x8b]) && !map.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
                     refuse_bom(path, &map)?;
                     let _ = map.advise(memmap2::Advice::Sequential);
@@ -279,7 +284,8 @@ pub fn open_file(path: &Path, f: File, allow_mmap: bool) -> Result<Input, InputE
                         compression: Compression::None,
                         format,
                         map: Some(map),
-                        file: None,
+                        // Kept to tell whether the file changed under the mapping.
+                        file: Some(Arc::new(f)),
                     });
                 }
             }
@@ -544,6 +550,8 @@ impl Next {
 #[derive(Debug)]
 pub struct Claim {
     file: Arc<File>,
+    /// The file's size when it was opened.
+    size: u64,
     path: PathBuf,
     index: u64,
     range: Range<u64>,
@@ -555,7 +563,7 @@ impl Claim {
         let len = usize::try_from(self.range.end - self.range.start).unwrap_or(usize::MAX);
         buf.resize(len, 0);
         read_at(&self.file, &mut buf, self.range.start)
-            .map_err(|e| InputError::read(&self.path, e))?;
+            .map_err(|e| read_failed(&self.path, &self.file, self.size, e))?;
         if buf.last() != Some(&b'\n') {
             // The file's last line, without its newline.
             buf.push(b'\n');
@@ -565,6 +573,15 @@ impl Claim {
             first_byte: self.range.start,
             data: BatchData::Owned(buf),
         })
+    }
+}
+
+/// The error for a failed read of `file` (`size` bytes when opened) at `path`: that it changed,
+/// when its size moved (a file cut short reads short), else the system's reason.
+fn read_failed(path: &Path, file: &File, size: u64, e: std::io::Error) -> InputError {
+    match file.metadata() {
+        Ok(m) if m.len() != size => crate::mapped::changed(path, size, m.len()),
+        _ => InputError::read(path, e),
     }
 }
 
@@ -607,6 +624,8 @@ pub struct BatchReader {
     map: Option<Arc<Mmap>>,
     /// Positional reads of a plain file (see [`BatchReader::next`]), with its size at opening.
     file: Option<(Arc<File>, u64)>,
+    /// A plain file (mapped or read by position) as it was: checked once it has been read.
+    stamp: Option<Stamp>,
     /// The end of the range before a claimed batch's end, read to find its cut (reused).
     probe: Vec<u8>,
     /// How much of that end is read first (64 KiB; doubled until it holds a goal boundary).
@@ -783,6 +802,11 @@ impl BatchReader {
             }
             _ => target,
         };
+        let stamp = match (&input.file, &input.map, input.size_on_disk) {
+            (Some(f), Some(m), _) => Some(Stamp::new(f.clone(), m.len() as u64)),
+            (Some(f), None, Some(size)) => Some(Stamp::new(f.clone(), size)),
+            _ => None,
+        };
         let file = match (input.file, input.size_on_disk) {
             (Some(f), Some(size)) if input.map.is_none() => Some((f, size)),
             _ => None,
@@ -791,6 +815,7 @@ impl BatchReader {
             input: input.reader,
             map: input.map,
             file,
+            stamp,
             probe: Vec::new(),
             probe_first: 64 << 10,
             path: input.path,
@@ -872,6 +897,17 @@ impl BatchReader {
         self.next_byte = byte;
         self.bytes_read = byte;
         true
+    }
+
+    /// An error if the plain file read (mapped, or by position) is no longer as it was when it
+    /// was opened: its length or modification time moved. A stream is never checked. Checked at
+    /// its end by the reader itself; a caller whose evaluation failed asks too, as an error in
+    /// lines that changed under the reader is better told as the change.
+    pub fn check_unchanged(&self) -> Result<(), InputError> {
+        match &self.stamp {
+            Some(s) => s.check(&self.path),
+            None => Ok(()),
+        }
     }
 
     /// Decompressed bytes read so far.
@@ -1072,17 +1108,7 @@ impl BatchReader {
         if start >= size {
             // The batches cover the size the file had when it was opened: one that changed since
             // (appended to while read, say) would have been cut short, perhaps mid-line.
-            let now = file
-                .metadata()
-                .map_err(|e| InputError::read(&self.path, e))?
-                .len();
-            if now != size {
-                return Err(InputError::file(
-                    ErrorKind::Io,
-                    &self.path,
-                    format!("changed while it was read (from {size} to {now} bytes)"),
-                ));
-            }
+            self.check_unchanged()?;
             return Ok(None);
         }
         let mut target = (self.base_target as u64).max(1);
@@ -1096,7 +1122,8 @@ impl BatchReader {
             // (partial) line unless they begin the batch.
             let from = end.saturating_sub(probe).max(start);
             self.probe.resize((end - from) as usize, 0);
-            read_at(&file, &mut self.probe, from).map_err(|e| InputError::read(&self.path, e))?;
+            read_at(&file, &mut self.probe, from)
+                .map_err(|e| read_failed(&self.path, &file, size, e))?;
             let skip = if from == start {
                 Some(0)
             } else {
@@ -1123,6 +1150,7 @@ impl BatchReader {
         }
         let claim = Claim {
             file,
+            size,
             path: self.path.clone(),
             index: self.index,
             range: start..end,
@@ -1137,12 +1165,17 @@ impl BatchReader {
     fn next_mapped(&mut self, map: &Arc<Mmap>) -> Result<Option<Batch>, InputError> {
         let start = self.next_byte as usize;
         if start >= map.len() {
+            // Lines appended under the mapping were never seen, and a file cut short read as
+            // zeros past its new end (within its last page): either way, an error.
+            self.check_unchanged()?;
             return Ok(None);
         }
         let mut target = self.base_target;
         let end = loop {
             let end = start.saturating_add(target).min(map.len());
             if end == map.len() {
+                // The last batch: a file already cut short is not read as zeros.
+                self.check_unchanged()?;
                 self.open_line(&map[start..end], start as u64)?;
                 break end;
             }
@@ -1574,7 +1607,11 @@ mod tests {
         std::fs::write(&p, "a Q0").unwrap();
         let e = claim.read(Vec::new()).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Io);
-        assert!(e.to_string().contains("cannot read"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("changed while it was read (from 26 to 4 bytes)"),
+            "{e}"
+        );
         // And the end of the claims says so too.
         assert!(r.claim().is_err());
     }

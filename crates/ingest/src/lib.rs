@@ -20,6 +20,7 @@ mod error;
 mod fields;
 mod input;
 mod jsonl;
+mod mapped;
 mod names;
 mod npy;
 mod run;
@@ -37,6 +38,7 @@ pub use input::{
     GoalKey, Input, Next, Source,
 };
 pub use jsonl::{scan_prediction, RecordSpans, Span};
+pub use mapped::describe_fault;
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row, RowBuf};
 pub use run::{

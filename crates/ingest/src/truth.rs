@@ -873,7 +873,16 @@ impl ActualSets {
                 &owned
             }
         };
-        let sets = Self::parse(&path, format, all, input.map.as_deref(), threads.max(1))?;
+        let stamp = match (&input.map, &input.file) {
+            (Some(m), Some(f)) => Some(crate::mapped::Stamp::new(f.clone(), m.len() as u64)),
+            _ => None,
+        };
+        let sets = Self::parse(&path, format, all, input.map.as_deref(), threads.max(1));
+        // A mapped file changed while it was read: that is the error, whatever the lines gave.
+        if let Some(s) = &stamp {
+            s.check(&path)?;
+        }
+        let sets = sets?;
         if sets.goals.is_empty() {
             return Err(InputError::file(
                 ErrorKind::Empty,

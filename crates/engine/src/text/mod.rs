@@ -174,7 +174,9 @@ pub(crate) fn predict_from(
         lines_before,
     };
     let (summaries, collected) = run_ordered(&job, opts.threads, |res| collector.take(res));
-    // An error the collector found is about an earlier batch than any read error.
+    // An error the collector found is about an earlier batch than any read error (unless the
+    // file changed under the reader: then that is what is wrong).
+    let collected = collected.map_err(|e| SharedInput::changed_or(&job.input, e));
     collected?;
     let mut input = job.input.into_inner().expect("input");
     if let Some(e) = input.error.take() {
@@ -255,6 +257,15 @@ pub(crate) struct SharedInput {
 }
 
 impl SharedInput {
+    /// `e`, or if the plain file read changed while it was read (its lines may then be another
+    /// file's: zeros where it was cut short), that change.
+    pub(crate) fn changed_or(this: &Mutex<SharedInput>, e: EvalError) -> EvalError {
+        match this.lock().map(|i| i.reader.check_unchanged()) {
+            Ok(Err(changed)) => changed.into(),
+            _ => e,
+        }
+    }
+
     pub(crate) fn new(reader: BatchReader) -> Mutex<SharedInput> {
         Mutex::new(SharedInput {
             reader,
