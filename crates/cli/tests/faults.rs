@@ -224,9 +224,10 @@ fn one_goal_of_fifty_million_lemmas() {
         line(i, &mut tmp);
         bytes += tmp.len() as u64 * 1000;
     }
+    // One goal's lines may take half of --memory: 1.4 GB of them need 3G.
     let r = run_fed(
         &[
-            "eval", &q, "-", "-m", "AP", "-m", "NumRet", "--format", "tsv",
+            "eval", &q, "-", "-m", "AP", "-m", "NumRet", "--format", "tsv", "--memory", "3G",
         ],
         feed_lines(N, line),
     );

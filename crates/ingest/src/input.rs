@@ -614,6 +614,14 @@ pub struct Batch {
 /// A JSONL record ranking a whole library of a million lemmas is about 60 MB.
 pub const MAX_LINE: usize = 256 << 20;
 
+/// `n` bytes as a person reads them: `256 MiB`, or `4000 bytes`.
+fn show_bytes(n: usize) -> String {
+    match n % (1 << 20) {
+        0 => format!("{} MiB", n >> 20),
+        _ => format!("{n} bytes"),
+    }
+}
+
 /// A stream's batch buffer grows by at most this much per read (a goal larger than the batch
 /// target makes the target double; only the bytes read are touched).
 const GROW_STEP: usize = 4 << 20;
@@ -643,6 +651,27 @@ pub struct BatchReader {
     /// A chunked source's carry is checked for an over-long line once it reaches this size (then
     /// twice that: a check per chunk would read a long line back once per chunk).
     carry_check: usize,
+    /// The most bytes one goal's lines may take ([`BatchReader::set_max_goal`]).
+    max_goal: usize,
+    /// What names `max_goal` in an error (`half of --memory, 64 MiB`).
+    max_goal_name: String,
+    /// Whether a lemma repeated within a goal is an error ([`BatchReader::set_repeats_fatal`]).
+    repeats_fatal: bool,
+    /// A goal longer than a batch, its lines checked as they arrive: how far (from the goal's
+    /// start), how many lines, and the last line's lemma.
+    scan: GoalScan,
+}
+
+/// The lines of a goal longer than a batch, checked as they arrive for a lemma repeated on the
+/// next line.
+#[derive(Default)]
+struct GoalScan {
+    /// Bytes of the goal checked (a line start).
+    at: usize,
+    /// Lines checked.
+    lines: u64,
+    /// The last real line's lemma, and its line (1-based, from the goal's start).
+    last: Option<(Vec<u8>, u64)>,
 }
 
 /// The goal key of the first line of `lines` that has one.
@@ -829,7 +858,112 @@ impl BatchReader {
             bytes_read: 0,
             max_line: MAX_LINE,
             carry_check: MAX_LINE + 1,
+            max_goal: usize::MAX,
+            max_goal_name: String::new(),
+            repeats_fatal: false,
+            scan: GoalScan::default(),
         }
+    }
+
+    /// Refuses a goal whose lines take more than `bytes` (`what` names the limit in the error,
+    /// `half of --memory` say): a goal is held whole in its batch, so this bounds what one goal
+    /// can hold. Unlimited by default.
+    pub fn set_max_goal(&mut self, bytes: usize, what: impl Into<String>) {
+        self.max_goal = bytes.max(1);
+        self.max_goal_name = what.into();
+    }
+
+    /// Makes a lemma on two lines in a row of one goal (TREC) an error, found as the lines of a
+    /// goal longer than a batch arrive rather than once the goal is held whole: for readers of
+    /// actual sets, and of predictions whose repeats are fatal.
+    pub fn set_repeats_fatal(&mut self, yes: bool) {
+        self.repeats_fatal = yes;
+    }
+
+    /// `buf`, the lines read so far of one goal (no goal boundary in them), starting at byte
+    /// `base`: an error once they take more than the goal limit, or (when repeats are fatal)
+    /// hold a lemma on two lines in a row. Lines are checked once each as the goal grows.
+    fn check_goal(&mut self, buf: &[u8], base: u64) -> Result<(), InputError> {
+        if self.repeats_fatal && self.key == GoalKey::FirstField {
+            self.scan_repeats(buf, base)?;
+        }
+        if buf.len() <= self.max_goal {
+            return Ok(());
+        }
+        let limit = show_bytes(self.max_goal);
+        if memchr::memchr(b'\n', buf).is_none() {
+            // One line, no end in sight: a binary file, a dump.
+            return Err(InputError {
+                kind: ErrorKind::Syntax,
+                path: self.path.clone(),
+                line: None,
+                byte: Some(base),
+                first_line: None,
+                message: format!(
+                    "a line longer than {limit} (no newline within {limit} of its start), the \
+                     most one goal may hold ({}): expected lines of TREC or JSONL text; is it \
+                     the right file?",
+                    self.max_goal_name
+                ),
+            });
+        }
+        let goal = first_goal(buf).unwrap_or_default();
+        Err(InputError {
+            kind: ErrorKind::Syntax,
+            path: self.path.clone(),
+            line: Some(1),
+            byte: Some(base),
+            first_line: None,
+            message: format!(
+                "goal `{}` takes more than {limit} of lines, the most one goal may hold ({}): \
+                 a goal is held whole while it is read; pass a larger --memory",
+                crate::fields::show(goal),
+                self.max_goal_name
+            ),
+        })
+    }
+
+    /// Checks the goal's complete lines not checked yet for a lemma repeated on the next line.
+    fn scan_repeats(&mut self, buf: &[u8], base: u64) -> Result<(), InputError> {
+        let end = memchr::memrchr(b'\n', buf).map_or(0, |p| p + 1);
+        let mut at = self.scan.at;
+        while at < end {
+            let nl = at + memchr::memchr(b'\n', &buf[at..end]).expect("ends with a newline");
+            let line = &buf[at..nl];
+            self.scan.lines += 1;
+            let mut f = [&b""[..]; 3];
+            if crate::fields::split_fields(line, &mut f) >= 3 && f[0].first() != Some(&b'#') {
+                if let Some((last, first)) = &self.scan.last {
+                    if last[..] == *f[2] {
+                        return Err(InputError {
+                            kind: ErrorKind::Duplicate,
+                            path: self.path.clone(),
+                            line: Some(self.scan.lines),
+                            byte: Some(base + at as u64),
+                            first_line: Some(*first),
+                            message: format!(
+                                "lemma `{}` appears twice for goal `{}`",
+                                crate::fields::show(f[2]),
+                                crate::fields::show(f[0])
+                            ),
+                        });
+                    }
+                }
+                let last = self.scan.last.get_or_insert_with(|| (Vec::new(), 0));
+                last.0.clear();
+                last.0.extend_from_slice(f[2]);
+                last.1 = self.scan.lines;
+            }
+            at = nl + 1;
+        }
+        self.scan.at = at;
+        Ok(())
+    }
+
+    /// The most a batch holding one goal may grow to: one byte past the goal limit (where the
+    /// goal is refused).
+    fn goal_cap(&self, len: usize) -> usize {
+        self.max_goal.saturating_add(1).max(len + 1)
     }
 
     /// Refuses lines longer than `bytes` (256 MiB by default).
@@ -840,8 +974,12 @@ impl BatchReader {
 
     /// After a chunk was added to the carry: its open line checked at doubling sizes.
     fn check_carry(&mut self) -> Result<(), InputError> {
-        if self.carry.len() >= self.carry_check {
+        if self.carry.len() >= self.carry_check || self.carry.len() > self.max_goal {
             self.open_line(&self.carry, self.next_byte)?;
+            let carry = std::mem::take(&mut self.carry);
+            let checked = self.check_goal(&carry, self.next_byte);
+            self.carry = carry;
+            checked?;
             self.carry_check = self.carry.len().saturating_mul(2);
         }
         Ok(())
@@ -859,11 +997,7 @@ impl BatchReader {
             return Ok(0);
         }
         let start = memchr::memrchr(b'\n', &buf[..window]).map_or(0, |p| p + 1);
-        let n = self.max_line;
-        let limit = match n % (1 << 20) {
-            0 => format!("{} MiB", n >> 20),
-            _ => format!("{n} bytes"),
-        };
+        let limit = show_bytes(self.max_line);
         Err(InputError {
             kind: ErrorKind::Syntax,
             path: self.path.clone(),
@@ -884,7 +1018,10 @@ impl BatchReader {
             .saturating_add(self.max_line)
             .saturating_add(1)
             .max(len + 1);
-        self.target.saturating_mul(2).min(cap)
+        self.target
+            .saturating_mul(2)
+            .min(cap)
+            .min(self.goal_cap(len))
     }
 
     /// Starts at byte `byte`, a goal's first line, of a plain file (mapped or read by position):
@@ -1087,6 +1224,7 @@ impl BatchReader {
             let Some(cut) = self.cut(&buf) else {
                 // The whole block is one goal (or one line): read more.
                 let open = self.open_line(&buf, self.next_byte)?;
+                self.check_goal(&buf, self.next_byte)?;
                 self.target = self.grown_target(buf.len(), open);
                 continue;
             };
@@ -1135,9 +1273,14 @@ impl BatchReader {
             if from == start {
                 // One goal (or line) fills the whole range: a longer batch.
                 let open = self.open_line(&self.probe, start)?;
+                let held = std::mem::take(&mut self.probe);
+                let checked = self.check_goal(&held, start);
+                self.probe = held;
+                checked?;
                 let cap = (open as u64)
                     .saturating_add(self.max_line as u64 + 1)
-                    .max(target + 1);
+                    .max(target + 1)
+                    .min(self.goal_cap(target as usize) as u64);
                 target = target.saturating_mul(2).min(cap);
                 probe = self.probe_first.max(1);
             } else {
@@ -1158,6 +1301,9 @@ impl BatchReader {
         self.index += 1;
         self.next_byte = end;
         self.bytes_read = end;
+        if self.scan.at > 0 {
+            self.scan = GoalScan::default();
+        }
         Ok(Some(claim))
     }
 
@@ -1183,7 +1329,9 @@ impl BatchReader {
                 Some(c) => break start + c,
                 None => {
                     let open = self.open_line(&map[start..end], start as u64)?;
-                    let cap = open.saturating_add(self.max_line + 1).max(target + 1);
+                    self.check_goal(&map[start..end], start as u64)?;
+                    let cap = (open.saturating_add(self.max_line + 1).max(target + 1))
+                        .min(self.goal_cap(end - start));
                     target = target.saturating_mul(2).min(cap);
                 }
             }
@@ -1194,6 +1342,9 @@ impl BatchReader {
 
     fn emit(&mut self, data: impl Into<BatchData>) -> Batch {
         self.carry_check = self.max_line + 1;
+        if self.scan.at > 0 {
+            self.scan = GoalScan::default();
+        }
         let data = data.into();
         let b = Batch {
             index: self.index,
