@@ -1116,9 +1116,10 @@ fn run_curve(a: CurveArgs) -> Result<(), Fail> {
     if a.pooled {
         return run_pooled(a);
     }
-    let actual = lemma_eval::read_actual_with_threads(&a.actual, a.scoring.threads())?;
+    let spill = a.memory.spill();
+    let actual = lemma_eval::read_actual_within(&a.actual, a.scoring.threads(), &spill)?;
     let actual = std::sync::Arc::new(actual);
-    let builder = a.scoring.builder();
+    let builder = a.scoring.builder().spill(spill);
     let run_names: Vec<String> = a
         .predicted
         .iter()
@@ -1321,7 +1322,8 @@ fn read_rate(file: &Path, threads: usize) -> Result<(), Fail> {
 fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
     use lemma_eval::pooled::PooledSetup;
     let threads = a.scoring.threads();
-    let actual = std::sync::Arc::new(lemma_eval::read_actual_with_threads(&a.actual, threads)?);
+    let actual = lemma_eval::read_actual_within(&a.actual, threads, &a.memory.spill())?;
+    let actual = std::sync::Arc::new(actual);
     let several = a.predicted.len() > 1;
     let mut out = Out::new(a.output.as_deref())?;
     let name = out.name();
@@ -1353,6 +1355,7 @@ fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
             }
         };
         let builder = (a.scoring.builder())
+            .spill(a.memory.spill())
             .measure_names(["NumRel"])
             .map_err(|e| Fail(2, e.to_string()))?
             .zero_relevant(if a.keep_zero_relevant {
@@ -1507,7 +1510,8 @@ fn run_report(a: ReportArgs) -> Result<(), Fail> {
     distinct(&[a.output.as_deref()], &inputs)?;
     use lemma_eval::pooled::PooledSetup;
     let threads = a.scoring.threads();
-    let actual = std::sync::Arc::new(lemma_eval::read_actual_with_threads(&a.actual, threads)?);
+    let actual = lemma_eval::read_actual_within(&a.actual, threads, &a.memory.spill())?;
+    let actual = std::sync::Arc::new(actual);
     let size = |p: &Path| {
         (p != Path::new("-"))
             .then(|| {
@@ -1530,7 +1534,7 @@ fn run_report(a: ReportArgs) -> Result<(), Fail> {
             path: p.display().to_string(),
             bytes: size(p),
         });
-        let builder = a.scoring.builder();
+        let builder = a.scoring.builder().spill(a.memory.spill());
         let setup = PooledSetup::exact(a.memory.memory, threads, a.memory.spill().directory());
         let name = p.display().to_string();
         let r = lemma_report::evaluate_run(&name, builder, actual.clone(), p.as_path(), &setup)?;
