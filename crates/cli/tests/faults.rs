@@ -2,10 +2,9 @@
 //! with `-o`, a line that never ends, one goal of 50 million lemmas, 10 million goals that no
 //! actual set matches. Each ends in the right numbers or a clear error (exit 2, file and place
 //! named, nothing partial left behind), within the memory the README's formula gives: peak RSS
-//! is the kernel's, read when the child is reaped (`wait4`).
+//! is the kernel's, as GNU time reports it (`/usr/bin/time`, see [`measured`]).
 
 use std::io::{Read, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 
@@ -20,29 +19,41 @@ struct Ran {
     peak: u64,
 }
 
-/// Waits for `child`, returning its status and peak RSS in bytes (`ru_maxrss`, KiB on Linux).
-fn reap(child: &Child) -> (ExitStatus, u64) {
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: waiting for this process's own child, with valid pointers.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if r == pid {
-            break;
-        }
-        let e = std::io::Error::last_os_error();
-        assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "wait4: {e}");
-    }
-    (ExitStatus::from_raw(status), usage.ru_maxrss as u64 * 1024)
+/// GNU time, which runs a command and reports its peak RSS.
+const TIME: &str = "/usr/bin/time";
+
+/// A command that runs `lemma-eval` under GNU time, which writes the command's peak RSS (KiB,
+/// `%M`) to `peak`. The peak is measured by a process of its own, forked by GNU time's small one:
+/// Linux carries the high-water mark of the process that spawns a command into the command's
+/// `ru_maxrss` across `exec`, so `wait4` on a child of this test process would count this
+/// process's own peak (tens of MiB of test data) too.
+fn measured(peak: &Path) -> Command {
+    assert!(
+        Path::new(TIME).exists(),
+        "{TIME} (GNU time) measures peak RSS: install it (Debian: apt-get install time)"
+    );
+    let mut c = Command::new(TIME);
+    c.args(["-f", "%M", "-o"]).arg(peak).arg(BIN);
+    c
+}
+
+/// Waits for `child` (started by [`measured`]), returning its status and the command's peak RSS
+/// in bytes.
+fn reap(mut child: Child, peak: &Path) -> (ExitStatus, u64) {
+    let status = child.wait().unwrap();
+    // `Command exited with non-zero status 2` first when it failed; the peak last.
+    let text = std::fs::read_to_string(peak).unwrap();
+    let kib: u64 = (text.lines().last())
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS from {TIME}: {text:?}"));
+    (status, kib * 1024)
 }
 
 /// Runs `lemma-eval ARGS` with stdin written by `feed` on a thread of its own (which stops at
 /// the first failed write: the command may stop reading).
-#[allow(clippy::zombie_processes)] // reaped by `reap`, with wait4 (for its peak RSS)
 fn run_fed(args: &[&str], feed: impl FnOnce(&mut ChildStdin) + Send + 'static) -> Ran {
-    let mut child = Command::new(BIN)
+    let peak = tempfile::NamedTempFile::new().unwrap();
+    let mut child = measured(peak.path())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -60,7 +71,7 @@ fn run_fed(args: &[&str], feed: impl FnOnce(&mut ChildStdin) + Send + 'static) -
     };
     let out = drain(Box::new(child.stdout.take().unwrap()));
     let err = drain(Box::new(child.stderr.take().unwrap()));
-    let (status, peak) = reap(&child);
+    let (status, peak) = reap(child, peak.path());
     writer.join().unwrap();
     Ran {
         status,
@@ -483,9 +494,9 @@ impl Change {
 /// and the rows of the goals still to come (megabytes) cannot be written until the pipe is read,
 /// so the command is still reading when the change lands and checks the file after it, whatever
 /// the timing.
-#[allow(clippy::zombie_processes)] // reaped by `reap`, with wait4
 fn changed_during_a_run(args: &[&str], path: &Path, change: Change, tail: &[u8]) -> Ran {
-    let mut child = Command::new(BIN)
+    let peak = tempfile::NamedTempFile::new().unwrap();
+    let mut child = measured(peak.path())
         .args(args)
         .args(["--per-goal", "--format", "tsv"])
         .stdin(Stdio::null())
@@ -505,7 +516,7 @@ fn changed_during_a_run(args: &[&str], path: &Path, change: Change, tail: &[u8])
     });
     let mut out = Vec::new();
     stdout.read_to_end(&mut out).unwrap();
-    let (status, peak) = reap(&child);
+    let (status, peak) = reap(child, peak.path());
     Ran {
         status,
         out: String::from_utf8_lossy(&out).into_owned(),
