@@ -580,3 +580,132 @@ fn a_file_changed_while_it_is_read_is_an_error_mapped_or_not() {
         }
     }
 }
+
+/// gzip of `n` copies of `line`, made a megabyte at a time.
+fn gzip_of_lines(line: &[u8], n: u64) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let per = (1 << 20) / line.len() as u64;
+    let block = line.repeat(per as usize);
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(per);
+        e.write_all(&block[..(k as usize) * line.len()]).unwrap();
+        left -= k;
+    }
+    e.finish().unwrap()
+}
+
+/// What the program itself takes whatever its input (its code, runtime and allocator): the
+/// README's formula's base.
+const BASE: u64 = 24 * MIB;
+
+/// The decompression bombs: a gzip of 2 GB of zeros (a line without end), and a gzip of 20 M
+/// identical lines of one goal, as actual sets and as predictions, under every command that
+/// reads them, with `--memory` 16M and 64M: each is refused (exit 2, or trec_eval's 4 for a
+/// repeated lemma) with its place and the limit named, nothing printed, at a peak RSS within
+/// --memory and a tenth plus the program's base (24 MiB), whatever its size once decompressed.
+/// A repeated lemma is found as the lines arrive (line 2), not once the goal is held; a goal of
+/// distinct lines is refused once its lines take half of --memory.
+#[test]
+fn decompression_bombs_stay_within_the_memory_budget() {
+    let dir = tempdir();
+    let zeros = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let block = vec![0u8; 1 << 20];
+        for _ in 0..2048 {
+            e.write_all(&block).unwrap();
+        }
+        write(dir.path(), "zeros.gz", e.finish().unwrap())
+    };
+    let dup_q = write(
+        dir.path(),
+        "dup.qrels.gz",
+        gzip_of_lines(b"g 0 a 1\n", 20_000_000),
+    );
+    let dup_r = write(
+        dir.path(),
+        "dup.run.gz",
+        gzip_of_lines(b"g Q0 a 1 1 r\n", 20_000_000),
+    );
+    let q = write(dir.path(), "q", "g 0 a 1\n");
+    let r = write(dir.path(), "r", "g Q0 a 1 1 r\n");
+    let report = dir.path().join("report.html");
+    let report = report.to_str().unwrap();
+    for (memory, budget) in [("16M", 16 * MIB), ("64M", 64 * MIB)] {
+        let half = format!("{} MiB", budget / 2 / MIB);
+        let line = format!("a line longer than {half}");
+        let limit = format!("half of --memory, {} MiB", budget / MIB);
+        let goal = format!(":1: goal `g` takes more than {half} of lines");
+        let repeat = ":2: lemma `a` appears twice for goal `g` (first at line 1)";
+        let cases: Vec<(Vec<&str>, &str, Vec<&str>)> = vec![
+            (vec!["eval", &zeros, &r], &zeros, vec![&line, &limit]),
+            (vec!["eval", &q, &zeros], &zeros, vec![&line, &limit]),
+            (vec!["trec_eval", &zeros, &r], &zeros, vec![&line, &limit]),
+            (vec!["curve", &zeros, &r], &zeros, vec![&line, &limit]),
+            (vec!["eval", &dup_q, &r], &dup_q, vec![repeat]),
+            (vec!["trec_eval", &dup_q, &r], &dup_q, vec![repeat]),
+            (vec!["curve", &dup_q, &r], &dup_q, vec![repeat]),
+            (
+                vec!["report", &dup_q, &r, "-o", report],
+                &dup_q,
+                vec![repeat],
+            ),
+            (vec!["trec_eval", &q, &dup_r], &dup_r, vec![repeat]),
+            (
+                vec!["eval", &q, &dup_r, "--duplicates", "error"],
+                &dup_r,
+                vec![repeat],
+            ),
+            (
+                vec!["eval", &q, &dup_r],
+                &dup_r,
+                vec![&goal, &limit, "pass a larger --memory"],
+            ),
+            (vec!["curve", &q, &dup_r], &dup_r, vec![&goal, &limit]),
+            (
+                vec!["curve", &q, &dup_r, "--pooled"],
+                &dup_r,
+                vec![&goal, &limit],
+            ),
+            (
+                vec!["report", &q, &dup_r, "-o", report],
+                &dup_r,
+                vec![&goal, &limit],
+            ),
+        ];
+        for (mut args, file, wants) in cases {
+            args.extend(["--memory", memory]);
+            let ran = run(&args);
+            let ctx = args.join(" ");
+            // trec_eval's code for a lemma ranked twice; a qrels line twice is bad input (2).
+            let code = if args[0] == "trec_eval" && file == dup_r {
+                4
+            } else {
+                2
+            };
+            assert_eq!(ran.status.code(), Some(code), "{ctx}: {}", ran.err);
+            assert!(
+                ran.err.contains(&format!("lemma-eval: error: {file}")),
+                "{ctx}: {}",
+                ran.err
+            );
+            for w in wants {
+                assert!(ran.err.contains(w), "{ctx}: `{w}` not in {}", ran.err);
+            }
+            // No number (`curve --pooled` writes its header first).
+            assert!(ran.out.lines().count() <= 1, "{ctx}: {}", ran.out);
+            let bound = BASE + budget + budget / 10;
+            eprintln!(
+                "{ctx}: peak RSS {} MiB, bound {} MiB",
+                ran.peak / MIB,
+                bound / MIB
+            );
+            assert!(
+                ran.peak <= bound,
+                "{ctx}: peak RSS {} MiB over --memory, a tenth and the base",
+                ran.peak / MIB
+            );
+        }
+    }
+    assert!(!Path::new(report).exists());
+}
