@@ -26,6 +26,8 @@ fn bench(c: &mut Criterion) {
         &mut std::fs::File::create(&sq).unwrap(),
         false,
     )
+    .unwrap()
+    .commit()
     .unwrap();
     let (npy, dq, gn, ln) = (
         dir.path().join("m.npy"),

@@ -6,7 +6,7 @@
 //! to the bit) and rows, or the same error (kind, line and message); when they do not, the join
 //! fails too.
 #![no_main]
-use lemma_eval::{EvalError, Evaluator, Predictions};
+use lemma_eval::{EvalError, Evaluator, Job, Predictions};
 use lemma_ingest::{ActualSets, SortedQrels, SpillOptions};
 use libfuzzer_sys::fuzz_target;
 
@@ -63,14 +63,15 @@ fuzz_target!(|data: &[u8]| {
     };
     let joined = sorted.map(|q| {
         q.map(|q| {
-            let ev = builder().spill(spill.clone()).build_joined(q);
+            let builder = builder().spill(spill.clone());
             let mut rows = Vec::new();
             let done = lemma_ingest::open(&rp)
                 .map_err(|e| e.to_string())
                 .and_then(|p| {
-                    (ev.evaluate_with_progress(p, &mut rows, None)).map_err(error_key)
+                    (Job::along(builder, q, Predictions::Text(p)).run(&mut rows, None))
+                        .map_err(error_key)
                 });
-            done.map(|(d, _)| (key(&d.summary), rows))
+            done.map(|d| (key(&d.evaluation.summary), rows))
         })
     });
     // Nothing left behind in the spill directory, whatever the outcome.

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
@@ -445,41 +444,6 @@ class Session:
         return Result(self._native.finish())
 
 
-def _pytrec_name(measure: str) -> str:
-    """A measure as pytrec_eval also spells it, ``base_p1,p2`` for ``base.p1,p2`` (``P_5``,
-    ``ndcg_cut_10``, ``iprec_at_recall_0.10``), in the form trec_eval takes; any other name as it
-    is (an unknown one is then refused by name)."""
-    try:
-        _native.NativeEvaluator.trec_measures([measure])
-        return measure
-    except ValueError:
-        pass
-    m = re.fullmatch(r"(.+?)_([0-9]+(?:\.[0-9]+)?(?:,[0-9]+(?:\.[0-9]+)?)*)", measure)
-    if m is None:
-        return measure
-    dotted = f"{m.group(1)}.{m.group(2)}"
-    try:
-        _native.NativeEvaluator.trec_measures([dotted])
-        return dotted
-    except ValueError:
-        return measure
-
-
-def _merge_parameters(measures: Iterable[str]) -> List[str]:
-    """pytrec_eval's reading of a set of measures: the parameters of one measure given in
-    several elements are taken together (``{"P.5", "P.10"}`` is ``P.5,10``), where trec_eval's
-    command line keeps the first ``-m`` with parameters. A bare name stays as it is when no
-    element gives it parameters."""
-    params: Dict[str, List[str]] = {}
-    for m in sorted(set(measures)):
-        base, dot, rest = m.partition(".")
-        got = params.setdefault(base, [])
-        for p in rest.split(",") if dot else []:
-            if p not in got:
-                got.append(p)
-    return [f"{b}.{','.join(p)}" if p else b for b, p in params.items()]
-
-
 class RelevanceEvaluator:
     """pytrec_eval's ``RelevanceEvaluator``: ``evaluate(run)`` returns ``{goal: {measure:
     value}}`` with trec_eval 9.0.8's values, for the goals of the run that have judgments.
@@ -494,8 +458,9 @@ class RelevanceEvaluator:
     ) -> None:
         if judged_docs_only_flag:
             raise ValueError("judged_docs_only_flag is not supported")
-        measures = [_pytrec_name(m) for m in measures]
-        pairs = _native.NativeEvaluator.trec_measures(_merge_parameters(measures))
+        # pytrec_eval's reading of the names (P_5 spellings, parameters taken together): the
+        # engine's.
+        pairs = _native.NativeEvaluator.pytrec_measures([str(m) for m in measures])
         native = [n for _, n in pairs if n is not None]
         self._ev = _evaluator(
             query_relevance,

@@ -78,7 +78,11 @@ fn pythonic(message: &str) -> String {
             let word = &value[..len];
             if word.is_empty() || word == "FILE" || word == "STORE" {
                 // A placeholder for a path reads as nothing after the `=`.
-                rest = if word.is_empty() { after } else { &value[len..] };
+                rest = if word.is_empty() {
+                    after
+                } else {
+                    &value[len..]
+                };
             } else {
                 if word.chars().all(|c| c.is_ascii_lowercase()) {
                     out.push_str(&format!("\"{word}\""));
@@ -619,13 +623,7 @@ impl NativeEvaluator {
             threads,
         )?;
         if trec9 {
-            b = b
-                .order(OrderMode::Score)
-                .missing(MissingMode::Skip)
-                .zero_relevant(ZeroRelMode::Evaluate)
-                .interpolation(Interpolation::Trec9)
-                .f32_scores(true)
-                .duplicates(DuplicateMode::Error);
+            b = b.trec_eval(trec::TrecVersion::V9, false);
         }
         let actual = if let Ok(d) = actual.cast::<PyDict>() {
             ActualInput::Sets(std::sync::Arc::new(guarded(|| actual_from_dict(d))?))
@@ -791,16 +789,28 @@ impl NativeEvaluator {
     #[staticmethod]
     fn trec_measures(measures: Vec<String>) -> PyResult<Vec<(String, Option<String>)>> {
         let tm = trec::resolve(&measures).map_err(|e| PyValueError::new_err(e.message))?;
-        Ok(tm
-            .into_iter()
-            .map(|m| (m.name.to_string(), m.measure.map(|x| x.to_string())))
-            .collect())
+        Ok(trec_pairs(tm))
+    }
+
+    /// [`NativeEvaluator::trec_measures`] of a set of names as pytrec_eval reads them
+    /// ([`trec::resolve_pytrec`]: `P_5` spellings, parameters of one measure taken together).
+    #[staticmethod]
+    fn pytrec_measures(measures: Vec<String>) -> PyResult<Vec<(String, Option<String>)>> {
+        let tm = trec::resolve_pytrec(&measures).map_err(|e| PyValueError::new_err(e.message))?;
+        Ok(trec_pairs(tm))
     }
 }
 
 /// The shards a partial merge lacks: per predictions file, its name, length, fingerprint, shard
 /// count and the missing ranges of shards.
 type Lacking = Vec<(String, u64, u64, u64, Vec<(u64, u64)>)>;
+
+/// Each printed name with the measure behind it.
+fn trec_pairs(tm: Vec<trec::TrecMeasure>) -> Vec<(String, Option<String>)> {
+    tm.into_iter()
+        .map(|m| (m.name.to_string(), m.measure.map(|x| x.to_string())))
+        .collect()
+}
 
 /// Merges travelling summaries (from `summary_bytes()` or `--summary-out`) into one result, with
 /// the command's checks (`Partial::merge_all`: each part named `parts[i]`); `keys` names the

@@ -7,10 +7,11 @@ use crate::{matrix_arg, outcome, panic_text, py_err, value_err, Outcome};
 use lemma_eval::output::warnings;
 use lemma_eval::{DenseLemmas, EvalError, Evaluation, GoalRow, Partial, Sink, SummaryOnly};
 use lemma_ingest::Names;
+use lemma_par::{Feeder, Work};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use std::sync::mpsc;
+use std::sync::Mutex;
 
 /// Goals pushed one at a time (scored pairs, ranked names, rows of a score matrix).
 #[pyclass(module = "lemma_eval._native")]
@@ -114,13 +115,13 @@ impl NativeSession {
 
     /// A whole `{goal: {lemma: score}}` dict (pytrec_eval's run). Two stages at once: this
     /// thread reads the dict (it needs the GIL), copying each goal's names into one buffer (no
-    /// allocation per name); a second thread evaluates the goals read before (no GIL).
+    /// allocation per name); the evaluator's threads evaluate the goals read before (no GIL).
     fn push_scored_dict(&mut self, py: Python<'_>, run: &Bound<'_, PyDict>) -> PyResult<()> {
         let session = self.session.take().ok_or_else(|| self.finished())?;
-        let per_goal = self.per_goal;
         // Goals travel in numbered batches (fewer hand-overs between the threads) to the
         // evaluating threads (the evaluator's thread count), each with a session of its own,
-        // merged at the end; rows and the first error are put back in the dict's order.
+        // merged at the end; rows and the first error come back in the dict's order
+        // (`lemma_par::Ordered::feed`).
         let workers = session.evaluator().options().threads.max(1);
         let mut sessions = vec![session];
         for _ in 1..workers {
@@ -129,63 +130,24 @@ impl NativeSession {
                 Err(e) => return Err(self.fail(py_err(e))),
             }
         }
-        let (tx, rx) = mpsc::sync_channel::<(u64, Vec<ScoredGoal>)>(2 * workers + 2);
-        let rx = std::sync::Mutex::new(rx);
-        let (back_tx, back_rx) = mpsc::channel::<Vec<ScoredGoal>>();
-        // Set by a worker at its error: the reader stops handing over batches.
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        type Placed<T> = ((u64, usize), T);
-        let (read, evaluated) = std::thread::scope(|scope| {
-            let handles: Vec<_> = sessions
-                .into_iter()
-                .map(|mut session| {
-                    let (rx, back_tx, stop) = (&rx, back_tx.clone(), &stop);
-                    scope.spawn(move || {
-                        let mut rows: Vec<Placed<GoalRow>> = Vec::new();
-                        let mut error: Option<Placed<EvalError>> = None;
-                        // One taker at a time; the lock is let go before the batch is evaluated.
-                        let next = || rx.lock().ok().and_then(|r| r.recv().ok());
-                        while let Some((seq, mut batch)) = next() {
-                            for (k, g) in batch.iter_mut().enumerate() {
-                                match session.push_scored_joined(&g.goal, &mut g.names, &g.scored) {
-                                    Ok(p) => {
-                                        if let (true, Some(v)) = (per_goal, p.values()) {
-                                            let row = GoalRow {
-                                                goal: g.goal.clone(),
-                                                values: v.to_vec(),
-                                                empty: false,
-                                            };
-                                            rows.push(((seq, k), row));
-                                        }
-                                    }
-                                    Err(e) => {
-                                        error = Some(((seq, k), e));
-                                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-                                        break;
-                                    }
-                                }
-                            }
-                            let _ = back_tx.send(batch);
-                            if error.is_some() {
-                                // The reader may be waiting to hand over a batch (the channel
-                                // is bounded): taken and dropped until it sees the flag and
-                                // closes the channel, so that it never waits on stopped workers.
-                                while let Some((_, b)) = next() {
-                                    let _ = back_tx.send(b);
-                                }
-                                break;
-                            }
-                        }
-                        (session, rows, error)
-                    })
-                })
-                .collect();
-            drop(back_tx);
+        let job = ScoredBatches {
+            sessions: Mutex::new(sessions),
+            per_goal: self.per_goal,
+        };
+        // Spent batches, back from the workers for the reading to fill again.
+        let spare: Mutex<Vec<Vec<ScoredGoal>>> = Mutex::new(Vec::new());
+        let mut rows: Vec<GoalRow> = Vec::new();
+        let consume = |done: Evaluated| {
+            spare.lock().expect("spare").push(done.batch);
+            rows.extend(done.rows);
+            done.error.map_or(Ok(()), Err)
+        };
+        let produce = |feeder: &mut Feeder<'_, Vec<ScoredGoal>, Evaluated, _, EvalError>| {
             // A panic while the dict is read (another thread changed it) ends the reading as an
-            // error, so that the channel is closed and the workers end.
+            // error.
             let read = crate::guarded(|| -> PyResult<()> {
                 let mut batch: Vec<ScoredGoal> = Vec::new();
-                let (mut used, mut seq) = (0, 0u64);
+                let mut used = 0;
                 for e in crate::dicts::dict_entries(run)? {
                     let (goal, scored) = e?;
                     if used == batch.len() {
@@ -198,45 +160,38 @@ impl NativeSession {
                         // Ctrl-C while a large dict is read.
                         py.check_signals()?;
                         batch.truncate(used);
-                        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-                            return Ok(()); // a worker stopped at an error: it says which
+                        let next = spare.lock().expect("spare").pop().unwrap_or_default();
+                        if !feeder.push(std::mem::replace(&mut batch, next)) {
+                            return Ok(()); // a goal's error: the evaluation says which
                         }
-                        let next = back_rx.try_recv().unwrap_or_default();
-                        if tx.send((seq, std::mem::replace(&mut batch, next))).is_err() {
-                            return Ok(());
-                        }
-                        seq += 1;
                         used = 0;
                     }
                 }
                 batch.truncate(used);
                 if !batch.is_empty() {
-                    let _ = tx.send((seq, batch));
+                    feeder.push(batch);
                 }
                 Ok(())
             });
-            drop(tx);
-            let evaluated: Vec<_> = py.detach(|| handles.into_iter().map(|h| h.join()).collect());
-            (read, evaluated)
-        });
-        let mut merged: Option<lemma_eval::Session> = None;
-        let mut rows: Vec<Placed<GoalRow>> = Vec::new();
-        let mut first_error: Option<Placed<EvalError>> = None;
-        let mut panicked = None;
-        for e in evaluated {
-            let (session, r, error) = match e {
-                Ok(v) => v,
-                Err(p) => {
-                    panicked = Some(panic_text(&*p));
-                    continue;
-                }
-            };
-            rows.extend(r);
-            if let Some(e) = error {
-                if first_error.as_ref().is_none_or(|f| e.0 < f.0) {
-                    first_error = Some(e);
-                }
+            // The goals still being evaluated, waited for without the GIL.
+            py.detach(|| feeder.finish());
+            read
+        };
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            lemma_par::Ordered::new(workers).feed(&job, produce, consume)
+        }));
+        let (sessions, evaluated) = match ran {
+            Ok(r) => r,
+            Err(p) => {
+                return Err(self.fail(PyRuntimeError::new_err(format!(
+                    "lemma-eval failed inside the evaluation (a bug; please report it): {}",
+                    panic_text(&*p)
+                ))))
             }
+        };
+        let mut merged: Option<lemma_eval::Session> = None;
+        let mut merge_error = None;
+        for session in sessions.into_iter().flatten() {
             match &mut merged {
                 None => merged = Some(session),
                 Some(m) => {
@@ -249,24 +204,22 @@ impl NativeSession {
                             },
                             e => e,
                         };
-                        first_error.get_or_insert(((u64::MAX, 0), e));
+                        merge_error.get_or_insert(e);
                     }
                 }
             }
         }
-        if let Some(p) = panicked {
-            return Err(self.fail(PyRuntimeError::new_err(format!(
-                "lemma-eval failed inside the evaluation (a bug; please report it): {p}"
-            ))));
-        }
-        if let Some((_, e)) = first_error {
+        let read = match evaluated {
+            Err(e) => return Err(self.fail(py_err(e))),
+            Ok(read) => read,
+        };
+        if let Some(e) = merge_error {
             return Err(self.fail(py_err(e)));
         }
         if let Err(e) = read {
             return Err(self.fail(e));
         }
-        rows.sort_by_key(|(at, _)| *at);
-        self.rows.extend(rows.into_iter().map(|(_, r)| r));
+        self.rows.extend(rows);
         self.session = merged;
         Ok(())
     }
@@ -458,5 +411,62 @@ impl NativeSession {
             warned,
             Vec::new(),
         ))
+    }
+}
+
+/// [`NativeSession::push_scored_dict`]'s evaluating side: batches of a dict's goals, each worker
+/// pushing them into a session of its own.
+struct ScoredBatches {
+    /// A session for each worker.
+    sessions: Mutex<Vec<lemma_eval::Session>>,
+    per_goal: bool,
+}
+
+/// A batch evaluated: its buffers (to be filled again), its rows, the error it stopped at.
+struct Evaluated {
+    batch: Vec<ScoredGoal>,
+    rows: Vec<GoalRow>,
+    error: Option<EvalError>,
+}
+
+impl Work for ScoredBatches {
+    type Worker = Option<lemma_eval::Session>;
+    type Unit = Vec<ScoredGoal>;
+    type Output = Evaluated;
+    type Done = Option<lemma_eval::Session>;
+
+    fn worker(&self) -> Self::Worker {
+        self.sessions.lock().expect("sessions").pop()
+    }
+
+    fn run(&self, session: &mut Self::Worker, _: u64, mut batch: Vec<ScoredGoal>) -> Evaluated {
+        let session = session.as_mut().expect("a session for each worker");
+        let (mut rows, mut error) = (Vec::new(), None);
+        for g in batch.iter_mut() {
+            match session.push_scored_joined(&g.goal, &mut g.names, &g.scored) {
+                Ok(p) => {
+                    if let (true, Some(v)) = (self.per_goal, p.values()) {
+                        rows.push(GoalRow {
+                            goal: g.goal.clone(),
+                            values: v.to_vec(),
+                            empty: false,
+                        });
+                    }
+                }
+                Err(e) => {
+                    error = Some(e);
+                    break;
+                }
+            }
+        }
+        Evaluated { batch, rows, error }
+    }
+
+    fn failed(done: &Evaluated) -> bool {
+        done.error.is_some()
+    }
+
+    fn finish(&self, session: Self::Worker) -> Self::Done {
+        session
     }
 }

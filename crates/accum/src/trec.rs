@@ -616,3 +616,109 @@ mod tests {
         );
     }
 }
+
+/// Whether `s` is a parameter list as pytrec_eval spells it after an underscore: numbers (digits,
+/// one optional point followed by digits) separated by commas (`5`, `0.10`, `5,10`).
+fn is_pytrec_params(s: &str) -> bool {
+    !s.is_empty()
+        && s.split(',').all(|p| {
+            let (int, frac) = p.split_once('.').unwrap_or((p, "0"));
+            !int.is_empty()
+                && !frac.is_empty()
+                && int.bytes().all(|b| b.is_ascii_digit())
+                && frac.bytes().all(|b| b.is_ascii_digit())
+        })
+}
+
+/// A measure as trec_eval takes it, from a name as pytrec_eval also spells it: `base_params` for
+/// `base.params` (`P_5`, `ndcg_cut_10`, `iprec_at_recall_0.10`: the first underscore followed by a
+/// parameter list only). A name trec_eval takes as it is, or that has no such spelling, is kept.
+pub fn pytrec_name(measure: &str) -> String {
+    if resolve(&[measure]).is_ok() {
+        return measure.to_string();
+    }
+    for (at, _) in measure.match_indices('_') {
+        let (base, params) = (&measure[..at], &measure[at + 1..]);
+        if !base.is_empty() && is_pytrec_params(params) {
+            let dotted = format!("{base}.{params}");
+            if resolve(&[&dotted]).is_ok() {
+                return dotted;
+            }
+            break;
+        }
+    }
+    measure.to_string()
+}
+
+/// pytrec_eval's reading of a set of measure names (its `RelevanceEvaluator`): each as
+/// [`pytrec_name`] reads it; the parameters one measure is given in several names are taken
+/// together (`{"P.5", "P.10"}` is `P.5,10`, where trec_eval's command line keeps the first `-m`
+/// with parameters), in byte order of the names; a bare name stays bare when no name gives it
+/// parameters. Then [`resolve`]d.
+pub fn resolve_pytrec<S: AsRef<str>>(names: &[S]) -> Result<Vec<TrecMeasure>, TrecMeasureError> {
+    let mut spelled: Vec<String> = names.iter().map(|n| pytrec_name(n.as_ref())).collect();
+    spelled.sort();
+    spelled.dedup();
+    let mut merged: Vec<(String, Vec<String>)> = Vec::new();
+    for m in &spelled {
+        let (base, params) = match m.split_once('.') {
+            Some((b, p)) => (b, Some(p)),
+            None => (m.as_str(), None),
+        };
+        let at = match merged.iter().position(|(b, _)| b == base) {
+            Some(i) => i,
+            None => {
+                merged.push((base.to_string(), Vec::new()));
+                merged.len() - 1
+            }
+        };
+        for p in params.into_iter().flat_map(|p| p.split(',')) {
+            if !merged[at].1.iter().any(|q| q == p) {
+                merged[at].1.push(p.to_string());
+            }
+        }
+    }
+    let args: Vec<String> = merged
+        .into_iter()
+        .map(|(b, p)| match p.is_empty() {
+            true => b,
+            false => format!("{b}.{}", p.join(",")),
+        })
+        .collect();
+    resolve(&args)
+}
+
+#[cfg(test)]
+mod pytrec_tests {
+    use super::*;
+
+    #[test]
+    fn pytrec_spellings_read_as_trec_eval_names() {
+        assert_eq!(pytrec_name("P_5"), "P.5");
+        assert_eq!(pytrec_name("ndcg_cut_10"), "ndcg_cut.10");
+        assert_eq!(pytrec_name("iprec_at_recall_0.10"), "iprec_at_recall.0.10");
+        assert_eq!(pytrec_name("P.5,10"), "P.5,10");
+        assert_eq!(pytrec_name("map"), "map");
+        assert_eq!(pytrec_name("set_F"), "set_F");
+        assert_eq!(pytrec_name("no_such_5"), "no_such_5");
+        assert_eq!(pytrec_name("P_x"), "P_x");
+    }
+
+    #[test]
+    fn parameters_of_one_measure_are_taken_together() {
+        let names = |ms: &[&str]| -> Vec<String> {
+            resolve_pytrec(ms)
+                .unwrap()
+                .into_iter()
+                .map(|m| m.name)
+                .collect()
+        };
+        assert_eq!(names(&["P.5", "P_10", "map"]), ["map", "P_5", "P_10"]);
+        assert_eq!(names(&["P", "P.5"]), ["P_5"]);
+        assert_eq!(
+            names(&["ndcg_cut_10", "ndcg_cut.5"]),
+            ["ndcg_cut_5", "ndcg_cut_10"]
+        );
+        assert!(resolve_pytrec(&["nope"]).is_err());
+    }
+}

@@ -1,20 +1,26 @@
 //! `lemma-eval`: evaluate ranked premise predictions against the lemmas actually used.
 
 //!
-//! A thin layer over the `lemma-eval` library: argument parsing, progress bars, logging, exit
-//! codes, and where the output goes.
+//! A thin layer over the `lemma-eval` library: the arguments parsed here, each command's call of
+//! the library in `eval.rs`, `curve.rs` and `gen.rs`, where outputs go and how errors end the
+//! process in `out.rs`.
+
+mod curve;
+mod eval;
+mod gen;
+mod out;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use lemma_accum::Interpolation;
-use lemma_eval::output::{counts_text, report_text, OutFormat, Writer};
-use lemma_eval::trec::{self, TrecOptions, TrecVersion};
+use lemma_eval::output::{CurveFormat, OutFormat};
+use lemma_eval::trec::TrecVersion;
 use lemma_eval::{
-    DuplicateMode, EvalError, Evaluator, Job, MatrixNames, MissingMode, OrderMode, Partial,
-    PredictedInput, RankingOptions, RowFn, Sink, SummaryOnly, TieMode, ZeroRelMode,
+    Choice, DuplicateMode, Evaluator, MissingMode, OrderMode, RankingOptions, TieMode,
 };
-use lemma_ingest::{ActualSets, SpillOptions};
-use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use lemma_ingest::SpillOptions;
+use out::Fail;
+use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Parser)]
@@ -55,6 +61,9 @@ enum Cmd {
         /// The store.
         store: PathBuf,
     },
+    /// Read a LeanDojo corpus.jsonl and print what it holds and what reading it cost.
+    #[command(hide = true)]
+    ReadCorpus { corpus: PathBuf },
     /// Measure how fast this machine reads a file: a plain pass summing it as u32 words (mapped).
     #[command(hide = true)]
     ReadRate {
@@ -78,7 +87,7 @@ struct ReportArgs {
     scoring: Scoring,
     #[command(flatten)]
     memory: MemoryArg,
-    /// Write the page here (atomically: nothing partial is left on error); default stdout.
+    /// Write the page here (atomically: nothing partial is left on error); default stdout, as `-`.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
 }
@@ -117,14 +126,16 @@ struct CurveArgs {
     /// Recall levels of the macro-averaged curve: 0, 1/(N-1), ..., 1.
     #[arg(long, default_value_t = 11, value_parser = clap::value_parser!(u32).range(2..=100_001))]
     points: u32,
-    #[arg(long, value_enum, default_value = "tsv")]
+    #[arg(long, value_parser = choice::<CurveFormat>(), default_value = "tsv")]
     format: CurveFormat,
-    /// Also draw the curves, every run on one chart, as an SVG picture written here.
+    /// Also draw the curves, every run on one chart, as an SVG picture written here (`-`: stdout,
+    /// then with -o FILE).
     #[arg(long)]
     plot: Option<PathBuf>,
     #[command(flatten)]
     scoring: Scoring,
-    /// Write the output here (atomically: nothing partial is left on error).
+    /// Write the output here (atomically, with the command's other outputs: nothing partial is
+    /// left on error); `-` is stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
 }
@@ -142,8 +153,8 @@ struct Scoring {
     #[command(flatten)]
     ranking: RankingArgs,
     /// Relevant count needed at a recall level (the macro curve's IPrec).
-    #[arg(long, value_enum, default_value = "textbook")]
-    interpolation: Interp,
+    #[arg(long, value_parser = choice::<Interpolation>(), default_value = "textbook")]
+    interpolation: Interpolation,
     /// Worker threads (default: all cores), also those that read the actual sets.
     #[arg(long)]
     threads: Option<usize>,
@@ -152,27 +163,17 @@ struct Scoring {
 impl Scoring {
     /// Worker threads: as given, or all cores.
     fn threads(&self) -> usize {
-        self.threads
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        self.threads.unwrap_or_else(lemma_eval::default_threads)
     }
 
     /// An evaluator's builder with these settings (measures to be named).
     fn builder(&self) -> lemma_eval::EvaluatorBuilder {
         Evaluator::builder()
             .relevance_level(self.relevance_level)
-            .interpolation(self.interpolation.into())
+            .interpolation(self.interpolation)
             .ranking((&self.ranking).into())
             .threads(self.threads())
     }
-}
-
-/// Formats of `curve`.
-#[derive(Copy, Clone, ValueEnum, PartialEq, Eq)]
-enum CurveFormat {
-    /// A header line, then one point per line, tab-separated, full precision.
-    Tsv,
-    /// One JSON object.
-    Json,
 }
 
 #[derive(Args)]
@@ -180,9 +181,10 @@ struct MergeArgs {
     /// Summary files, one per shard (`eval --summary-out`).
     #[arg(required = true)]
     summaries: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value = "table")]
-    format: FormatArg,
-    /// Write the output here (atomically: nothing partial is left on error).
+    #[arg(long, value_parser = choice::<OutFormat>(), default_value = "table")]
+    format: OutFormat,
+    /// Write the output here (atomically, with the command's other outputs: nothing partial is
+    /// left on error); `-` is stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
     /// No report on stderr.
@@ -214,22 +216,22 @@ struct RankingArgs {
     #[arg(long)]
     depth: Option<u64>,
     /// Ranking order (default: score for TREC runs, file for JSONL).
-    #[arg(long, value_enum)]
-    order: Option<Order>,
-    /// Equal scores: trec (name descending), group (tie groups: no measure depends on their order), file.
-    #[arg(long, value_enum, default_value = "trec")]
-    ties: TiesArg,
-    /// A lemma repeated in one goal: keep the first, or stop with an error.
-    #[arg(long, value_enum, default_value = "first")]
-    duplicates: Dups,
+    #[arg(long, value_parser = choice::<OrderMode>())]
+    order: Option<OrderMode>,
+    /// Equal scores under score order.
+    #[arg(long, value_parser = choice::<TieMode>(), default_value = "trec")]
+    ties: TieMode,
+    /// A lemma repeated in one goal.
+    #[arg(long, value_parser = choice::<DuplicateMode>(), default_value = "first")]
+    duplicates: DuplicateMode,
 }
 
 impl From<&RankingArgs> for RankingOptions {
     fn from(a: &RankingArgs) -> RankingOptions {
         let mut r = RankingOptions::default();
-        r.order = a.order.map(OrderMode::from);
-        r.ties = a.ties.into();
-        r.duplicates = a.duplicates.into();
+        r.order = a.order;
+        r.ties = a.ties;
+        r.duplicates = a.duplicates;
         r.depth = a.depth;
         r
     }
@@ -282,10 +284,10 @@ struct GenArgs {
     /// a binary store (and qrels), or a .npy matrix (and qrels and name lists).
     #[arg(long, value_enum, default_value = "trec")]
     format: GenFormat,
-    /// Where to write the qrels.
+    /// Where to write the qrels (`-`: stdout, for one output only).
     #[arg(long)]
     qrels: PathBuf,
-    /// Where to write the run (trec), the store (store) or the matrix (npy).
+    /// Where to write the run (trec), the store (store, a file) or the matrix (npy).
     #[arg(long)]
     run: PathBuf,
     /// store: also store each ranking's scores (f32).
@@ -297,105 +299,24 @@ struct GenArgs {
     /// npy: where to write the lemma names (one per line, the matrix's columns).
     #[arg(long)]
     lemma_names: Option<PathBuf>,
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum Order {
-    Score,
-    File,
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum TiesArg {
-    Trec,
-    Group,
-    File,
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum Dups {
-    First,
-    Error,
-}
-
-impl From<Order> for OrderMode {
-    fn from(o: Order) -> Self {
-        match o {
-            Order::Score => OrderMode::Score,
-            Order::File => OrderMode::File,
-        }
-    }
-}
-
-impl From<TiesArg> for TieMode {
-    fn from(t: TiesArg) -> Self {
-        match t {
-            TiesArg::Trec => TieMode::Trec,
-            TiesArg::Group => TieMode::Group,
-            TiesArg::File => TieMode::File,
-        }
-    }
-}
-
-impl From<Dups> for DuplicateMode {
-    fn from(d: Dups) -> Self {
-        match d {
-            Dups::First => DuplicateMode::First,
-            Dups::Error => DuplicateMode::Error,
-        }
-    }
-}
-
-/// Output formats (the library's [`OutFormat`]).
-#[derive(Copy, Clone, ValueEnum)]
-enum FormatArg {
-    /// Aligned columns for people.
-    Table,
-    /// `goal<TAB>measure<TAB>value`, full precision, goal `all` for the aggregate.
-    Tsv,
-    /// One JSON object.
-    Json,
-    /// trec_eval's line format.
-    Trec,
-}
-
-impl From<FormatArg> for OutFormat {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Table => OutFormat::Table,
-            FormatArg::Tsv => OutFormat::Tsv,
-            FormatArg::Json => OutFormat::Json,
-            FormatArg::Trec => OutFormat::Trec,
-        }
-    }
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum Missing {
-    Zero,
-    Skip,
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum Interp {
-    Textbook,
-    Trec10,
-    Trec9,
-}
-
-impl From<Interp> for Interpolation {
-    fn from(i: Interp) -> Interpolation {
-        match i {
-            Interp::Textbook => Interpolation::Textbook,
-            Interp::Trec10 => Interpolation::Trec10,
-            Interp::Trec9 => Interpolation::Trec9,
-        }
-    }
+    /// A LeanDojo-shaped library instead: its corpus.jsonl written here, the actual sets as JSONL
+    /// (to --qrels) with each goal's file_path, theorem and theorem_pos, and a TREC run (or, with
+    /// --format npy, a score matrix over every premise) ranking premises regardless of access.
+    /// --universe counts the premises, --goals the tactic states.
+    #[arg(long, value_name = "FILE")]
+    corpus: Option<PathBuf>,
+    /// With --corpus: the library's files (default: one per 50 premises).
+    #[arg(long, requires = "corpus")]
+    files: Option<u64>,
+    /// With --corpus: share of goals whose used premises include an inaccessible one.
+    #[arg(long, default_value_t = 0.0, requires = "corpus")]
+    inaccessible_gold: f64,
 }
 
 #[derive(Args)]
 struct Common {
-    /// Write the output here (atomically: nothing partial is left on error).
+    /// Write the output here (atomically, with the command's other outputs: nothing partial is
+    /// left on error); `-` is stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
     /// Worker threads (default: all cores), also those that read the actual sets.
@@ -458,11 +379,11 @@ struct EvalArgs {
     /// Print one row per goal before the summary.
     #[arg(long)]
     per_goal: bool,
-    #[arg(long, value_enum, default_value = "table")]
-    format: FormatArg,
-    /// Goals with an actual set but no predictions: evaluated as empty (zero) or skipped.
-    #[arg(long, value_enum, default_value = "zero")]
-    missing: Missing,
+    #[arg(long, value_parser = choice::<OutFormat>(), default_value = "table")]
+    format: OutFormat,
+    /// Goals with an actual set but no predictions.
+    #[arg(long, value_parser = choice::<MissingMode>(), default_value = "zero")]
+    missing: MissingMode,
     /// A lemma is relevant when its grade is at least this.
     #[arg(
         long = "relevance-level",
@@ -483,8 +404,8 @@ struct EvalArgs {
     #[command(flatten)]
     memory: MemoryArg,
     /// Relevant count needed at a recall level for IPrec/AP11.
-    #[arg(long, value_enum, default_value = "textbook")]
-    interpolation: Interp,
+    #[arg(long, value_parser = choice::<Interpolation>(), default_value = "textbook")]
+    interpolation: Interpolation,
     /// Evaluate goals with no relevant lemma (R = 0) as all zeros instead of skipping them.
     #[arg(long)]
     keep_zero_relevant: bool,
@@ -507,7 +428,7 @@ struct EvalArgs {
     #[arg(long)]
     names: Option<PathBuf>,
     /// Also write the summary as a file that `lemma-eval merge` combines with other shards'
-    /// (atomically; docs/FORMAT.md).
+    /// (atomically, with -o; docs/FORMAT.md); `-` is stdout, then with -o FILE.
     #[arg(long, value_name = "FILE")]
     summary_out: Option<PathBuf>,
     /// Evaluate shard I of N (1-based) of a plain text PREDICTED: a byte range cut at goal
@@ -530,14 +451,6 @@ fn parse_shard(s: &str) -> Result<(u64, u64), String> {
         return Err(bad());
     }
     Ok((i, n))
-}
-
-#[derive(Copy, Clone, ValueEnum)]
-enum TrecVersionArg {
-    #[value(name = "9")]
-    V9,
-    #[value(name = "10")]
-    V10,
 }
 
 #[derive(Args)]
@@ -566,8 +479,8 @@ struct TrecArgs {
     #[arg(short = 'l', default_value_t = 1, allow_negative_numbers = true)]
     level: i32,
     /// trec_eval version to reproduce.
-    #[arg(long = "trec-version", value_enum, default_value = "10")]
-    version: TrecVersionArg,
+    #[arg(long = "trec-version", value_parser = choice::<TrecVersion>(), default_value = "10")]
+    version: TrecVersion,
     /// Print lemma-eval's report on stderr (trec_eval prints none).
     #[arg(long)]
     report: bool,
@@ -581,71 +494,26 @@ struct TrecArgs {
     common: Common,
 }
 
-/// An error and its exit code.
-struct Fail(u8, String);
-
-impl From<EvalError> for Fail {
-    fn from(e: EvalError) -> Self {
-        Fail(2, e.to_string())
-    }
-}
-
-impl From<lemma_ingest::InputError> for Fail {
-    fn from(e: lemma_ingest::InputError) -> Self {
-        Fail(2, e.to_string())
-    }
-}
-
-/// A memory-mapped input cut short while it is read (a sorted qrels file read along the
-/// predictions, a run read with `--mmap`, a store or a matrix, truncated by another process)
-/// raises SIGBUS when a page past its new end is touched: reported as an error naming the file
-/// (the mapping that holds the faulting address, [`lemma_ingest::describe_fault`]) with exit 2
-/// instead of a crash. An `-o` file is an unnamed temporary file until it is committed, so nothing
-/// partial is left.
-fn report_bus_errors() {
-    extern "C" fn on_bus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
-        const HEAD: &[u8] = b"lemma-eval: error: ";
-        const NAMED: &[u8] = b": changed while it was read (cut short under its memory mapping: \
-            SIGBUS); the evaluation stopped and no -o file was written\n";
-        const UNNAMED: &[u8] = b"an input file was cut short while it was read (a memory-mapped \
-            page past its new end: SIGBUS); the evaluation stopped and no -o file was written\n";
-        let mut name = [0u8; 512];
-        // SAFETY: the kernel's siginfo for this signal; si_addr is meaningful only for a fault
-        // the kernel raised (si_code > 0), not for one sent by kill.
-        let n = unsafe {
-            match info.as_ref() {
-                Some(i) if i.si_code > 0 => {
-                    lemma_ingest::describe_fault(i.si_addr() as usize, &mut name)
-                }
-                _ => 0,
-            }
-        };
-        // SAFETY: write and _exit are async-signal-safe; describe_fault only loads atomics and
-        // copies bytes; the buffers are static or on this stack.
-        unsafe {
-            libc::write(2, HEAD.as_ptr().cast(), HEAD.len());
-            if n > 0 {
-                libc::write(2, name.as_ptr().cast(), n);
-                libc::write(2, NAMED.as_ptr().cast(), NAMED.len());
-            } else {
-                libc::write(2, UNNAMED.as_ptr().cast(), UNNAMED.len());
-            }
-            libc::_exit(2);
-        }
-    }
-    // SAFETY: a zeroed sigaction is valid; the handler calls only async-signal-safe functions.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction =
-            on_bus as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize;
-        sa.sa_flags = libc::SA_SIGINFO;
-        libc::sigemptyset(&mut sa.sa_mask);
-        libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
-    }
+/// The parser of a word option (`--ties group`): the engine's words for it ([`Choice`]), each
+/// with its help, and the value it names. The Python package parses through the same list.
+fn choice<T: Choice + Clone + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
+    use clap::builder::TypedValueParser;
+    let values = T::VALUES
+        .iter()
+        .map(|&(word, help, _)| clap::builder::PossibleValue::new(word).help(help));
+    clap::builder::PossibleValuesParser::new(values)
+        .map(|word: String| T::parse(&word).expect("clap takes only the listed words"))
 }
 
 fn main() -> ExitCode {
-    report_bus_errors();
+    out::report_bus_errors();
+    // Before any other thread starts (they inherit the blocked signals).
+    if let Err(e) = lemma_outfile::remove_temporaries_on_signals() {
+        eprintln!(
+            "lemma-eval: warning: no thread to take SIGINT and SIGTERM ({e}): a signal during \
+             the outputs' commit may leave a temporary file"
+        );
+    }
     // `eval -m`'s long help lists every measure, from the measures' own declarations.
     let help = format!(
         "A measure (repeatable), native or trec_eval's name:\n\n{}",
@@ -665,6 +533,7 @@ fn main() -> ExitCode {
         | Cmd::Convert(_)
         | Cmd::Merge(_)
         | Cmd::Verify { .. }
+        | Cmd::ReadCorpus { .. }
         | Cmd::ReadRate { .. } => 0,
     };
     if verbose > 0 {
@@ -674,896 +543,47 @@ fn main() -> ExitCode {
             .with_env_filter(tracing_subscriber::EnvFilter::new(level))
             .init();
     }
+    let alone = one_output(&cli.cmd);
     let r = match cli.cmd {
-        Cmd::Eval(a) => run_eval(a),
-        Cmd::Curve(a) => run_curve(a),
-        Cmd::Report(a) => run_report(a),
-        Cmd::TrecEval(a) => run_trec(a),
-        Cmd::Merge(a) => run_merge(a),
-        Cmd::Gen(a) => run_gen(a),
-        Cmd::Convert(a) => run_convert(a),
+        Cmd::Eval(a) => eval::run_eval(a),
+        Cmd::Curve(a) => curve::run_curve(a),
+        Cmd::Report(a) => curve::run_report(a),
+        Cmd::TrecEval(a) => eval::run_trec(a),
+        Cmd::Merge(a) => eval::run_merge(a),
+        Cmd::Gen(a) => gen::run_gen(a),
+        Cmd::Convert(a) => eval::run_convert(a),
         Cmd::Verify { store } => lemma_ingest::Store::open(&store)
             .and_then(|s| s.verify())
             .map_err(Fail::from)
             .map(|_| eprintln!("lemma-eval: {}: every checksum matches", store.display())),
-        Cmd::ReadRate { file, threads } => read_rate(&file, threads),
+        Cmd::ReadRate { file, threads } => gen::read_rate(&file, threads),
+        Cmd::ReadCorpus { corpus } => gen::read_corpus(&corpus),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
-        // A closed output pipe: a quiet end (write_fail).
-        Err(Fail(0, _)) => ExitCode::SUCCESS,
+        // A closed pipe on the command's only output: a quiet end (write_fail).
+        Err(Fail(0, _)) if alone => ExitCode::SUCCESS,
         Err(Fail(code, msg)) => {
             let _ = writeln!(std::io::stderr(), "lemma-eval: error: {msg}");
-            ExitCode::from(code)
+            ExitCode::from(if code == 0 { 2 } else { code })
         }
     }
 }
 
-/// Refuses outputs that name an input's file or each other's ([`lemma_outfile::check_distinct`]):
-/// exit 2 before anything is read.
-fn distinct(outputs: &[Option<&Path>], inputs: &[&Path]) -> Result<(), Fail> {
-    let outputs: Vec<&Path> = outputs.iter().flatten().copied().collect();
-    lemma_outfile::check_distinct(&outputs, inputs).map_err(|e| Fail(2, e.to_string()))
-}
-
-/// Where the output goes: stdout, or a file written through [`lemma_outfile::OutFile`] (a regular
-/// file replaced atomically on success, a device or FIFO written in place, nothing left behind on
-/// an error).
-enum Out {
-    Stdout(std::io::BufWriter<std::io::Stdout>),
-    File(std::io::BufWriter<lemma_outfile::OutFile>),
-}
-
-impl Out {
-    fn new(path: Option<&Path>) -> Result<Out, Fail> {
-        match path {
-            None => Ok(Out::Stdout(std::io::BufWriter::with_capacity(
-                1 << 16,
-                std::io::stdout(),
-            ))),
-            Some(p) => {
-                let f = lemma_outfile::OutFile::create(p).map_err(|e| {
-                    Fail(
-                        2,
-                        format!("{}: cannot create the output file: {e}", p.display()),
-                    )
-                })?;
-                Ok(Out::File(std::io::BufWriter::with_capacity(1 << 16, f)))
-            }
-        }
+/// Whether the command writes one output only (stdout, or the file, device or pipe `-o`
+/// names): a closed pipe there ends it quietly. With others (`--summary-out`, `--plot`, `gen`'s
+/// files) a closed pipe is an error and none of them is written.
+fn one_output(cmd: &Cmd) -> bool {
+    match cmd {
+        Cmd::Eval(a) => a.summary_out.is_none(),
+        Cmd::Curve(a) => a.plot.is_none(),
+        Cmd::Gen(_) => false,
+        Cmd::Report(_)
+        | Cmd::TrecEval(_)
+        | Cmd::Merge(_)
+        | Cmd::Convert(_)
+        | Cmd::Verify { .. }
+        | Cmd::ReadCorpus { .. }
+        | Cmd::ReadRate { .. } => true,
     }
-
-    /// What an error message calls this output.
-    fn name(&self) -> String {
-        match self {
-            Out::Stdout(_) => "stdout".into(),
-            Out::File(w) => w.get_ref().path().display().to_string(),
-        }
-    }
-
-    fn writer(&mut self) -> &mut dyn Write {
-        match self {
-            Out::Stdout(w) => w,
-            Out::File(w) => w,
-        }
-    }
-
-    /// Flushes, and for a file commits it (sync and rename, or nothing more for a device).
-    fn commit(self) -> Result<(), Fail> {
-        let name = self.name();
-        match self {
-            Out::Stdout(mut w) => w.flush().map_err(|e| write_fail(&name, e)),
-            Out::File(w) => w
-                .into_inner()
-                .map_err(|e| e.into_error())
-                .and_then(|f| f.commit())
-                .map_err(|e| write_fail(&name, e)),
-        }
-    }
-}
-
-/// An evaluation's error; the row sink's errors are the output's ([`write_fail`]).
-fn eval_fail(out: &str, e: EvalError) -> Fail {
-    match e {
-        EvalError::Sink(e) => write_fail(out, e),
-        e => Fail::from(e),
-    }
-}
-
-/// A failed write to an output: a closed pipe (`... | head`) ends the run quietly with exit 0, as
-/// `cat` and ripgrep do; anything else (a full disk) is an error naming the output.
-/// A writer that keeps the first error it returned.
-struct WriteErrors<'a> {
-    inner: &'a mut dyn Write,
-    error: Option<std::io::Error>,
-}
-
-impl WriteErrors<'_> {
-    fn keep<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
-        r.map_err(|e| {
-            let copy = std::io::Error::new(e.kind(), e.to_string());
-            self.error.get_or_insert(e);
-            copy
-        })
-    }
-}
-
-impl Write for WriteErrors<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let r = self.inner.write(buf);
-        self.keep(r)
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        let r = self.inner.flush();
-        self.keep(r)
-    }
-}
-
-fn write_fail(name: &str, e: std::io::Error) -> Fail {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        Fail(0, String::new())
-    } else {
-        Fail(2, format!("{name}: cannot write: {e}"))
-    }
-}
-
-fn progress_bar(quiet: bool, size: Option<u64>) -> Option<indicatif::ProgressBar> {
-    if quiet || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let size = size.filter(|&s| s >= 64 << 20)?;
-    let pb = indicatif::ProgressBar::new(size);
-    pb.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    Some(pb)
-}
-
-fn run_eval(a: EvalArgs) -> Result<(), Fail> {
-    let mut inputs = vec![a.actual.as_path(), a.predicted.as_path()];
-    inputs.extend(
-        [&a.goal_names, &a.lemma_names, &a.names]
-            .into_iter()
-            .flatten()
-            .map(|p| p.as_path()),
-    );
-    distinct(
-        &[a.common.output.as_deref(), a.summary_out.as_deref()],
-        &inputs,
-    )?;
-    if a.actual == Path::new("-") && a.predicted == Path::new("-") {
-        return Err(Fail(
-            2,
-            "only one of ACTUAL and PREDICTED can be - (stdin)".into(),
-        ));
-    }
-    let mut builder = Evaluator::builder()
-        .relevance_level(a.relevance_level)
-        .interpolation(a.interpolation.into())
-        .ranking((&a.ranking).into())
-        .missing(match a.missing {
-            Missing::Zero => MissingMode::Zero,
-            Missing::Skip => MissingMode::Skip,
-        })
-        .zero_relevant(if a.keep_zero_relevant {
-            ZeroRelMode::Evaluate
-        } else {
-            ZeroRelMode::Skip
-        })
-        .regroup(a.regroup)
-        .spill(a.memory.spill())
-        .universe(a.universe);
-    if let Some(t) = a.common.threads {
-        builder = builder.threads(t);
-    }
-    let mut measures = a.measures.clone();
-    if let Some(t) = a.threshold {
-        if measures.is_empty() {
-            measures.extend(lemma_eval::DEFAULT_MEASURES.iter().map(|m| m.to_string()));
-        }
-        // Names already given are evaluated once (the measures are deduplicated).
-        measures.extend(lemma_eval::curve::threshold_measures(t));
-    }
-    if !measures.is_empty() {
-        builder = builder
-            .measure_names(&measures)
-            .map_err(|e| Fail(2, e.to_string()))?;
-    }
-    let names = match (&a.names, &a.goal_names, &a.lemma_names) {
-        (Some(store), None, None) => Some(MatrixNames::Store(store.clone())),
-        (None, Some(goals), Some(lemmas)) => Some(MatrixNames::Lists {
-            goals: goals.clone(),
-            lemmas: lemmas.clone(),
-        }),
-        (None, None, None) => None,
-        _ => {
-            return Err(Fail(
-                2,
-                "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or --names STORE".into(),
-            ))
-        }
-    };
-    let predicted = match a.shard {
-        Some((index, count)) => PredictedInput::Shard {
-            path: a.predicted.clone(),
-            index,
-            count,
-        },
-        None => PredictedInput::Path(a.predicted.clone()),
-    };
-    let job = Job::new(builder, a.actual.as_path(), predicted)
-        .names(names)
-        .mmap(a.common.mmap)
-        .hold_actual(a.hold_actual)
-        .mergeable(a.summary_out.is_some())
-        .open()?;
-    // Created first: a summary path that cannot be written fails before the evaluation.
-    let summary_out = match &a.summary_out {
-        Some(p) => Some(Out::new(Some(p))?),
-        None => None,
-    };
-    let mut out = Out::new(a.common.output.as_deref())?;
-    let out_name = out.name();
-    let plan = job.plan().clone();
-    let done = {
-        let mut w = Writer::new(out.writer(), a.format.into(), plan.measures());
-        w.begin(a.per_goal).map_err(|e| write_fail(&out_name, e))?;
-        let pb = progress_bar(a.common.quiet, job.size_on_disk());
-        let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
-        let progress = progress.as_ref().map(|p| p as &(dyn Fn(u64) + Sync));
-        let mut per_goal_rows = RowFn(|row| w.row(&row));
-        let sink: &mut dyn Sink = if a.per_goal {
-            &mut per_goal_rows
-        } else {
-            &mut SummaryOnly
-        };
-        let done = job.evaluate(sink, progress);
-        if let Some(pb) = pb {
-            pb.finish_and_clear();
-        }
-        let done = done.map_err(|e| eval_fail(&out_name, e))?;
-        let summary = &done.evaluation.summary;
-        if let Some(t) = a.threshold {
-            w.set_extra(lemma_eval::curve::pooled_at_threshold(t, summary));
-        }
-        w.finish(summary, a.per_goal)
-            .map_err(|e| write_fail(&out_name, e))?;
-        done
-    };
-    if let (Some(mut so), Some(partial)) = (summary_out, &done.partial) {
-        let name = so.name();
-        so.writer()
-            .write_all(&partial.encode())
-            .map_err(|e| write_fail(&name, e))?;
-        so.commit()?;
-    }
-    out.commit()?;
-    if !a.common.quiet {
-        let done_eval = &done.evaluation;
-        eprint!(
-            "lemma-eval: {}\n{}",
-            done.actual_read,
-            report_text(&done_eval.report, &done_eval.summary.counts())
-        );
-    }
-    // The process ends here: freeing the sets would only delay it.
-    std::mem::forget(done.held);
-    Ok(())
-}
-
-fn run_merge(a: MergeArgs) -> Result<(), Fail> {
-    let inputs: Vec<&Path> = a.summaries.iter().map(|p| p.as_path()).collect();
-    distinct(&[a.output.as_deref()], &inputs)?;
-    let read = |p: &Path| -> Result<Partial, Fail> {
-        let bytes =
-            std::fs::read(p).map_err(|e| Fail(2, format!("{}: cannot read: {e}", p.display())))?;
-        Partial::decode(&bytes).map_err(|e| Fail(2, format!("{}: {e}", p.display())))
-    };
-    // One file at a time: of the earlier ones only their names, goals and shards are kept.
-    let mut merger = lemma_eval::PartialMerger::new();
-    for p in &a.summaries {
-        let part = read(p)?;
-        merger
-            .add(&p.display().to_string(), part)
-            .map_err(|e| Fail(2, e.0))?;
-    }
-    let (merged, lacking) = merger
-        .finish(a.partial)
-        .map_err(|e| Fail(2, format!("{e}; --partial merges the shards given")))?;
-    let first = &a.summaries[0];
-    let summary = merged
-        .summary()
-        .map_err(|e| Fail(2, format!("{}: {e}", first.display())))?;
-    let mut out = Out::new(a.output.as_deref())?;
-    let out_name = out.name();
-    let mut w = Writer::new(out.writer(), a.format.into(), merged.measures());
-    // Shards of `eval --threshold T`: the pooled lines one `eval` prints.
-    let pooled: Vec<_> = (lemma_eval::curve::pooled_thresholds(&summary).into_iter())
-        .flat_map(|t| lemma_eval::curve::pooled_at_threshold(t, &summary))
-        .collect();
-    w.set_extra(pooled);
-    w.set_lacking(lacking.clone());
-    w.begin(false).map_err(|e| write_fail(&out_name, e))?;
-    w.finish(&summary, false)
-        .map_err(|e| write_fail(&out_name, e))?;
-    out.commit()?;
-    if !a.quiet {
-        let counts = counts_text(&summary.counts());
-        eprintln!(
-            "lemma-eval: {} summaries merged: {counts}",
-            a.summaries.len()
-        );
-        for l in &lacking {
-            eprintln!(
-                "lemma-eval: lacking {l}: the summary is of the goals the shards given ranked"
-            );
-        }
-    }
-    Ok(())
-}
-
-fn run_trec(a: TrecArgs) -> Result<(), Fail> {
-    distinct(&[a.common.output.as_deref()], &[&a.qrels, &a.run])?;
-    let mut o = TrecOptions::default();
-    o.measures = a.measures.clone();
-    o.per_query = a.per_query;
-    o.complete = a.complete;
-    o.no_summary = a.no_summary;
-    o.max_docs = a.max_docs;
-    o.level = a.level;
-    o.version = match a.version {
-        TrecVersionArg::V9 => TrecVersion::V9,
-        TrecVersionArg::V10 => TrecVersion::V10,
-    };
-    if let Some(t) = a.common.threads {
-        o.threads = t.max(1);
-    }
-    o.mmap = a.common.mmap;
-    o.spill = a.memory.spill();
-    let mut out = Out::new(a.common.output.as_deref())?;
-    let out_name = out.name();
-    // A write error is told apart from the evaluation's own (a closed pipe ends quietly).
-    let mut w = WriteErrors {
-        inner: out.writer(),
-        error: None,
-    };
-    let done = match trec::run_to(&a.qrels, &a.run, &o, &mut w) {
-        Ok(done) => done,
-        Err(e) => match w.error.take() {
-            Some(io) => return Err(write_fail(&out_name, io)),
-            None => return Err(Fail(e.code, e.message)),
-        },
-    };
-    out.commit()?;
-    if !a.common.quiet && a.report {
-        eprint!("{}", report_text(&done.report, &done.summary.counts()));
-    }
-    Ok(())
-}
-
-fn run_gen(a: GenArgs) -> Result<(), Fail> {
-    let outputs = [
-        Some(a.qrels.as_path()),
-        Some(a.run.as_path()),
-        a.goal_names.as_deref(),
-        a.lemma_names.as_deref(),
-    ];
-    distinct(&outputs, &[])?;
-    let spec = lemma_tools::gen::GenSpec {
-        goals: a.goals,
-        universe: a.universe.max(1),
-        depth: if a.full { a.universe } else { a.depth },
-        empty_share: a.empty_share,
-        relevant_mean: a.relevant_mean,
-        relevant_max: a.relevant_max.max(1),
-        tie_share: a.ties,
-        unretrieved_share: a.unretrieved_share,
-        graded: a.graded,
-        seed: a.seed,
-    };
-    let mut q = Out::new(Some(&a.qrels))?;
-    let mut names = vec![q.name(), a.run.display().to_string()];
-    names.extend(a.goal_names.iter().map(|p| p.display().to_string()));
-    names.extend(a.lemma_names.iter().map(|p| p.display().to_string()));
-    let names = names.join(", ");
-    let io = |e: std::io::Error| write_fail(&names, e);
-    match a.format {
-        GenFormat::Trec => {
-            let mut r = Out::new(Some(&a.run))?;
-            lemma_tools::gen::generate_trec(&spec, q.writer(), r.writer()).map_err(io)?;
-            r.commit()?;
-        }
-        GenFormat::Jsonl => {
-            let mut r = Out::new(Some(&a.run))?;
-            lemma_tools::gen::generate_jsonl(&spec, q.writer(), r.writer()).map_err(io)?;
-            r.commit()?;
-        }
-        GenFormat::Store => {
-            lemma_tools::gen::generate_store(&spec, &a.run, q.writer(), a.scores).map_err(io)?
-        }
-        GenFormat::Npy => {
-            let (Some(gn), Some(ln)) = (&a.goal_names, &a.lemma_names) else {
-                return Err(Fail(
-                    2,
-                    "--format npy needs --goal-names FILE and --lemma-names FILE".into(),
-                ));
-            };
-            let (mut r, mut g, mut l) = (
-                Out::new(Some(&a.run))?,
-                Out::new(Some(gn))?,
-                Out::new(Some(ln))?,
-            );
-            lemma_tools::gen::generate_npy(&spec, r.writer(), g.writer(), l.writer(), q.writer())
-                .map_err(io)?;
-            r.commit()?;
-            g.commit()?;
-            l.commit()?;
-        }
-    }
-    q.commit()
-}
-
-fn run_curve(a: CurveArgs) -> Result<(), Fail> {
-    let mut inputs = vec![a.actual.as_path()];
-    inputs.extend(a.predicted.iter().map(|p| p.as_path()));
-    distinct(&[a.output.as_deref(), a.plot.as_deref()], &inputs)?;
-    use lemma_eval::curve;
-    use std::fmt::Write as _;
-    if a.pooled {
-        return run_pooled(a);
-    }
-    let spill = a.memory.spill();
-    let actual = lemma_eval::read_actual_within(&a.actual, a.scoring.threads(), &spill)?;
-    let actual = std::sync::Arc::new(actual);
-    let builder = a.scoring.builder().spill(spill);
-    let run_names: Vec<String> = a
-        .predicted
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    let several = a.predicted.len() > 1;
-    let run_col = |i: usize| match several {
-        true => format!("{}\t", run_names[i]),
-        false => String::new(),
-    };
-    let num = |v: Option<f64>| v.map_or_else(|| "NA".to_string(), |v| format!("{v}"));
-    let json_num = |v: Option<f64>| v.map_or(serde_json::Value::Null, |v| serde_json::json!(v));
-    let mut text = String::new();
-    let mut runs_json = Vec::new();
-    let mut series: Vec<Vec<(f64, f64)>> = Vec::new();
-    let title;
-    match &a.goal {
-        None => {
-            let levels = curve::recall_levels(a.points as usize);
-            let builder = builder
-                .measure_names(curve::macro_measures(&levels))
-                .map_err(|e| Fail(2, e.to_string()))?;
-            let _ = writeln!(
-                text,
-                "{}recall\tprecision",
-                if several { "run\t" } else { "" }
-            );
-            for (i, p) in a.predicted.iter().enumerate() {
-                let done = Job::new(builder.clone(), actual.clone(), p.as_path())
-                    .run(&mut SummaryOnly, None)?
-                    .evaluation;
-                let points = curve::macro_points(&levels, &done.summary);
-                for q in &points {
-                    let _ = writeln!(text, "{}{}\t{}", run_col(i), q.recall, num(q.precision));
-                }
-                runs_json.push(serde_json::json!({
-                    "run": run_names[i],
-                    "goals_evaluated": done.summary.counts().evaluated,
-                    "points": points.iter().map(|q| serde_json::json!({
-                        "recall": q.recall, "precision": json_num(q.precision)
-                    })).collect::<Vec<_>>(),
-                }));
-                series.push(
-                    points
-                        .iter()
-                        .filter_map(|q| Some((q.recall, q.precision?)))
-                        .collect(),
-                );
-            }
-            title = format!(
-                "interpolated precision, mean over goals ({} levels)",
-                levels.len()
-            );
-        }
-        Some(goal) => {
-            let Some((_, truth)) = actual.goal(goal.as_bytes()) else {
-                return Err(Fail(
-                    2,
-                    format!(
-                        "{}: no goal `{goal}` in the actual sets",
-                        a.actual.display()
-                    ),
-                ));
-            };
-            let r = truth
-                .entries()
-                .filter(|&(_, g)| g >= a.scoring.relevance_level)
-                .count();
-            if r == 0 {
-                return Err(Fail(
-                    2,
-                    format!(
-                        "{}: goal `{goal}` has no relevant lemma (R = 0 at relevance level {}): \
-                         it has no curve",
-                        a.actual.display(),
-                        a.scoring.relevance_level
-                    ),
-                ));
-            }
-            let builder = builder
-                .measure_names(curve::goal_measures(r))
-                .map_err(|e| Fail(2, e.to_string()))?;
-            let _ = writeln!(
-                text,
-                "{}rank\trecall\tprecision\tinterpolated_precision",
-                if several { "run\t" } else { "" }
-            );
-            for (i, p) in a.predicted.iter().enumerate() {
-                let mut depths = Vec::new();
-                let mut sink = RowFn(|row: lemma_eval::GoalRow| {
-                    if row.goal == goal.as_bytes() {
-                        depths = row.values;
-                    }
-                    Ok(())
-                });
-                Job::new(builder.clone(), actual.clone(), p.as_path()).run(&mut sink, None)?;
-                let points = curve::goal_points(r, &depths);
-                for q in &points {
-                    let _ = writeln!(
-                        text,
-                        "{}{}\t{}\t{}\t{}",
-                        run_col(i),
-                        q.rank,
-                        q.recall,
-                        q.precision,
-                        q.interpolated
-                    );
-                }
-                runs_json.push(serde_json::json!({
-                    "run": run_names[i],
-                    "points": points.iter().map(|q| serde_json::json!({
-                        "rank": q.rank, "recall": q.recall, "precision": q.precision,
-                        "interpolated_precision": q.interpolated,
-                    })).collect::<Vec<_>>(),
-                }));
-                // The interpolated curve as steps: flat from each point back to the last.
-                let mut steps = Vec::new();
-                let mut from = 0.0;
-                for q in &points {
-                    steps.push((from, q.interpolated));
-                    steps.push((q.recall, q.interpolated));
-                    from = q.recall;
-                }
-                series.push(steps);
-            }
-            title = format!("goal {goal}: interpolated precision ({r} relevant)");
-        }
-    }
-    let mut out = Out::new(a.output.as_deref())?;
-    let name = out.name();
-    let written = match a.format {
-        CurveFormat::Tsv => out.writer().write_all(text.as_bytes()),
-        CurveFormat::Json => {
-            let mut doc =
-                serde_json::json!({ "curve": if a.goal.is_some() { "goal" } else { "macro" } });
-            if let Some(g) = &a.goal {
-                doc["goal"] = serde_json::json!(g);
-            } else {
-                doc["levels"] = serde_json::json!(a.points);
-            }
-            doc["runs"] = serde_json::Value::Array(runs_json);
-            writeln!(out.writer(), "{doc}")
-        }
-    };
-    written.map_err(|e| write_fail(&name, e))?;
-    if let Some(plot) = &a.plot {
-        write_plot(plot, &title, &run_names, &series)?;
-    }
-    out.commit()
-}
-
-/// `--plot`: the runs' curves on one chart, written to `plot` as SVG.
-fn write_plot(
-    plot: &Path,
-    title: &str,
-    run_names: &[String],
-    series: &[Vec<(f64, f64)>],
-) -> Result<(), Fail> {
-    let named: Vec<lemma_plot::Series<'_>> = (run_names.iter().zip(series))
-        .map(|(n, s)| lemma_plot::Series { name: n, points: s })
-        .collect();
-    let svg = lemma_plot::pr_curves_svg(title, &named, lemma_plot::SIZE).map_err(|e| Fail(2, e))?;
-    let mut f = Out::new(Some(plot))?;
-    let fname = f.name();
-    f.writer()
-        .write_all(svg.as_bytes())
-        .map_err(|e| write_fail(&fname, e))?;
-    f.commit()
-}
-
-fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
-    distinct(&[Some(a.output.as_path())], &[&a.actual, &a.predicted])?;
-    let actual = ActualSets::read_path(&a.actual)?;
-    let input = lemma_ingest::open(&a.predicted)?;
-    let opts = RankingOptions::from(&a.ranking);
-    let r = lemma_eval::convert::convert(&actual, input, &opts, &a.output)?;
-    eprintln!(
-        "lemma-eval: {}: {} goals, {} ranked lemmas, {} distinct lemmas, {} duplicates dropped",
-        a.output.display(),
-        r.goals,
-        r.entries,
-        r.lemmas,
-        r.duplicates_dropped
-    );
-    Ok(())
-}
-
-/// The machine's read rate for `file` ([`lemma_tools::read_rate`]).
-fn read_rate(file: &Path, threads: usize) -> Result<(), Fail> {
-    let (bytes, secs, total) = lemma_tools::read_rate(file, threads)
-        .map_err(|e| Fail(2, format!("{}: {e}", file.display())))?;
-    println!(
-        "{bytes} bytes in {secs:.4} s: {:.2} GB/s ({threads} threads; sum {total})",
-        bytes as f64 / secs / 1e9
-    );
-    Ok(())
-}
-
-/// `curve --pooled [--bins K]`: each run's pooled curve, rows streamed to the output.
-fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
-    use lemma_eval::pooled::PooledSetup;
-    let threads = a.scoring.threads();
-    let actual = lemma_eval::read_actual_within(&a.actual, threads, &a.memory.spill())?;
-    let actual = std::sync::Arc::new(actual);
-    let several = a.predicted.len() > 1;
-    let mut out = Out::new(a.output.as_deref())?;
-    let name = out.name();
-    let json = a.format == CurveFormat::Json;
-    let mut series: Vec<Vec<(f64, f64)>> = Vec::new();
-    let run_names: Vec<String> = (a.predicted.iter())
-        .map(|p| p.display().to_string())
-        .collect();
-    let w = |r: std::io::Result<()>| r.map_err(|e| write_fail(&name, e));
-    if json {
-        let bins = a.bins.map_or("null".to_string(), |k| k.to_string());
-        w(write!(
-            out.writer(),
-            "{{\"curve\":\"pooled\",\"bins\":{bins},\"runs\":["
-        ))?;
-    } else {
-        w(writeln!(
-            out.writer(),
-            "{}threshold\ttp\tfp\tprecision\trecall\tf1",
-            if several { "run\t" } else { "" }
-        ))?;
-    }
-    for (i, p) in a.predicted.iter().enumerate() {
-        let setup = match a.bins {
-            Some(k) => PooledSetup::binned(k),
-            None => {
-                let dir = a.memory.spill().directory();
-                PooledSetup::exact(a.memory.memory, threads, dir)
-            }
-        };
-        let builder = (a.scoring.builder())
-            .spill(a.memory.spill())
-            .measure_names(["NumRel"])
-            .map_err(|e| Fail(2, e.to_string()))?
-            .zero_relevant(if a.keep_zero_relevant {
-                ZeroRelMode::Evaluate
-            } else {
-                ZeroRelMode::Skip
-            })
-            .pooled(setup.spec());
-        let done = Job::new(builder, actual.clone(), p.as_path())
-            .run(&mut SummaryOnly, None)?
-            .evaluation;
-        let curve = done
-            .summary
-            .pooled()
-            .expect("the plan keeps the pooled curve");
-        let view = setup.view(curve)?;
-        let st = view.stats();
-        let (runs, bytes) = view.spilled();
-        if runs > 0 {
-            eprintln!(
-                "lemma-eval: {}: the pooled curve's {} distinct scores outgrew --memory {}: \
-                 {runs} sorted runs ({:.1} MB) written to {} and merged",
-                run_names[i],
-                st.rows,
-                lemma_ingest::binary_size(a.memory.memory),
-                bytes as f64 / 1e6,
-                a.memory.spill().directory().display()
-            );
-        }
-        let best = st.best_f1;
-        let fnum = |v: Option<f64>| v.map_or("null".to_string(), |v| format!("{v}"));
-        if json {
-            w(write!(
-                out.writer(),
-                "{}{{\"run\":{},\"items\":{},\"relevant\":{},\"average_precision\":{},\
-                 \"ap_error_bound\":{},\"best_f1\":{},\"best_f1_threshold\":{},\"points\":[",
-                if i > 0 { "," } else { "" },
-                serde_json::Value::from(run_names[i].as_str()),
-                st.items,
-                st.total_relevant,
-                st.average_precision,
-                fnum(view.ap_bound()),
-                fnum(best.map(|b| b.0)),
-                fnum(best.map(|b| b.1)),
-            ))?;
-        } else {
-            let mut line = String::from("# ");
-            if several {
-                line += &format!("run={}\t", run_names[i]);
-            }
-            line += &format!(
-                "items={}\trelevant={}\taverage_precision={}",
-                st.items, st.total_relevant, st.average_precision
-            );
-            if let Some(b) = view.ap_bound() {
-                line += &format!("\tap_error_bound={b}");
-            }
-            if let Some((f, t)) = best {
-                line += &format!("\tbest_f1={f}\tbest_f1_threshold={t}");
-            }
-            w(writeln!(out.writer(), "{line}"))?;
-        }
-        let prefix = if several {
-            format!("{}\t", run_names[i])
-        } else {
-            String::new()
-        };
-        let mut first = true;
-        let mut failed = None;
-        let mut points = lemma_plot::Thin::default();
-        let writer = out.writer();
-        // Rows are formatted into `buf` (the numbers as `Display` writes them, faster: a curve
-        // may have millions of rows) and written 64 KiB at a time.
-        let mut buf: Vec<u8> = Vec::with_capacity(80 << 10);
-        let read = view.rows(|r| {
-            if failed.is_some() {
-                return;
-            }
-            use lemma_eval::output::{push_f64, push_u64};
-            if json {
-                buf.extend_from_slice(if first { b"{" } else { b",{" });
-                first = false;
-                buf.extend_from_slice(b"\"threshold\":");
-                push_f64(&mut buf, r.threshold);
-                buf.extend_from_slice(b",\"tp\":");
-                push_u64(&mut buf, r.tp);
-                buf.extend_from_slice(b",\"fp\":");
-                push_u64(&mut buf, r.fp);
-                buf.extend_from_slice(b",\"precision\":");
-                push_f64(&mut buf, r.precision);
-                buf.extend_from_slice(b",\"recall\":");
-                push_f64(&mut buf, r.recall);
-                buf.extend_from_slice(b",\"f1\":");
-                push_f64(&mut buf, r.f1);
-                buf.push(b'}');
-            } else {
-                buf.extend_from_slice(prefix.as_bytes());
-                push_f64(&mut buf, r.threshold);
-                buf.push(b'\t');
-                push_u64(&mut buf, r.tp);
-                buf.push(b'\t');
-                push_u64(&mut buf, r.fp);
-                for v in [r.precision, r.recall, r.f1] {
-                    buf.push(b'\t');
-                    push_f64(&mut buf, v);
-                }
-                buf.push(b'\n');
-            }
-            if buf.len() >= 64 << 10 {
-                if let Err(e) = writer.write_all(&buf) {
-                    failed = Some(e);
-                }
-                buf.clear();
-            }
-            if a.plot.is_some() {
-                points.push((r.recall, r.precision));
-            }
-        });
-        // The rows before a failure to read them (a spilled run) are written, as they were when
-        // each went out on its own.
-        if failed.is_none() {
-            if let Err(e) = writer.write_all(&buf) {
-                failed = Some(e);
-            }
-        }
-        read?;
-        if let Some(e) = failed {
-            return Err(write_fail(&name, e));
-        }
-        if json {
-            w(write!(out.writer(), "]}}"))?;
-        }
-        series.push(points.finish());
-    }
-    if json {
-        w(writeln!(out.writer(), "]}}"))?;
-    }
-    if let Some(plot) = &a.plot {
-        let title = match a.bins {
-            Some(k) => format!("pooled precision over all goals ({k} bins of equal count)"),
-            None => "pooled precision over all goals, a point per distinct score".to_string(),
-        };
-        write_plot(plot, &title, &run_names, &series)?;
-    }
-    out.commit()
-}
-
-/// `report`: one pass per run, then the page.
-fn run_report(a: ReportArgs) -> Result<(), Fail> {
-    let mut inputs = vec![a.actual.as_path()];
-    inputs.extend(a.predicted.iter().map(|p| p.as_path()));
-    distinct(&[a.output.as_deref()], &inputs)?;
-    use lemma_eval::pooled::PooledSetup;
-    let threads = a.scoring.threads();
-    let actual = lemma_eval::read_actual_within(&a.actual, threads, &a.memory.spill())?;
-    let actual = std::sync::Arc::new(actual);
-    let size = |p: &Path| {
-        (p != Path::new("-"))
-            .then(|| {
-                std::fs::metadata(p)
-                    .ok()
-                    .filter(|m| m.is_file())
-                    .map(|m| m.len())
-            })
-            .flatten()
-    };
-    let mut inputs = vec![lemma_report::InputFile {
-        role: "actual sets".into(),
-        path: a.actual.display().to_string(),
-        bytes: size(&a.actual),
-    }];
-    let mut runs = Vec::new();
-    for p in &a.predicted {
-        inputs.push(lemma_report::InputFile {
-            role: "predictions".into(),
-            path: p.display().to_string(),
-            bytes: size(p),
-        });
-        let builder = a.scoring.builder().spill(a.memory.spill());
-        let setup = PooledSetup::exact(a.memory.memory, threads, a.memory.spill().directory());
-        let name = p.display().to_string();
-        let r = lemma_report::evaluate_run(&name, builder, actual.clone(), p.as_path(), &setup)?;
-        runs.push(r);
-    }
-    let command = std::env::args_os()
-        .map(|w| w.to_string_lossy().into_owned())
-        .map(|w| {
-            let plain = !w.is_empty()
-                && w.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@+%".contains(&b));
-            if plain {
-                w
-            } else {
-                format!("'{}'", w.replace('\'', "'\\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ");
-    let page = lemma_report::Page {
-        command,
-        inputs,
-        runs,
-    };
-    let html = lemma_report::html(&page).map_err(|e| Fail(2, e))?;
-    let mut out = Out::new(a.output.as_deref())?;
-    let name = out.name();
-    out.writer()
-        .write_all(html.as_bytes())
-        .map_err(|e| write_fail(&name, e))?;
-    out.commit()
 }

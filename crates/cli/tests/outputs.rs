@@ -1,10 +1,12 @@
 //! Where the command's output goes: `-o` onto every kind of path (new, regular, symbolic link,
-//! device, FIFO, `/dev/stdout`), file modes under a umask of 022, errors that leave nothing
-//! behind, a full disk, and a closed pipe. Devices are made with mknod in a temporary directory,
-//! so the tests run as root (and are skipped, saying so, otherwise).
+//! device, FIFO, `/dev/stdout`, `-`), file modes under a umask of 022, errors that leave nothing
+//! behind, a full disk, and a closed pipe alone or beside other outputs. Devices are made with
+//! mknod in a temporary directory, so the tests run as root (and are skipped, saying so,
+//! otherwise).
 
 use std::ffi::CString;
 use std::io::{BufRead, BufReader, Read};
+use std::os::fd::FromRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
@@ -480,4 +482,375 @@ fn an_output_that_would_replace_an_input_or_another_output_is_refused() {
         names_in(dir.path()),
         ["link.txt", "qrels.txt", "run.txt", "s.sum"]
     );
+}
+
+/// A pipe's writing end whose reader is already gone (`... | true`): every write to it fails with
+/// EPIPE (the command ignores SIGPIPE, as Rust programs do).
+fn closed_pipe() -> Stdio {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills `fds` with two new descriptors.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: the reading end is closed once; the writing end is owned by the Stdio.
+    unsafe {
+        libc::close(fds[0]);
+        Stdio::from(std::os::fd::OwnedFd::from_raw_fd(fds[1]))
+    }
+}
+
+/// `lemma-eval ARGS` in `dir`, its stdout a closed pipe.
+fn run_closed(dir: &Path, args: &[&str]) -> Output {
+    umask_cmd(args)
+        .current_dir(dir)
+        .stdout(closed_pipe())
+        .output()
+        .unwrap()
+}
+
+/// A closed stdout, when the command has another output (`--summary-out`, `--plot`, `gen`'s
+/// files), is an error naming stdout (exit 2) and none of the other outputs is written: an
+/// existing file keeps its content, a new path is not created, no temporary file is left, and
+/// no file named `-` appears.
+#[test]
+fn a_closed_stdout_with_other_outputs_fails_and_writes_none_of_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let old = ["s.sum", "t.tsv", "p.svg", "g.qrels", "g.run"];
+    let gen = |extra: &[&'static str]| {
+        let mut v = vec!["gen", "--goals", "50", "--universe", "500", "--depth", "20"];
+        v.extend_from_slice(extra);
+        v
+    };
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["eval", &q, &r, "--quiet", "--summary-out", "s.sum"],
+        vec!["eval", &q, &r, "--quiet", "--summary-out", "new.sum"],
+        vec![
+            "eval",
+            &q,
+            &r,
+            "--quiet",
+            "-o",
+            "-",
+            "--summary-out",
+            "s.sum",
+        ],
+        vec![
+            "eval",
+            &q,
+            &r,
+            "--quiet",
+            "-o",
+            "t.tsv",
+            "--summary-out",
+            "-",
+        ],
+        vec!["curve", &q, &r, "--plot", "p.svg"],
+        vec!["curve", &q, &r, "--plot", "new.svg"],
+        vec!["curve", &q, &r, "--pooled", "--plot", "p.svg"],
+        vec!["curve", &q, &r, "-o", "t.tsv", "--plot", "-"],
+        gen(&["--qrels", "-", "--run", "g.run"]),
+        gen(&["--qrels", "g.qrels", "--run", "-"]),
+        gen(&["--qrels", "new.qrels", "--run", "-", "--format", "jsonl"]),
+        gen(&["--qrels", "-", "--run", "new.store", "--format", "store"]),
+        gen(&["--format", "npy", "--qrels", "g.qrels", "--run", "g.run"])
+            .into_iter()
+            .chain(["--goal-names", "-", "--lemma-names", "new.names"])
+            .collect(),
+    ];
+    for args in &cases {
+        for n in old {
+            std::fs::write(d.join(n), "old\n").unwrap();
+        }
+        let o = run_closed(d, args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("lemma-eval: error: stdout: cannot write: Broken pipe"),
+            "{args:?}: {err}"
+        );
+        for n in old {
+            assert_eq!(
+                std::fs::read_to_string(d.join(n)).unwrap(),
+                "old\n",
+                "{args:?}: {n}"
+            );
+        }
+        assert_eq!(
+            names_in(d),
+            ["g.qrels", "g.run", "p.svg", "s.sum", "t.tsv"],
+            "{args:?}"
+        );
+    }
+}
+
+/// A closed stdout that is the command's only output ends it quietly, exit 0, as `head -1`
+/// expects; `-o -` is that stdout, not a file named `-`.
+#[test]
+fn a_closed_stdout_alone_ends_quietly_and_dash_is_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let sum = d.join("s.sum").to_string_lossy().into_owned();
+    ok(&run_umask(&[
+        "eval",
+        &q,
+        &r,
+        "--quiet",
+        "-o",
+        "/dev/null",
+        "--summary-out",
+        &sum,
+    ]));
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["eval", &q, &r, "--quiet"],
+        vec!["eval", &q, &r, "--quiet", "-o", "-"],
+        vec!["trec_eval", &q, &r, "-o", "-"],
+        vec!["curve", &q, &r, "-o", "-"],
+        vec!["curve", &q, &r, "--pooled"],
+        vec!["report", &q, &r, "-o", "-"],
+        vec!["merge", &sum, "--quiet", "-o", "-"],
+    ];
+    for args in &cases {
+        let o = run_closed(d, args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&o.stderr), "", "{args:?}");
+        assert_eq!(names_in(d), ["s.sum"], "{args:?}");
+    }
+}
+
+/// `-` names stdout wherever an output is given: `-o -` prints what no `-o` prints,
+/// `--summary-out -` the bytes `--summary-out FILE` writes, `--plot -` the picture, `gen`'s
+/// `-` the file it would write; no file named `-` is made.
+#[test]
+fn dash_writes_to_stdout() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let stdout_of = |args: &[&str]| {
+        let o = umask_cmd(args).current_dir(d).output().unwrap();
+        ok(&o);
+        o.stdout
+    };
+    let read = |n: &str| std::fs::read(d.join(n)).unwrap();
+    for args in [
+        vec!["eval", &q, &r, "--quiet", "--format", "tsv", "--per-goal"],
+        vec!["trec_eval", "-q", &q, &r],
+        vec!["curve", &q, &r, "--pooled"],
+    ] {
+        let plain = stdout_of(&args);
+        assert!(plain.len() > 100, "{args:?}");
+        let mut dash = args.clone();
+        dash.extend(["-o", "-"]);
+        assert_eq!(stdout_of(&dash), plain, "{args:?}");
+    }
+    let summary = stdout_of(&[
+        "eval",
+        &q,
+        &r,
+        "--quiet",
+        "-o",
+        "t.tsv",
+        "--summary-out",
+        "-",
+    ]);
+    stdout_of(&[
+        "eval",
+        &q,
+        &r,
+        "--quiet",
+        "-o",
+        "u.tsv",
+        "--summary-out",
+        "s.sum",
+    ]);
+    assert!(summary.starts_with(b"LEMSUMRY"));
+    assert_eq!(summary, read("s.sum"));
+    assert_eq!(read("t.tsv"), read("u.tsv"));
+    let merged = stdout_of(&["merge", "s.sum", "--quiet", "-o", "-"]);
+    assert_eq!(merged, read("t.tsv"));
+
+    let svg = stdout_of(&["curve", &q, &r, "-o", "c.tsv", "--plot", "-"]);
+    stdout_of(&["curve", &q, &r, "-o", "c2.tsv", "--plot", "p.svg"]);
+    assert!(
+        svg.starts_with(b"<svg"),
+        "{}",
+        String::from_utf8_lossy(&svg)
+    );
+    assert_eq!(svg, read("p.svg"));
+    assert_eq!(read("c.tsv"), read("c2.tsv"));
+
+    let gen = ["gen", "--goals", "30", "--universe", "300", "--depth", "10"];
+    let qrels = stdout_of(&[&gen[..], &["--qrels", "-", "--run", "g.run"]].concat());
+    let run = stdout_of(&[&gen[..], &["--qrels", "g.qrels", "--run", "-"]].concat());
+    stdout_of(&[&gen[..], &["--qrels", "h.qrels", "--run", "h.run"]].concat());
+    assert!(
+        qrels.starts_with(b"g0 0 "),
+        "{}",
+        String::from_utf8_lossy(&qrels)
+    );
+    assert_eq!(qrels, read("h.qrels"));
+    assert_eq!(run, read("h.run"));
+    assert_eq!(read("g.run"), read("h.run"));
+    assert_eq!(read("g.qrels"), read("h.qrels"));
+    let report = stdout_of(&["report", &q, &r, "-o", "-"]);
+    assert!(String::from_utf8_lossy(&report).contains("</html>"));
+    assert_eq!(
+        names_in(d),
+        [
+            "c.tsv", "c2.tsv", "g.qrels", "g.run", "h.qrels", "h.run", "p.svg", "s.sum", "t.tsv",
+            "u.tsv"
+        ]
+    );
+}
+
+/// What cannot go to stdout is refused before anything is written: two outputs there, a binary
+/// store (its header is written last, at its start), exit 2 and a message saying so.
+#[test]
+fn outputs_that_cannot_share_or_take_stdout_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let gen = |extra: &[&'static str]| {
+        let mut v = vec!["gen", "--goals", "5"];
+        v.extend_from_slice(extra);
+        v
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["eval", &q, &r, "--summary-out", "-"],
+            "the output (no -o) and --summary-out - would both write to stdout",
+        ),
+        (
+            vec!["eval", &q, &r, "-o", "-", "--summary-out", "-"],
+            "-o - and --summary-out - would both write to stdout",
+        ),
+        (
+            vec!["curve", &q, &r, "--plot", "-"],
+            "the output (no -o) and --plot - would both write to stdout",
+        ),
+        (
+            gen(&["--qrels", "-", "--run", "-"]),
+            "--qrels - and --run - would both write to stdout",
+        ),
+        (
+            gen(&["--qrels", "q", "--run", "-", "--format", "store"]),
+            "--run -: a store cannot go to stdout",
+        ),
+        (
+            vec!["convert", &q, &r, "-o", "-"],
+            "-o -: a store cannot go to stdout",
+        ),
+    ];
+    for (args, why) in &cases {
+        let o = umask_cmd(args).current_dir(d).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(why), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+        assert!(names_in(d).is_empty(), "{args:?}: {:?}", names_in(d));
+    }
+    // The binary summary onto a terminal (a pseudo-terminal's other side).
+    // SAFETY: posix_openpt, grantpt, unlockpt and ptsname_r are given valid pointers; the
+    // descriptor is owned by `master` from here on.
+    let (master, tty) = unsafe {
+        let fd = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        assert!(fd >= 0);
+        assert_eq!(libc::grantpt(fd), 0);
+        assert_eq!(libc::unlockpt(fd), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(fd, name.as_mut_ptr(), name.len()), 0);
+        let name = std::ffi::CStr::from_ptr(name.as_ptr()).to_str().unwrap();
+        (std::fs::File::from_raw_fd(fd), PathBuf::from(name))
+    };
+    let tty = std::fs::OpenOptions::new().write(true).open(tty).unwrap();
+    let o = umask_cmd(&["eval", &q, &r, "-o", "t.tsv", "--summary-out", "-"])
+        .current_dir(d)
+        .stdout(tty)
+        .output()
+        .unwrap();
+    drop(master);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--summary-out -: the summary is binary and stdout is a terminal"),
+        "{err}"
+    );
+    assert!(names_in(d).is_empty(), "{:?}", names_in(d));
+}
+
+/// One output that cannot be written (the full device) fails the command, exit 2, naming it,
+/// and the command's other outputs keep their old content: nothing of the set is written.
+#[test]
+fn a_failed_output_leaves_the_others_of_its_set_as_they_were() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let old = ["p.svg", "s.sum", "t.tsv", "g.run"];
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["curve", &q, &r, "--plot", "p.svg", "-o", "/dev/full"],
+        vec![
+            "curve",
+            &q,
+            &r,
+            "--pooled",
+            "--plot",
+            "p.svg",
+            "-o",
+            "/dev/full",
+        ],
+        vec!["curve", &q, &r, "--plot", "/dev/full", "-o", "t.tsv"],
+        vec![
+            "eval",
+            &q,
+            &r,
+            "--quiet",
+            "--summary-out",
+            "s.sum",
+            "-o",
+            "/dev/full",
+        ],
+        vec![
+            "eval",
+            &q,
+            &r,
+            "--quiet",
+            "--summary-out",
+            "/dev/full",
+            "-o",
+            "t.tsv",
+        ],
+        vec![
+            "gen",
+            "--goals",
+            "20",
+            "--qrels",
+            "/dev/full",
+            "--run",
+            "g.run",
+        ],
+    ];
+    for args in &cases {
+        for n in old {
+            std::fs::write(d.join(n), "old\n").unwrap();
+        }
+        let o = umask_cmd(args).current_dir(d).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("/dev/full: cannot write: No space left on device"),
+            "{args:?}: {err}"
+        );
+        for n in old {
+            assert_eq!(
+                std::fs::read_to_string(d.join(n)).unwrap(),
+                "old\n",
+                "{args:?}: {n}"
+            );
+        }
+        assert_eq!(
+            names_in(d),
+            ["g.run", "p.svg", "s.sum", "t.tsv"],
+            "{args:?}"
+        );
+    }
 }

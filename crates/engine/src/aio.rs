@@ -27,6 +27,15 @@
 //! awaiting `finish` and collecting the rows afterwards therefore works too, however many goals
 //! the actual sets have.
 //!
+//! The [`Pool`] is the one place where worker threads are not run by [`lemma_par::Ordered`], the
+//! ordered mechanism under every other path (the file pipelines, the join, the reading of qrels,
+//! Python's dict pushes), and on purpose: its producer is async (a push awaits a tokio permit
+//! rather than blocking a thread), its workers outlive any one call (they live as long as the
+//! pool, across the caller's awaits), and its rows go out as a [`Stream`] in the order the workers
+//! finish them, each row holding its goal's permit until it is read, which is what bounds the
+//! goals and rows in flight without an in-order window. [`evaluate_read`], on the other hand,
+//! runs the file pipeline, and so [`lemma_par::Ordered`], on a thread of its own.
+//!
 //! [`evaluate_read`] reads bytes from any [`AsyncRead`] (a socket, an HTTP body, an object store)
 //! on the calling task and hands them, a bounded number of chunks at a time, to the file pipeline
 //! running on its own threads: TREC or JSONL, plain, gzip or zstd, in the memory of a file.

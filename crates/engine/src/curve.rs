@@ -18,7 +18,11 @@
 //! assert_eq!(rows[2], GoalPoint { rank: 5, found: 3, recall: 1.0, precision: 0.6, interpolated: 0.6 });
 //! ```
 
+use crate::{EvalError, EvaluatorBuilder, GoalRow, Job, RowFn, SummaryOnly};
 use lemma_accum::{Measure, Summary};
+use lemma_ingest::ActualSets;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A point of a macro-averaged curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -163,6 +167,171 @@ pub fn pooled_thresholds(summary: &Summary) -> Vec<f64> {
         })
         .filter(|&t| measures_at(t).iter().all(|m| held.contains(m)))
         .collect()
+}
+
+/// Which curve [`Curves::compute`] draws.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CurveKind {
+    /// Each run's macro-averaged interpolated curve at `levels` recall levels.
+    Macro {
+        /// The number of recall levels, `0` to `1` evenly (at least 2).
+        levels: u32,
+    },
+    /// One goal's exact curve.
+    Goal {
+        /// The goal's id.
+        goal: String,
+    },
+}
+
+/// The points of one run's curve.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunPoints {
+    /// A macro-averaged curve and the number of goals it averages.
+    Macro {
+        /// Goals evaluated.
+        evaluated: u64,
+        /// A point per recall level.
+        points: Vec<RecallPoint>,
+    },
+    /// One goal's exact curve.
+    Goal(Vec<GoalPoint>),
+}
+
+/// One run's curve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunCurve {
+    /// The run's name (its path, as the command shows it).
+    pub name: String,
+    /// Its points.
+    pub points: RunPoints,
+}
+
+/// The curves of several runs against one set of actual sets (`lemma-eval curve`): computed by
+/// [`Curves::compute`], written by [`crate::output::write_curves`], drawn from
+/// [`Curves::series`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Curves {
+    /// What was drawn.
+    pub kind: CurveKind,
+    /// For a goal's curve, its number of relevant lemmas `R`.
+    pub relevant: usize,
+    /// A curve per run, in the order given.
+    pub runs: Vec<RunCurve>,
+}
+
+impl Curves {
+    /// Each run of `predicted` (name, path) evaluated against `actual` (read from
+    /// `actual_path`, which errors name) with `builder`'s options and the measures that define
+    /// the curve's points, one pass per run.
+    pub fn compute(
+        builder: &EvaluatorBuilder,
+        actual: Arc<ActualSets>,
+        actual_path: &Path,
+        predicted: &[(String, PathBuf)],
+        kind: CurveKind,
+    ) -> Result<Curves, EvalError> {
+        let mut runs = Vec::with_capacity(predicted.len());
+        let mut relevant = 0;
+        match &kind {
+            CurveKind::Macro { levels } => {
+                let levels = recall_levels(*levels as usize);
+                let builder = builder
+                    .clone()
+                    .measure_names(macro_measures(&levels))
+                    .map_err(|e| EvalError::Options(e.to_string()))?;
+                for (name, path) in predicted {
+                    let done = Job::new(builder.clone(), actual.clone(), path.as_path())
+                        .run(&mut SummaryOnly, None)?
+                        .evaluation;
+                    runs.push(RunCurve {
+                        name: name.clone(),
+                        points: RunPoints::Macro {
+                            evaluated: done.summary.counts().evaluated,
+                            points: macro_points(&levels, &done.summary),
+                        },
+                    });
+                }
+            }
+            CurveKind::Goal { goal } => {
+                let level = builder.settings().relevance_level;
+                let Some((_, truth)) = actual.goal(goal.as_bytes()) else {
+                    return Err(EvalError::Options(format!(
+                        "{}: no goal `{goal}` in the actual sets",
+                        actual_path.display()
+                    )));
+                };
+                relevant = truth.entries().filter(|&(_, g)| g >= level).count();
+                if relevant == 0 {
+                    return Err(EvalError::Options(format!(
+                        "{}: goal `{goal}` has no relevant lemma (R = 0 at relevance level \
+                         {level}): it has no curve",
+                        actual_path.display()
+                    )));
+                }
+                let builder = builder
+                    .clone()
+                    .measure_names(goal_measures(relevant))
+                    .map_err(|e| EvalError::Options(e.to_string()))?;
+                for (name, path) in predicted {
+                    let mut depths = Vec::new();
+                    let mut sink = RowFn(|row: GoalRow| {
+                        if row.goal == goal.as_bytes() {
+                            depths = row.values;
+                        }
+                        Ok(())
+                    });
+                    Job::new(builder.clone(), actual.clone(), path.as_path())
+                        .run(&mut sink, None)?;
+                    runs.push(RunCurve {
+                        name: name.clone(),
+                        points: RunPoints::Goal(goal_points(relevant, &depths)),
+                    });
+                }
+            }
+        }
+        Ok(Curves {
+            kind,
+            relevant,
+            runs,
+        })
+    }
+
+    /// The plot's title.
+    pub fn title(&self) -> String {
+        match &self.kind {
+            CurveKind::Macro { levels } => {
+                let n = recall_levels(*levels as usize).len();
+                format!("interpolated precision, mean over goals ({n} levels)")
+            }
+            CurveKind::Goal { goal } => format!(
+                "goal {goal}: interpolated precision ({} relevant)",
+                self.relevant
+            ),
+        }
+    }
+
+    /// Each run's curve as (recall, precision) points to draw: a macro curve's defined points,
+    /// a goal's interpolated curve as steps (flat from each point back to the last).
+    pub fn series(&self) -> Vec<Vec<(f64, f64)>> {
+        (self.runs.iter())
+            .map(|run| match &run.points {
+                RunPoints::Macro { points, .. } => (points.iter())
+                    .filter_map(|q| Some((q.recall, q.precision?)))
+                    .collect(),
+                RunPoints::Goal(points) => {
+                    let mut steps = Vec::new();
+                    let mut from = 0.0;
+                    for q in points {
+                        steps.push((from, q.interpolated));
+                        steps.push((q.recall, q.interpolated));
+                        from = q.recall;
+                    }
+                    steps
+                }
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! The front door: an [`Evaluator`] built once from actual sets and options, run on
-//! [`Predictions`] of any kind, per-goal rows delivered to a [`Sink`].
+//! The held engine: an [`Evaluator`] built once from actual sets and options, run on
+//! [`Predictions`] of any kind, per-goal rows delivered to a [`Sink`]. Whole inputs (paths,
+//! shards, sorted qrels read along the predictions) come in through [`crate::Job`].
 
 use crate::full::{self, Source};
 use crate::outcome::Predicted;
@@ -305,7 +306,9 @@ impl Evaluator {
         &self.plan
     }
 
-    /// Evaluates `predictions`; per-goal rows go to `sink`.
+    /// Evaluates `predictions` against the actual sets held; per-goal rows go to `sink`. For
+    /// whole inputs (paths, shards, a progress callback, a travelling summary, sorted qrels read
+    /// along the predictions) see [`crate::Job`].
     pub fn evaluate(
         &self,
         predictions: Predictions,
@@ -316,7 +319,7 @@ impl Evaluator {
 
     /// [`Evaluator::evaluate`], telling `progress` (from worker threads) how many bytes of a
     /// text input have been read.
-    pub fn evaluate_with_progress(
+    pub(crate) fn evaluate_with_progress(
         &self,
         predictions: Predictions,
         sink: &mut dyn Sink,
@@ -328,7 +331,7 @@ impl Evaluator {
 
     /// [`Evaluator::evaluate_with_progress`], and the evaluation as a summary that travels (a
     /// shard's, to be merged with the others': see [`Partial`]).
-    pub fn evaluate_partial(
+    pub(crate) fn evaluate_partial(
         &self,
         predictions: Predictions,
         sink: &mut dyn Sink,
@@ -344,7 +347,7 @@ impl Evaluator {
     /// that the shards' summaries merge into the whole file's evaluation. Errors name the whole
     /// file's lines. The partial records that it is shard `index + 1` of `count` of this file
     /// ([`crate::PredictionsFile`]): [`Partial::merge_all`] refuses an incomplete set.
-    pub fn evaluate_shard(
+    pub(crate) fn evaluate_shard(
         &self,
         path: &Path,
         index: u64,
@@ -601,8 +604,8 @@ impl EvaluatorBuilder {
 
     /// The evaluator of sorted qrels read along the predictions, a few goals at a time (a merge
     /// join: [`crate::join`]), not held whole (or, when the predictions cannot be joined, read
-    /// whole on the evaluator's threads).
-    pub fn build_joined(self, qrels: SortedQrels) -> JoinEvaluator {
+    /// whole on the evaluator's threads). Reached through [`crate::Job`].
+    pub(crate) fn build_joined(self, qrels: SortedQrels) -> JoinEvaluator {
         let (options, plan) = self.finished();
         JoinEvaluator {
             qrels: qrels.with_threads(options.threads),
@@ -623,7 +626,7 @@ impl EvaluatorBuilder {
 /// join: memory independent of the number of goals when the predictions' goals come in the
 /// qrels' order.
 #[derive(Debug)]
-pub struct JoinEvaluator {
+pub(crate) struct JoinEvaluator {
     qrels: SortedQrels,
     options: EvalOptions,
     plan: Arc<Plan>,
@@ -631,25 +634,20 @@ pub struct JoinEvaluator {
 
 impl JoinEvaluator {
     /// The measures in output order, and what a summary holds.
-    pub fn plan(&self) -> &Arc<Plan> {
+    pub(crate) fn plan(&self) -> &Arc<Plan> {
         &self.plan
     }
 
     /// The options.
-    pub fn options(&self) -> &EvalOptions {
+    pub(crate) fn options(&self) -> &EvalOptions {
         &self.options
-    }
-
-    /// The qrels.
-    pub fn qrels(&self) -> &SortedQrels {
-        &self.qrels
     }
 
     /// Evaluates text predictions; per-goal rows go to `sink`, in the order the held pipeline
     /// gives them ([`Evaluator::evaluate`]). Predictions the join cannot take (JSONL, a stream
     /// or compressed file not regrouped, regrouped against qrels in byte order) are evaluated
     /// against the whole qrels, read first.
-    pub fn evaluate_with_progress(
+    pub(crate) fn evaluate_with_progress(
         &self,
         predictions: Input,
         sink: &mut dyn Sink,
@@ -673,7 +671,8 @@ impl JoinEvaluator {
             // A join may evaluate a batch twice (goals found out of order): a curve's runs
             // already spilled could not be taken back.
             return Err(EvalError::Options(
-                "the pooled curve is kept by an Evaluator (qrels read whole), not a JoinEvaluator"
+                "the pooled curve is kept when the actual sets are held (Job::hold_actual), not \
+                 when sorted qrels are read along the predictions"
                     .into(),
             ));
         }

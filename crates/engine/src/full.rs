@@ -19,11 +19,11 @@
 //! stay at the chunks in flight and unmapping costs nothing at the end.
 
 use crate::outcome::{record_goal, truth_of, Predicted};
-use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink;
 use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report, TieMode};
 use lemma_accum::{GoalAccumulator, GoalFate, Plan, Summary};
 use lemma_ingest::{show, ActualSets, ErrorKind, InputError, Matrix, Names, Row, RowBuf, Store};
+use lemma_par::{Ordered, OrderedJob, Window, Work};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -667,7 +667,7 @@ struct FullJob<'a> {
     next: AtomicUsize,
 }
 
-impl<'a> OrderedJob for FullJob<'a> {
+impl<'a> Work for FullJob<'a> {
     type Worker = Worker<'a>;
     type Unit = ();
     type Output = ChunkResult;
@@ -688,15 +688,6 @@ impl<'a> OrderedJob for FullJob<'a> {
             scanned: 0,
             rowbuf: RowBuf::default(),
         }
-    }
-
-    fn next(&self, _: &mut Worker<'a>, window: &Window) -> Option<(u64, ())> {
-        let c = self.next.fetch_add(1, Ordering::Relaxed);
-        if c >= self.chunks {
-            return None;
-        }
-        window.wait_for(c as u64);
-        Some((c as u64, ()))
     }
 
     fn run(&self, w: &mut Worker<'a>, index: u64, _: ()) -> ChunkResult {
@@ -737,6 +728,17 @@ impl<'a> OrderedJob for FullJob<'a> {
     }
 
     fn finish(&self, _: Worker<'a>) {}
+}
+
+impl<'a> OrderedJob for FullJob<'a> {
+    fn next(&self, _: &mut Worker<'a>, window: &Window) -> Option<(u64, ())> {
+        let c = self.next.fetch_add(1, Ordering::Relaxed);
+        if c >= self.chunks {
+            return None;
+        }
+        window.wait_for(c as u64);
+        Some((c as u64, ()))
+    }
 }
 
 /// Evaluates every goal of `source` against `actual`. Rows (when asked for) come in the source's
@@ -846,7 +848,7 @@ pub(crate) fn predict(
     let mut seen = vec![false; actual.goals.len()];
     let mut entries = 0u64;
     let mut scanned = 0u64;
-    let (_, collected) = run_ordered(&job, threads, |mut r: ChunkResult| {
+    let (_, collected) = Ordered::new(threads).run(&job, |mut r: ChunkResult| {
         if let Some(e) = r.error.take() {
             return Err(in_file(e, source.path()));
         }

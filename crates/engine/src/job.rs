@@ -9,6 +9,12 @@
 //!   ([`Evaluator`]): stores, matrices, JSONL, streams, shards, and whenever a travelling summary
 //!   ([`Partial`]) is asked for.
 //!
+//! Sorted qrels opened (or sorted) by the caller are read along the predictions too
+//! ([`Job::along`]). A [`Job`] is the one way in for whole inputs: a progress callback, a
+//! travelling summary ([`Job::mergeable`]), a shard of a file ([`PredictedInput::Shard`]).
+//! [`Evaluator::evaluate`] evaluates predictions already opened against actual sets already
+//! held, the held engine alone.
+//!
 //! What it chose comes back as an [`ActualRead`], which the command prints and the Python
 //! package exposes. The command, the Python package, Ray's tasks, `curve`, `report` and the async
 //! `evaluate_read` (the `async` feature) evaluate through here, so that they give the
@@ -29,11 +35,12 @@
 //! # Ok(()) }
 //! ```
 
+use crate::evaluator::JoinEvaluator;
 use crate::evaluator::{read_actual_within, Evaluation};
 use crate::join::JoinReport;
 use crate::{
-    EvalError, EvalOptions, Evaluator, EvaluatorBuilder, InputKind, JoinEvaluator, MatrixNames,
-    Partial, Predictions, Sink,
+    EvalError, EvalOptions, Evaluator, EvaluatorBuilder, InputKind, MatrixNames, Partial,
+    Predictions, Sink,
 };
 use lemma_accum::Plan;
 use lemma_ingest::{ActualSets, GoalOrder, SortedQrels};
@@ -275,7 +282,7 @@ pub struct Outcome {
 /// One evaluation of whole inputs: see the [module documentation](self).
 pub struct Job {
     builder: EvaluatorBuilder,
-    actual: ActualInput,
+    actual: Actual,
     predicted: PredictedInput,
     names: Option<MatrixNames>,
     mmap: bool,
@@ -292,12 +299,27 @@ impl Job {
     ) -> Job {
         Job {
             builder,
-            actual: actual.into(),
+            actual: Actual::Input(actual.into()),
             predicted: predicted.into(),
             names: None,
             mmap: false,
             hold_actual: false,
             mergeable: false,
+        }
+    }
+
+    /// The evaluation of `predicted` along `qrels`, sorted qrels opened or sorted already
+    /// ([`SortedQrels::open`], [`SortedQrels::sort`]), read a few goals at a time: the actual sets
+    /// are read whole only when the predictions cannot be joined (not TREC text in a plain file;
+    /// a shard; [`Job::mergeable`]; [`Job::hold_actual`]).
+    pub fn along(
+        builder: EvaluatorBuilder,
+        qrels: SortedQrels,
+        predicted: impl Into<PredictedInput>,
+    ) -> Job {
+        Job {
+            actual: Actual::Sorted(Box::new(qrels)),
+            ..Job::new(builder, ActualInput::Path(PathBuf::new()), predicted)
         }
     }
 
@@ -350,13 +372,42 @@ impl Job {
             check_shard(path, *index, *count)?;
         }
         let threads = builder.settings().threads;
+        let held = shard || hold_actual || mergeable;
+        let actual = match actual {
+            Actual::Input(a) => a,
+            Actual::Sorted(q) => {
+                let q = *q;
+                let text = match &predicted {
+                    PredictedInput::Path(p) => InputKind::of(p)? == InputKind::Text,
+                    PredictedInput::Opened(p) => p.kind() == InputKind::Text,
+                    PredictedInput::Shard { .. } => true,
+                };
+                if held || !text {
+                    let q = q.with_threads(threads);
+                    let sets = q.sets_whole()?;
+                    let read = ActualRead::held(q.path(), &sets, started.elapsed());
+                    let engine = Engine::Held(builder.build(sets));
+                    return open_predictions(engine, read, predicted, names, mmap, mergeable);
+                }
+                let read = ActualRead::Joined {
+                    path: q.path().to_path_buf(),
+                    goals: q.goal_count(),
+                    order: q.order(),
+                    sorted: None,
+                    elapsed: started.elapsed(),
+                    join: JoinReport::default(),
+                };
+                let engine = Engine::Joined(Box::new(builder.build_joined(q)));
+                return open_predictions(engine, read, predicted, names, mmap, mergeable);
+            }
+        };
         let path = match &actual {
             ActualInput::Path(p) => Some(p.as_path()),
             ActualInput::Sets(_) => None,
         };
         let sorted = match (path, &predicted) {
             (Some(actual), PredictedInput::Path(p))
-                if !shard && !hold_actual && !mergeable && joinable_paths(actual, p, &builder)? =>
+                if !held && joinable_paths(actual, p, &builder)? =>
             {
                 sorted_qrels(actual, &builder, threads)?
             }
@@ -391,19 +442,7 @@ impl Job {
                 (Engine::Held(builder.build(sets)), read)
             }
         };
-        let predictions = match predicted {
-            PredictedInput::Path(p) => {
-                Opened::Predictions(Box::new(Predictions::open(&p, names.as_ref(), mmap)?))
-            }
-            PredictedInput::Opened(p) => Opened::Predictions(p),
-            PredictedInput::Shard { path, index, count } => Opened::Shard { path, index, count },
-        };
-        Ok(OpenJob {
-            engine,
-            predictions,
-            read,
-            mergeable,
-        })
+        open_predictions(engine, read, predicted, names, mmap, mergeable)
     }
 
     /// [`Job::open`], then [`OpenJob::evaluate`].
@@ -414,6 +453,36 @@ impl Job {
     ) -> Result<Outcome, EvalError> {
         self.open()?.evaluate(sink, progress)
     }
+}
+
+/// The job once the engine is chosen: the predictions opened.
+fn open_predictions(
+    engine: Engine,
+    read: ActualRead,
+    predicted: PredictedInput,
+    names: Option<MatrixNames>,
+    mmap: bool,
+    mergeable: bool,
+) -> Result<OpenJob, EvalError> {
+    let predictions = match predicted {
+        PredictedInput::Path(p) => {
+            Opened::Predictions(Box::new(Predictions::open(&p, names.as_ref(), mmap)?))
+        }
+        PredictedInput::Opened(p) => Opened::Predictions(p),
+        PredictedInput::Shard { path, index, count } => Opened::Shard { path, index, count },
+    };
+    Ok(OpenJob {
+        engine,
+        predictions,
+        read,
+        mergeable,
+    })
+}
+
+/// Where a [`Job`]'s actual sets come from: an input, or sorted qrels given ([`Job::along`]).
+enum Actual {
+    Input(ActualInput),
+    Sorted(Box<SortedQrels>),
 }
 
 /// `I/N` with 1 <= I <= N.

@@ -30,7 +30,6 @@
 
 use crate::options::{plan_for, EvalOptions, OrderMode};
 use crate::outcome::{evaluate_unseen, EvalError, Predicted, Report};
-use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::ranking::dedup_table;
 use crate::seen::SeenSet;
 use crate::sink::Sink as RowSink;
@@ -42,6 +41,7 @@ use lemma_ingest::{
     first_field, first_goal, last_goal, ActualSets, Batch, ErrorKind, Format, GoalKey, GoalOrder,
     Input, InputError, LineMap, Next, SortedQrels,
 };
+use lemma_par::{Ordered, OrderedJob, Window, Work};
 use roaring::RoaringTreemap;
 use std::cmp::Ordering;
 use std::ops::Range;
@@ -144,7 +144,7 @@ pub(crate) fn evaluate(
         ranked_goals: 0,
         summary: Summary::new(&plan),
     };
-    let (_, collected) = run_ordered(&job, opts.threads, |res| collector.take(res));
+    let (_, collected) = Ordered::new(opts.threads).run(&job, |res| collector.take(res));
     let Collector {
         unknown,
         lines_before,
@@ -247,7 +247,9 @@ pub(crate) fn evaluate(
         (!group.is_empty()).then_some(group)
     });
     // The chunks are read on `threads` threads (the reading is the cost), at most two a thread
-    // ahead of this one, which evaluates them in order. Read as a batch's goals are (lemmas
+    // ahead of this one, which evaluates them in order. The threads live for all the chunks, so
+    // that their memory is reused from one chunk to the next; with one thread, the chunks are
+    // read on this one. Read as a batch's goals are (lemmas
     // listed, not interned: only their count and grades matter here). The regions of a chunk
     // whose span is at most two chunks are read as that one span, the ranked goals between them
     // passed over, rather than as a set of sets a region. Out of order, some of them may have
@@ -274,101 +276,38 @@ pub(crate) fn evaluate(
         )
     };
     let span = |group: &[Range<usize>]| group[0].start..group[group.len() - 1].end;
-    read_in_order(
-        chunks,
-        opts.threads,
-        |group: &Vec<Range<usize>>| {
-            if span(group).len() <= 2 * chunk {
-                vec![(group.clone(), qrels.sets_and_starts(span(group)))]
-            } else {
-                (group.iter())
-                    .map(|r| (vec![r.clone()], qrels.sets_and_starts(r.clone())))
-                    .collect()
-            }
-        },
-        |(group, read)| {
-            for (regions, sets) in read {
-                each(sets, &regions)?;
-            }
-            // One call for the chunk (each call stops both cores a moment to drop their
-            // mappings; the pages between its regions are of goals already read).
-            qrels.release(span(&group));
-            Ok::<(), EvalError>(())
-        },
-    )?;
+    let threads = opts.threads.max(1);
+    Ordered::new(threads)
+        .window(2 * threads)
+        .inline_single()
+        .each(
+            chunks,
+            |group: Vec<Range<usize>>| {
+                let read: Vec<_> = if span(&group).len() <= 2 * chunk {
+                    vec![(group.clone(), qrels.sets_and_starts(span(&group)))]
+                } else {
+                    (group.iter())
+                        .map(|r| (vec![r.clone()], qrels.sets_and_starts(r.clone())))
+                        .collect()
+                };
+                (group, read)
+            },
+            |(group, read)| {
+                for (regions, sets) in read {
+                    each(sets, &regions)?;
+                }
+                // One call for the chunk (each call stops both cores a moment to drop their
+                // mappings; the pages between its regions are of goals already read).
+                qrels.release(span(&group));
+                Ok::<(), EvalError>(())
+            },
+        )?;
     if let Some(l) = &lookup {
         jr.ranked_set_bytes = l.ranked.serialized_size();
     }
     report.elapsed = started.elapsed();
     Ok((summary, report, jr))
 }
-
-/// `read` of each chunk on `threads` threads (chunk `i` on thread `i % threads`, at most two a
-/// thread ahead of the caller, which takes the chunks from `chunks` as they are needed), then
-/// `use_` of each chunk and its result on this thread, in order, until `use_` fails. The
-/// threads live for all the chunks, so that their memory is reused from one chunk to the next.
-fn read_in_order<T: Send, R: Send, E>(
-    mut chunks: impl Iterator<Item = T>,
-    threads: usize,
-    read: impl Fn(&T) -> R + Sync,
-    mut use_: impl FnMut((T, R)) -> Result<(), E>,
-) -> Result<(), E> {
-    use std::sync::mpsc::channel;
-    if threads <= 1 {
-        return chunks.try_for_each(|c| {
-            let got = read(&c);
-            use_((c, got))
-        });
-    }
-    let read = &read;
-    std::thread::scope(|s| {
-        let lanes: Vec<Lane<T, R>> = (0..threads)
-            .map(|_| {
-                let (to_lane, todo) = channel::<T>();
-                let (done, from_lane) = channel();
-                s.spawn(move || {
-                    // Until this thread hangs up (every chunk sent, or an error).
-                    for c in todo {
-                        let got = read(&c);
-                        if done.send((c, got)).is_err() {
-                            break;
-                        }
-                    }
-                });
-                (to_lane, from_lane)
-            })
-            .collect();
-        let mut send = |sent: usize| {
-            chunks.next().is_some_and(|c| {
-                let lane = &lanes[sent % threads].0;
-                lane.send(c)
-                    .expect("a lane takes chunks until told to stop");
-                true
-            })
-        };
-        let mut sent = 0;
-        while sent < 2 * threads && send(sent) {
-            sent += 1;
-        }
-        // Each chunk sent is taken back in order, and the next sent in its place.
-        let mut taken = 0;
-        while taken < sent {
-            let got = (lanes[taken % threads].1.recv()).expect("a lane reads every chunk it takes");
-            taken += 1;
-            use_(got)?;
-            if send(sent) {
-                sent += 1;
-            }
-        }
-        Ok(())
-    })
-}
-
-/// A reading thread's ends: the chunks sent to it, and each chunk back with what was read.
-type Lane<T, R> = (
-    std::sync::mpsc::Sender<T>,
-    std::sync::mpsc::Receiver<(T, R)>,
-);
 
 /// A chunk's actual sets, and where each goal's lines begin ([`SortedQrels::sets_and_starts`]).
 type SetsAndStarts = (ActualSets, Vec<usize>);
@@ -646,7 +585,7 @@ fn known_starts(goals: &[(GoalRef, u64)], starts: &[usize]) -> Vec<usize> {
         .collect()
 }
 
-impl<'a> OrderedJob for JoinJob<'a> {
+impl<'a> Work for JoinJob<'a> {
     type Worker = JoinScratch;
     type Unit = Next;
     type Output = Joined;
@@ -657,10 +596,6 @@ impl<'a> OrderedJob for JoinJob<'a> {
             buf: Vec::new(),
             dedup: dedup_table(),
         }
-    }
-
-    fn next(&self, s: &mut Self::Worker, window: &Window) -> Option<(u64, Next)> {
-        SharedInput::next(&self.input, &mut s.buf, window, self.progress)
     }
 
     fn run(&self, s: &mut Self::Worker, _: u64, next: Next) -> Joined {
@@ -726,6 +661,12 @@ impl<'a> OrderedJob for JoinJob<'a> {
     }
 
     fn finish(&self, _: Self::Worker) {}
+}
+
+impl OrderedJob for JoinJob<'_> {
+    fn next(&self, s: &mut Self::Worker, window: &Window) -> Option<(u64, Next)> {
+        SharedInput::next(&self.input, &mut s.buf, window, self.progress)
+    }
 }
 
 /// Why the collector stopped.

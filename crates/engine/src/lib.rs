@@ -20,7 +20,8 @@
 //!
 //! [`Evaluator`] (built by [`EvaluatorBuilder`]) holds the options (and, held, the actual sets);
 //! [`output`] writes `table`, `tsv`, `json` and `trec`; [`convert`] writes binary stores; [`trec`]
-//! reproduces trec_eval's `-m` rules and output.
+//! reproduces trec_eval's `-m` rules and output. Every path runs its threads through
+//! [`lemma_par`] (the async pool aside: the `aio` module's documentation says why).
 //!
 //! ```
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -52,7 +53,6 @@ mod options;
 mod outcome;
 pub mod output;
 mod partial;
-mod pool;
 pub mod pooled;
 mod ranking;
 mod seen;
@@ -65,7 +65,7 @@ mod unknown;
 
 pub use evaluator::{
     read_actual, read_actual_with_threads, read_actual_within, Evaluation, Evaluator,
-    EvaluatorBuilder, InputKind, JoinEvaluator, MatrixNames, Predictions, DEFAULT_MEASURES,
+    EvaluatorBuilder, InputKind, MatrixNames, Predictions, DEFAULT_MEASURES,
 };
 
 pub use job::{ActualInput, ActualRead, Job, OpenJob, Outcome, PredictedInput};

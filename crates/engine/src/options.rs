@@ -300,10 +300,7 @@ impl Choice for Interpolation {
 /// tried (each thread holds buffers of a few MiB).
 pub const MAX_THREADS: usize = 1024;
 
-/// The default number of worker threads: the cores this process may run on.
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
+pub use lemma_par::default_threads;
 
 /// A thread count as given (`--threads N`, `threads=N`): at least 1 and at most [`MAX_THREADS`],
 /// or an error saying so.

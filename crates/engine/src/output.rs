@@ -1,5 +1,10 @@
-//! Output of `lemma-eval eval`: `table` for people, `tsv` and `json` for programs, `trec` for
-//! trec_eval-shaped lines. Per-goal rows are written as they arrive (file order); the summary last.
+//! Output of `lemma-eval eval` and `merge`: `table` for people, `tsv` and `json` for programs,
+//! `trec` for trec_eval-shaped lines. Per-goal rows are written as they arrive (file order); the
+//! summary last. Output of `curve` ([`write_curves`], [`PooledWriter`]).
+
+mod curve;
+
+pub use curve::{write_curves, CurveFormat, PooledWriter};
 
 use crate::{GoalRow, LackingShards, Report};
 use lemma_accum::{Aggregate, Aggregation, GoalCounts, Measure, Summary};
@@ -16,6 +21,20 @@ pub enum OutFormat {
     Json,
     /// trec_eval's line format (`name<TAB>goal<TAB>value` with 4 decimals).
     Trec,
+}
+
+impl crate::Choice for OutFormat {
+    const OPTION: &'static str = "format";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        ("table", "aligned columns for people", OutFormat::Table),
+        (
+            "tsv",
+            "goal<TAB>measure<TAB>value, full precision, goal `all` for the aggregate",
+            OutFormat::Tsv,
+        ),
+        ("json", "one JSON object", OutFormat::Json),
+        ("trec", "trec_eval's line format", OutFormat::Trec),
+    ];
 }
 
 /// One line in trec_eval's format, as `{name:<22}\t{goal}\t{v:.4}` writes it (`{}` of `v as
@@ -579,6 +598,26 @@ impl<'w> Writer<'w> {
         }
         self.out.flush()
     }
+}
+
+/// Writes a merged summary (`lemma-eval merge`) in `format`, as `eval` writes its summary: the
+/// pooled lines of `eval --threshold T` when the summaries hold them, and the shards a partial
+/// merge lacks.
+pub fn write_merged(
+    out: &mut dyn Write,
+    format: OutFormat,
+    measures: &[Measure],
+    summary: &Summary,
+    lacking: Vec<LackingShards>,
+) -> io::Result<()> {
+    let mut w = Writer::new(out, format, measures);
+    let pooled: Vec<_> = (crate::curve::pooled_thresholds(summary).into_iter())
+        .flat_map(|t| crate::curve::pooled_at_threshold(t, summary))
+        .collect();
+    w.set_extra(pooled);
+    w.set_lacking(lacking);
+    w.begin(false)?;
+    w.finish(summary, false)
 }
 
 /// `lacking_shards(predictions=<fingerprint>,of=<N>,shards=<list>)`: a name of the tsv and trec

@@ -20,7 +20,7 @@
 //!
 //! A partial also carries the plan (measures and every option that changes a number) and a
 //! fingerprint of the actual sets: merging partials of different plans or actual sets is an error
-//! that says what differs. A shard of a predictions file ([`Evaluator::evaluate_shard`]) also
+//! that says what differs. A shard of a predictions file (a [`crate::Job`] of a shard) also
 //! records which shard it is (`I/N`) of which file (a [`PredictionsFile`]: its length and a hash of
 //! its first and last 64 KiB): merged partials hold the union of their shards, a complete set
 //! counts as a whole file, and [`Partial::merge_all`] (`lemma-eval merge`, Python's
@@ -641,6 +641,13 @@ impl Partial {
         out
     }
 
+    /// Reads a summary file (`eval --summary-out`): errors name the file.
+    pub fn read(path: &Path) -> Result<Partial, PartialError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| PartialError(format!("{}: cannot read: {e}", path.display())))?;
+        Partial::decode(&bytes).map_err(|e| PartialError(format!("{}: {e}", path.display())))
+    }
+
     /// Reads an encoding back; the error says what is wrong (not a summary file, another
     /// version, truncated, corrupt).
     pub fn decode(bytes: &[u8]) -> Result<Partial, PartialError> {
@@ -789,6 +796,12 @@ impl PartialMerger {
     /// A merger of no parts yet.
     pub fn new() -> PartialMerger {
         PartialMerger::default()
+    }
+
+    /// Reads the summary file at `path` ([`Partial::read`]) and adds it, named by its path.
+    pub fn add_file(&mut self, path: &Path) -> Result<(), PartialError> {
+        let part = Partial::read(path)?;
+        self.add(&path.display().to_string(), part)
     }
 
     /// Adds `part`, named `name`. On error nothing is added.

@@ -18,8 +18,8 @@
 //!
 //! The temporary files are unnamed: they never appear in the directory and are freed when the
 //! process ends, however it ends. The curve is kept by an [`crate::Evaluator`] (text predictions,
-//! the qrels held) and by a [`crate::Session`] pushed with scores; a
-//! [`crate::JoinEvaluator`] refuses it (a join may evaluate a batch twice), and so do summary
+//! the qrels held) and by a [`crate::Session`] pushed with scores; a [`crate::Job`] reading sorted
+//! qrels along the predictions refuses it (a join may evaluate a batch twice), and so do summary
 //! files, stores and matrices, and rankings without scores (every score would be 0).
 
 use crate::EvalError;

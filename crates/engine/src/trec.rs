@@ -13,7 +13,7 @@ use lemma_accum::{Aggregate, Measure, Summary};
 use lemma_accum::{Interpolation, TrecAdder, TrecRules};
 use std::fmt::Write as _;
 
-pub use lemma_accum::trec::{resolve, TrecMeasure, TrecMeasureError};
+pub use lemma_accum::trec::{pytrec_name, resolve, resolve_pytrec, TrecMeasure, TrecMeasureError};
 
 /// Appends one trec_eval line.
 pub fn line(out: &mut String, m: &TrecMeasure, goal: &str, value: f64) {
@@ -136,6 +136,40 @@ pub enum TrecVersion {
     V10,
 }
 
+impl crate::Choice for TrecVersion {
+    const OPTION: &'static str = "trec-version";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        ("9", "trec_eval 9.0.8 (pytrec_eval's)", TrecVersion::V9),
+        ("10", "trec_eval 10.0", TrecVersion::V10),
+    ];
+}
+
+impl crate::EvaluatorBuilder {
+    /// trec_eval's rules, as `version` has them: ranked by score (trec_eval's tie rule), a lemma
+    /// twice in a goal an error, goals with nothing relevant evaluated, goals without predictions
+    /// evaluated as empty only under `-c` (`complete`); 9.0.8 rounds scores to f32 and has its
+    /// own interpolation. The `trec_eval` subcommand and the Python package's
+    /// `RelevanceEvaluator` (pytrec_eval's, 9.0.8) both take them from here.
+    pub fn trec_eval(self, version: TrecVersion, complete: bool) -> Self {
+        let v10 = version == TrecVersion::V10;
+        self.order(OrderMode::Score)
+            .ties(TieMode::Trec)
+            .duplicates(DuplicateMode::Error)
+            .missing(if complete {
+                MissingMode::Zero
+            } else {
+                MissingMode::Skip
+            })
+            .zero_relevant(ZeroRelMode::Evaluate)
+            .interpolation(if v10 {
+                Interpolation::Trec10
+            } else {
+                Interpolation::Trec9
+            })
+            .f32_scores(!v10)
+    }
+}
+
 /// trec_eval's flags.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
@@ -256,34 +290,18 @@ pub fn run_to(
         message: e.message,
     })?;
     let v10 = o.version == TrecVersion::V10;
-    let opts = EvalOptions {
-        measures: tm.iter().filter_map(|m| m.measure).collect(),
-        relevance_level: o.level,
-        interpolation: if v10 {
-            Interpolation::Trec10
-        } else {
-            Interpolation::Trec9
-        },
-        ranking: crate::RankingOptions {
-            order: Some(OrderMode::Score),
-            ties: TieMode::Trec,
-            duplicates: DuplicateMode::Error,
-            depth: o.max_docs,
-        },
-        missing: if o.complete {
-            MissingMode::Zero
-        } else {
-            MissingMode::Skip
-        },
-        zero_rel: ZeroRelMode::Evaluate,
+    let opts = Evaluator::builder()
+        .measures(tm.iter().filter_map(|m| m.measure))
+        .relevance_level(o.level)
+        .depth(o.max_docs)
+        .trec_eval(o.version, o.complete)
         // A run read once (stdin, a pipe, a FIFO) is regrouped from the start: it could not be
         // read again when its goals turn out not to be contiguous.
-        regroup: lemma_ingest::read_once(run),
-        f32_scores: !v10,
-        threads: o.threads.max(1),
-        spill: o.spill.clone(),
-        ..EvalOptions::default()
-    };
+        .regroup(lemma_ingest::read_once(run))
+        .threads(o.threads.max(1))
+        .spill(o.spill.clone())
+        .settings()
+        .clone();
     if qrels == std::path::Path::new("-") && run == std::path::Path::new("-") {
         return Err(TrecError {
             code: 2,

@@ -5,7 +5,7 @@
 //! workers and batches of any size. And `--regroup` sorting in memory and on disk alike.
 
 use lemma_eval::join::JoinReport;
-use lemma_eval::{EvalError, Evaluator, GoalRow, Predictions};
+use lemma_eval::{ActualRead, EvalError, Evaluator, GoalRow, Job, Predictions};
 use lemma_ingest::{ActualSets, SortedQrels, SpillOptions};
 use lemma_tools::gen::{generate_trec, goal_blocks, shuffle, GenSpec};
 use std::path::{Path, PathBuf};
@@ -94,6 +94,14 @@ fn sorted_then_joined(
     out
 }
 
+/// What the join did, from a joined job's outcome.
+fn join_report(read: &ActualRead) -> JoinReport {
+    match read {
+        ActualRead::Joined { join, .. } => join.clone(),
+        other => panic!("sorted qrels read along the predictions, not {other:?}"),
+    }
+}
+
 fn join_with(
     q: SortedQrels,
     run: &Path,
@@ -101,12 +109,14 @@ fn join_with(
     batch: usize,
     memory: usize,
 ) -> (Outcome, Option<JoinReport>) {
-    let ev = builder(threads, batch)
-        .spill(SpillOptions { memory, dir: None })
-        .build_joined(q);
+    let builder = builder(threads, batch).spill(SpillOptions { memory, dir: None });
     let mut rows = Vec::new();
-    match ev.evaluate_with_progress(lemma_ingest::open(run).unwrap(), &mut rows, None) {
-        Ok((done, jr)) => (Ok((key(&done.summary), rows)), Some(jr)),
+    let predicted = Predictions::Text(lemma_ingest::open(run).unwrap());
+    match Job::along(builder, q, predicted).run(&mut rows, None) {
+        Ok(done) => (
+            Ok((key(&done.evaluation.summary), rows)),
+            Some(join_report(&done.actual_read)),
+        ),
         Err(e) => (Err(error_key(e)), None),
     }
 }
@@ -230,6 +240,34 @@ fn generated_workloads_joined_equal_held() {
             assert_eq!(jr.held_bytes, 0);
         }
     }
+}
+
+/// Sorted qrels given to a job are read whole when the job needs them so (a travelling summary
+/// asked for): the join's summary and rows, and the partial of the held pipeline.
+#[test]
+fn sorted_qrels_given_are_held_for_a_travelling_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r, _) = workload(dir.path(), 4);
+    let want = held(&q, &r, 2, 4096).unwrap();
+    let along = |mergeable: bool| {
+        let qrels = SortedQrels::open(&q)
+            .unwrap()
+            .expect("generated qrels ascend");
+        let mut rows = Vec::new();
+        let done = Job::along(builder(2, 4096), qrels, r.as_path())
+            .mergeable(mergeable)
+            .run(&mut rows, None)
+            .unwrap();
+        let got = (key(&done.evaluation.summary), rows);
+        (got, done.actual_read.kind(), done.partial)
+    };
+    let (joined, kind, partial) = along(false);
+    assert_eq!((joined, kind), (want.clone(), "joined"));
+    assert!(partial.is_none());
+    let (whole, kind, partial) = along(true);
+    assert_eq!((whole, kind), (want.clone(), "held"));
+    let partial = partial.expect("asked for");
+    assert_eq!(key(&partial.summary().unwrap()), want.0);
 }
 
 #[test]
@@ -370,12 +408,14 @@ fn regrouped_in_memory_and_on_disk_alike() {
         });
         let mut rows = Vec::new();
         let done = if joined {
-            let ev = builder.build_joined(SortedQrels::open(&q).unwrap().unwrap());
-            let (done, jr) = ev
-                .evaluate_with_progress(lemma_ingest::open(run).unwrap(), &mut rows, None)
+            let qrels = SortedQrels::open(&q).unwrap().unwrap();
+            let predicted = Predictions::Text(lemma_ingest::open(run).unwrap());
+            let done = Job::along(builder, qrels, predicted)
+                .run(&mut rows, None)
                 .unwrap();
+            let jr = join_report(&done.actual_read);
             assert_eq!((jr.held_bytes, jr.held_from_line), (0, None), "{jr:?}");
-            done
+            done.evaluation
         } else {
             let ev = builder.build(actual.clone());
             ev.evaluate(Predictions::open(run, None, false).unwrap(), &mut rows)

@@ -3,7 +3,7 @@
 //! a summary file).
 
 use lemma_accum::{CurveRows, PooledSpec};
-use lemma_eval::{read_actual, Evaluator, Predictions, SummaryOnly};
+use lemma_eval::{read_actual, Evaluator, Job, Predictions, SummaryOnly};
 use lemma_ingest::SortedQrels;
 use std::path::{Path, PathBuf};
 
@@ -64,8 +64,8 @@ fn an_evaluation_and_a_session_keep_the_same_curve() {
     assert_eq!(rows(pushed.summary.pooled().unwrap()), from_file);
     // No summary file, no join.
     let run = Predictions::open(&fixture("pooled/run.txt"), None, false).unwrap();
-    let err = ev
-        .evaluate_partial(run, &mut SummaryOnly, None)
+    let err = (Job::on(&ev, run).mergeable(true))
+        .run(&mut SummaryOnly, None)
         .unwrap_err();
     assert!(
         err.to_string().contains("does not hold the pooled curve"),
@@ -74,16 +74,19 @@ fn an_evaluation_and_a_session_keep_the_same_curve() {
     let qrels = SortedQrels::open(&fixture("pooled/qrels.txt"))
         .unwrap()
         .unwrap();
-    let joined = Evaluator::builder()
+    let builder = Evaluator::builder()
         .measure_names(["AP"])
         .unwrap()
-        .pooled(held())
-        .build_joined(qrels);
+        .pooled(held());
     let input = lemma_ingest::open(&fixture("pooled/run.txt")).unwrap();
-    let err = joined
-        .evaluate_with_progress(input, &mut SummaryOnly, None)
+    let err = Job::along(builder, qrels, Predictions::Text(input))
+        .run(&mut SummaryOnly, None)
         .unwrap_err();
-    assert!(err.to_string().contains("not a JoinEvaluator"), "{err}");
+    assert!(
+        err.to_string()
+            .contains("not when sorted qrels are read along the predictions"),
+        "{err}"
+    );
 }
 
 /// JSONL records without scores: an error naming the file and line, not a curve at 0.

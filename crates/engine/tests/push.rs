@@ -3,8 +3,8 @@
 //! or two threads; files evaluated with 1 or 2 workers; shards merged through their encodings).
 
 use lemma_eval::{
-    EvalError, Evaluator, GoalRow, OrderMode, Partial, Predictions, Pushed, Session, SummaryOnly,
-    TieMode,
+    EvalError, Evaluator, GoalRow, Job, OrderMode, Partial, Predictions, Pushed, Session,
+    SummaryOnly, TieMode,
 };
 use lemma_tools::gen::{generate_trec, GenSpec};
 use std::collections::HashMap;
@@ -466,13 +466,11 @@ fn shards_merged_through_their_encodings_equal_one_run() {
         let files = shards(&r, dir.path(), 7);
         let mut parts: Vec<Partial> = Vec::new();
         for f in &files {
-            let (_, p) = ev
-                .evaluate_partial(
-                    Predictions::open(f, None, false).unwrap(),
-                    &mut SummaryOnly,
-                    None,
-                )
-                .unwrap();
+            let p = (Job::on(&ev, Predictions::open(f, None, false).unwrap()).mergeable(true))
+                .run(&mut SummaryOnly, None)
+                .unwrap()
+                .partial
+                .expect("asked for");
             let bytes = p.encode();
             let back = Partial::decode(&bytes).unwrap();
             assert_eq!(back, p);
@@ -514,7 +512,10 @@ fn mismatched_plans_and_damaged_encodings_are_refused() {
     let partial = |b: lemma_eval::EvaluatorBuilder, qrels: &Path| {
         let ev = b.build_from_path(qrels).unwrap();
         let pred = Predictions::open(&r, None, false).unwrap();
-        ev.evaluate_partial(pred, &mut SummaryOnly, None).unwrap().1
+        let done = Job::on(&ev, pred)
+            .mergeable(true)
+            .run(&mut SummaryOnly, None);
+        done.unwrap().partial.expect("asked for")
     };
     let base = || Evaluator::builder().measure_names(["AP", "P@5"]).unwrap();
     let a = partial(base(), &q);

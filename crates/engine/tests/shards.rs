@@ -1,11 +1,11 @@
-//! Shards of one predictions file (`Evaluator::evaluate_shard`) know which they are: a complete
+//! Shards of one predictions file (`Job` of a `PredictedInput::Shard`) know which they are: a complete
 //! set merges, in any order, into the whole file's evaluation (and its encoding); a set with
 //! shards missing, given twice or cut into another `N` is refused by `Partial::merge_all` naming
 //! the parts, unless partial merges are allowed; crafted shard records do not decode.
 
 use lemma_eval::{
-    Evaluator, GoalRow, LackingShards, MissingMode, Partial, Predictions, PredictionsFile,
-    SummaryOnly,
+    Evaluation, Evaluator, GoalRow, Job, LackingShards, MissingMode, Partial, PredictedInput,
+    Predictions, PredictionsFile, SummaryOnly,
 };
 use lemma_tools::gen::{generate_trec, GenSpec};
 use std::collections::HashSet;
@@ -50,13 +50,27 @@ fn key(s: &lemma_accum::Summary) -> String {
 /// Shard `i` of `n` (1-based) of `run`, and the goals it ranked.
 fn shard(ev: &Evaluator, run: &Path, i: u64, n: u64) -> (Partial, HashSet<String>) {
     let mut rows: Vec<GoalRow> = Vec::new();
-    let (_, p) = ev.evaluate_shard(run, i - 1, n, &mut rows, None).unwrap();
+    let predicted = PredictedInput::Shard {
+        path: run.to_path_buf(),
+        index: i,
+        count: n,
+    };
+    let done = Job::on(ev, predicted).run(&mut rows, None).unwrap();
+    let p = done.partial.expect("a shard's summary travels");
     let goals = (rows.into_iter())
         .filter(|r| !r.empty)
         .map(|r| String::from_utf8(r.goal).unwrap())
         .collect();
     // Through its encoding, as it travels.
     (Partial::decode(&p.encode()).unwrap(), goals)
+}
+
+/// The evaluation of `predictions` by `ev`, and its summary that travels.
+fn mergeable(ev: &Evaluator, predictions: Predictions) -> (Evaluation, Partial) {
+    let done = (Job::on(ev, predictions).mergeable(true))
+        .run(&mut SummaryOnly, None)
+        .unwrap();
+    (done.evaluation, done.partial.expect("asked for"))
 }
 
 fn named(parts: &[(&str, &Partial)]) -> Vec<(String, Partial)> {
@@ -71,7 +85,7 @@ fn complete_sets_merge_in_any_order_and_incomplete_ones_are_refused() {
     let (q, r) = generated(dir.path());
     let ev = evaluator(&q, MissingMode::Zero);
     let pred = || Predictions::open(&r, None, false).unwrap();
-    let (whole, whole_partial) = ev.evaluate_partial(pred(), &mut SummaryOnly, None).unwrap();
+    let (whole, whole_partial) = mergeable(&ev, pred());
     let file = PredictionsFile::of(&r).unwrap();
     assert_eq!(file.bytes, std::fs::metadata(&r).unwrap().len());
     assert!(file.bytes > 2 * PredictionsFile::EDGE, "{}", file.bytes);
@@ -213,13 +227,7 @@ fn whole_files_merge_with_complete_sets_of_shards() {
     let (hp, tp) = (dir.path().join("head.run"), dir.path().join("tail.run"));
     std::fs::write(&hp, head).unwrap();
     std::fs::write(&tp, tail).unwrap();
-    let (_, head_part) = ev
-        .evaluate_partial(
-            Predictions::open(&hp, None, false).unwrap(),
-            &mut SummaryOnly,
-            None,
-        )
-        .unwrap();
+    let (_, head_part) = mergeable(&ev, Predictions::open(&hp, None, false).unwrap());
     assert!(head_part.lacking_shards().is_empty());
     let mut list = vec![("head.sum".to_string(), head_part)];
     for i in 1..=3 {

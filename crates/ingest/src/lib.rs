@@ -16,6 +16,7 @@
 //! scores keep one printed shape, [`ScoreText`] orders the next against the last by one 16-byte
 //! compare, exactly as the parsed doubles would be ordered.
 
+mod corpus;
 mod error;
 mod fields;
 mod input;
@@ -30,6 +31,7 @@ mod spill;
 mod store;
 mod truth;
 
+pub use corpus::{Corpus, Origin, Place, Pos, Skipped, MAX_CORPUS_LINE};
 pub use error::{ErrorKind, InputError};
 pub use fields::{parse_score, show, ScoreText};
 pub use input::{

@@ -203,7 +203,7 @@ impl SortedQrels {
     /// order when both hold). One pass over the lines; nothing else is read or kept. Only the
     /// first field of each line is looked at: the judgments themselves are checked when read.
     pub fn open(path: &Path) -> Result<Option<SortedQrels>, InputError> {
-        Self::open_with_threads(path, crate::truth::load_threads())
+        Self::open_with_threads(path, lemma_par::default_threads())
     }
 
     /// [`open`](Self::open), its reads of the whole file (the order check and
@@ -279,7 +279,7 @@ impl SortedQrels {
                 goals: g.report.goals,
                 line_map: Some(g.line_map),
                 index,
-                threads: crate::truth::load_threads(),
+                threads: lemma_par::default_threads(),
                 stamp: None,
             },
             g.report,
@@ -564,18 +564,10 @@ fn goal_order_in(
         }
     }
     cuts.push(buf.len());
-    let orders: Vec<Option<PartOrder>> = if cuts.len() == 2 {
-        vec![part_order(buf, 0..buf.len(), map)]
-    } else {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = (cuts.windows(2))
-                .map(|w| s.spawn(move || part_order(buf, w[0]..w[1], map)))
-                .collect();
-            (handles.into_iter())
-                .map(|h| h.join().expect("the order check does not panic"))
-                .collect()
-        })
-    };
+    // A part a thread (one part: on this thread).
+    let parts: Vec<&[usize]> = cuts.windows(2).collect();
+    let orders: Vec<Option<PartOrder>> =
+        lemma_par::Ordered::new(parts.len()).map(parts, |w| part_order(buf, w[0]..w[1], map));
     // The parts in order: a part's first goal after the one before's last (or the same goal,
     // its lines across the cut).
     let mut all = PartOrder::default();

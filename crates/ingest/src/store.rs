@@ -527,7 +527,13 @@ impl StoreWriter {
 
     /// Writes the lemma table (`lemmas`' ids are the ids used in rankings and actual sets), the
     /// index and the header, then renames the file into place.
-    pub fn finish(mut self, lemmas: &Interner) -> io::Result<()> {
+    pub fn finish(self, lemmas: &Interner) -> io::Result<()> {
+        self.finish_uncommitted(lemmas)?.commit()
+    }
+
+    /// [`StoreWriter::finish`] but the commit: the store, written whole, for the caller to commit
+    /// with its other outputs ([`lemma_outfile::commit_all`]); dropped, it leaves nothing.
+    pub fn finish_uncommitted(mut self, lemmas: &Interner) -> io::Result<lemma_outfile::OutFile> {
         let mut sections = [Section::default(); SECTIONS];
         sections[0] = Section {
             offset: HEADER as u64,
@@ -591,8 +597,7 @@ impl StoreWriter {
         let mut tmp = self.out.into_inner().map_err(|e| e.into_error())?;
         tmp.seek(SeekFrom::Start(0))?;
         tmp.write_all(&header)?;
-        tmp.commit()?;
-        Ok(())
+        Ok(tmp)
     }
 }
 

@@ -407,11 +407,6 @@ impl Interner {
     }
 }
 
-/// The threads that read qrels held whole: one a core.
-pub(crate) fn load_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
 /// The actual set of one goal, borrowed from its [`ActualSets`].
 #[derive(Clone, Copy, Debug)]
 pub struct GoalTruth<'a> {
@@ -867,7 +862,7 @@ impl ActualSets {
     /// at a time, and once a goal comes back after others, every judgment is held as a 12-byte
     /// row and grouped at the end.
     pub fn read(input: Input) -> Result<ActualSets, InputError> {
-        Self::read_with_threads(input, load_threads())
+        Self::read_with_threads(input, lemma_par::default_threads())
     }
 
     /// [`read`](Self::read) on at most `threads` threads (at least one).
@@ -1229,7 +1224,7 @@ impl ActualSets {
 
     /// Reads actual sets from a file (`-` for stdin), on as many threads as the machine has cores.
     pub fn read_path(path: &Path) -> Result<ActualSets, InputError> {
-        Self::read_path_with_threads(path, load_threads())
+        Self::read_path_with_threads(path, lemma_par::default_threads())
     }
 
     /// [`read_path`](Self::read_path) on at most `threads` threads (at least one).

@@ -13,11 +13,24 @@
 //! | a directory or a socket | an error |
 //!
 //! An [`OutFile`] dropped without a commit (an error, a panic) leaves nothing behind: on Linux the
-//! temporary file is opened with `O_TMPFILE` and has no name until the commit, so even a process
-//! killed mid-write leaves no trace; on file systems without `O_TMPFILE` it is a hidden sibling
-//! (`.NAME.XXXXXX`) removed on drop. Every write, flush, sync and rename error is returned: a full
-//! disk is an error, never a short file. Replacing a regular file gives it a new inode, so other hard
-//! links to the old one keep the old content.
+//! temporary file is opened with `O_TMPFILE` and has no name while it is written and synced, so
+//! even a process killed then leaves no trace; on file systems without `O_TMPFILE` it is a hidden
+//! sibling (`.NAME.XXXXXX`) removed on drop. Every write, flush, sync and rename error is
+//! returned: a full disk is an error, never a short file. Replacing a regular file gives it a new
+//! inode, so other hard links to the old one keep the old content.
+//!
+//! ## Several outputs as one set
+//!
+//! [`commit_all`] commits a command's outputs together, only once every one of them has been
+//! written in full: first the files written in place are flushed, then every temporary is synced
+//! while it has no name, then each is given a hidden name beside its target, and only then are
+//! they renamed over their targets, back to back, in the order given. An error before the first
+//! rename (a full disk, a closed pipe written in place) leaves every target as it was and no
+//! temporary behind. The renames are separate system calls, not one atomic step: a process
+//! killed by SIGKILL (or a machine that stops) between two of them leaves the earlier targets new
+//! and the later ones old, and the later ones' hidden names behind. [`remove_temporaries_on_signals`]
+//! closes that window to SIGHUP, SIGINT and SIGTERM: they wait for the renames to end, and remove
+//! hidden names that are left.
 //!
 //! ```
 //! use std::io::Write;
@@ -38,6 +51,11 @@ use std::io::{self, Seek, SeekFrom, Write};
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::path::{Component, Path, PathBuf};
 
+mod signals;
+mod temp;
+
+pub use signals::remove_temporaries_on_signals;
+
 /// Symbolic links followed before giving up, as the kernel's own limit (`ELOOP`).
 const MAX_LINKS: usize = 40;
 
@@ -56,7 +74,7 @@ pub struct OutFile {
 #[derive(Debug)]
 enum Target {
     /// A temporary file renamed over the path at commit.
-    Replace(atomic_write_file::AtomicWriteFile),
+    Replace(temp::Temp),
     /// A device, FIFO or descriptor written where it is.
     InPlace(File),
 }
@@ -78,9 +96,7 @@ impl OutFile {
     pub fn create(path: impl AsRef<Path>) -> io::Result<OutFile> {
         let path = path.as_ref();
         let target = match resolve(path)? {
-            Resolved::Replace(real) => {
-                Target::Replace(atomic_write_file::AtomicWriteFile::options().open(real)?)
-            }
+            Resolved::Replace(real) => Target::Replace(temp::Temp::create(&real)?),
             Resolved::InPlace(p) => Target::InPlace(File::options().write(true).open(p)?),
             Resolved::OwnDescriptor(fd) => Target::InPlace(duplicate(fd)?),
         };
@@ -101,44 +117,290 @@ impl OutFile {
         matches!(self.target, Target::Replace(_))
     }
 
-    /// Makes the written bytes the file's content: for a regular file, syncs and renames the
-    /// temporary file over the target (and syncs the directory); for a device, FIFO or descriptor
-    /// there is nothing left to do but to report success, as its bytes were written in place.
+    /// Makes the written bytes the file's content: for a regular file, syncs the temporary file
+    /// and renames it over the target (and syncs the directory); for a device, FIFO or
+    /// descriptor there is nothing left to do but to report success, as its bytes were written in
+    /// place. The same as [`commit_all`] of this file alone.
     pub fn commit(self) -> io::Result<()> {
-        match self.target {
-            Target::Replace(f) => f.commit(),
-            Target::InPlace(mut f) => f.flush(),
-        }
+        commit_all([self]).map_err(CommitError::into_error)
     }
 
     /// Gives up: a temporary file is removed and the target left as it was (bytes already written
-    /// to a device, FIFO or descriptor cannot be taken back). Dropping does the same, silently.
+    /// to a device, FIFO or descriptor cannot be taken back). Dropping does the same.
     pub fn discard(self) -> io::Result<()> {
-        match self.target {
-            Target::Replace(f) => f.discard(),
-            Target::InPlace(_) => Ok(()),
+        drop(self);
+        Ok(())
+    }
+}
+
+/// What [`commit_all`] did when it failed: which output, at which step, and which outputs were
+/// already replaced (none unless a rename failed after others succeeded, or a directory could
+/// not be synced after the renames).
+#[derive(Debug)]
+pub struct CommitError {
+    path: PathBuf,
+    error: io::Error,
+    step: Step,
+    replaced: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Write,
+    Rename,
+    SyncDirectory,
+}
+
+impl CommitError {
+    /// The output that failed, as given to [`OutFile::create`].
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The outputs already replaced when it failed, in the order given.
+    pub fn replaced(&self) -> &[PathBuf] {
+        &self.replaced
+    }
+
+    /// The error, without the path.
+    pub fn into_error(self) -> io::Error {
+        self.error
+    }
+}
+
+impl std::fmt::Display for CommitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path = self.path.display();
+        match self.step {
+            Step::Write => write!(f, "{path}: cannot write: {}", self.error)?,
+            Step::Rename => write!(f, "{path}: cannot replace it: {}", self.error)?,
+            Step::SyncDirectory => write!(
+                f,
+                "{path}: replaced, but its directory could not be synced: {}",
+                self.error
+            )?,
+        }
+        let others: Vec<String> = (self.replaced.iter())
+            .filter(|p| **p != self.path)
+            .map(|p| p.display().to_string())
+            .collect();
+        if !others.is_empty() && self.step == Step::Rename {
+            write!(f, " (already replaced: {})", others.join(", "))?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CommitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+/// Commits `files` as one set (see the [crate documentation](crate#several-outputs-as-one-set)):
+/// the files written in place are flushed, every temporary file is synced, then given a hidden
+/// name, then all are renamed over their targets back to back in the order given, and the
+/// directories synced. Any error before the renames leaves every target as it was and no
+/// temporary behind; the [`CommitError`] names the file and says what was already replaced.
+pub fn commit_all(files: impl IntoIterator<Item = OutFile>) -> Result<(), CommitError> {
+    let mut files: Vec<OutFile> = files.into_iter().collect();
+    let fail = |f: &OutFile, step: Step, error: io::Error, replaced: &[PathBuf]| CommitError {
+        path: f.path.clone(),
+        error,
+        step,
+        replaced: replaced.to_vec(),
+    };
+    // What is written in place first (a pipe may block): nothing gets a name before it is done.
+    for f in &mut files {
+        if let Target::InPlace(w) = &mut f.target {
+            if let Err(e) = w.flush() {
+                return Err(fail(f, Step::Write, e, &[]));
+            }
         }
     }
+    // The long part, while the temporaries have no name: a kill leaves nothing.
+    for f in &mut files {
+        if let Target::Replace(t) = &mut f.target {
+            if let Err(e) = t.file.sync_all() {
+                return Err(fail(f, Step::Write, e, &[]));
+            }
+        }
+    }
+    for f in &mut files {
+        if let Target::Replace(t) = &mut f.target {
+            if let Err(e) = t.link() {
+                return Err(fail(f, Step::Write, e, &[]));
+            }
+        }
+    }
+    let mut replaced = Vec::new();
+    let mut failed = None;
+    {
+        // Locked: a signal waits for the last rename (remove_temporaries_on_signals).
+        let mut named = temp::named();
+        for (i, f) in files.iter_mut().enumerate() {
+            if let Target::Replace(t) = &mut f.target {
+                match t.rename(&mut named) {
+                    Ok(()) => replaced.push(f.path.clone()),
+                    Err(e) => {
+                        failed = Some((i, e));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    if let Some((i, e)) = failed {
+        return Err(fail(&files[i], Step::Rename, e, &replaced));
+    }
+    for f in &files {
+        if let Target::Replace(t) = &f.target {
+            if let Err(e) = t.sync_dir() {
+                return Err(fail(f, Step::SyncDirectory, e, &replaced));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Where one of a command's outputs goes: stdout (no path, or `-`) or an [`OutFile`], buffered
+/// (64 KiB). A command's outputs are committed together by [`commit_outputs`]: stdout flushed,
+/// the files as one set ([`commit_all`]).
+pub enum Output {
+    /// The process's standard output.
+    Stdout(io::BufWriter<io::Stdout>),
+    /// A file, committed with the others.
+    File(io::BufWriter<OutFile>),
+}
+
+/// What a failed [`Output`] operation names: the output ("stdout" or the path) and the error.
+#[derive(Debug)]
+pub struct OutputError {
+    /// The output: `stdout` or its path.
+    pub name: String,
+    /// What failed.
+    pub error: io::Error,
+    /// The step: creating the output, writing to it, or committing the set.
+    pub step: OutputStep,
+}
+
+/// The step of an [`OutputError`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum OutputStep {
+    /// [`Output::create`]: the file could not be created.
+    Create,
+    /// A write or a flush.
+    Write,
+    /// [`commit_all`]: the error is the [`CommitError`]'s message.
+    Commit,
+}
+
+impl std::fmt::Display for OutputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.step {
+            OutputStep::Create => {
+                write!(
+                    f,
+                    "{}: cannot create the output file: {}",
+                    self.name, self.error
+                )
+            }
+            OutputStep::Write => write!(f, "{}: cannot write: {}", self.name, self.error),
+            OutputStep::Commit => write!(f, "{}", self.error),
+        }
+    }
+}
+
+impl std::error::Error for OutputError {}
+
+impl Output {
+    /// Stdout for `None` or `-`, else an [`OutFile`] at `path`.
+    pub fn create(path: Option<&Path>) -> Result<Output, OutputError> {
+        match path {
+            Some(p) if p != Path::new("-") => {
+                let f = OutFile::create(p).map_err(|error| OutputError {
+                    name: p.display().to_string(),
+                    error,
+                    step: OutputStep::Create,
+                })?;
+                Ok(Output::File(io::BufWriter::with_capacity(1 << 16, f)))
+            }
+            _ => Ok(Output::Stdout(io::BufWriter::with_capacity(
+                1 << 16,
+                io::stdout(),
+            ))),
+        }
+    }
+
+    /// What an error message calls this output: `stdout` or the file's path.
+    pub fn name(&self) -> String {
+        match self {
+            Output::Stdout(_) => "stdout".into(),
+            Output::File(w) => w.get_ref().path().display().to_string(),
+        }
+    }
+
+    /// The writer.
+    pub fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(w) => w,
+            Output::File(w) => w,
+        }
+    }
+
+    /// A write error of this output, named.
+    pub fn write_error(&self, error: io::Error) -> OutputError {
+        OutputError {
+            name: self.name(),
+            error,
+            step: OutputStep::Write,
+        }
+    }
+}
+
+/// Commits a command's outputs as one set, in the order given: every output's last bytes are
+/// written (stdout flushed, the files' buffers emptied into their temporary files) and only then
+/// are the files committed together ([`commit_all`]). Any failure before the renames leaves
+/// every file as it was.
+pub fn commit_outputs(outputs: impl IntoIterator<Item = Output>) -> Result<(), OutputError> {
+    let mut files = Vec::new();
+    for out in outputs {
+        let name = out.name();
+        let write = |error| OutputError {
+            name: name.clone(),
+            error,
+            step: OutputStep::Write,
+        };
+        match out {
+            Output::Stdout(mut w) => w.flush().map_err(write)?,
+            Output::File(w) => files.push(w.into_inner().map_err(|e| write(e.into_error()))?),
+        }
+    }
+    commit_all(files).map_err(|e| OutputError {
+        name: e.path().display().to_string(),
+        error: io::Error::other(e.to_string()),
+        step: OutputStep::Commit,
+    })
 }
 
 impl Write for OutFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match &mut self.target {
-            Target::Replace(f) => f.write(buf),
+            Target::Replace(t) => t.file.write(buf),
             Target::InPlace(f) => f.write(buf),
         }
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
         match &mut self.target {
-            Target::Replace(f) => f.write_all(buf),
+            Target::Replace(t) => t.file.write_all(buf),
             Target::InPlace(f) => f.write_all(buf),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
         match &mut self.target {
-            Target::Replace(f) => f.flush(),
+            Target::Replace(t) => t.file.flush(),
             Target::InPlace(f) => f.flush(),
         }
     }
@@ -149,7 +411,7 @@ impl Seek for OutFile {
     /// `ESPIPE`).
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
         match &mut self.target {
-            Target::Replace(f) => f.seek(pos),
+            Target::Replace(t) => t.file.seek(pos),
             Target::InPlace(f) => f.seek(pos),
         }
     }
@@ -313,6 +575,38 @@ pub fn check_distinct(outputs: &[&Path], inputs: &[&Path]) -> io::Result<()> {
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn outputs_are_stdout_or_files_committed_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        assert_eq!(Output::create(None).unwrap().name(), "stdout");
+        assert_eq!(
+            Output::create(Some(Path::new("-"))).unwrap().name(),
+            "stdout"
+        );
+        std::fs::write(d.join("b"), b"old b").unwrap();
+        let mut a = Output::create(Some(&d.join("a"))).unwrap();
+        let mut b = Output::create(Some(&d.join("b"))).unwrap();
+        assert_eq!(a.name(), d.join("a").display().to_string());
+        a.writer().write_all(b"new a").unwrap();
+        b.writer().write_all(b"new b").unwrap();
+        // Nothing is visible before the commit (the bytes are still in the buffers).
+        assert!(!d.join("a").exists());
+        assert_eq!(std::fs::read(d.join("b")).unwrap(), b"old b");
+        commit_outputs([a, b]).unwrap();
+        assert_eq!(std::fs::read(d.join("a")).unwrap(), b"new a");
+        assert_eq!(std::fs::read(d.join("b")).unwrap(), b"new b");
+        let missing = d.join("no/such/dir/x");
+        let Err(e) = Output::create(Some(&missing)) else {
+            panic!("created in a missing directory");
+        };
+        assert_eq!(e.step, OutputStep::Create);
+        assert!(e.to_string().starts_with(&format!(
+            "{}: cannot create the output file: ",
+            missing.display()
+        )));
+    }
 
     #[test]
     fn resolves_links_to_their_final_target() {

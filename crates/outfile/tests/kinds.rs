@@ -256,3 +256,58 @@ fn outputs_that_name_an_input_or_each_other_are_refused() {
     // This process's descriptors are written in place, however often named.
     check_distinct(&[Path::new("/dev/stdout"), Path::new("/dev/stdout")], &[]).unwrap();
 }
+
+/// `commit_all`: nothing is renamed until every file is written and synced; then all are, in
+/// the order given. A rename that fails (here: a directory put where the file goes) stops the
+/// sequence: the files before it are replaced, the one that failed and those after it are not,
+/// the error says which, and no temporary is left.
+#[test]
+fn a_set_is_committed_in_order_and_a_failed_rename_stops_it() {
+    use lemma_outfile::commit_all;
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(p("table"), b"old table").unwrap();
+    std::fs::write(p("summary"), b"old summary").unwrap();
+    let open = |name: &str, text: &[u8]| {
+        let mut f = OutFile::create(p(name)).unwrap();
+        f.write_all(text).unwrap();
+        f
+    };
+    let (t, s) = (open("table", b"new table"), open("summary", b"new summary"));
+    assert_eq!(names_in(dir.path()), ["summary", "table"]);
+    commit_all([t, s]).unwrap();
+    assert_eq!(std::fs::read(p("table")).unwrap(), b"new table");
+    assert_eq!(std::fs::read(p("summary")).unwrap(), b"new summary");
+    assert_eq!(names_in(dir.path()), ["summary", "table"]);
+
+    // `blocked` is a new path when opened; a non-empty directory appears there before the
+    // commit, so its rename fails (EISDIR).
+    let (t, b, s) = (
+        open("table", b"third table"),
+        open("blocked", b"never"),
+        open("summary", b"third summary"),
+    );
+    std::fs::create_dir(p("blocked")).unwrap();
+    std::fs::write(p("blocked/inside"), b"").unwrap();
+    let e = commit_all([t, b, s]).unwrap_err();
+    assert_eq!(e.path(), p("blocked"));
+    assert_eq!(e.replaced(), [p("table")]);
+    let msg = e.to_string();
+    assert!(msg.contains("blocked: cannot replace it: "), "{msg}");
+    assert!(msg.contains("(already replaced: "), "{msg}");
+    assert_eq!(std::fs::read(p("table")).unwrap(), b"third table");
+    assert_eq!(std::fs::read(p("summary")).unwrap(), b"new summary");
+    assert_eq!(names_in(dir.path()), ["blocked", "summary", "table"]);
+
+    // The failing file first: nothing is replaced.
+    let (b, t) = (open("later", b"never"), open("table", b"fourth table"));
+    std::fs::create_dir(p("later")).unwrap();
+    std::fs::write(p("later/inside"), b"").unwrap();
+    let e = commit_all([b, t]).unwrap_err();
+    assert!(e.replaced().is_empty());
+    assert_eq!(std::fs::read(p("table")).unwrap(), b"third table");
+    assert_eq!(
+        names_in(dir.path()),
+        ["blocked", "later", "summary", "table"]
+    );
+}

@@ -430,6 +430,31 @@ fn short(n: u64) -> String {
     }
 }
 
+/// A command line as a shell would take it back: each word as it is when it holds only
+/// `[A-Za-z0-9-_./=:,@+%]`, else in single quotes (a quote inside as `'\''`). The page shows
+/// the command that made it.
+///
+/// ```
+/// let words = ["lemma-eval", "report", "q.txt", "my run.txt", "it's"].map(std::ffi::OsString::from);
+/// assert_eq!(lemma_report::command_line(words), "lemma-eval report q.txt 'my run.txt' 'it'\\''s'");
+/// ```
+pub fn command_line(words: impl IntoIterator<Item = std::ffi::OsString>) -> String {
+    (words.into_iter())
+        .map(|w| w.to_string_lossy().into_owned())
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@+%".contains(&b));
+            if plain {
+                w
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

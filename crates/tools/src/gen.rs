@@ -360,13 +360,14 @@ pub fn generate_jsonl(
 
 /// Writes a binary store plus its TREC qrels. Stores hold final rankings: the generated order
 /// with each run of tied scores put in trec order (name descending), exactly as `convert` would
-/// order the same goal read from the TREC run.
+/// order the same goal read from the TREC run. The store is returned written but not committed,
+/// for the caller to commit with the qrels ([`lemma_outfile::commit_all`]).
 pub fn generate_store(
     spec: &GenSpec,
     store: &std::path::Path,
     qrels: &mut dyn Write,
     with_scores: bool,
-) -> io::Result<()> {
+) -> io::Result<lemma_outfile::OutFile> {
     let mut lemmas = lemma_ingest::Interner::new();
     let mut name = Vec::with_capacity(48);
     for i in 0..spec.universe {
@@ -402,7 +403,7 @@ pub fn generate_store(
         )
     })?;
     qrels.flush()?;
-    w.finish(&lemmas)
+    w.finish_uncommitted(&lemmas)
 }
 
 /// Writes a dense f32 score matrix `[goals, universe]` (`.npy`): relevant lemmas score higher on

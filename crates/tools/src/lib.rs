@@ -1,6 +1,7 @@
 //! # lemma-tools: workloads and a read-rate probe for lemma-eval's tests and benchmarks
 //!
-//! [`gen`] writes deterministic premise-selection-like workloads in every input format (the
+//! [`gen`] writes deterministic premise-selection-like workloads in every input format, and
+//! [`gen_corpus`] a LeanDojo-shaped library with goals in its files (the
 //! `lemma-eval gen` command); [`read_rate`] measures how fast this machine reads a file, the
 //! yardstick of the benchmarks (the hidden `lemma-eval read-rate` command). Neither is part of
 //! the evaluation library.
@@ -8,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod gen;
+pub mod gen_corpus;
 
 use std::path::Path;
 

@@ -20,13 +20,13 @@ mod worker;
 
 use crate::options::{plan_for, EvalOptions, OrderMode};
 use crate::outcome::{EvalError, GoalRow, Predicted, Report};
-use crate::pool::{run_ordered, OrderedJob, Window};
 use crate::sink::Sink as RowSink;
 use crate::unknown::UnknownGoals;
 use lemma_accum::{Plan, Summary};
 use lemma_ingest::{
     show, ActualSets, BatchReader, ErrorKind, Format, GoalKey, Input, InputError, LineMap, Next,
 };
+use lemma_par::{Ordered, OrderedJob, Window, Work};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -173,7 +173,7 @@ pub(crate) fn predict_from(
         resumed_after: lines_before,
         lines_before,
     };
-    let (summaries, collected) = run_ordered(&job, opts.threads, |res| collector.take(res));
+    let (summaries, collected) = Ordered::new(opts.threads).run(&job, |res| collector.take(res));
     // An error the collector found is about an earlier batch than any read error (unless the
     // file changed under the reader: then that is what is wrong).
     let collected = collected.map_err(|e| SharedInput::changed_or(&job.input, e));
@@ -364,7 +364,7 @@ struct TextJob<'a> {
     input: Mutex<SharedInput>,
 }
 
-impl<'a> OrderedJob for TextJob<'a> {
+impl<'a> Work for TextJob<'a> {
     /// The worker and its batch buffer.
     type Worker = (Worker<'a>, Vec<u8>);
     type Unit = Next;
@@ -380,10 +380,6 @@ impl<'a> OrderedJob for TextJob<'a> {
             self.want_rows,
         );
         (w, Vec::new())
-    }
-
-    fn next(&self, (_, buf): &mut Self::Worker, window: &Window) -> Option<(u64, Next)> {
-        SharedInput::next(&self.input, buf, window, self.progress)
     }
 
     fn run(&self, (w, buf): &mut Self::Worker, _: u64, next: Next) -> BatchResult {
@@ -416,6 +412,12 @@ impl<'a> OrderedJob for TextJob<'a> {
 
     fn finish(&self, (w, _): Self::Worker) -> Summary {
         w.into_summary()
+    }
+}
+
+impl OrderedJob for TextJob<'_> {
+    fn next(&self, (_, buf): &mut Self::Worker, window: &Window) -> Option<(u64, Next)> {
+        SharedInput::next(&self.input, buf, window, self.progress)
     }
 }
 

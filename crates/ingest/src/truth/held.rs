@@ -99,18 +99,13 @@ fn parse_in(all: &[u8], map: Option<&Mmap>, threads: usize, part_min: usize) -> 
 
 /// `f` of every item, each on a thread of its own (on this thread when there is one), in order.
 fn on_threads<T: Send, R: Send>(items: Vec<T>, f: impl Fn(T) -> R + Sync) -> Vec<R> {
-    if items.len() <= 1 {
-        return items.into_iter().map(f).collect();
-    }
-    let f = &f;
-    std::thread::scope(|s| {
-        let handles: Vec<_> = (items.into_iter())
-            .map(|item| s.spawn(move || f(item)))
-            .collect();
-        (handles.into_iter())
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    })
+    lemma_par::Ordered::new(items.len()).map(items, f)
+}
+
+/// One of two tasks done side by side: `S` the sorting's, `G` the goal table's.
+enum Either<S, G> {
+    Sort(S),
+    Goals(G),
 }
 
 /// Where the parts begin, and the text's end: line starts near equal shares of `all`, each moved
@@ -302,14 +297,22 @@ fn join(mut parts: Vec<Part>, threads: usize) -> Option<ActualSets> {
         let sorted = jobs.into_iter().all(sort);
         (intern_goals(goal_lists, threads), sorted)
     } else {
-        std::thread::scope(|s| {
-            let sorts = s.spawn(|| on_threads(jobs, sort).into_iter().all(|ok| ok));
-            let goals = intern_goals(goal_lists, threads);
-            let sorted = sorts
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e));
-            (goals, sorted)
-        })
+        // The sorting (a thread a part) beside the goal table (`threads` threads of its own).
+        let both = on_threads(
+            vec![Either::Sort(jobs), Either::Goals(goal_lists)],
+            |task| match task {
+                Either::Sort(jobs) => Either::Sort(on_threads(jobs, sort).into_iter().all(|ok| ok)),
+                Either::Goals(lists) => Either::Goals(intern_goals(lists, threads)),
+            },
+        );
+        let (mut goals, mut sorted) = (None, false);
+        for done in both {
+            match done {
+                Either::Sort(ok) => sorted = ok,
+                Either::Goals(g) => goals = g,
+            }
+        }
+        (goals, sorted)
     };
     if !sorted {
         return None;

@@ -1,0 +1,612 @@
+//! A library of premises as LeanDojo describes it (`corpus.jsonl`): one line per source file,
+//! `{"path": ..., "imports": [paths], "premises": [{"full_name", "code", "start": [line, col],
+//! "end": [line, col], ...}]}`, and which premises a goal may use.
+//!
+//! A premise is *accessible* at a place in a file (a theorem's position) when it comes from a file
+//! the theorem's file imports, directly or transitively, or from the same file and ends at or
+//! before that place (`end <= pos`, positions compared as `(line, column)`). Premises are read as
+//! ReProver reads them: one whose `full_name` is null or contains `user__.n`, whose `code` is
+//! empty, or whose name is a bracketed list of mutual definitions (`[a, b]`) is skipped (and
+//! counted).
+//!
+//! Held: each file's path and premise range, its imports, and its transitive imports as a bitset
+//! over the files (`files / 8` bytes a file: 3.1 MB for 5,000 files); each premise's name (in an
+//! [`Interner`]), file and end position (12 bytes). Premise ids follow the corpus: a file's
+//! premises are consecutive. Asking whether premise `p` is accessible at a place costs one load
+//! of `p`'s file and one bit test (or one position compare in the same file), no table per goal.
+//! A cycle among the imports, an import of a file the corpus does not list, a path listed twice
+//! and a premise name defined twice are errors that name the files (and lines).
+
+use crate::error::{ErrorKind, InputError};
+use crate::truth::Interner;
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::io::BufRead;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+/// A place in a source file: `(line, column)`, compared in that order (LeanDojo's `Pos`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
+pub struct Pos {
+    /// The line (1-based in LeanDojo's data).
+    pub line: u32,
+    /// The column.
+    pub col: u32,
+}
+
+impl Pos {
+    /// `(line, col)`.
+    pub fn new(line: u32, col: u32) -> Pos {
+        Pos { line, col }
+    }
+}
+
+/// Where a goal stands: a file of the corpus and a place in it (its theorem's position).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Place {
+    /// The file's id ([`Corpus::file_id`]).
+    pub file: u32,
+    /// The theorem's position.
+    pub pos: Pos,
+}
+
+/// Where a premise comes from, as seen from a place.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Defined earlier in the same file (accessible).
+    InFile,
+    /// Defined in a file imported directly or transitively (accessible).
+    Imported,
+    /// Neither: later in the same file, or in a file not imported.
+    Inaccessible,
+}
+
+/// Premises of the corpus that the loader skips, by ReProver's rules.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Skipped {
+    /// `full_name` null.
+    pub no_name: u64,
+    /// `full_name` containing `user__.n`.
+    pub user_n: u64,
+    /// `code` empty.
+    pub empty_code: u64,
+    /// `full_name` a bracketed list of mutual definitions.
+    pub mutual: u64,
+}
+
+impl Skipped {
+    /// All of them.
+    pub fn total(&self) -> u64 {
+        self.no_name + self.user_n + self.empty_code + self.mutual
+    }
+}
+
+/// A corpus read (LeanDojo's `corpus.jsonl`): its files, their imports and their premises, and
+/// which premises are accessible at a place ([`Corpus::origin`]). Premise ids follow the corpus (a
+/// file's premises are consecutive); each file's transitive imports are a bitset over the files.
+#[derive(Debug)]
+pub struct Corpus {
+    path: PathBuf,
+    files: Interner,
+    /// Per file: its premises' ids.
+    file_premises: Vec<Range<u32>>,
+    /// Per file: the line of the corpus it was read from.
+    file_line: Vec<u64>,
+    premises: Interner,
+    premise_file: Vec<u32>,
+    premise_end: Vec<Pos>,
+    /// Per file: a bitset (`words` words) of the files it imports, directly or transitively.
+    closure: Vec<u64>,
+    words: usize,
+    skipped: Skipped,
+}
+
+/// One line of `corpus.jsonl`; other keys (`kind`, a premise's `start`) are not read.
+#[derive(Deserialize)]
+struct FileLine<'a> {
+    #[serde(borrow)]
+    path: Cow<'a, str>,
+    #[serde(default, borrow)]
+    imports: Vec<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    premises: Vec<PremiseLine<'a>>,
+}
+
+#[derive(Deserialize)]
+struct PremiseLine<'a> {
+    #[serde(borrow)]
+    full_name: Option<Cow<'a, str>>,
+    #[serde(default, deserialize_with = "code_is_empty")]
+    code: EmptyCode,
+    end: (u32, u32),
+}
+
+/// Whether a premise's `code` is the empty string (read without keeping the code).
+#[derive(Default)]
+struct EmptyCode(bool);
+
+fn code_is_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EmptyCode, D::Error> {
+    struct V;
+    impl serde::de::Visitor<'_> for V {
+        type Value = EmptyCode;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("the premise's code, a string")
+        }
+        fn visit_str<E>(self, s: &str) -> Result<EmptyCode, E> {
+            Ok(EmptyCode(s.is_empty()))
+        }
+        fn visit_unit<E>(self) -> Result<EmptyCode, E> {
+            Ok(EmptyCode(true))
+        }
+    }
+    d.deserialize_any(V)
+}
+
+/// The longest line read (a file's premises with their code): past it, an error.
+pub const MAX_CORPUS_LINE: usize = 1 << 30;
+
+impl Corpus {
+    /// Reads `path` (plain, gzip or zstd, or `-` for stdin).
+    pub fn read(path: &Path) -> Result<Corpus, InputError> {
+        let input = crate::input::open_with(path, false)?;
+        Corpus::from_reader(path, input.reader)
+    }
+
+    /// Reads a corpus from `reader`, named `path` in errors.
+    pub fn from_reader(path: &Path, mut reader: impl BufRead) -> Result<Corpus, InputError> {
+        let mut c = Corpus {
+            path: path.to_path_buf(),
+            files: Interner::new(),
+            file_premises: Vec::new(),
+            file_line: Vec::new(),
+            premises: Interner::new(),
+            premise_file: Vec::new(),
+            premise_end: Vec::new(),
+            closure: Vec::new(),
+            words: 0,
+            skipped: Skipped::default(),
+        };
+        // Imports by name until every file is known: (file, line, byte, names).
+        let mut imports: Vec<(u32, u64, u64, Vec<String>)> = Vec::new();
+        let mut buf = Vec::new();
+        let (mut line, mut byte) = (0u64, 0u64);
+        loop {
+            buf.clear();
+            let n = std::io::Read::take(reader.by_ref(), MAX_CORPUS_LINE as u64 + 1)
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| InputError::read(path, e))?;
+            if n == 0 {
+                break;
+            }
+            line += 1;
+            if n > MAX_CORPUS_LINE {
+                return Err(InputError::at(
+                    ErrorKind::Syntax,
+                    path,
+                    line,
+                    byte,
+                    format!("a line longer than {} MiB", MAX_CORPUS_LINE >> 20),
+                ));
+            }
+            let text = buf.strip_suffix(b"\n").unwrap_or(&buf);
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            if !text.iter().all(u8::is_ascii_whitespace) {
+                let names = c.add_line(text, line, byte)?;
+                imports.push((c.files.len() as u32 - 1, line, byte, names));
+            }
+            byte += n as u64;
+        }
+        c.resolve(imports)?;
+        Ok(c)
+    }
+
+    /// Adds the file of one line; its imports' names come back to be resolved at the end.
+    fn add_line(&mut self, text: &[u8], line: u64, byte: u64) -> Result<Vec<String>, InputError> {
+        let bad = |m: String| InputError::at(ErrorKind::Syntax, &self.path, line, byte, m);
+        let f: FileLine<'_> = serde_json::from_slice(text).map_err(|e| {
+            bad(format!(
+                "expected a corpus line {{\"path\": ..., \"imports\": [...], \"premises\": \
+                 [{{\"full_name\", \"code\", \"end\": [line, col]}}, ...]}}: {e}"
+            ))
+        })?;
+        let id = self.files.len() as u32;
+        if let Some(first) = self.files.get(f.path.as_bytes()) {
+            return Err(bad(format!(
+                "file `{}` is listed twice (first at line {})",
+                f.path, self.file_line[first as usize]
+            )));
+        }
+        self.files.intern(f.path.as_bytes());
+        self.file_line.push(line);
+        let start = self.premises.len() as u32;
+        for p in &f.premises {
+            let Some(name) = &p.full_name else {
+                self.skipped.no_name += 1;
+                continue;
+            };
+            if name.contains("user__.n") {
+                self.skipped.user_n += 1;
+                continue;
+            }
+            if p.code.0 {
+                self.skipped.empty_code += 1;
+                continue;
+            }
+            if name.starts_with('[') && name.ends_with(']') {
+                self.skipped.mutual += 1;
+                continue;
+            }
+            let before = self.premises.len();
+            let pid = self.premises.intern(name.as_bytes());
+            if self.premises.len() == before {
+                let other = self.premise_file[pid as usize];
+                let other_line = self.file_line[other as usize];
+                let other = String::from_utf8_lossy(self.files.name(other)).into_owned();
+                return Err(bad(format!(
+                    "premise `{name}` is defined in `{}` and again in `{other}` (line \
+                     {other_line}): a premise name must name one premise",
+                    f.path
+                )));
+            }
+            self.premise_file.push(id);
+            self.premise_end.push(Pos::new(p.end.0, p.end.1));
+        }
+        self.file_premises.push(start..self.premises.len() as u32);
+        Ok(f.imports.iter().map(|i| i.to_string()).collect())
+    }
+
+    /// Resolves the imports and computes every file's transitive imports; a cycle or an unknown
+    /// import is an error.
+    fn resolve(&mut self, named: Vec<(u32, u64, u64, Vec<String>)>) -> Result<(), InputError> {
+        let n = self.files.len();
+        let mut direct: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (file, line, byte, names) in named {
+            for name in names {
+                let Some(to) = self.files.get(name.as_bytes()) else {
+                    return Err(InputError::at(
+                        ErrorKind::Syntax,
+                        &self.path,
+                        line,
+                        byte,
+                        format!(
+                            "`{}` imports `{name}`, which the corpus does not list",
+                            self.show_file(file)
+                        ),
+                    ));
+                };
+                direct[file as usize].push(to);
+            }
+        }
+        // Depth-first, a file after every file it imports (an explicit stack: import chains can
+        // be thousands of files deep); a file met again while still open closes a cycle.
+        self.words = n.div_ceil(64).max(1);
+        self.closure = vec![0; n * self.words];
+        const NEW: u8 = 0;
+        const OPEN: u8 = 1;
+        const DONE: u8 = 2;
+        let mut state = vec![NEW; n];
+        for root in 0..n {
+            if state[root] != NEW {
+                continue;
+            }
+            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+            state[root] = OPEN;
+            while let Some(&mut (f, ref mut next)) = stack.last_mut() {
+                if let Some(&to) = direct[f].get(*next) {
+                    *next += 1;
+                    let to = to as usize;
+                    match state[to] {
+                        NEW => {
+                            state[to] = OPEN;
+                            stack.push((to, 0));
+                        }
+                        OPEN => {
+                            let at = stack.iter().position(|&(g, _)| g == to).unwrap_or(0);
+                            let mut cycle: Vec<String> = stack[at..]
+                                .iter()
+                                .map(|&(g, _)| format!("`{}`", self.show_file(g as u32)))
+                                .collect();
+                            cycle.push(format!("`{}`", self.show_file(to as u32)));
+                            return Err(InputError::at(
+                                ErrorKind::Syntax,
+                                &self.path,
+                                self.file_line[f],
+                                0,
+                                format!(
+                                    "the imports form a cycle: {} (a file cannot import itself, \
+                                     directly or transitively)",
+                                    cycle.join(" imports ")
+                                ),
+                            )
+                            .without_byte());
+                        }
+                        _ => {}
+                    }
+                    continue;
+                }
+                // Every import of `f` is done: its closure is theirs and them.
+                let w = self.words;
+                let mut row = vec![0u64; w];
+                for &to in &direct[f] {
+                    let to = to as usize;
+                    row[to / 64] |= 1 << (to % 64);
+                    for (r, x) in row.iter_mut().zip(&self.closure[to * w..(to + 1) * w]) {
+                        *r |= x;
+                    }
+                }
+                self.closure[f * w..(f + 1) * w].copy_from_slice(&row);
+                state[f] = DONE;
+                stack.pop();
+            }
+        }
+        Ok(())
+    }
+
+    fn show_file(&self, f: u32) -> String {
+        String::from_utf8_lossy(self.files.name(f)).into_owned()
+    }
+
+    /// The file read.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Files.
+    pub fn files(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Premises (those skipped not counted).
+    pub fn premises(&self) -> usize {
+        self.premises.len()
+    }
+
+    /// Premises skipped, by reason.
+    pub fn skipped(&self) -> Skipped {
+        self.skipped
+    }
+
+    /// The id of the file at `path`.
+    pub fn file_id(&self, path: &[u8]) -> Option<u32> {
+        self.files.get(path)
+    }
+
+    /// The path of file `id`.
+    pub fn file_path(&self, id: u32) -> &[u8] {
+        self.files.name(id)
+    }
+
+    /// File `id`'s premises' ids.
+    pub fn file_premises(&self, id: u32) -> Range<u32> {
+        self.file_premises[id as usize].clone()
+    }
+
+    /// The id of the premise named `name`.
+    pub fn premise_id(&self, name: &[u8]) -> Option<u32> {
+        self.premises.get(name)
+    }
+
+    /// The hash [`Corpus::premise_id_hashed`] takes for `name` (the actual sets' lemma hash).
+    pub fn premise_hash(&self, name: &[u8]) -> u64 {
+        self.premises.hash(name)
+    }
+
+    /// [`Corpus::premise_id`] with its hash known already.
+    pub fn premise_id_hashed(&self, hash: u64, name: &[u8]) -> Option<u32> {
+        self.premises.get_hashed(hash, name)
+    }
+
+    /// Premise `id`'s name.
+    pub fn premise_name(&self, id: u32) -> &[u8] {
+        self.premises.name(id)
+    }
+
+    /// The file premise `id` is defined in.
+    pub fn premise_file(&self, id: u32) -> u32 {
+        self.premise_file[id as usize]
+    }
+
+    /// Where premise `id` ends.
+    pub fn premise_end(&self, id: u32) -> Pos {
+        self.premise_end[id as usize]
+    }
+
+    /// Whether file `file` imports file `other`, directly or transitively.
+    #[inline]
+    pub fn imports(&self, file: u32, other: u32) -> bool {
+        let row = file as usize * self.words;
+        self.closure[row + other as usize / 64] >> (other % 64) & 1 == 1
+    }
+
+    /// Where premise `premise` comes from, seen from `at`.
+    #[inline]
+    pub fn origin(&self, at: Place, premise: u32) -> Origin {
+        let f = self.premise_file[premise as usize];
+        if f == at.file {
+            if self.premise_end[premise as usize] <= at.pos {
+                Origin::InFile
+            } else {
+                Origin::Inaccessible
+            }
+        } else if self.imports(at.file, f) {
+            Origin::Imported
+        } else {
+            Origin::Inaccessible
+        }
+    }
+
+    /// Whether premise `premise` is accessible at `at`.
+    #[inline]
+    pub fn accessible(&self, at: Place, premise: u32) -> bool {
+        self.origin(at, premise) != Origin::Inaccessible
+    }
+
+    /// How many premises are accessible at `at` (each file's premises counted by range).
+    pub fn accessible_count(&self, at: Place) -> u64 {
+        let mut n = 0u64;
+        for f in 0..self.files.len() as u32 {
+            if f != at.file && self.imports(at.file, f) {
+                n += self.file_premises[f as usize].len() as u64;
+            }
+        }
+        let own = self.file_premises[at.file as usize].clone();
+        n + own
+            .filter(|&p| self.premise_end[p as usize] <= at.pos)
+            .count() as u64
+    }
+
+    /// Bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.files.heap_bytes()
+            + self.premises.heap_bytes()
+            + self.file_premises.capacity() * std::mem::size_of::<Range<u32>>()
+            + self.file_line.capacity() * 8
+            + self.premise_file.capacity() * 4
+            + self.premise_end.capacity() * std::mem::size_of::<Pos>()
+            + self.closure.capacity() * 8
+    }
+}
+
+impl InputError {
+    /// The same error without a byte offset (an error about a file of the corpus, not a byte).
+    fn without_byte(mut self) -> Self {
+        self.byte = None;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus(text: &str) -> Result<Corpus, InputError> {
+        Corpus::from_reader(Path::new("corpus.jsonl"), text.as_bytes())
+    }
+
+    fn line(path: &str, imports: &[&str], premises: &[(&str, (u32, u32))]) -> String {
+        let ps: Vec<String> = premises
+            .iter()
+            .map(|(n, (l, c))| {
+                format!(
+                    r#"{{"full_name": "{n}", "code": "theorem {n} : True", "start": [1, 1], "end": [{l}, {c}], "kind": "theorem"}}"#
+                )
+            })
+            .collect();
+        let is: Vec<String> = imports.iter().map(|i| format!("\"{i}\"")).collect();
+        format!(
+            r#"{{"path": "{path}", "imports": [{}], "premises": [{}]}}"#,
+            is.join(", "),
+            ps.join(", ")
+        ) + "\n"
+    }
+
+    /// A.lean imports B.lean, which imports C.lean (two deep); D.lean stands apart.
+    fn abcd() -> Corpus {
+        let text = line("A.lean", &["B.lean"], &[("a1", (3, 5)), ("a2", (9, 1))])
+            + &line("B.lean", &["C.lean"], &[("b1", (2, 2))])
+            + &line("C.lean", &[], &[("c1", (1, 9)), ("c2", (4, 4))])
+            + &line("D.lean", &[], &[("d1", (1, 1))]);
+        corpus(&text).unwrap()
+    }
+
+    #[test]
+    fn accessible_premises_follow_imports_and_positions() {
+        let c = abcd();
+        assert_eq!((c.files(), c.premises()), (4, 6));
+        let id = |n: &str| c.premise_id(n.as_bytes()).unwrap();
+        let a = c.file_id(b"A.lean").unwrap();
+        // A theorem of A.lean at (9, 1): a1 ends before it, a2 ends exactly at it (end <= pos:
+        // accessible), b1 through the direct import, c1 and c2 two deep, d1 not imported.
+        let at = Place {
+            file: a,
+            pos: Pos::new(9, 1),
+        };
+        let got: Vec<(&str, Origin)> = ["a1", "a2", "b1", "c1", "c2", "d1"]
+            .iter()
+            .map(|n| (*n, c.origin(at, id(n))))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a1", Origin::InFile),
+                ("a2", Origin::InFile),
+                ("b1", Origin::Imported),
+                ("c1", Origin::Imported),
+                ("c2", Origin::Imported),
+                ("d1", Origin::Inaccessible),
+            ]
+        );
+        assert_eq!(c.accessible_count(at), 5);
+        // One column earlier, a2 ends after the place: not yet accessible.
+        let before = Place {
+            file: a,
+            pos: Pos::new(9, 0),
+        };
+        assert_eq!(c.origin(before, id("a2")), Origin::Inaccessible);
+        assert_eq!(c.origin(before, id("a1")), Origin::InFile);
+        // From C.lean nothing of A or B is accessible (imports go one way).
+        let at_c = Place {
+            file: c.file_id(b"C.lean").unwrap(),
+            pos: Pos::new(100, 0),
+        };
+        assert!(!c.accessible(at_c, id("a1")) && !c.accessible(at_c, id("b1")));
+        assert!(c.accessible(at_c, id("c2")));
+    }
+
+    #[test]
+    fn premises_are_skipped_as_reprover_skips_them() {
+        let text = r#"{"path": "X.lean", "imports": [], "premises": [
+            {"full_name": null, "code": "x", "end": [1, 1]},
+            {"full_name": "_private.user__.n.foo", "code": "x", "end": [1, 1]},
+            {"full_name": "empty", "code": "", "end": [1, 1]},
+            {"full_name": "[even, odd]", "code": "mutual ...", "end": [1, 1]},
+            {"full_name": "kept", "code": "theorem kept : \"quoted\"\n", "end": [2, 3]}]}"#
+            .replace('\n', " ");
+        let c = corpus(&text).unwrap();
+        assert_eq!(c.premises(), 1);
+        assert_eq!(c.premise_name(0), b"kept");
+        assert_eq!(c.premise_end(0), Pos::new(2, 3));
+        assert_eq!(
+            c.skipped(),
+            Skipped {
+                no_name: 1,
+                user_n: 1,
+                empty_code: 1,
+                mutual: 1
+            }
+        );
+    }
+
+    #[test]
+    fn bad_corpora_are_named() {
+        let err = |t: &str| corpus(t).unwrap_err().to_string();
+        let cyc = line("A.lean", &["B.lean"], &[]) + &line("B.lean", &["A.lean"], &[]);
+        assert!(
+            err(&cyc)
+                .contains("the imports form a cycle: `A.lean` imports `B.lean` imports `A.lean`"),
+            "{}",
+            err(&cyc)
+        );
+        let unknown = line("A.lean", &["Z.lean"], &[]);
+        assert!(err(&unknown).starts_with(
+            "corpus.jsonl:1: `A.lean` imports `Z.lean`, which the corpus does not list"
+        ));
+        let twice = line("A.lean", &[], &[("p", (1, 1))]) + &line("B.lean", &[], &[("p", (1, 1))]);
+        assert!(err(&twice).contains(
+            "corpus.jsonl:2: premise `p` is defined in `B.lean` and again in `A.lean` (line 1)"
+        ));
+        let path_twice = line("A.lean", &[], &[]) + &line("A.lean", &[], &[]);
+        assert!(err(&path_twice).contains("file `A.lean` is listed twice (first at line 1)"));
+        assert!(err("{\"path\": 3}\n").contains("corpus.jsonl:1: expected a corpus line"));
+    }
+
+    #[test]
+    fn files_may_come_before_their_imports() {
+        // Imports are resolved once every file is read: any line order.
+        let text =
+            line("A.lean", &["B.lean"], &[("a", (1, 1))]) + &line("B.lean", &[], &[("b", (1, 1))]);
+        let c = corpus(&text).unwrap();
+        let (a, b) = (c.file_id(b"A.lean").unwrap(), c.file_id(b"B.lean").unwrap());
+        assert!(c.imports(a, b) && !c.imports(b, a) && !c.imports(a, a));
+    }
+}
