@@ -4,6 +4,7 @@
 //! named, nothing partial left behind), within the memory the README's formula gives: peak RSS
 //! is the kernel's, as GNU time reports it (`/usr/bin/time`, see [`measured`]).
 
+use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
@@ -708,4 +709,61 @@ fn decompression_bombs_stay_within_the_memory_budget() {
         }
     }
     assert!(!Path::new(report).exists());
+}
+
+/// `trec_eval` holds the actual sets whole whatever their order (the qrels are read before the
+/// run; only `eval` reads sorted qrels along the predictions): the README's formula with `A` at
+/// its reading peak (each of the `W` parts' judgments, goals and lemma table on top of the sets
+/// held) and the per-goal values up to half of `--memory`, on a generated workload of 200,000
+/// goals (about 1.6 M judgments over 200,000 lemmas, 10 ranked a goal), summary alone and `-q`.
+#[test]
+fn trec_eval_within_the_formula_on_a_generated_workload() {
+    let dir = tempdir();
+    let q = dir.path().join("q");
+    let r = dir.path().join("r");
+    let made = Command::new(BIN)
+        .args(["gen", "--goals", "200000", "--depth", "10", "--qrels"])
+        .arg(&q)
+        .arg("--run")
+        .arg(&r)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let text = std::fs::read_to_string(&q).unwrap();
+    let (mut goals, mut lemmas) = (HashSet::new(), HashSet::new());
+    let mut judgments = 0u64;
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_ascii_whitespace().collect();
+        goals.insert(f[0]);
+        lemmas.insert(f[2]);
+        judgments += 1;
+    }
+    assert_eq!(goals.len(), 200_000);
+    // Each distinct name: its bytes and 59 at most.
+    let names = |s: &HashSet<&str>| s.iter().map(|n| n.len() as u64 + 59).sum::<u64>();
+    const W: u64 = 2;
+    let g = goals.len() as u64;
+    let held = 4 * judgments + 8 * g + names(&goals) + names(&lemmas);
+    let parts =
+        4 * judgments + goals.iter().map(|n| 24 + n.len() as u64).sum::<u64>() + W * names(&lemmas);
+    // The largest goal's lines: 10 of the run's, well under a KiB.
+    let run_goal = formula(W, 1 << 10, 10, 0, 0);
+    let (q, r) = (q.to_str().unwrap(), r.to_str().unwrap());
+    for (memory, budget) in [("16M", 16 * MIB), ("64M", 64 * MIB)] {
+        for extra in [None, Some("-q")] {
+            let mut args = vec!["trec_eval", "--threads", "2", "--memory", memory];
+            args.extend(extra);
+            args.extend([q, r]);
+            let ran = run(&args);
+            assert!(ran.status.success(), "{args:?}: {}", ran.err);
+            let rows = ran.out.lines().count();
+            let want = match extra {
+                None => rows < 100,
+                Some(_) => rows > 200_000,
+            };
+            assert!(want, "{args:?}: {rows} lines");
+            eprint!("{args:?}: ");
+            within_formula(ran.peak, run_goal + held + parts + 8 * g + budget / 2);
+        }
+    }
 }
