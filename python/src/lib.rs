@@ -544,9 +544,10 @@ impl NativeEvaluator {
         let ev = match &self.actual {
             ActualInput::Sets(s) => self.builder.clone().build(s.clone()),
             ActualInput::Path(p) => {
-                let threads = self.builder.settings().threads;
+                let settings = self.builder.settings();
+                let (threads, spill) = (settings.threads, settings.spill.clone());
                 let sets = py
-                    .detach(|| lemma_eval::read_actual_with_threads(p, threads))
+                    .detach(|| lemma_eval::read_actual_within(p, threads, &spill))
                     .map_err(input_err)?;
                 self.builder.clone().build(sets)
             }

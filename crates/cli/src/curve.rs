@@ -26,14 +26,15 @@ pub(crate) fn run_curve(a: CurveArgs) -> Result<(), Fail> {
     if a.pooled {
         return run_pooled(a);
     }
-    let actual = lemma_eval::read_actual_with_threads(&a.actual, a.scoring.threads())?;
+    let spill = a.memory.spill();
+    let actual = lemma_eval::read_actual_within(&a.actual, a.scoring.threads(), &spill)?;
     let runs = named_runs(&a.predicted);
     let kind = match &a.goal {
         None => CurveKind::Macro { levels: a.points },
         Some(goal) => CurveKind::Goal { goal: goal.clone() },
     };
     let curves = Curves::compute(
-        &a.scoring.builder(),
+        &a.scoring.builder().spill(spill),
         Arc::new(actual),
         &a.actual,
         &runs,
@@ -79,7 +80,8 @@ pub(crate) fn write_plot(
 /// `curve --pooled [--bins K]`: each run's pooled curve, rows streamed to the output.
 pub(crate) fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
     let threads = a.scoring.threads();
-    let actual = Arc::new(lemma_eval::read_actual_with_threads(&a.actual, threads)?);
+    let actual = lemma_eval::read_actual_within(&a.actual, threads, &a.memory.spill())?;
+    let actual = Arc::new(actual);
     let mut out = Output::create(a.output.as_deref())?;
     let name = out.name();
     let mut series: Vec<Vec<(f64, f64)>> = Vec::new();
@@ -95,6 +97,7 @@ pub(crate) fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
             }
         };
         let builder = (a.scoring.builder())
+            .spill(a.memory.spill())
             .measure_names(["NumRel"])
             .map_err(|e| Fail(2, e.to_string()))?
             .zero_relevant(if a.keep_zero_relevant {
@@ -152,7 +155,8 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
     distinct(&[a.output.as_deref()], &inputs)?;
     use lemma_eval::pooled::PooledSetup;
     let threads = a.scoring.threads();
-    let actual = std::sync::Arc::new(lemma_eval::read_actual_with_threads(&a.actual, threads)?);
+    let actual = lemma_eval::read_actual_within(&a.actual, threads, &a.memory.spill())?;
+    let actual = std::sync::Arc::new(actual);
     let size = |p: &Path| {
         (p != Path::new("-"))
             .then(|| {
@@ -175,7 +179,7 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
             path: p.display().to_string(),
             bytes: size(p),
         });
-        let builder = a.scoring.builder();
+        let builder = a.scoring.builder().spill(a.memory.spill());
         let setup = PooledSetup::exact(a.memory.memory, threads, a.memory.spill().directory());
         let name = p.display().to_string();
         let r = lemma_report::evaluate_run(&name, builder, actual.clone(), p.as_path(), &setup)?;

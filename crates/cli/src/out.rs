@@ -33,24 +33,48 @@ impl From<lemma_ingest::InputError> for Fail {
 }
 
 /// A memory-mapped input cut short while it is read (a sorted qrels file read along the
-/// predictions, or a run read with `--mmap`, truncated by another process) raises SIGBUS when a
-/// page past its new end is touched: reported as an error with exit 2 instead of a crash. An
-/// `-o` file is an unnamed temporary file until it is committed, so nothing partial is left.
+/// predictions, a run read with `--mmap`, a store or a matrix, truncated by another process)
+/// raises SIGBUS when a page past its new end is touched: reported as an error naming the file
+/// (the mapping that holds the faulting address, [`lemma_ingest::describe_fault`]) with exit 2
+/// instead of a crash. An `-o` file is an unnamed temporary file until it is committed, so nothing
+/// partial is left.
 pub(crate) fn report_bus_errors() {
-    extern "C" fn on_bus(_: libc::c_int) {
-        const MSG: &[u8] = b"lemma-eval: error: an input file was cut short while it was read (a \
-            memory-mapped page past its new end: SIGBUS); the evaluation stopped and no -o file \
-            was written\n";
-        // SAFETY: write and _exit are async-signal-safe; MSG is a static buffer.
+    extern "C" fn on_bus(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+        const HEAD: &[u8] = b"lemma-eval: error: ";
+        const NAMED: &[u8] = b": changed while it was read (cut short under its memory mapping: \
+            SIGBUS); the evaluation stopped and no -o file was written\n";
+        const UNNAMED: &[u8] = b"an input file was cut short while it was read (a memory-mapped \
+            page past its new end: SIGBUS); the evaluation stopped and no -o file was written\n";
+        let mut name = [0u8; 512];
+        // SAFETY: the kernel's siginfo for this signal; si_addr is meaningful only for a fault
+        // the kernel raised (si_code > 0), not for one sent by kill.
+        let n = unsafe {
+            match info.as_ref() {
+                Some(i) if i.si_code > 0 => {
+                    lemma_ingest::describe_fault(i.si_addr() as usize, &mut name)
+                }
+                _ => 0,
+            }
+        };
+        // SAFETY: write and _exit are async-signal-safe; describe_fault only loads atomics and
+        // copies bytes; the buffers are static or on this stack.
         unsafe {
-            libc::write(2, MSG.as_ptr().cast(), MSG.len());
+            libc::write(2, HEAD.as_ptr().cast(), HEAD.len());
+            if n > 0 {
+                libc::write(2, name.as_ptr().cast(), n);
+                libc::write(2, NAMED.as_ptr().cast(), NAMED.len());
+            } else {
+                libc::write(2, UNNAMED.as_ptr().cast(), UNNAMED.len());
+            }
             libc::_exit(2);
         }
     }
     // SAFETY: a zeroed sigaction is valid; the handler calls only async-signal-safe functions.
     unsafe {
         let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_bus as extern "C" fn(libc::c_int) as usize;
+        sa.sa_sigaction =
+            on_bus as extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) as usize;
+        sa.sa_flags = libc::SA_SIGINFO;
         libc::sigemptyset(&mut sa.sa_mask);
         libc::sigaction(libc::SIGBUS, &sa, std::ptr::null_mut());
     }

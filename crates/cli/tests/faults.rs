@@ -2,10 +2,10 @@
 //! with `-o`, a line that never ends, one goal of 50 million lemmas, 10 million goals that no
 //! actual set matches. Each ends in the right numbers or a clear error (exit 2, file and place
 //! named, nothing partial left behind), within the memory the README's formula gives: peak RSS
-//! is the kernel's, read when the child is reaped (`wait4`).
+//! is the kernel's, as GNU time reports it (`/usr/bin/time`, see [`measured`]).
 
+use std::collections::HashSet;
 use std::io::{Read, Write};
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 
@@ -20,29 +20,41 @@ struct Ran {
     peak: u64,
 }
 
-/// Waits for `child`, returning its status and peak RSS in bytes (`ru_maxrss`, KiB on Linux).
-fn reap(child: &Child) -> (ExitStatus, u64) {
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: waiting for this process's own child, with valid pointers.
-        let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if r == pid {
-            break;
-        }
-        let e = std::io::Error::last_os_error();
-        assert_eq!(e.kind(), std::io::ErrorKind::Interrupted, "wait4: {e}");
-    }
-    (ExitStatus::from_raw(status), usage.ru_maxrss as u64 * 1024)
+/// GNU time, which runs a command and reports its peak RSS.
+const TIME: &str = "/usr/bin/time";
+
+/// A command that runs `lemma-eval` under GNU time, which writes the command's peak RSS (KiB,
+/// `%M`) to `peak`. The peak is measured by a process of its own, forked by GNU time's small one:
+/// Linux carries the high-water mark of the process that spawns a command into the command's
+/// `ru_maxrss` across `exec`, so `wait4` on a child of this test process would count this
+/// process's own peak (tens of MiB of test data) too.
+fn measured(peak: &Path) -> Command {
+    assert!(
+        Path::new(TIME).exists(),
+        "{TIME} (GNU time) measures peak RSS: install it (Debian: apt-get install time)"
+    );
+    let mut c = Command::new(TIME);
+    c.args(["-f", "%M", "-o"]).arg(peak).arg(BIN);
+    c
+}
+
+/// Waits for `child` (started by [`measured`]), returning its status and the command's peak RSS
+/// in bytes.
+fn reap(mut child: Child, peak: &Path) -> (ExitStatus, u64) {
+    let status = child.wait().unwrap();
+    // `Command exited with non-zero status 2` first when it failed; the peak last.
+    let text = std::fs::read_to_string(peak).unwrap();
+    let kib: u64 = (text.lines().last())
+        .and_then(|l| l.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no peak RSS from {TIME}: {text:?}"));
+    (status, kib * 1024)
 }
 
 /// Runs `lemma-eval ARGS` with stdin written by `feed` on a thread of its own (which stops at
 /// the first failed write: the command may stop reading).
-#[allow(clippy::zombie_processes)] // reaped by `reap`, with wait4 (for its peak RSS)
 fn run_fed(args: &[&str], feed: impl FnOnce(&mut ChildStdin) + Send + 'static) -> Ran {
-    let mut child = Command::new(BIN)
+    let peak = tempfile::NamedTempFile::new().unwrap();
+    let mut child = measured(peak.path())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -60,7 +72,7 @@ fn run_fed(args: &[&str], feed: impl FnOnce(&mut ChildStdin) + Send + 'static) -
     };
     let out = drain(Box::new(child.stdout.take().unwrap()));
     let err = drain(Box::new(child.stderr.take().unwrap()));
-    let (status, peak) = reap(&child);
+    let (status, peak) = reap(child, peak.path());
     writer.join().unwrap();
     Ran {
         status,
@@ -224,9 +236,10 @@ fn one_goal_of_fifty_million_lemmas() {
         line(i, &mut tmp);
         bytes += tmp.len() as u64 * 1000;
     }
+    // One goal's lines may take half of --memory: 1.4 GB of them need 3G.
     let r = run_fed(
         &[
-            "eval", &q, "-", "-m", "AP", "-m", "NumRet", "--format", "tsv",
+            "eval", &q, "-", "-m", "AP", "-m", "NumRet", "--format", "tsv", "--memory", "3G",
         ],
         feed_lines(N, line),
     );
@@ -452,4 +465,305 @@ fn a_bus_error_from_a_mapped_input_is_reported_not_a_crash() {
     );
     assert_eq!(content, "old\n");
     assert_eq!(names, ["out.tsv", "q"]);
+}
+
+/// How a file is changed while the command reads it.
+#[derive(Clone, Copy, Debug)]
+enum Change {
+    /// Lines appended.
+    Grow,
+    /// Its last 100 bytes cut off (within its last page: the mapping reads zeros there).
+    CutTail,
+    /// Cut to half its length (pages wholly past the new end: SIGBUS when read).
+    CutHalf,
+}
+
+impl Change {
+    fn apply(self, path: &Path, tail: &[u8]) {
+        let f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        let len = f.metadata().unwrap().len();
+        match self {
+            Change::Grow => (&f).write_all(tail).unwrap(),
+            Change::CutTail => f.set_len(len - 100).unwrap(),
+            Change::CutHalf => f.set_len(len / 2).unwrap(),
+        }
+    }
+}
+
+/// Runs `eval ARGS --per-goal` with its rows going to a pipe that is not read until `path` has
+/// been changed: once the first bytes of rows arrive the input is open (mapped) and being read,
+/// and the rows of the goals still to come (megabytes) cannot be written until the pipe is read,
+/// so the command is still reading when the change lands and checks the file after it, whatever
+/// the timing.
+fn changed_during_a_run(args: &[&str], path: &Path, change: Change, tail: &[u8]) -> Ran {
+    let peak = tempfile::NamedTempFile::new().unwrap();
+    let mut child = measured(peak.path())
+        .args(args)
+        .args(["--per-goal", "--format", "tsv"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 1];
+    stdout.read_exact(&mut first).unwrap();
+    change.apply(path, tail);
+    let mut err_pipe = child.stderr.take().unwrap();
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        err_pipe.read_to_string(&mut s).unwrap();
+        s
+    });
+    let mut out = Vec::new();
+    stdout.read_to_end(&mut out).unwrap();
+    let (status, peak) = reap(child, peak.path());
+    Ran {
+        status,
+        out: String::from_utf8_lossy(&out).into_owned(),
+        err: err.join().unwrap(),
+        peak,
+    }
+}
+
+/// Sorted qrels of goals `g0`.. and a run that ranks each goal's judged lemma among others, with
+/// a few measures so that the per-goal rows are many times the pipe's buffer.
+fn sorted_workload(dir: &Path, goals: u64) -> (String, String) {
+    let (mut q, mut r) = (Vec::new(), Vec::new());
+    for g in 0..goals {
+        q.extend_from_slice(format!("g{g:07} 0 l{} 1\n", g % 97).as_bytes());
+        for k in 0..8 {
+            r.extend_from_slice(
+                format!("g{g:07} Q0 l{} {k} {} run\n", (g + k) % 97, 9 - k).as_bytes(),
+            );
+        }
+    }
+    (write(dir, "qrels", q), write(dir, "run", r))
+}
+
+/// A file read through a memory mapping (a run with `--mmap`, sorted qrels read along the run) or
+/// by position (a plain run), grown or cut short while the command reads it: exit 2, the file
+/// named and said to have changed, never a number of the file it became. Without the check, lines
+/// appended were ignored and a tail cut off read as zeros, exit 0.
+#[test]
+fn a_file_changed_while_it_is_read_is_an_error_mapped_or_not() {
+    let dir = tempdir();
+    let measures = [
+        "-m", "AP", "-m", "P@1", "-m", "P@5", "-m", "RR", "-m", "nDCG@10",
+    ];
+    for change in [Change::Grow, Change::CutTail, Change::CutHalf] {
+        for (what, mmap) in [("run", true), ("run", false), ("qrels", false)] {
+            let (q, r) = sorted_workload(dir.path(), 100_000);
+            let mut args = vec!["eval", q.as_str(), r.as_str(), "--threads", "2"];
+            args.extend(measures);
+            if mmap {
+                args.push("--mmap");
+            }
+            let (changed, tail) = match what {
+                "run" => (&r, &b"g9999999 Q0 l1 0 1 run\n"[..]),
+                _ => (&q, &b"g9999999 0 l1 1\n"[..]),
+            };
+            let ran = changed_during_a_run(&args, Path::new(changed), change, tail);
+            let ctx = format!("{change:?} of the {what} (--mmap: {mmap})");
+            assert_eq!(ran.status.code(), Some(2), "{ctx}: {}", ran.err);
+            assert!(
+                ran.err.contains(&format!(
+                    "lemma-eval: error: {changed}: changed while it was read"
+                )),
+                "{ctx}: {}",
+                ran.err
+            );
+            assert!(!ran.err.contains("panicked"), "{ctx}: {}", ran.err);
+            assert!(
+                !ran.out.contains("\tall\t") && !ran.out.contains("all\t"),
+                "{ctx}"
+            );
+        }
+    }
+}
+
+/// gzip of `n` copies of `line`, made a megabyte at a time.
+fn gzip_of_lines(line: &[u8], n: u64) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let per = (1 << 20) / line.len() as u64;
+    let block = line.repeat(per as usize);
+    let mut left = n;
+    while left > 0 {
+        let k = left.min(per);
+        e.write_all(&block[..(k as usize) * line.len()]).unwrap();
+        left -= k;
+    }
+    e.finish().unwrap()
+}
+
+/// What the program itself takes whatever its input (its code, runtime and allocator): the
+/// README's formula's base.
+const BASE: u64 = 24 * MIB;
+
+/// The decompression bombs: a gzip of 2 GB of zeros (a line without end), and a gzip of 20 M
+/// identical lines of one goal, as actual sets and as predictions, under every command that
+/// reads them, with `--memory` 16M and 64M: each is refused (exit 2, or trec_eval's 4 for a
+/// repeated lemma) with its place and the limit named, nothing printed, at a peak RSS within
+/// --memory and a tenth plus the program's base (24 MiB), whatever its size once decompressed.
+/// A repeated lemma is found as the lines arrive (line 2), not once the goal is held; a goal of
+/// distinct lines is refused once its lines take half of --memory.
+#[test]
+fn decompression_bombs_stay_within_the_memory_budget() {
+    let dir = tempdir();
+    let zeros = {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        let block = vec![0u8; 1 << 20];
+        for _ in 0..2048 {
+            e.write_all(&block).unwrap();
+        }
+        write(dir.path(), "zeros.gz", e.finish().unwrap())
+    };
+    let dup_q = write(
+        dir.path(),
+        "dup.qrels.gz",
+        gzip_of_lines(b"g 0 a 1\n", 20_000_000),
+    );
+    let dup_r = write(
+        dir.path(),
+        "dup.run.gz",
+        gzip_of_lines(b"g Q0 a 1 1 r\n", 20_000_000),
+    );
+    let q = write(dir.path(), "q", "g 0 a 1\n");
+    let r = write(dir.path(), "r", "g Q0 a 1 1 r\n");
+    let report = dir.path().join("report.html");
+    let report = report.to_str().unwrap();
+    for (memory, budget) in [("16M", 16 * MIB), ("64M", 64 * MIB)] {
+        let half = format!("{} MiB", budget / 2 / MIB);
+        let line = format!("a line longer than {half}");
+        let limit = format!("half of --memory, {} MiB", budget / MIB);
+        let goal = format!(":1: goal `g` takes more than {half} of lines");
+        let repeat = ":2: lemma `a` appears twice for goal `g` (first at line 1)";
+        let cases: Vec<(Vec<&str>, &str, Vec<&str>)> = vec![
+            (vec!["eval", &zeros, &r], &zeros, vec![&line, &limit]),
+            (vec!["eval", &q, &zeros], &zeros, vec![&line, &limit]),
+            (vec!["trec_eval", &zeros, &r], &zeros, vec![&line, &limit]),
+            (vec!["curve", &zeros, &r], &zeros, vec![&line, &limit]),
+            (vec!["eval", &dup_q, &r], &dup_q, vec![repeat]),
+            (vec!["trec_eval", &dup_q, &r], &dup_q, vec![repeat]),
+            (vec!["curve", &dup_q, &r], &dup_q, vec![repeat]),
+            (
+                vec!["report", &dup_q, &r, "-o", report],
+                &dup_q,
+                vec![repeat],
+            ),
+            (vec!["trec_eval", &q, &dup_r], &dup_r, vec![repeat]),
+            (
+                vec!["eval", &q, &dup_r, "--duplicates", "error"],
+                &dup_r,
+                vec![repeat],
+            ),
+            (
+                vec!["eval", &q, &dup_r],
+                &dup_r,
+                vec![&goal, &limit, "pass a larger --memory"],
+            ),
+            (vec!["curve", &q, &dup_r], &dup_r, vec![&goal, &limit]),
+            (
+                vec!["curve", &q, &dup_r, "--pooled"],
+                &dup_r,
+                vec![&goal, &limit],
+            ),
+            (
+                vec!["report", &q, &dup_r, "-o", report],
+                &dup_r,
+                vec![&goal, &limit],
+            ),
+        ];
+        for (mut args, file, wants) in cases {
+            args.extend(["--memory", memory]);
+            let ran = run(&args);
+            let ctx = args.join(" ");
+            // trec_eval's code for a lemma ranked twice; a qrels line twice is bad input (2).
+            let code = if args[0] == "trec_eval" && file == dup_r {
+                4
+            } else {
+                2
+            };
+            assert_eq!(ran.status.code(), Some(code), "{ctx}: {}", ran.err);
+            assert!(
+                ran.err.contains(&format!("lemma-eval: error: {file}")),
+                "{ctx}: {}",
+                ran.err
+            );
+            for w in wants {
+                assert!(ran.err.contains(w), "{ctx}: `{w}` not in {}", ran.err);
+            }
+            // No number (`curve --pooled` writes its header first).
+            assert!(ran.out.lines().count() <= 1, "{ctx}: {}", ran.out);
+            let bound = BASE + budget + budget / 10;
+            eprintln!(
+                "{ctx}: peak RSS {} MiB, bound {} MiB",
+                ran.peak / MIB,
+                bound / MIB
+            );
+            assert!(
+                ran.peak <= bound,
+                "{ctx}: peak RSS {} MiB over --memory, a tenth and the base",
+                ran.peak / MIB
+            );
+        }
+    }
+    assert!(!Path::new(report).exists());
+}
+
+/// `trec_eval` holds the actual sets whole whatever their order (the qrels are read before the
+/// run; only `eval` reads sorted qrels along the predictions): the README's formula with `A` at
+/// its reading peak (each of the `W` parts' judgments, goals and lemma table on top of the sets
+/// held) and the per-goal values up to half of `--memory`, on a generated workload of 200,000
+/// goals (about 1.6 M judgments over 200,000 lemmas, 10 ranked a goal), summary alone and `-q`.
+#[test]
+fn trec_eval_within_the_formula_on_a_generated_workload() {
+    let dir = tempdir();
+    let q = dir.path().join("q");
+    let r = dir.path().join("r");
+    let made = Command::new(BIN)
+        .args(["gen", "--goals", "200000", "--depth", "10", "--qrels"])
+        .arg(&q)
+        .arg("--run")
+        .arg(&r)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let text = std::fs::read_to_string(&q).unwrap();
+    let (mut goals, mut lemmas) = (HashSet::new(), HashSet::new());
+    let mut judgments = 0u64;
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_ascii_whitespace().collect();
+        goals.insert(f[0]);
+        lemmas.insert(f[2]);
+        judgments += 1;
+    }
+    assert_eq!(goals.len(), 200_000);
+    // Each distinct name: its bytes and 59 at most.
+    let names = |s: &HashSet<&str>| s.iter().map(|n| n.len() as u64 + 59).sum::<u64>();
+    const W: u64 = 2;
+    let g = goals.len() as u64;
+    let held = 4 * judgments + 8 * g + names(&goals) + names(&lemmas);
+    let parts =
+        4 * judgments + goals.iter().map(|n| 24 + n.len() as u64).sum::<u64>() + W * names(&lemmas);
+    // The largest goal's lines: 10 of the run's, well under a KiB.
+    let run_goal = formula(W, 1 << 10, 10, 0, 0);
+    let (q, r) = (q.to_str().unwrap(), r.to_str().unwrap());
+    for (memory, budget) in [("16M", 16 * MIB), ("64M", 64 * MIB)] {
+        for extra in [None, Some("-q")] {
+            let mut args = vec!["trec_eval", "--threads", "2", "--memory", memory];
+            args.extend(extra);
+            args.extend([q, r]);
+            let ran = run(&args);
+            assert!(ran.status.success(), "{args:?}: {}", ran.err);
+            let rows = ran.out.lines().count();
+            let want = match extra {
+                None => rows < 100,
+                Some(_) => rows > 200_000,
+            };
+            assert!(want, "{args:?}: {rows} lines");
+            eprint!("{args:?}: ");
+            within_formula(ran.peak, run_goal + held + parts + 8 * g + budget / 2);
+        }
+    }
 }

@@ -81,8 +81,19 @@ pub fn read_actual(path: &Path) -> Result<ActualSets, InputError> {
 
 /// [`read_actual`] on at most `threads` threads (at least one; TREC qrels are read in parts).
 pub fn read_actual_with_threads(path: &Path, threads: usize) -> Result<ActualSets, InputError> {
+    read_actual_within(path, threads, &lemma_ingest::SpillOptions::default())
+}
+
+/// [`read_actual_with_threads`] within `spill`'s memory budget: text from a stream (compressed,
+/// a pipe) is read a block of whole goals at a time, one goal's lines at most half the budget
+/// ([`ActualSets::read_within`]).
+pub fn read_actual_within(
+    path: &Path,
+    threads: usize,
+    spill: &lemma_ingest::SpillOptions,
+) -> Result<ActualSets, InputError> {
     match InputKind::of(path)? {
-        InputKind::Text => ActualSets::read_path_with_threads(path, threads),
+        InputKind::Text => ActualSets::read_path_within(path, threads, spill),
         InputKind::Store => Store::open(path)?.actual_sets(),
         InputKind::Matrix => Err(InputError::file(
             ErrorKind::Syntax,
@@ -714,6 +725,20 @@ impl JoinEvaluator {
     /// or compressed file not regrouped, regrouped against qrels in byte order) are evaluated
     /// against the whole qrels, read first.
     pub(crate) fn evaluate_with_progress(
+        &self,
+        predictions: Input,
+        sink: &mut dyn Sink,
+        progress: Option<&(dyn Fn(u64) + Sync)>,
+    ) -> Result<(Evaluation, crate::join::JoinReport), EvalError> {
+        let done = self.evaluate_joined(predictions, sink, progress);
+        // Mapped qrels that changed while they were read: that is the error, whatever their
+        // lines gave (lines appended were not read; lines cut off read as zeros).
+        self.qrels.check_unchanged()?;
+        done
+    }
+
+    /// [`JoinEvaluator::evaluate_with_progress`] before the qrels are checked.
+    fn evaluate_joined(
         &self,
         predictions: Input,
         sink: &mut dyn Sink,

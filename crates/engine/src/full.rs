@@ -74,6 +74,13 @@ impl Source<'_> {
             Source::Dense { matrix, .. } => matrix.data_bytes(),
         }
     }
+    /// An error if the mapped file changed while it was read.
+    fn check_unchanged(&self) -> Result<(), InputError> {
+        match self {
+            Source::Store(s) => s.check_unchanged(),
+            Source::Dense { matrix, .. } => matrix.check_unchanged(),
+        }
+    }
 }
 
 /// A chunk's output.
@@ -856,6 +863,8 @@ pub(crate) fn predict(
         }
         Ok(())
     });
+    // A file changed under its mapping is the error, whatever its bytes gave.
+    source.check_unchanged()?;
     collected?;
     tracing::debug!(entries, scanned, "ranked entries, and how many were read");
     let report = Report {

@@ -36,7 +36,7 @@
 //! ```
 
 use crate::evaluator::JoinEvaluator;
-use crate::evaluator::{read_actual_with_threads, Evaluation};
+use crate::evaluator::{read_actual_within, Evaluation};
 use crate::join::JoinReport;
 use crate::{
     EvalError, EvalOptions, Evaluator, EvaluatorBuilder, InputKind, MatrixNames, Partial,
@@ -426,7 +426,7 @@ impl Job {
                 (Engine::Joined(Box::new(builder.build_joined(q))), read)
             }
             (_, ActualInput::Path(path)) => {
-                let sets = read_actual_with_threads(&path, threads)?;
+                let sets = read_actual_within(&path, threads, &builder.settings().spill)?;
                 tracing::info!(
                     goals = sets.goals.len(),
                     lemmas = sets.lemmas.len(),

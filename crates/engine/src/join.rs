@@ -38,8 +38,8 @@ use crate::unknown::UnknownGoals;
 use hashbrown::HashSet;
 use lemma_accum::{Plan, Summary};
 use lemma_ingest::{
-    first_field, first_goal, last_goal, ActualSets, Batch, BatchReader, ErrorKind, Format, GoalKey,
-    GoalOrder, Input, InputError, LineMap, Next, SortedQrels,
+    first_field, first_goal, last_goal, ActualSets, Batch, ErrorKind, Format, GoalKey, GoalOrder,
+    Input, InputError, LineMap, Next, SortedQrels,
 };
 use lemma_par::{Ordered, OrderedJob, Window, Work};
 use roaring::RoaringTreemap;
@@ -124,11 +124,7 @@ pub(crate) fn evaluate(
         want_rows: rows.wants_rows(),
         progress,
         lookup: AtomicBool::new(false),
-        input: SharedInput::new(BatchReader::new(
-            input,
-            GoalKey::FirstField,
-            opts.batch_bytes,
-        )),
+        input: SharedInput::new(text::batch_reader(input, GoalKey::FirstField, opts)),
     };
     let mut jr = JoinReport::default();
     let mut collector = Collector {
@@ -161,7 +157,7 @@ pub(crate) fn evaluate(
     } = collector;
     match collected {
         Ok(()) => {}
-        Err(Stop::Error(e)) => return Err(e),
+        Err(Stop::Error(e)) => return Err(SharedInput::changed_or(&job.input, e)),
         Err(Stop::OutOfOrder { .. }) if line_map.is_some() => {
             return Err(EvalError::Options(
                 "internal: regrouped predictions left the qrels' order".into(),
@@ -192,7 +188,12 @@ pub(crate) fn evaluate(
     }
     let mut input = job.input.into_inner().expect("input");
     if let Some(e) = input.error.take() {
-        return Err(e.into());
+        return Err(text::reader_error(
+            e,
+            &path,
+            line_map.as_ref(),
+            lines_before,
+        ));
     }
     report.lines = lines_before;
     report.bytes = input.reader.bytes_read();

@@ -64,8 +64,8 @@ mod trec_goals;
 mod unknown;
 
 pub use evaluator::{
-    read_actual, read_actual_with_threads, Evaluation, Evaluator, EvaluatorBuilder, InputKind,
-    MatrixNames, Predictions, DEFAULT_MEASURES,
+    read_actual, read_actual_with_threads, read_actual_within, Evaluation, Evaluator,
+    EvaluatorBuilder, InputKind, MatrixNames, Predictions, DEFAULT_MEASURES,
 };
 
 pub use job::{ActualInput, ActualRead, Job, OpenJob, Outcome, PredictedInput};

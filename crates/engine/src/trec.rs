@@ -309,11 +309,11 @@ pub fn run_to(
         });
     }
     let actual = if v10 {
-        ActualSets::read_path_with_threads(qrels, opts.threads)?
+        ActualSets::read_path_within(qrels, opts.threads, &opts.spill)?
     } else {
         let mut input = lemma_ingest::open_with(qrels, true)?;
         let check = watch_hash_lines(&mut input)?;
-        let actual = ActualSets::read_with_threads(input, opts.threads)?;
+        let actual = ActualSets::read_within(input, opts.threads, &opts.spill)?;
         check()?;
         actual
     };

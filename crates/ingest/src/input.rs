@@ -15,6 +15,7 @@
 
 use crate::error::{ErrorKind, InputError};
 use crate::fields::{first_field, is_space};
+use crate::mapped::Stamp;
 use memmap2::Mmap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -57,8 +58,9 @@ pub struct Input {
     /// The whole file, memory-mapped, when it is a plain (uncompressed) regular file: batches are
     /// then slices of the mapping, with no copy.
     pub map: Option<Arc<Mmap>>,
-    /// The file, when it is a plain (uncompressed) regular file read without a mapping: batches
-    /// are then read at their offsets ([`BatchReader::next`]), by several threads at once.
+    /// The file, when it is a plain (uncompressed) regular file: read without a mapping, its
+    /// batches are read at their offsets ([`BatchReader::next`]), by several threads at once;
+    /// mapped, it tells whether the file changed under the mapping.
     pub file: Option<Arc<File>>,
 }
 
@@ -231,8 +233,10 @@ pub fn read_once(path: &Path) -> bool {
 }
 
 /// [`open`], choosing whether a plain regular file may be memory-mapped (batches are then slices of
-/// the mapping, released with `MADV_DONTNEED` once evaluated). A mapped file must not be truncated
-/// by another process while it is read (the usual caveat of `mmap`).
+/// the mapping, released with `MADV_DONTNEED` once evaluated). A mapped file that changes while it
+/// is read (grown, cut short, rewritten) is an error once it has been read
+/// ([`BatchReader::check_unchanged`]); one cut short raises SIGBUS on a page past its new end
+/// ([`crate::describe_fault`] names it).
 pub fn open_with(path: &Path, allow_mmap: bool) -> Result<Input, InputError> {
     if path == Path::new("-") {
         let mut input = from_reader(path, Box::new(std::io::stdin()))?;
@@ -258,9 +262,10 @@ pub fn open_file(path: &Path, f: File, allow_mmap: bool) -> Result<Input, InputE
             ));
         }
         if allow_mmap && meta.is_file() && meta.len() > 0 {
-            // SAFETY: the mapping is read-only and private; lemma-eval never writes through it. Like
-            // every reader of a mapped file, it assumes the file is not truncated while it is read.
-            if let Ok(map) = unsafe { Mmap::map(&f) } {
+            // SAFETY: the mapping is read-only and private; lemma-eval never writes through it. A
+            // file changed under it is found once it has been read (its length and time, kept
+            // with `file`) or, cut short, reported on SIGBUS.
+            if let Ok(map) = unsafe { crate::mapped::map(&f, path) } {
                 if compression_of(&map) == Compression::None {
                     refuse_bom(path, &map)?;
                     let _ = map.advise(memmap2::Advice::Sequential);
@@ -279,7 +284,8 @@ pub fn open_file(path: &Path, f: File, allow_mmap: bool) -> Result<Input, InputE
                         compression: Compression::None,
                         format,
                         map: Some(map),
-                        file: None,
+                        // Kept to tell whether the file changed under the mapping.
+                        file: Some(Arc::new(f)),
                     });
                 }
             }
@@ -625,6 +631,8 @@ impl Next {
 #[derive(Debug)]
 pub struct Claim {
     file: Arc<File>,
+    /// The file's size when it was opened.
+    size: u64,
     path: PathBuf,
     index: u64,
     range: Range<u64>,
@@ -636,7 +644,7 @@ impl Claim {
         let len = usize::try_from(self.range.end - self.range.start).unwrap_or(usize::MAX);
         buf.resize(len, 0);
         read_at(&self.file, &mut buf, self.range.start)
-            .map_err(|e| InputError::read(&self.path, e))?;
+            .map_err(|e| read_failed(&self.path, &self.file, self.size, e))?;
         if buf.last() != Some(&b'\n') {
             // The file's last line, without its newline.
             buf.push(b'\n');
@@ -646,6 +654,15 @@ impl Claim {
             first_byte: self.range.start,
             data: BatchData::Owned(buf),
         })
+    }
+}
+
+/// The error for a failed read of `file` (`size` bytes when opened) at `path`: that it changed,
+/// when its size moved (a file cut short reads short), else the system's reason.
+fn read_failed(path: &Path, file: &File, size: u64, e: std::io::Error) -> InputError {
+    match file.metadata() {
+        Ok(m) if m.len() != size => crate::mapped::changed(path, size, m.len()),
+        _ => InputError::read(path, e),
     }
 }
 
@@ -678,6 +695,14 @@ pub struct Batch {
 /// A JSONL record ranking a whole library of a million lemmas is about 60 MB.
 pub const MAX_LINE: usize = 256 << 20;
 
+/// `n` bytes as a person reads them: `256 MiB`, or `4000 bytes`.
+fn show_bytes(n: usize) -> String {
+    match n % (1 << 20) {
+        0 => format!("{} MiB", n >> 20),
+        _ => format!("{n} bytes"),
+    }
+}
+
 /// A stream's batch buffer grows by at most this much per read (a goal larger than the batch
 /// target makes the target double; only the bytes read are touched).
 const GROW_STEP: usize = 4 << 20;
@@ -688,6 +713,8 @@ pub struct BatchReader {
     map: Option<Arc<Mmap>>,
     /// Positional reads of a plain file (see [`BatchReader::next`]), with its size at opening.
     file: Option<(Arc<File>, u64)>,
+    /// A plain file (mapped or read by position) as it was: checked once it has been read.
+    stamp: Option<Stamp>,
     /// The end of the range before a claimed batch's end, read to find its cut (reused).
     probe: Vec<u8>,
     /// How much of that end is read first (64 KiB; doubled until it holds a goal boundary).
@@ -705,6 +732,27 @@ pub struct BatchReader {
     /// A chunked source's carry is checked for an over-long line once it reaches this size (then
     /// twice that: a check per chunk would read a long line back once per chunk).
     carry_check: usize,
+    /// The most bytes one goal's lines may take ([`BatchReader::set_max_goal`]).
+    max_goal: usize,
+    /// What names `max_goal` in an error (`half of --memory, 64 MiB`).
+    max_goal_name: String,
+    /// Whether a lemma repeated within a goal is an error ([`BatchReader::set_repeats_fatal`]).
+    repeats_fatal: bool,
+    /// A goal longer than a batch, its lines checked as they arrive: how far (from the goal's
+    /// start), how many lines, and the last line's lemma.
+    scan: GoalScan,
+}
+
+/// The lines of a goal longer than a batch, checked as they arrive for a lemma repeated on the
+/// next line.
+#[derive(Default)]
+struct GoalScan {
+    /// Bytes of the goal checked (a line start).
+    at: usize,
+    /// Lines checked.
+    lines: u64,
+    /// The last real line's lemma, and its line (1-based, from the goal's start).
+    last: Option<(Vec<u8>, u64)>,
 }
 
 /// The goal key of the first line of `lines` that has one.
@@ -850,6 +898,11 @@ impl BatchReader {
             }
             _ => target,
         };
+        let stamp = match (&input.file, &input.map, input.size_on_disk) {
+            (Some(f), Some(m), _) => Some(Stamp::new(f.clone(), m.len() as u64)),
+            (Some(f), None, Some(size)) => Some(Stamp::new(f.clone(), size)),
+            _ => None,
+        };
         let file = match (input.file, input.size_on_disk) {
             (Some(f), Some(size)) if input.map.is_none() => Some((f, size)),
             _ => None,
@@ -858,6 +911,7 @@ impl BatchReader {
             input: input.reader,
             map: input.map,
             file,
+            stamp,
             probe: Vec::new(),
             probe_first: 64 << 10,
             path: input.path,
@@ -871,7 +925,112 @@ impl BatchReader {
             bytes_read: 0,
             max_line: MAX_LINE,
             carry_check: MAX_LINE + 1,
+            max_goal: usize::MAX,
+            max_goal_name: String::new(),
+            repeats_fatal: false,
+            scan: GoalScan::default(),
         }
+    }
+
+    /// Refuses a goal whose lines take more than `bytes` (`what` names the limit in the error,
+    /// `half of --memory` say): a goal is held whole in its batch, so this bounds what one goal
+    /// can hold. Unlimited by default.
+    pub fn set_max_goal(&mut self, bytes: usize, what: impl Into<String>) {
+        self.max_goal = bytes.max(1);
+        self.max_goal_name = what.into();
+    }
+
+    /// Makes a lemma on two lines in a row of one goal (TREC) an error, found as the lines of a
+    /// goal longer than a batch arrive rather than once the goal is held whole: for readers of
+    /// actual sets, and of predictions whose repeats are fatal.
+    pub fn set_repeats_fatal(&mut self, yes: bool) {
+        self.repeats_fatal = yes;
+    }
+
+    /// `buf`, the lines read so far of one goal (no goal boundary in them), starting at byte
+    /// `base`: an error once they take more than the goal limit, or (when repeats are fatal)
+    /// hold a lemma on two lines in a row. Lines are checked once each as the goal grows.
+    fn check_goal(&mut self, buf: &[u8], base: u64) -> Result<(), InputError> {
+        if self.repeats_fatal && self.key == GoalKey::FirstField {
+            self.scan_repeats(buf, base)?;
+        }
+        if buf.len() <= self.max_goal {
+            return Ok(());
+        }
+        let limit = show_bytes(self.max_goal);
+        if memchr::memchr(b'\n', buf).is_none() {
+            // One line, no end in sight: a binary file, a dump.
+            return Err(InputError {
+                kind: ErrorKind::Syntax,
+                path: self.path.clone(),
+                line: None,
+                byte: Some(base),
+                first_line: None,
+                message: format!(
+                    "a line longer than {limit} (no newline within {limit} of its start), the \
+                     most one goal may hold ({}): expected lines of TREC or JSONL text; is it \
+                     the right file?",
+                    self.max_goal_name
+                ),
+            });
+        }
+        let goal = first_goal(buf).unwrap_or_default();
+        Err(InputError {
+            kind: ErrorKind::Syntax,
+            path: self.path.clone(),
+            line: Some(1),
+            byte: Some(base),
+            first_line: None,
+            message: format!(
+                "goal `{}` takes more than {limit} of lines, the most one goal may hold ({}): \
+                 a goal is held whole while it is read; pass a larger --memory",
+                crate::fields::show(goal),
+                self.max_goal_name
+            ),
+        })
+    }
+
+    /// Checks the goal's complete lines not checked yet for a lemma repeated on the next line.
+    fn scan_repeats(&mut self, buf: &[u8], base: u64) -> Result<(), InputError> {
+        let end = memchr::memrchr(b'\n', buf).map_or(0, |p| p + 1);
+        let mut at = self.scan.at;
+        while at < end {
+            let nl = at + memchr::memchr(b'\n', &buf[at..end]).expect("ends with a newline");
+            let line = &buf[at..nl];
+            self.scan.lines += 1;
+            let mut f = [&b""[..]; 3];
+            if crate::fields::split_fields(line, &mut f) >= 3 && f[0].first() != Some(&b'#') {
+                if let Some((last, first)) = &self.scan.last {
+                    if last[..] == *f[2] {
+                        return Err(InputError {
+                            kind: ErrorKind::Duplicate,
+                            path: self.path.clone(),
+                            line: Some(self.scan.lines),
+                            byte: Some(base + at as u64),
+                            first_line: Some(*first),
+                            message: format!(
+                                "lemma `{}` appears twice for goal `{}`",
+                                crate::fields::show(f[2]),
+                                crate::fields::show(f[0])
+                            ),
+                        });
+                    }
+                }
+                let last = self.scan.last.get_or_insert_with(|| (Vec::new(), 0));
+                last.0.clear();
+                last.0.extend_from_slice(f[2]);
+                last.1 = self.scan.lines;
+            }
+            at = nl + 1;
+        }
+        self.scan.at = at;
+        Ok(())
+    }
+
+    /// The most a batch holding one goal may grow to: one byte past the goal limit (where the
+    /// goal is refused).
+    fn goal_cap(&self, len: usize) -> usize {
+        self.max_goal.saturating_add(1).max(len + 1)
     }
 
     /// Refuses lines longer than `bytes` (256 MiB by default).
@@ -882,8 +1041,12 @@ impl BatchReader {
 
     /// After a chunk was added to the carry: its open line checked at doubling sizes.
     fn check_carry(&mut self) -> Result<(), InputError> {
-        if self.carry.len() >= self.carry_check {
+        if self.carry.len() >= self.carry_check || self.carry.len() > self.max_goal {
             self.open_line(&self.carry, self.next_byte)?;
+            let carry = std::mem::take(&mut self.carry);
+            let checked = self.check_goal(&carry, self.next_byte);
+            self.carry = carry;
+            checked?;
             self.carry_check = self.carry.len().saturating_mul(2);
         }
         Ok(())
@@ -901,11 +1064,7 @@ impl BatchReader {
             return Ok(0);
         }
         let start = memchr::memrchr(b'\n', &buf[..window]).map_or(0, |p| p + 1);
-        let n = self.max_line;
-        let limit = match n % (1 << 20) {
-            0 => format!("{} MiB", n >> 20),
-            _ => format!("{n} bytes"),
-        };
+        let limit = show_bytes(self.max_line);
         Err(InputError {
             kind: ErrorKind::Syntax,
             path: self.path.clone(),
@@ -926,7 +1085,10 @@ impl BatchReader {
             .saturating_add(self.max_line)
             .saturating_add(1)
             .max(len + 1);
-        self.target.saturating_mul(2).min(cap)
+        self.target
+            .saturating_mul(2)
+            .min(cap)
+            .min(self.goal_cap(len))
     }
 
     /// Starts at byte `byte`, a goal's first line, of a plain file (mapped or read by position):
@@ -939,6 +1101,17 @@ impl BatchReader {
         self.next_byte = byte;
         self.bytes_read = byte;
         true
+    }
+
+    /// An error if the plain file read (mapped, or by position) is no longer as it was when it
+    /// was opened: its length or modification time moved. A stream is never checked. Checked at
+    /// its end by the reader itself; a caller whose evaluation failed asks too, as an error in
+    /// lines that changed under the reader is better told as the change.
+    pub fn check_unchanged(&self) -> Result<(), InputError> {
+        match &self.stamp {
+            Some(s) => s.check(&self.path),
+            None => Ok(()),
+        }
     }
 
     /// Decompressed bytes read so far.
@@ -1118,6 +1291,7 @@ impl BatchReader {
             let Some(cut) = self.cut(&buf) else {
                 // The whole block is one goal (or one line): read more.
                 let open = self.open_line(&buf, self.next_byte)?;
+                self.check_goal(&buf, self.next_byte)?;
                 self.target = self.grown_target(buf.len(), open);
                 continue;
             };
@@ -1139,17 +1313,7 @@ impl BatchReader {
         if start >= size {
             // The batches cover the size the file had when it was opened: one that changed since
             // (appended to while read, say) would have been cut short, perhaps mid-line.
-            let now = file
-                .metadata()
-                .map_err(|e| InputError::read(&self.path, e))?
-                .len();
-            if now != size {
-                return Err(InputError::file(
-                    ErrorKind::Io,
-                    &self.path,
-                    format!("changed while it was read (from {size} to {now} bytes)"),
-                ));
-            }
+            self.check_unchanged()?;
             return Ok(None);
         }
         let mut target = (self.base_target as u64).max(1);
@@ -1163,7 +1327,8 @@ impl BatchReader {
             // (partial) line unless they begin the batch.
             let from = end.saturating_sub(probe).max(start);
             self.probe.resize((end - from) as usize, 0);
-            read_at(&file, &mut self.probe, from).map_err(|e| InputError::read(&self.path, e))?;
+            read_at(&file, &mut self.probe, from)
+                .map_err(|e| read_failed(&self.path, &file, size, e))?;
             let skip = if from == start {
                 Some(0)
             } else {
@@ -1175,9 +1340,14 @@ impl BatchReader {
             if from == start {
                 // One goal (or line) fills the whole range: a longer batch.
                 let open = self.open_line(&self.probe, start)?;
+                let held = std::mem::take(&mut self.probe);
+                let checked = self.check_goal(&held, start);
+                self.probe = held;
+                checked?;
                 let cap = (open as u64)
                     .saturating_add(self.max_line as u64 + 1)
-                    .max(target + 1);
+                    .max(target + 1)
+                    .min(self.goal_cap(target as usize) as u64);
                 target = target.saturating_mul(2).min(cap);
                 probe = self.probe_first.max(1);
             } else {
@@ -1190,6 +1360,7 @@ impl BatchReader {
         }
         let claim = Claim {
             file,
+            size,
             path: self.path.clone(),
             index: self.index,
             range: start..end,
@@ -1197,6 +1368,9 @@ impl BatchReader {
         self.index += 1;
         self.next_byte = end;
         self.bytes_read = end;
+        if self.scan.at > 0 {
+            self.scan = GoalScan::default();
+        }
         Ok(Some(claim))
     }
 
@@ -1204,12 +1378,17 @@ impl BatchReader {
     fn next_mapped(&mut self, map: &Arc<Mmap>) -> Result<Option<Batch>, InputError> {
         let start = self.next_byte as usize;
         if start >= map.len() {
+            // Lines appended under the mapping were never seen, and a file cut short read as
+            // zeros past its new end (within its last page): either way, an error.
+            self.check_unchanged()?;
             return Ok(None);
         }
         let mut target = self.base_target;
         let end = loop {
             let end = start.saturating_add(target).min(map.len());
             if end == map.len() {
+                // The last batch: a file already cut short is not read as zeros.
+                self.check_unchanged()?;
                 self.open_line(&map[start..end], start as u64)?;
                 break end;
             }
@@ -1217,7 +1396,9 @@ impl BatchReader {
                 Some(c) => break start + c,
                 None => {
                     let open = self.open_line(&map[start..end], start as u64)?;
-                    let cap = open.saturating_add(self.max_line + 1).max(target + 1);
+                    self.check_goal(&map[start..end], start as u64)?;
+                    let cap = (open.saturating_add(self.max_line + 1).max(target + 1))
+                        .min(self.goal_cap(end - start));
                     target = target.saturating_mul(2).min(cap);
                 }
             }
@@ -1228,6 +1409,9 @@ impl BatchReader {
 
     fn emit(&mut self, data: impl Into<BatchData>) -> Batch {
         self.carry_check = self.max_line + 1;
+        if self.scan.at > 0 {
+            self.scan = GoalScan::default();
+        }
         let data = data.into();
         let b = Batch {
             index: self.index,
@@ -1641,7 +1825,11 @@ mod tests {
         std::fs::write(&p, "a Q0").unwrap();
         let e = claim.read(Vec::new()).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Io);
-        assert!(e.to_string().contains("cannot read"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("changed while it was read (from 26 to 4 bytes)"),
+            "{e}"
+        );
         // And the end of the claims says so too.
         assert!(r.claim().is_err());
     }

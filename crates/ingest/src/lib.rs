@@ -19,6 +19,7 @@
 mod corpus;
 mod error;
 mod input;
+mod mapped;
 mod names;
 mod npy;
 mod parse;
@@ -39,6 +40,7 @@ pub use input::{
     BatchReader, ChunkSource, Compression, Format, GoalKey, Input, Next, Source,
 };
 pub use jsonl::{scan_prediction, RecordSpans, Span};
+pub use mapped::describe_fault;
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row, RowBuf};
 pub use parse::order::GoalOrder;

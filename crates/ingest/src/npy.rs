@@ -7,6 +7,7 @@
 //! shape) is an error naming what was found and what was expected.
 
 use crate::error::{ErrorKind, InputError};
+use crate::mapped::Stamp;
 use memmap2::Mmap;
 use std::fs::File;
 use std::io::{self, Write};
@@ -72,6 +73,8 @@ impl Storage {
 pub struct Matrix {
     path: PathBuf,
     storage: Storage,
+    /// A mapped file as it was mapped.
+    stamp: Option<Stamp>,
     dtype: Dtype,
     /// Big-endian values: rows are byte-swapped as they are read ([`Matrix::row_in`]).
     swapped: bool,
@@ -111,10 +114,11 @@ impl Matrix {
     pub fn open(path: &Path) -> Result<Matrix, InputError> {
         let f = File::open(path)
             .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot open: {e}")))?;
-        // SAFETY: read-only private mapping, never written; assumes the file is not truncated while
-        // in use, like every mapped reader.
-        let map = unsafe { Mmap::map(&f) }
+        // SAFETY: read-only private mapping, never written; a file changed under it is found by
+        // its stamp ([`Matrix::check_unchanged`]) or, cut short, reported on SIGBUS.
+        let map = unsafe { crate::mapped::map(&f, path) }
             .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot map: {e}")))?;
+        let stamp = Some(Stamp::new(std::sync::Arc::new(f), map.len() as u64));
         if map.len() < 10 || &map[..6] != b"\x93NUMPY" {
             return Err(bad(path, "missing the \\x93NUMPY magic"));
         }
@@ -203,6 +207,7 @@ impl Matrix {
         Ok(Matrix {
             path: path.to_path_buf(),
             storage: Storage::Mapped(map),
+            stamp,
             dtype,
             swapped,
             rows,
@@ -316,6 +321,7 @@ impl Matrix {
                 len,
                 _owner: owner,
             },
+            stamp: None,
             dtype,
             swapped: big_endian,
             rows,
@@ -348,6 +354,15 @@ impl Matrix {
     /// Whether the values are big-endian (read through [`Matrix::row_in`]).
     pub fn big_endian(&self) -> bool {
         self.swapped
+    }
+
+    /// An error if a mapped file is no longer as it was mapped (its length or modification time
+    /// moved): the rows read may be of another file. Scores in memory are never checked.
+    pub fn check_unchanged(&self) -> Result<(), InputError> {
+        match &self.stamp {
+            Some(s) => s.check(&self.path),
+            None => Ok(()),
+        }
     }
 
     /// Drops the mapped pages of rows `rows` (done with them): `MADV_DONTNEED` on the pages

@@ -11,6 +11,7 @@ use crate::error::{ErrorKind, InputError};
 use crate::fields::first_field;
 use crate::fields::{same_bytes, starts_with_field};
 use crate::input::{open_with, Compression, Format};
+use crate::mapped::Stamp;
 use crate::parse::lines::{each_line, real_line};
 use crate::parse::order::{natural_cmp, GoalOrder};
 use crate::spill::{group_by_goal, Grouped, LineMap, SpillOptions, SpillReport};
@@ -34,6 +35,8 @@ pub struct SortedQrels {
     index: Index,
     /// Threads that may read the whole file ([`SortedQrels::sets_whole`]).
     threads: usize,
+    /// A mapped file as it was mapped ([`SortedQrels::check_unchanged`]).
+    stamp: Option<Stamp>,
 }
 
 /// Bytes between two entries of a [`SortedQrels`]' index.
@@ -170,6 +173,7 @@ impl SortedQrels {
         else {
             return Ok(None);
         };
+        let stamp = input.file.map(|f| Stamp::new(f, map.len() as u64));
         let order = goal_order_in(&map, Some(&map), threads, ORDER_PART_MIN);
         let Some((order, goals)) = order else {
             crate::input::drop_pages(&map, 0..map.len());
@@ -187,6 +191,7 @@ impl SortedQrels {
             line_map: None,
             index,
             threads,
+            stamp,
         }))
     }
 
@@ -224,6 +229,7 @@ impl SortedQrels {
                 line_map: Some(g.line_map),
                 index,
                 threads: lemma_par::default_threads(),
+                stamp: None,
             },
             g.report,
         )))
@@ -391,6 +397,16 @@ impl SortedQrels {
     pub fn release(&self, range: Range<usize>) {
         if let Some(m) = self.map.mapped() {
             crate::input::drop_pages(m, range);
+        }
+    }
+
+    /// An error if the mapped file is no longer as it was mapped (its length or modification
+    /// time moved: lines appended were not read, lines cut off read as zeros). Qrels sorted into
+    /// a temporary file are never checked.
+    pub fn check_unchanged(&self) -> Result<(), InputError> {
+        match &self.stamp {
+            Some(s) => s.check(&self.path),
+            None => Ok(()),
         }
     }
 

@@ -58,6 +58,22 @@ impl SpillOptions {
         bytes / 2 <= self.memory as u64
     }
 
+    /// The most bytes one goal's lines may take while it is read (a goal is held whole): half
+    /// the budget.
+    pub fn goal_bytes(&self) -> usize {
+        (self.memory / 2).max(1)
+    }
+
+    /// What names [`SpillOptions::goal_bytes`] in an error: `half of --memory (64 MiB)`.
+    pub fn goal_limit_name(&self) -> String {
+        let m = self.memory;
+        let size = match m % (1 << 20) {
+            0 => format!("{} MiB", m >> 20),
+            _ => format!("{m} bytes"),
+        };
+        format!("half of --memory, {size}")
+    }
+
     /// The directory temporary files go to.
     pub fn directory(&self) -> PathBuf {
         self.dir.clone().unwrap_or_else(std::env::temp_dir)

@@ -25,6 +25,7 @@
 //! that names the file and what is wrong, never a panic.
 
 use crate::error::{ErrorKind, InputError};
+use crate::mapped::Stamp;
 use crate::truth::{ActualSets, Interner, PushGoalError};
 use memmap2::Mmap;
 use roaring::RoaringBitmap;
@@ -112,6 +113,8 @@ struct GoalEntry {
 pub struct Store {
     path: PathBuf,
     map: Mmap,
+    /// The file as it was mapped.
+    stamp: Stamp,
     sections: [Section; SECTIONS],
     goals: u64,
     lemmas: u64,
@@ -140,10 +143,11 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store, InputError> {
         let f = File::open(path)
             .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot open: {e}")))?;
-        // SAFETY: read-only private mapping, never written; like every mapped reader, it assumes
-        // the file is not truncated while in use.
-        let map = unsafe { Mmap::map(&f) }
+        // SAFETY: read-only private mapping, never written; a file changed under it is found by
+        // its stamp ([`Store::check_unchanged`]) or, cut short, reported on SIGBUS.
+        let map = unsafe { crate::mapped::map(&f, path) }
             .map_err(|e| InputError::file(ErrorKind::Io, path, format!("cannot map: {e}")))?;
+        let stamp = Stamp::new(std::sync::Arc::new(f), map.len() as u64);
         if map.len() < HEADER {
             return Err(corrupt(
                 path,
@@ -206,6 +210,7 @@ impl Store {
         let store = Store {
             path: path.to_path_buf(),
             map,
+            stamp,
             sections,
             goals,
             lemmas,
@@ -313,6 +318,12 @@ impl Store {
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// An error if the file is no longer as it was mapped (its length or modification time
+    /// moved): what was read of it may be of another file.
+    pub fn check_unchanged(&self) -> Result<(), InputError> {
+        self.stamp.check(&self.path)
     }
 
     /// Number of goals.
@@ -480,6 +491,7 @@ impl Store {
                 }
             }
         }
+        self.check_unchanged()?;
         Ok(sets)
     }
 

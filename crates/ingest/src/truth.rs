@@ -7,9 +7,10 @@
 
 use crate::error::{ErrorKind, InputError};
 use crate::fields::{parse_grade, prefetch, same_bytes, show, split_line_checked};
-use crate::input::{Format, Input};
+use crate::input::{BatchReader, Format, GoalKey, Input};
 use crate::names::Names;
 use crate::run::PremiseRef;
+use crate::spill::SpillOptions;
 use memmap2::Mmap;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -677,6 +678,20 @@ enum PremiseSet<'a> {
 /// grade (12 bytes; the lines of a repeated judgment are found again in the text).
 type Row = (u32, u32, i32);
 
+/// Bytes of text read at once from a stream of actual sets (more for a goal that takes more),
+/// a quarter of `--memory` when that is less.
+const STREAM_BLOCK: usize = 16 << 20;
+
+/// What [`ActualSets::append`] keeps from one block to the next.
+#[derive(Default)]
+struct Appended {
+    /// Every judgment, once a goal came back after others.
+    rows: Option<Vec<Row>>,
+    /// The block's lemma ids, renumbered.
+    ids: Vec<u32>,
+    entries: Vec<(u32, i32)>,
+}
+
 /// The lines (1-based) of the first two qrels rows that judge `lemma` for `goal`: the error path
 /// of a repeated judgment reads the text again rather than keep a line number per row.
 fn judgment_lines(all: &[u8], goal: &[u8], lemma: &[u8]) -> Option<(u64, u64)> {
@@ -852,23 +867,44 @@ impl ActualSets {
 
     /// [`read`](Self::read) on at most `threads` threads (at least one).
     pub fn read_with_threads(input: Input, threads: usize) -> Result<ActualSets, InputError> {
+        Self::read_within(input, threads, &SpillOptions::default())
+    }
+
+    /// [`read_with_threads`](Self::read_with_threads) within `spill`'s memory budget: one goal's
+    /// lines may take at most half of it ([`SpillOptions::goal_bytes`]) when the text is read from
+    /// a stream (compressed, a pipe), in blocks of whole goals (16 MiB, or a quarter of the
+    /// budget when that is less) rather than whole, and a lemma judged on two lines in a row of a long goal is refused as it arrives.
+    /// A mapped file is read in place.
+    pub fn read_within(
+        input: Input,
+        threads: usize,
+        spill: &SpillOptions,
+    ) -> Result<ActualSets, InputError> {
         let path = input.path.clone();
         let format = input.format;
-        // Actual sets are held in memory anyway: read the file whole (or use its mapping, whose
-        // pages are let go behind the reading).
-        let owned;
-        let all: &[u8] = match &input.map {
-            Some(m) => m,
-            None => {
-                let mut v = Vec::new();
-                let mut reader = input.reader;
-                std::io::Read::read_to_end(&mut reader, &mut v)
-                    .map_err(|e| InputError::read(&path, e))?;
-                owned = v;
-                &owned
+        let Some(map) = &input.map else {
+            let sets = Self::read_streamed(input, threads, spill)?;
+            if sets.goals.is_empty() {
+                return Err(InputError::file(
+                    ErrorKind::Empty,
+                    &path,
+                    "has no judgments, expected at least one line",
+                ));
             }
+            return Ok(sets);
         };
-        let sets = Self::parse(&path, format, all, input.map.as_deref(), threads.max(1))?;
+        // The mapping's pages are let go behind the reading.
+        let all: &[u8] = map;
+        let stamp = match (&input.map, &input.file) {
+            (Some(m), Some(f)) => Some(crate::mapped::Stamp::new(f.clone(), m.len() as u64)),
+            _ => None,
+        };
+        let sets = Self::parse(&path, format, all, input.map.as_deref(), threads.max(1));
+        // A mapped file changed while it was read: that is the error, whatever the lines gave.
+        if let Some(s) = &stamp {
+            s.check(&path)?;
+        }
+        let sets = sets?;
         if sets.goals.is_empty() {
             return Err(InputError::file(
                 ErrorKind::Empty,
@@ -877,6 +913,124 @@ impl ActualSets {
             ));
         }
         Ok(sets)
+    }
+
+    /// Actual sets from a stream, a block of whole goals at a time (about `STREAM_BLOCK`
+    /// bytes, more for a longer goal, up to the goal limit), each block read as a text of its
+    /// own ([`ActualSets::parse`], on `threads` threads) and appended.
+    fn read_streamed(
+        input: Input,
+        threads: usize,
+        spill: &SpillOptions,
+    ) -> Result<ActualSets, InputError> {
+        let (path, format) = (input.path.clone(), input.format);
+        let key = match format {
+            Format::Trec => GoalKey::FirstField,
+            Format::Jsonl => GoalKey::Line,
+        };
+        let block = STREAM_BLOCK.min(spill.memory / 4).max(64 << 10);
+        let mut reader = BatchReader::new(input, key, block);
+        reader.set_max_goal(spill.goal_bytes(), spill.goal_limit_name());
+        reader.set_repeats_fatal(true);
+        let mut sets = ActualSets::default();
+        let mut appended = Appended::default();
+        let mut lines_before = 0u64;
+        let mut buf = Vec::new();
+        loop {
+            let batch = match reader.next_batch(std::mem::take(&mut buf)) {
+                Ok(Some(b)) => b,
+                Ok(None) => break,
+                Err(mut e) => {
+                    // About the goal after the blocks read, its lines counted from its start.
+                    e.line = e.line.map(|l| l + lines_before);
+                    e.first_line = e.first_line.map(|l| l + lines_before);
+                    return Err(e);
+                }
+            };
+            let shift = |mut e: InputError| {
+                e.line = e.line.map(|l| l + lines_before);
+                e.first_line = e.first_line.map(|l| l + lines_before);
+                e.byte = e.byte.map(|b| b + batch.first_byte);
+                e
+            };
+            let block = Self::parse(&path, format, &batch.data, None, threads).map_err(shift)?;
+            sets.append(block, &mut appended, format)
+                .map_err(|m| InputError::file(ErrorKind::Syntax, &path, m))?;
+            lines_before += memchr::memchr_iter(b'\n', &batch.data).count() as u64;
+            buf = batch.data.release().unwrap_or_default();
+        }
+        sets.finish_appended(appended).map_err(|(g, l)| {
+            let goal = sets.goals.name(g).to_vec();
+            judged_twice(&path, &sets, &goal, l, None)
+        })?;
+        sets.ids.shrink_to_fit();
+        sets.grades.shrink_to_fit();
+        sets.grades_desc.shrink_to_fit();
+        Ok(sets)
+    }
+
+    /// Appends the goals of `block` (actual sets read from the next whole goals of the same text):
+    /// its lemmas interned here in their order, each goal's judgments renumbered and sorted. A
+    /// goal already here (qrels whose goals come back) makes every judgment held as a row from
+    /// then on, grouped at the end ([`ActualSets::finish_appended`]); in JSONL it is an error.
+    fn append(
+        &mut self,
+        block: ActualSets,
+        a: &mut Appended,
+        format: Format,
+    ) -> Result<(), String> {
+        let names: Vec<&[u8]> = (0..block.lemmas.len() as u32)
+            .map(|l| block.lemmas.name(l))
+            .collect();
+        a.ids.clear();
+        self.lemmas.intern_many(&names, &mut a.ids);
+        for g in 0..block.goal_count() as u32 {
+            let name = block.goals.name(g);
+            let t = block.truth(g);
+            if a.rows.is_none() && self.goals.get(name).is_some() {
+                if format == Format::Jsonl {
+                    return Err(format!(
+                        "goal `{}` has a second line of actual premises",
+                        show(name)
+                    ));
+                }
+                a.rows = Some(self.take_rows());
+            }
+            let ids = &a.ids;
+            if let Some(rows) = &mut a.rows {
+                let gid = self.goals.intern(name);
+                rows.extend(t.entries().map(|(l, grade)| (gid, ids[l as usize], grade)));
+                continue;
+            }
+            a.entries.clear();
+            a.entries
+                .extend(t.entries().map(|(l, grade)| (ids[l as usize], grade)));
+            let gid = self.goals.intern(name);
+            // Distinct: the block's goal was checked.
+            self.finish_goal(gid, &mut a.entries)
+                .map_err(|l| format!("lemma `{}` is judged twice", show(self.lemmas.name(l))))?;
+        }
+        Ok(())
+    }
+
+    /// The rows held by [`ActualSets::append`], grouped by goal. `Err((goal, lemma))`: a lemma
+    /// judged twice.
+    fn finish_appended(&mut self, a: Appended) -> Result<(), (u32, u32)> {
+        let Some(mut rows) = a.rows else {
+            return Ok(());
+        };
+        rows.sort_unstable_by_key(|r| r.0);
+        let mut entries = a.entries;
+        let mut rest = &rows[..];
+        for g in 0..self.goals.len() as u32 {
+            let n = rest.iter().take_while(|r| r.0 == g).count();
+            let (these, tail) = rest.split_at(n);
+            rest = tail;
+            entries.clear();
+            entries.extend(these.iter().map(|r| (r.1, r.2)));
+            self.finish_goal(g, &mut entries).map_err(|l| (g, l))?;
+        }
+        Ok(())
     }
 
     /// The actual sets of `all` (the whole text, or whole goals' lines of it: line numbers in
@@ -1075,8 +1229,18 @@ impl ActualSets {
 
     /// [`read_path`](Self::read_path) on at most `threads` threads (at least one).
     pub fn read_path_with_threads(path: &Path, threads: usize) -> Result<ActualSets, InputError> {
+        Self::read_path_within(path, threads, &SpillOptions::default())
+    }
+
+    /// [`read_path_with_threads`](Self::read_path_with_threads) within `spill`'s memory budget
+    /// ([`ActualSets::read_within`]).
+    pub fn read_path_within(
+        path: &Path,
+        threads: usize,
+        spill: &SpillOptions,
+    ) -> Result<ActualSets, InputError> {
         // Mapped when it is a plain file: held whole anyway, no copy.
-        Self::read_with_threads(crate::input::open_with(path, true)?, threads)
+        Self::read_within(crate::input::open_with(path, true)?, threads, spill)
     }
 
     /// The truth of goal `name`, with its id.

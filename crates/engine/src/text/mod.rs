@@ -139,9 +139,9 @@ pub(crate) fn predict_from(
     }
     let (reader, line_map) = if opts.regroup && format == Format::Trec {
         let (inner, map) = grouped(input, opts, &mut report)?;
-        (BatchReader::new(inner, key, opts.batch_bytes), Some(map))
+        (batch_reader(inner, key, opts), Some(map))
     } else {
-        let mut reader = BatchReader::new(input, key, opts.batch_bytes);
+        let mut reader = batch_reader(input, key, opts);
         if let Some((byte, _)) = &before {
             if !reader.start_at(*byte) {
                 return Err(EvalError::Options(
@@ -174,11 +174,18 @@ pub(crate) fn predict_from(
         lines_before,
     };
     let (summaries, collected) = Ordered::new(opts.threads).run(&job, |res| collector.take(res));
-    // An error the collector found is about an earlier batch than any read error.
+    // An error the collector found is about an earlier batch than any read error (unless the
+    // file changed under the reader: then that is what is wrong).
+    let collected = collected.map_err(|e| SharedInput::changed_or(&job.input, e));
     collected?;
     let mut input = job.input.into_inner().expect("input");
     if let Some(e) = input.error.take() {
-        return Err(e.into());
+        return Err(reader_error(
+            e,
+            &path,
+            line_map.as_ref(),
+            collector.lines_before,
+        ));
     }
     let Collector {
         report: rep,
@@ -202,6 +209,30 @@ pub(crate) fn predict_from(
         universe: opts.universe,
         report,
     })
+}
+
+/// The batch reader of predictions `input` under `opts`: batches of about `opts.batch_bytes`,
+/// one goal's lines at most half of `--memory`, and a lemma repeated on the next line of a goal
+/// longer than a batch found as its lines arrive when repeats are fatal (`--duplicates error`
+/// with no `--depth`, which may leave a repeat out).
+pub(crate) fn batch_reader(input: Input, key: GoalKey, opts: &EvalOptions) -> BatchReader {
+    let mut reader = BatchReader::new(input, key, opts.batch_bytes);
+    reader.set_max_goal(opts.spill.goal_bytes(), opts.spill.goal_limit_name());
+    reader.set_repeats_fatal(
+        opts.ranking.duplicates == crate::DuplicateMode::Error && opts.ranking.depth.is_none(),
+    );
+    reader
+}
+
+/// An error of the batch reader (about the goal after every batch collected, its lines counted
+/// from that goal's start), with file-wide lines: `lines_before`, the lines of those batches.
+pub(crate) fn reader_error(
+    e: InputError,
+    path: &Path,
+    line_map: Option<&LineMap>,
+    lines_before: u64,
+) -> EvalError {
+    fix_error(e.into(), path, line_map, lines_before, 0)
 }
 
 /// `--regroup`: `input`'s lines sorted by goal (natural order) within the memory budget, as an
@@ -255,6 +286,15 @@ pub(crate) struct SharedInput {
 }
 
 impl SharedInput {
+    /// `e`, or if the plain file read changed while it was read (its lines may then be another
+    /// file's: zeros where it was cut short), that change.
+    pub(crate) fn changed_or(this: &Mutex<SharedInput>, e: EvalError) -> EvalError {
+        match this.lock().map(|i| i.reader.check_unchanged()) {
+            Ok(Err(changed)) => changed.into(),
+            _ => e,
+        }
+    }
+
     pub(crate) fn new(reader: BatchReader) -> Mutex<SharedInput> {
         Mutex::new(SharedInput {
             reader,
