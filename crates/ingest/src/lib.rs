@@ -19,6 +19,7 @@
 mod corpus;
 mod error;
 mod fields;
+mod goals;
 mod input;
 mod jsonl;
 mod names;
@@ -33,6 +34,7 @@ mod truth;
 pub use corpus::{Corpus, Origin, Place, Pos, Skipped, MAX_CORPUS_LINE};
 pub use error::{ErrorKind, InputError};
 pub use fields::{parse_score, show, ScoreText};
+pub use goals::{GoalPlace, GoalPlaces};
 pub use input::{
     first_field, first_goal, from_chunks, from_reader, last_goal, open, open_file, open_with,
     read_once, Batch, BatchData, BatchReader, ChunkReader, ChunkSource, Claim, Compression, Format,
