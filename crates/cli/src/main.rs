@@ -9,8 +9,9 @@ use lemma_accum::Interpolation;
 use lemma_eval::output::{counts_text, report_text, OutFormat, Writer};
 use lemma_eval::trec::{self, TrecOptions, TrecVersion};
 use lemma_eval::{
-    Choice, DuplicateMode, EvalError, Evaluator, Job, MatrixNames, MissingMode, OrderMode, Partial,
-    PredictedInput, RankingOptions, RowFn, Sink, SummaryOnly, TieMode, ZeroRelMode,
+    Choice, DuplicateMode, EvalError, Evaluator, Job, MaskMode, MatrixNames, MissingMode,
+    OrderMode, Partial, PredictedInput, PremiseOptions, Premises, RankingOptions, RowFn, Sink,
+    SummaryOnly, TieMode, ZeroRelMode,
 };
 use lemma_ingest::{ActualSets, SpillOptions};
 use std::io::{IsTerminal, Write};
@@ -421,6 +422,27 @@ struct EvalArgs {
     /// Size of the lemma universe (enables AUC; stores and matrices know theirs).
     #[arg(long)]
     universe: Option<u64>,
+    /// LeanDojo's corpus.jsonl (plain, .gz, .zst): which premises each goal may use, from its
+    /// file's imports and its theorem's position (README, "Premise selection"). Needed by --mask
+    /// and the Leak measures; TREC and JSONL predictions.
+    #[arg(long, value_name = "FILE")]
+    corpus: Option<PathBuf>,
+    /// Which predicted premises are ranked: `accessible` removes those not accessible at the
+    /// goal's theorem before ranks are given (ranks count accessible premises only).
+    #[arg(long, value_parser = choice::<MaskMode>(), default_value = "none", requires = "corpus")]
+    mask: MaskMode,
+    /// JSONL of goal records {"goal_id", "file_path", "theorem_pos": [line, col]}: adds to and
+    /// overrides the places the actual sets' JSONL records give (for TREC qrels, the only source).
+    #[arg(long = "goals", value_name = "FILE", requires = "corpus")]
+    goals: Option<PathBuf>,
+    /// With --corpus: a goal whose file the corpus does not list, or a predicted premise it does
+    /// not define, is an error (by default counted and named in a warning).
+    #[arg(long, requires = "corpus")]
+    strict: bool,
+    /// With --corpus: a relevant premise not accessible at its goal is an error (by default
+    /// counted and named in a warning).
+    #[arg(long, requires = "corpus")]
+    strict_gold: bool,
     /// For a .npy matrix: the goal names of its rows, one per line.
     #[arg(long)]
     goal_names: Option<PathBuf>,
@@ -812,7 +834,7 @@ fn progress_bar(quiet: bool, size: Option<u64>) -> Option<indicatif::ProgressBar
 fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     let mut inputs = vec![a.actual.as_path(), a.predicted.as_path()];
     inputs.extend(
-        [&a.goal_names, &a.lemma_names, &a.names]
+        [&a.goal_names, &a.lemma_names, &a.names, &a.corpus, &a.goals]
             .into_iter()
             .flatten()
             .map(|p| p.as_path()),
@@ -858,6 +880,17 @@ fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         .universe(a.universe);
     if let Some(t) = a.common.threads {
         builder = builder.threads(t);
+    }
+    if let Some(corpus) = &a.corpus {
+        let opts = PremiseOptions {
+            corpus: corpus.clone(),
+            mask: a.mask,
+            goals: a.goals.clone(),
+            strict: a.strict,
+            strict_gold: a.strict_gold,
+        };
+        let premises = Premises::load(&opts, Some(&a.actual))?;
+        builder = builder.premises(std::sync::Arc::new(premises));
     }
     let mut measures = a.measures.clone();
     if let Some(t) = a.threshold {

@@ -371,18 +371,22 @@ impl Evaluator {
                 self.check_text_options()?;
                 crate::text::predict(&self.actual, input, &self.options, sink, progress)
             }
-            Predictions::Store(store) => full::predict(
-                &self.actual,
-                &Source::Store(&store),
-                &self.options,
-                sink,
-                None,
-            ),
+            Predictions::Store(store) => {
+                check_unmasked(&self.options, "a binary store")?;
+                full::predict(
+                    &self.actual,
+                    &Source::Store(&store),
+                    &self.options,
+                    sink,
+                    None,
+                )
+            }
             Predictions::Matrix {
                 matrix,
                 goals,
                 lemmas,
             } => {
+                check_unmasked(&self.options, "a .npy matrix")?;
                 let source = Source::Dense {
                     matrix: &matrix,
                     goals: &goals,
@@ -405,12 +409,39 @@ impl Evaluator {
     }
 }
 
-/// An error when rankings without a known universe cannot be evaluated (AUC).
+/// An error when rankings without a known universe cannot be evaluated (AUC), or the leak
+/// measures have no corpus.
 fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
     if options.universe.is_none() && options.measures.contains(&Measure::AUC) {
         return Err(EvalError::Options(
             "AUC needs the universe size: pass --universe N".into(),
         ));
+    }
+    if options.premises.is_none() {
+        if let Some(m) = options
+            .measures
+            .iter()
+            .find(|m| matches!(m, Measure::Leak { .. } | Measure::LeakRank))
+        {
+            return Err(EvalError::Options(format!(
+                "{m} needs the corpus: pass --corpus FILE"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An error when the premise protocol (a corpus, the Leak measures) meets predictions it does
+/// not mask yet (`what`: "a binary store", "pushed goals").
+pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
+    let leaks = options
+        .measures
+        .iter()
+        .any(|m| matches!(m, Measure::Leak { .. } | Measure::LeakRank));
+    if options.premises.is_some() || leaks {
+        return Err(EvalError::Options(format!(
+            "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs and JSONL predictions;              {what} cannot be masked yet"
+        )));
     }
     Ok(())
 }
@@ -552,6 +583,13 @@ impl EvaluatorBuilder {
     /// ([`crate::pooled::PooledSetup::spec`]; TREC and JSONL predictions).
     pub fn pooled(mut self, spec: lemma_accum::PooledSpec) -> Self {
         self.options.pooled = Some(spec);
+        self
+    }
+
+    /// The premise-selection protocol: a corpus, the goals' places, `--mask` (docs/METRICS.md
+    /// §9; TREC and JSONL predictions).
+    pub fn premises(mut self, premises: Arc<crate::Premises>) -> Self {
+        self.options.premises = Some(premises);
         self
     }
 
