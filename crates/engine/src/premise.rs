@@ -222,7 +222,7 @@ pub(crate) struct GoalMask {
     depth: u64,
     /// The goal's place; `None`: its file is not in the corpus (nothing is accessible).
     place: Option<Place>,
-    /// Whether this goal's items are looked up at all.
+    /// Whether this goal's items are looked up (every goal's, with a corpus).
     active: bool,
     /// Items of the unmasked ranking so far, counted as the depth cut counts (repeats too), and
     /// its repeats.
@@ -299,7 +299,10 @@ impl GoalMask {
                 ));
             }
             _ => {
-                self.active = false;
+                // Neither masked nor leaks asked for: only the premises the corpus does not
+                // define are looked for.
+                self.place = None;
+                self.active = true;
                 return Ok(());
             }
         };
@@ -333,7 +336,7 @@ impl GoalMask {
             }
         }
         self.place = place;
-        self.active = needed;
+        self.active = true;
         Ok(())
     }
 
