@@ -340,6 +340,14 @@ impl GoalMask {
         Ok(())
     }
 
+    /// Asks for the corpus's table slot of a premise hashed `hash`, ranked soon.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, hash: u64) {
+        if self.active {
+            self.premises.corpus.prefetch(hash);
+        }
+    }
+
     /// Forgets what the current goal's items did (the goal is read again from its first item).
     pub(crate) fn restart(&mut self) {
         self.emitted = 0;
