@@ -158,7 +158,16 @@ def _evaluator(actual: Any, measures: Any, options: Dict[str, Any], trec9: bool 
         options.get("regroup", False),
         options.get("hold_actual", False),
         options.get("memory"),
+        _path_or_none(options.get("corpus")),
+        options.get("mask", "none"),
+        _path_or_none(options.get("goals")),
+        options.get("strict", False),
+        options.get("strict_gold", False),
     )
+
+
+def _path_or_none(p: Any) -> Optional[str]:
+    return os.fspath(p) if p is not None else None
 
 
 def _push_dicts(session: Any, predicted: Mapping) -> None:
@@ -202,6 +211,11 @@ def evaluate(
     shard: Optional[Tuple[int, int]] = None,
     mergeable: bool = False,
     mmap: bool = False,
+    corpus: Optional[PathLike] = None,
+    mask: str = "none",
+    goals: Optional[PathLike] = None,
+    strict: bool = False,
+    strict_gold: bool = False,
 ) -> Result:
     """Evaluates ``predicted`` against ``actual``, as ``lemma-eval eval`` does.
 
@@ -222,8 +236,19 @@ def evaluate(
     ``shard=(I, N)`` evaluates shard I (1-based) of N of a plain text file, as ``--shard I/N``;
     ``mergeable=True`` keeps the travelling summary (``Result.summary_bytes()``, as
     ``--summary-out``). Warnings the command prints are raised as :class:`LemmaEvalWarning`.
+
+    Premise selection (``--corpus``, ``--mask``, ``--goals``, ``--strict``, ``--strict-gold``):
+    ``corpus`` is LeanDojo's ``corpus.jsonl``; ``mask="accessible"`` removes the premises not
+    accessible at each goal's theorem before ranks are given; ``goals`` a JSONL file of goal
+    places (``goal_id``, ``file_path``, ``theorem_pos``) adding to the actual sets' records;
+    ``Leak@k`` and ``LeakRank`` need ``corpus``. Paths of TREC or JSONL predictions only.
     """
     options = dict(
+        corpus=corpus,
+        mask=mask,
+        goals=goals,
+        strict=strict,
+        strict_gold=strict_gold,
         relevance_level=relevance_level,
         missing=missing,
         ties=ties,

@@ -13,8 +13,8 @@ use lemma_accum::{Interpolation, Measure, Summary};
 use lemma_eval::output::{named_counts, warnings};
 use lemma_eval::{
     trec, ActualInput, ActualRead, Choice, DuplicateMode, EvalError, Evaluator, EvaluatorBuilder,
-    GoalRow, InputKind, Job, MatrixNames, MissingMode, OrderMode, Outcome as JobOutcome,
-    PredictedInput, Predictions, Sink, SummaryOnly, TieMode, ZeroRelMode,
+    GoalRow, InputKind, Job, MaskMode, MatrixNames, MissingMode, OrderMode, Outcome as JobOutcome,
+    PredictedInput, Predictions, PremiseOptions, Premises, Sink, SummaryOnly, TieMode, ZeroRelMode,
 };
 use lemma_ingest::{Dtype, ErrorKind, InputError, Matrix, Names};
 use pyo3::exceptions::{PyFileNotFoundError, PyRuntimeError, PyTypeError, PyValueError};
@@ -27,7 +27,12 @@ use std::time::Duration;
 /// The command's flags, as this package's arguments name them: what an error message says.
 /// `(flag, argument, boolean)`: a boolean flag reads `argument=True`; another's value follows
 /// the `=` (`--depth 10` reads `depth=10`, `--universe N` reads `universe=N`).
-const ARGUMENTS: [(&str, &str, bool); 18] = [
+const ARGUMENTS: [(&str, &str, bool); 23] = [
+    ("--corpus", "corpus", false),
+    ("--mask", "mask", false),
+    ("--goals", "goals", false),
+    ("--strict-gold", "strict_gold", true),
+    ("--strict", "strict", true),
     ("--goal-names", "goal_names", false),
     ("--lemma-names", "lemma_names", false),
     ("--names", "names", false),
@@ -587,7 +592,7 @@ impl NativeEvaluator {
     /// pytrec_eval's trec_eval 9.0.8 rules (scores as f32, goals without predictions skipped, the
     /// run's order by score).
     #[new]
-    #[pyo3(signature = (actual, measures=None, relevance_level=None, missing="zero", ties="trec", depth=None, threads=None, trec9=false, order=None, duplicates="first", interpolation="textbook", keep_zero_relevant=false, universe=None, regroup=false, hold_actual=false, memory=None))]
+    #[pyo3(signature = (actual, measures=None, relevance_level=None, missing="zero", ties="trec", depth=None, threads=None, trec9=false, order=None, duplicates="first", interpolation="textbook", keep_zero_relevant=false, universe=None, regroup=false, hold_actual=false, memory=None, corpus=None, mask="none", goals=None, strict=false, strict_gold=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -607,6 +612,11 @@ impl NativeEvaluator {
         regroup: bool,
         hold_actual: bool,
         memory: Option<&Bound<'_, PyAny>>,
+        corpus: Option<PathBuf>,
+        mask: &str,
+        goals: Option<PathBuf>,
+        strict: bool,
+        strict_gold: bool,
     ) -> PyResult<Self> {
         let given = measures.unwrap_or_default();
         let one = 1i32.into_pyobject(py)?.into_any();
@@ -639,6 +649,39 @@ impl NativeEvaluator {
                 type_name(actual)
             )));
         };
+        let mask = choice::<MaskMode>(mask)?;
+        match corpus {
+            Some(corpus) => {
+                let opts = PremiseOptions {
+                    corpus,
+                    mask,
+                    goals,
+                    strict,
+                    strict_gold,
+                };
+                let path = match &actual {
+                    ActualInput::Path(p) => Some(p.clone()),
+                    _ => None,
+                };
+                let premises = py
+                    .detach(|| Premises::load(&opts, path.as_deref()))
+                    .map_err(input_err)?;
+                b = b.premises(std::sync::Arc::new(premises));
+            }
+            None => {
+                let given = [
+                    ("mask", mask != MaskMode::None),
+                    ("goals", goals.is_some()),
+                    ("strict", strict),
+                    ("strict_gold", strict_gold),
+                ];
+                if let Some((name, _)) = given.iter().find(|(_, set)| *set) {
+                    return Err(PyValueError::new_err(format!(
+                        "{name}= needs corpus= (LeanDojo's corpus.jsonl)"
+                    )));
+                }
+            }
+        }
         let keys = measure_keys(&given, b.plan().measures());
         Ok(NativeEvaluator {
             builder: b,

@@ -180,6 +180,14 @@ pub struct GoalAccumulator {
     started: bool,
     /// The goal's ranked items as `(score key, relevant)`, when the plan keeps a pooled curve.
     pooled: Vec<(u64, bool)>,
+    /// The unmasked ranking (`Leak@k`, `LeakRank`): its items so far, the inaccessible ones among
+    /// them, the rank of the first (0 before one), the next leak cutoff to record and the counts
+    /// recorded at each.
+    leak_n: u64,
+    leak_bad: u64,
+    leak_first: u64,
+    leak_next: usize,
+    leak_at: Vec<u64>,
 }
 
 /// Why a goal could not be accumulated.
@@ -276,6 +284,7 @@ impl GoalAccumulator {
         let nl = plan.levels.len();
         let nt = plan.thresholds.len();
         let nm = plan.measures.len();
+        let plan_leaks = plan.leak_cutoffs.len();
         GoalAccumulator {
             level: plan.config.relevance_level,
             plan,
@@ -310,6 +319,11 @@ impl GoalAccumulator {
             values: vec![None; nm],
             started: false,
             pooled: Vec::new(),
+            leak_n: 0,
+            leak_bad: 0,
+            leak_first: 0,
+            leak_next: 0,
+            leak_at: vec![0; plan_leaks],
         }
     }
 
@@ -353,6 +367,10 @@ impl GoalAccumulator {
         self.group_nonrel = 0;
         self.group_gain = 0.0;
         self.pooled.clear();
+        self.leak_n = 0;
+        self.leak_bad = 0;
+        self.leak_first = 0;
+        self.leak_next = 0;
         if self.plan.needs_ndcg {
             self.compute_ideal(truth);
         }
@@ -392,6 +410,34 @@ impl GoalAccumulator {
             *slot = idcg;
         }
         self.ideal_full = idcg;
+    }
+
+    /// Tells of the next item of the goal's *unmasked* ranking (the ranking before inaccessible
+    /// premises are taken out: [`Plan::needs_leaks`]): whether it is inaccessible. Called in
+    /// rank order, beside (not instead of) pushing the items that stay in the ranking.
+    #[inline]
+    pub fn push_unmasked(&mut self, inaccessible: bool) {
+        self.leak_n += 1;
+        if inaccessible {
+            self.leak_bad += 1;
+            if self.leak_first == 0 {
+                self.leak_first = self.leak_n;
+            }
+        }
+        let cuts = &self.plan.leak_cutoffs;
+        while self.leak_next < cuts.len() && cuts[self.leak_next] == self.leak_n {
+            self.leak_at[self.leak_next] = self.leak_bad;
+            self.leak_next += 1;
+        }
+    }
+
+    /// Whether another item of the unmasked ranking can change a value: a leak cutoff not yet
+    /// passed, or no inaccessible premise met yet while `LeakRank` is asked for.
+    #[inline]
+    pub fn wants_unmasked(&self) -> bool {
+        self.plan.needs_leaks
+            && (self.leak_next < self.plan.leak_cutoffs.len()
+                || (self.plan.needs_leak_rank && self.leak_first == 0))
     }
 
     /// Pushes the next item of the ranking.
@@ -719,6 +765,9 @@ impl GoalAccumulator {
         for rec in &mut self.cut_rec[self.next_cut..] {
             *rec = fin;
         }
+        for at in &mut self.leak_at[self.leak_next..] {
+            *at = self.leak_bad;
+        }
         // A universe given must hold what is ranked and judged relevant, whether or not a
         // measure reads it.
         if let Some(u) = self.universe {
@@ -903,6 +952,20 @@ impl GoalView<'_> {
     pub fn max_p_run(&self, count: usize) -> &[f64] {
         let l = self.slot.level.expect("the measure needs levels");
         &self.acc.imax[l..l + count]
+    }
+
+    /// Inaccessible premises among the first `k` of the unmasked ranking, `k` the measure's leak
+    /// cutoff.
+    #[inline]
+    pub fn leaked_k(&self) -> u64 {
+        let l = self.slot.leak.expect("the measure needs a leak cutoff");
+        self.acc.leak_at[l]
+    }
+
+    /// The rank of the first inaccessible premise of the unmasked ranking, if any.
+    #[inline]
+    pub fn leak_rank(&self) -> Option<u64> {
+        (self.acc.leak_first > 0).then_some(self.acc.leak_first)
     }
 
     /// `(items, relevant items)` scored at or above the measure's threshold.

@@ -88,6 +88,8 @@ pub(crate) struct Slot {
     pub level: Option<usize>,
     /// Index into the plan's thresholds.
     pub threshold: Option<usize>,
+    /// Index into the plan's leak cutoffs.
+    pub leak: Option<usize>,
 }
 
 /// A compiled measure set. Build it once; share it (it is `Sync`) between accumulators.
@@ -103,6 +105,12 @@ pub struct Plan {
     pub(crate) slots: Vec<Slot>,
     pub(crate) needs_scores: bool,
     pub(crate) needs_ndcg: bool,
+    /// Sorted, distinct cutoffs of `Leak@k`.
+    pub(crate) leak_cutoffs: Vec<u64>,
+    /// Whether a measure reads the unmasked ranking (`Leak@k`, `LeakRank`).
+    pub(crate) needs_leaks: bool,
+    /// Whether `LeakRank` is asked for.
+    pub(crate) needs_leak_rank: bool,
     /// The pooled curve the summaries keep ([`Plan::with_pooled`]).
     pub(crate) pooled: Option<crate::PooledSpec>,
 }
@@ -158,13 +166,24 @@ impl Plan {
         }
         cutoffs.sort_unstable();
         cutoffs.dedup();
+        let mut leak_cutoffs: Vec<u64> =
+            needs.iter().filter_map(|n| n.leak).map(u64::from).collect();
+        leak_cutoffs.sort_unstable();
+        leak_cutoffs.dedup();
         for (need, slot) in needs.iter().zip(&mut slots) {
             slot.cut = need.cutoff.map(|k| {
                 cutoffs
                     .binary_search(&(k as u64))
                     .expect("cutoff collected")
             });
+            slot.leak = need.leak.map(|k| {
+                leak_cutoffs
+                    .binary_search(&(k as u64))
+                    .expect("leak cutoff collected")
+            });
         }
+        let needs_leak_rank = needs.iter().any(|n| n.leak_rank);
+        let needs_leaks = needs_leak_rank || !leak_cutoffs.is_empty();
         let needs_scores =
             needs.iter().any(|n| n.threshold.is_some()) || config.ties == Ties::Group;
         let needs_ndcg = needs.iter().any(|n| n.ideal_dcg);
@@ -177,6 +196,9 @@ impl Plan {
             slots,
             needs_scores,
             needs_ndcg,
+            leak_cutoffs,
+            needs_leaks,
+            needs_leak_rank,
             pooled: None,
         }
     }
@@ -207,6 +229,13 @@ impl Plan {
     /// Whether a measure counts the items scored at or above a threshold.
     pub fn has_thresholds(&self) -> bool {
         !self.thresholds.is_empty()
+    }
+
+    /// Whether a measure reads the unmasked ranking (`Leak@k`, `LeakRank`): the caller then tells
+    /// the accumulator of each item of it, accessible or not
+    /// ([`crate::GoalAccumulator::push_unmasked`]), and needs the corpus to.
+    pub fn needs_leaks(&self) -> bool {
+        self.needs_leaks
     }
 
     /// Whether items must be pushed with scores ([`crate::GoalAccumulator::push_scored`]): score

@@ -150,7 +150,15 @@ const MEASURES: &[&str] = &[
     "NumRelRet",
     "NumQ",
     "GM_AP",
+    "Leak@1",
+    "Leak@10",
+    "LeakRank",
 ];
+
+/// Which lemmas the streamed goals call inaccessible (`Leak@k`, `LeakRank`).
+fn inaccessible(lemma: u64) -> bool {
+    lemma % 7 == 3
+}
 const SCORED: &[&str] = &[
     "SetP(threshold=0.5)",
     "SetR(threshold=1.25)",
@@ -327,6 +335,19 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
         Measure::NumRelRet => s(n) as f64,
         Measure::NumQ => 1.0,
         Measure::GMAP => div(apsum(n), rf),
+        // Every item of the ranking is also the unmasked ranking's; `inaccessible` marks some.
+        Measure::Leak { k } => {
+            let bad = c.ranking[..(k as usize).min(n)]
+                .iter()
+                .filter(|(l, _)| inaccessible(*l))
+                .count();
+            bad as f64 / k as f64
+        }
+        Measure::LeakRank => {
+            return (1..=n)
+                .find(|&i| inaccessible(c.ranking[i - 1].0))
+                .map(|i| i as f64)
+        }
     })
 }
 
@@ -359,15 +380,20 @@ fn stream(c: &Case, plan: &Arc<Plan>, scored: bool) -> Vec<Option<f64>> {
     let grades = c.grades_desc();
     acc.begin(&Truth::graded(&grades).unwrap().with_universe(c.universe));
     if scored {
-        for (label, (_, score)) in c.labels().into_iter().zip(&c.ranking) {
+        for (label, (l, score)) in c.labels().into_iter().zip(&c.ranking) {
+            acc.push_unmasked(inaccessible(*l));
             acc.push_scored(label, *score).unwrap();
         }
     } else {
         // Exercise both item paths: the first half one at a time, the rest as a slice.
         let labels = c.labels();
         let half = labels.len() / 2;
-        for l in &labels[..half] {
+        for (l, (lemma, _)) in labels[..half].iter().zip(&c.ranking) {
+            acc.push_unmasked(inaccessible(*lemma));
             acc.push(*l);
+        }
+        for (lemma, _) in &c.ranking[half..] {
+            acc.push_unmasked(inaccessible(*lemma));
         }
         acc.push_labels(&labels[half..]);
     }
@@ -401,7 +427,9 @@ proptest! {
 
     #[test]
     fn ranks_only_equals_streamed(c in case_strategy()) {
-        let plan = plan_for(&c, MEASURES, Ties::Given);
+        // The ranks-only path has no unmasked ranking: the leak measures are not asked of it.
+        let names: Vec<&str> = MEASURES.iter().copied().filter(|m| !m.starts_with("Leak")).collect();
+        let plan = plan_for(&c, &names, Ties::Given);
         let streamed = stream(&c, &plan, false);
         let judged: Vec<(u64, i32)> = c.labels().iter().enumerate()
             .filter_map(|(i, l)| l.grade().map(|g| (i as u64 + 1, g))).collect();

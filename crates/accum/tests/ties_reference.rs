@@ -435,6 +435,10 @@ fn reference(
         Measure::NumRel => rf,
         Measure::NumRelRet => s_n as f64,
         Measure::NumQ => 1.0,
+        // No unmasked ranking is told of here (nothing is inaccessible): the leak measures
+        // depend on accessibility alone, never on ties.
+        Measure::Leak { .. } => 0.0,
+        Measure::LeakRank => return None,
         Measure::SetP { threshold: None } => div(s_n as f64, n as f64),
         Measure::SetR { threshold: None } => div(s_n as f64, rf),
         Measure::SetF {
@@ -969,6 +973,8 @@ fn family(name: &str) -> Vec<String> {
         "bpref" => fixed(&["Bpref"]),
         "auc" => fixed(&["AUC"]),
         "counts_and_sets" => fixed(&[
+            "Leak@3",
+            "LeakRank",
             "NumRet",
             "NumRel",
             "NumRelRet",

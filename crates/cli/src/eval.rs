@@ -8,8 +8,8 @@ use crate::{ConvertArgs, EvalArgs, MergeArgs, TrecArgs};
 use lemma_eval::output::{counts_text, report_text, write_merged, Writer};
 use lemma_eval::trec::{self, TrecOptions};
 use lemma_eval::{
-    Evaluator, Job, MatrixNames, PredictedInput, RankingOptions, RowFn, Sink, SummaryOnly,
-    ZeroRelMode,
+    Evaluator, Job, MatrixNames, PredictedInput, PremiseOptions, Premises, RankingOptions, RowFn,
+    Sink, SummaryOnly, ZeroRelMode,
 };
 use lemma_ingest::ActualSets;
 use lemma_outfile::Output;
@@ -19,7 +19,7 @@ use std::path::Path;
 pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     let mut inputs = vec![a.actual.as_path(), a.predicted.as_path()];
     inputs.extend(
-        [&a.goal_names, &a.lemma_names, &a.names]
+        [&a.goal_names, &a.lemma_names, &a.names, &a.corpus, &a.goals]
             .into_iter()
             .flatten()
             .map(|p| p.as_path()),
@@ -65,6 +65,17 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         .universe(a.universe);
     if let Some(t) = a.common.threads {
         builder = builder.threads(t);
+    }
+    if let Some(corpus) = &a.corpus {
+        let opts = PremiseOptions {
+            corpus: corpus.clone(),
+            mask: a.mask,
+            goals: a.goals.clone(),
+            strict: a.strict,
+            strict_gold: a.strict_gold,
+        };
+        let premises = Premises::load(&opts, Some(&a.actual))?;
+        builder = builder.premises(std::sync::Arc::new(premises));
     }
     let mut measures = a.measures.clone();
     if let Some(t) = a.threshold {

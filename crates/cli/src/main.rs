@@ -9,16 +9,18 @@ mod curve;
 mod eval;
 mod gen;
 mod out;
+mod parsers;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use lemma_accum::Interpolation;
 use lemma_eval::output::{CurveFormat, OutFormat};
 use lemma_eval::trec::TrecVersion;
 use lemma_eval::{
-    Choice, DuplicateMode, Evaluator, MissingMode, OrderMode, RankingOptions, TieMode,
+    DuplicateMode, Evaluator, MaskMode, MissingMode, OrderMode, RankingOptions, TieMode,
 };
 use lemma_ingest::SpillOptions;
 use out::Fail;
+use parsers::{choice, parse_finite, parse_shard, parse_size, parse_threads};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -355,30 +357,6 @@ impl MemoryArg {
     }
 }
 
-/// A finite number (`1e400` overflows to infinity, and no score is infinite).
-fn parse_finite(s: &str) -> Result<f64, String> {
-    (s.trim().parse::<f64>().ok())
-        .filter(|v| v.is_finite())
-        .ok_or_else(|| format!("expected a finite number, found `{s}`"))
-}
-
-/// A number of worker threads, 1 to [`lemma_eval::MAX_THREADS`] ([`lemma_eval::check_threads`]):
-/// every command's `--threads`.
-fn parse_threads(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<i128>() {
-        Ok(n) => lemma_eval::check_threads(n),
-        Err(_) => Err(format!(
-            "`{s}`: expected a number of worker threads, 1 to {}",
-            lemma_eval::MAX_THREADS
-        )),
-    }
-}
-
-/// `512M`, `2G`, `1.5G`, `64K` (binary units) or a number of bytes ([`lemma_eval::parse_size`]).
-fn parse_size(s: &str) -> Result<usize, String> {
-    lemma_eval::parse_size(s)
-}
-
 #[derive(Args)]
 struct EvalArgs {
     /// Actual sets: TREC qrels (`goal iter lemma grade`) or JSONL; plain, .gz, .zst, or - for stdin.
@@ -430,6 +408,27 @@ struct EvalArgs {
     /// Size of the lemma universe, at least 1 (enables AUC; stores and matrices know theirs).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     universe: Option<u64>,
+    /// LeanDojo's corpus.jsonl (plain, .gz, .zst): which premises each goal may use, from its
+    /// file's imports and its theorem's position (README, "Premise selection"). Needed by --mask
+    /// and the Leak measures; TREC and JSONL predictions.
+    #[arg(long, value_name = "FILE")]
+    corpus: Option<PathBuf>,
+    /// Which predicted premises are ranked: `accessible` removes those not accessible at the
+    /// goal's theorem before ranks are given (ranks count accessible premises only).
+    #[arg(long, value_parser = choice::<MaskMode>(), default_value = "none", requires = "corpus")]
+    mask: MaskMode,
+    /// JSONL of goal records {"goal_id", "file_path", "theorem_pos": [line, col]}: adds to and
+    /// overrides the places the actual sets' JSONL records give (for TREC qrels, the only source).
+    #[arg(long = "goals", value_name = "FILE", requires = "corpus")]
+    goals: Option<PathBuf>,
+    /// With --corpus: a goal whose file the corpus does not list, or a predicted premise it does
+    /// not define, is an error (by default counted and named in a warning).
+    #[arg(long, requires = "corpus")]
+    strict: bool,
+    /// With --corpus: a relevant premise not accessible at its goal is an error (by default
+    /// counted and named in a warning).
+    #[arg(long, requires = "corpus")]
+    strict_gold: bool,
     /// For a .npy matrix: the goal names of its rows, one per line.
     #[arg(long)]
     goal_names: Option<PathBuf>,
@@ -449,20 +448,6 @@ struct EvalArgs {
     shard: Option<(u64, u64)>,
     #[command(flatten)]
     common: Common,
-}
-
-/// `I/N` with 1 <= I <= N.
-fn parse_shard(s: &str) -> Result<(u64, u64), String> {
-    let bad = || format!("`{s}`: expected I/N with 1 <= I <= N, like 3/8");
-    let (i, n) = s.split_once('/').ok_or_else(bad)?;
-    let (i, n): (u64, u64) = (
-        i.trim().parse().map_err(|_| bad())?,
-        n.trim().parse().map_err(|_| bad())?,
-    );
-    if i == 0 || i > n {
-        return Err(bad());
-    }
-    Ok((i, n))
 }
 
 #[derive(Args)]
@@ -504,17 +489,6 @@ struct TrecArgs {
     run: PathBuf,
     #[command(flatten)]
     common: Common,
-}
-
-/// The parser of a word option (`--ties group`): the engine's words for it ([`Choice`]), each
-/// with its help, and the value it names. The Python package parses through the same list.
-fn choice<T: Choice + Clone + Send + Sync>() -> impl clap::builder::TypedValueParser<Value = T> {
-    use clap::builder::TypedValueParser;
-    let values = T::VALUES
-        .iter()
-        .map(|&(word, help, _)| clap::builder::PossibleValue::new(word).help(help));
-    clap::builder::PossibleValuesParser::new(values)
-        .map(|word: String| T::parse(&word).expect("clap takes only the listed words"))
 }
 
 fn main() -> ExitCode {

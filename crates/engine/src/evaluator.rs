@@ -383,6 +383,7 @@ impl Evaluator {
                 crate::text::predict(&self.actual, input, &self.options, sink, progress)
             }
             Predictions::Store(store) => {
+                check_unmasked(&self.options, "a binary store")?;
                 let source = Source::Store(&store);
                 check_known_universe(&self.options, &source)?;
                 check_store_ties(&self.options, &store)?;
@@ -393,6 +394,7 @@ impl Evaluator {
                 goals,
                 lemmas,
             } => {
+                check_unmasked(&self.options, "a .npy matrix")?;
                 let source = Source::Dense {
                     matrix: &matrix,
                     goals: &goals,
@@ -425,8 +427,8 @@ impl Evaluator {
     }
 }
 
-/// An error when rankings without a known universe cannot be evaluated (AUC), or the universe
-/// given is empty.
+/// An error when rankings without a known universe cannot be evaluated (AUC), the universe
+/// given is empty, or the leak measures have no corpus.
 fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
     if options.universe == Some(0) {
         return Err(EvalError::Options(
@@ -437,6 +439,32 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
         return Err(EvalError::Options(
             "AUC needs the universe size: pass --universe N".into(),
         ));
+    }
+    if options.premises.is_none() {
+        if let Some(m) = options
+            .measures
+            .iter()
+            .find(|m| matches!(m, Measure::Leak { .. } | Measure::LeakRank))
+        {
+            return Err(EvalError::Options(format!(
+                "{m} needs the corpus: pass --corpus FILE"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// An error when the premise protocol (a corpus, the Leak measures) meets predictions it does
+/// not mask yet (`what`: "a binary store", "pushed goals").
+pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
+    let leaks = options
+        .measures
+        .iter()
+        .any(|m| matches!(m, Measure::Leak { .. } | Measure::LeakRank));
+    if options.premises.is_some() || leaks {
+        return Err(EvalError::Options(format!(
+            "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs and JSONL predictions;              {what} cannot be masked yet"
+        )));
     }
     Ok(())
 }
@@ -640,6 +668,13 @@ impl EvaluatorBuilder {
     /// ([`crate::pooled::PooledSetup::spec`]; TREC and JSONL predictions).
     pub fn pooled(mut self, spec: lemma_accum::PooledSpec) -> Self {
         self.options.pooled = Some(spec);
+        self
+    }
+
+    /// The premise-selection protocol: a corpus, the goals' places, `--mask` (docs/METRICS.md
+    /// §9; TREC and JSONL predictions).
+    pub fn premises(mut self, premises: Arc<crate::Premises>) -> Self {
+        self.options.premises = Some(premises);
         self
     }
 

@@ -1,6 +1,7 @@
 //! What every streamed path shares between a goal's truth and the accumulator: the current goal's
 //! judged lemmas, looked up per ranked lemma, and the accumulator as a ranking's consumer.
 
+use crate::premise::GoalMask;
 use crate::ranking::{Item, Ranked};
 use hashbrown::HashTable;
 use lemma_accum::{GoalAccumulator, Label};
@@ -11,9 +12,19 @@ pub(crate) struct AccFeed {
     pub(crate) acc: GoalAccumulator,
     /// Whether a measure reads scores.
     pub(crate) scored: bool,
+    /// The premise mask and the unmasked ranking's leaks, with a corpus.
+    pub(crate) mask: Option<Box<GoalMask>>,
 }
 
 impl Ranked for AccFeed {
+    #[inline(always)]
+    fn admit(&mut self, data: &[u8], it: &Item) -> bool {
+        match &mut self.mask {
+            None => true,
+            Some(m) => m.admit(data, it, &mut self.acc),
+        }
+    }
+
     #[inline(always)]
     fn ranked(&mut self, _: &[u8], it: &Item) {
         if self.scored {

@@ -54,6 +54,7 @@ mod outcome;
 pub mod output;
 mod partial;
 pub mod pooled;
+pub mod premise;
 mod ranking;
 mod seen;
 mod session;
@@ -80,6 +81,7 @@ pub use partial::{
     LackingShards, Partial, PartialError, PartialMerger, PredictionsFile, MAGIC as SUMMARY_MAGIC,
     VERSION as SUMMARY_VERSION,
 };
+pub use premise::{MaskMode, PremiseOptions, PremiseReport, Premises};
 pub use session::{DenseLemmas, Pushed, Session, MAX_LEMMA_IDS};
 pub use sink::{RowFn, Sink, SummaryOnly};
 

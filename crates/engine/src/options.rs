@@ -126,6 +126,9 @@ pub struct EvalOptions {
     pub universe: Option<u64>,
     /// The pooled curve the summary keeps, if any ([`crate::pooled`]).
     pub pooled: Option<lemma_accum::PooledSpec>,
+    /// The premise-selection protocol: the corpus, the goals' places, `--mask` (docs/METRICS.md
+    /// §9). Needed by `Leak@k` and `LeakRank`.
+    pub premises: Option<Arc<crate::Premises>>,
 }
 
 impl Default for EvalOptions {
@@ -144,6 +147,7 @@ impl Default for EvalOptions {
             batch_bytes: 4 << 20,
             universe: None,
             pooled: None,
+            premises: None,
         }
     }
 }

@@ -86,6 +86,8 @@ pub struct Report {
     pub elapsed: Duration,
     /// Worker threads used.
     pub threads: usize,
+    /// What the premise protocol did (with a corpus: docs/METRICS.md §9).
+    pub premises: crate::PremiseReport,
 }
 
 /// Why an evaluation stopped.

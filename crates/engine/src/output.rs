@@ -690,7 +690,9 @@ pub fn named_counts(c: &GoalCounts) -> [(&'static str, u64); 5] {
 /// (`lemma-eval: warning: ...`), the Python package raises them with `warnings.warn`.
 ///
 /// - no goal of the predictions has an actual set (the wrong files, or goal names that differ);
-/// - some goals of the predictions have no actual set (skipped, and not in any mean).
+/// - some goals of the predictions have no actual set (skipped, and not in any mean);
+/// - with a corpus: goals in files it does not list, predicted premises it does not define,
+///   relevant premises not accessible at their goal ([`crate::PremiseReport::warnings`]).
 pub fn warnings(report: &Report, counts: &GoalCounts) -> Vec<String> {
     let mut w = Vec::new();
     let skipped = counts.skipped_no_actual;
@@ -705,6 +707,7 @@ pub fn warnings(report: &Report, counts: &GoalCounts) -> Vec<String> {
             report.goals_in_predictions
         ));
     }
+    w.extend(report.premises.warnings());
     w
 }
 
@@ -733,6 +736,15 @@ pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
     let mut s = format!("lemma-eval: {}\n", counts_text(counts));
     for w in warnings(report, counts) {
         s += &format!("lemma-eval: warning: {w}\n");
+    }
+    let p = &report.premises;
+    if p.goals > 0 {
+        s += &format!(
+            "lemma-eval: premises: {} goals ranked under the corpus, {} predicted premises masked \
+             (inaccessible), {} not in the corpus, {} goals in files it does not list, {} \
+             relevant premises not accessible\n",
+            p.goals, p.masked, p.unknown_premises, p.unlisted_files, p.gold_inaccessible
+        );
     }
     s += &format!(
         "lemma-eval: {} {unit}, {:.1} MB of {} in {:.3} s ({:.2} M {unit}/s, {:.0} MB/s, {} threads); {} duplicates \

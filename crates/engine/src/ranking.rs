@@ -4,7 +4,8 @@
 //! rankings `eval` evaluates.
 //!
 //! ```text
-//!  items in arrival order ──▶ order (score + tie rule, or file) ──▶ depth cut ──▶ duplicates ──▶ Ranked
+//!  items in arrival order ──▶ order (score + tie rule, or file) ──▶ admitted (the premise mask)
+//!                          ──▶ depth cut ──▶ duplicates ──▶ Ranked
 //! ```
 //!
 //! Under score order an item is placed as it arrives when the goal is already in order (only a run
@@ -53,6 +54,14 @@ impl Item {
 pub(crate) trait Ranked {
     /// The next ranked item; `data` holds its name.
     fn ranked(&mut self, data: &[u8], it: &Item);
+
+    /// Whether the next item in order stays in the ranking: asked once per item, in order,
+    /// before the depth cut and repeats (`--mask accessible` answers `false` for a premise that
+    /// is not accessible at the goal, so ranks count accessible premises only).
+    #[inline(always)]
+    fn admit(&mut self, _data: &[u8], _it: &Item) -> bool {
+        true
+    }
 }
 
 /// Counts of what the ranking options did.
@@ -64,6 +73,8 @@ pub(crate) struct RankStats {
     pub(crate) duplicates_dropped: u64,
     /// Items beyond the depth.
     pub(crate) beyond_depth: u64,
+    /// Items the consumer did not admit ([`Ranked::admit`]: premises masked out).
+    pub(crate) masked: u64,
 }
 
 /// A repeated lemma under `--duplicates error`: where both occurrences start in the caller's
@@ -148,6 +159,10 @@ impl<C: Ranked> Tail<C> {
     /// Ranks one ordered item.
     #[inline(always)]
     fn emit(&mut self, data: &[u8], it: Item) -> Result<(), Box<Dup>> {
+        if !self.consumer.admit(data, &it) {
+            self.stats.masked += 1;
+            return Ok(());
+        }
         if self.emitted >= self.depth {
             self.stats.beyond_depth += 1;
             return Ok(());

@@ -115,6 +115,7 @@ impl Evaluator {
     /// rankings (AUC without [`EvaluatorBuilder::universe`](crate::EvaluatorBuilder::universe)).
     pub fn session(&self) -> Result<Session, EvalError> {
         self.check_text_options()?;
+        crate::evaluator::check_unmasked(self.options(), "pushed goals")?;
         let plan = self.plan().clone();
         let opts = self.options();
         Ok(Session {
@@ -124,6 +125,7 @@ impl Evaluator {
                 AccFeed {
                     acc: GoalAccumulator::new(plan.clone()),
                     scored: plan.needs_scores(),
+                    mask: None,
                 },
             ),
             judged: Judged::default(),

@@ -18,6 +18,7 @@
 
 mod corpus;
 mod error;
+mod goals;
 mod input;
 mod mapped;
 mod names;
@@ -35,6 +36,7 @@ use parse::{fields, jsonl, run};
 pub use corpus::{Corpus, Origin, Place, Pos, Skipped, MAX_CORPUS_LINE};
 pub use error::{ErrorKind, InputError};
 pub use fields::{first_field, parse_score, show, ScoreText};
+pub use goals::{GoalPlace, GoalPlaces};
 pub use input::{
     first_goal, from_chunks, from_reader, last_goal, open, open_file, open_with, read_once, Batch,
     BatchReader, ChunkSource, Compression, Format, GoalKey, Input, Next, Source,

@@ -361,6 +361,15 @@ impl Interner {
         }
     }
 
+    /// Hints the cache to bring in the table slot where a lookup of a name hashed `hash` starts
+    /// (a lookup asked a little ahead of [`Interner::get_hashed`]).
+    #[inline(always)]
+    pub fn prefetch_slot(&self, hash: u64) {
+        if !self.slots.is_empty() {
+            prefetch(&self.slots[self.home(hash)]);
+        }
+    }
+
     /// Hints the cache to bring in name `id`'s bytes (best after [`Interner::prefetch_entry`]).
     #[inline(always)]
     pub fn prefetch_name(&self, id: u32) {

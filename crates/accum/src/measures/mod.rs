@@ -39,6 +39,7 @@ mod depth;
 mod f;
 mod gmap;
 mod iprec;
+mod leak;
 mod ndcg;
 mod precision;
 mod recall;
@@ -121,6 +122,10 @@ pub(crate) struct Needs {
     pub ideal_dcg: bool,
     /// The universe size (and its check against the ranking).
     pub universe: bool,
+    /// The inaccessible premises among the first `k` of the unmasked ranking (`Leak@k`).
+    pub leak: Option<u32>,
+    /// The rank of the first inaccessible premise of the unmasked ranking (`LeakRank`).
+    pub leak_rank: bool,
 }
 
 impl Needs {
@@ -131,6 +136,8 @@ impl Needs {
         threshold: None,
         ideal_dcg: false,
         universe: false,
+        leak: None,
+        leak_rank: false,
     };
 
     /// The record at cutoff `k`, when there is one.
@@ -379,6 +386,14 @@ registry! {
     } => counts::NumRelRetAbove,
     /// `GM_AP = exp(mean(ln(max(AP, 1e-5))))`; summary only.
     GMAP => gmap::GmAp,
+    /// `Leak@k`: inaccessible premises among the first `k` of the unmasked ranking, over `k`.
+    Leak {
+        /// The cutoff.
+        k: u32,
+    } => leak::Leak,
+    /// `LeakRank`: the rank of the first inaccessible premise of the unmasked ranking; undefined
+    /// when none is.
+    LeakRank => leak::LeakRank,
 }
 
 /// `a / b`, or 0 when `b` is 0 (every ratio of METRICS.md with an empty denominator).

@@ -51,12 +51,13 @@ pub(crate) struct BatchResult {
     pub(crate) last_tag: Option<Vec<u8>>,
 }
 
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Stats {
     pub(crate) items: u64,
     pub(crate) duplicates_dropped: u64,
     pub(crate) beyond_depth: u64,
     pub(crate) goals_reordered: u64,
+    pub(crate) premises: crate::PremiseReport,
 }
 
 /// Evaluates `input` (predictions) against `actual`. Per-goal rows, when `rows` is given, arrive
@@ -344,6 +345,7 @@ impl Report {
         self.duplicates_dropped += stats.duplicates_dropped;
         self.beyond_depth += stats.beyond_depth;
         self.goals_reordered += stats.goals_reordered;
+        self.premises.add(&stats.premises);
     }
 }
 

@@ -5,6 +5,7 @@ use super::{BatchResult, GoalRef};
 use crate::feed::{AccFeed, Judged};
 use crate::options::{EvalOptions, OrderMode};
 use crate::outcome::{record_goal, truth_of, EvalError};
+use crate::premise::GoalMask;
 use crate::ranking::{line_at, Dup, Item, RankStats, RankingBuilder};
 use crate::seen::SeenSet;
 use lemma_accum::{GoalAccumulator, GoalFate, Label, Plan, Summary, Truth};
@@ -147,6 +148,10 @@ impl<'a> Worker<'a> {
                 AccFeed {
                     acc: GoalAccumulator::new(plan.clone()),
                     scored: plan.needs_scores(),
+                    mask: opts
+                        .premises
+                        .as_ref()
+                        .map(|p| Box::new(GoalMask::new(p.clone(), plan, opts.ranking.depth))),
                 },
             ),
             summary: Summary::new(plan),
@@ -160,11 +165,17 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Starts a goal: decides whether it is evaluated, and records it for the collector.
-    fn begin_goal(&mut self, goal: &[u8], line: u64, res: &mut BatchResult) -> GoalState<'a> {
+    /// Starts a goal: decides whether it is evaluated, and records it for the collector. An
+    /// error from the premise protocol (a goal without a place, `--strict`, `--strict-gold`).
+    fn begin_goal(
+        &mut self,
+        goal: &[u8],
+        line: u64,
+        res: &mut BatchResult,
+    ) -> Result<GoalState<'a>, EvalError> {
         self.reset_goal();
         self.goal_stats = *self.ranking.stats();
-        match self.actual.goal_after(self.last_goal, goal) {
+        Ok(match self.actual.goal_after(self.last_goal, goal) {
             None => {
                 res.goals.push((GoalRef::Unknown(goal.to_vec()), line));
                 self.summary.skip(GoalFate::SkippedNoActual);
@@ -177,12 +188,34 @@ impl<'a> Worker<'a> {
                 let t = self.truth(truth);
                 if self.opts.skips_no_relevant(&t) {
                     self.summary.skip(GoalFate::SkippedNoRelevant);
-                    return GoalState::Skip;
+                    return Ok(GoalState::Skip);
                 }
                 self.ranking.consumer().acc.begin(&t);
                 self.judged.set(truth, &self.actual.lemmas);
+                if let Some(mask) = &mut self.ranking.consumer().mask {
+                    let (lemmas, level) = (&self.actual.lemmas, self.opts.relevance_level);
+                    let relevant = truth
+                        .entries()
+                        .filter(|&(_, grade)| grade >= level)
+                        .map(|(id, _)| (lemmas.hash_of(id), lemmas.name(id)));
+                    mask.begin(goal, line, relevant, &mut res.stats.premises)?;
+                }
                 GoalState::Eval { truth }
             }
+        })
+    }
+
+    /// Ends the premise mask's goal (`data`: the bytes its names lie in).
+    fn end_mask(
+        &mut self,
+        goal: &[u8],
+        data: &[u8],
+        line: impl Fn(usize) -> u64,
+        res: &mut BatchResult,
+    ) -> Result<(), EvalError> {
+        match &mut self.ranking.consumer().mask {
+            Some(mask) => mask.end(goal, data, line, &mut res.stats.premises),
+            None => Ok(()),
         }
     }
 
@@ -212,6 +245,7 @@ impl<'a> Worker<'a> {
         self.ranking
             .finish(data)
             .map_err(|d| dup_error(goal, data, &d))?;
+        self.end_mask(goal, data, |at| line_at(data, at), res)?;
         self.record(goal, res)
     }
 
@@ -257,6 +291,7 @@ impl<'a> Worker<'a> {
         res.stats.items += std::mem::take(&mut stats.items);
         res.stats.duplicates_dropped += std::mem::take(&mut stats.duplicates_dropped);
         res.stats.beyond_depth += std::mem::take(&mut stats.beyond_depth);
+        res.stats.premises.masked += std::mem::take(&mut stats.masked);
     }
 
     /// The summary of every goal this worker evaluated.
@@ -356,7 +391,16 @@ impl<'a> Worker<'a> {
                 spans_of(&parsed, &mut names, &mut spans).map_err(err)?;
                 parsed.goal.as_bytes()
             };
-            let state = self.begin_goal(goal, line_no, res);
+            let state = self.begin_goal(goal, line_no, res).map_err(|e| {
+                // The goal's line, with its byte.
+                match e {
+                    EvalError::Input(mut ie) => {
+                        ie.byte = Some(here as u64);
+                        EvalError::Input(ie)
+                    }
+                    e => e,
+                }
+            })?;
             let GoalState::Eval { .. } = state else {
                 self.spans = spans;
                 self.names = names;
@@ -429,6 +473,7 @@ impl<'a> Worker<'a> {
                     ),
                 }));
             }
+            self.end_mask(goal, base, |_| line_no, res)?;
             self.record(goal, res)?;
             self.spans = spans;
             self.names = names;
@@ -509,7 +554,10 @@ impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
             if let Err(e) = self.w.close(self.cur.take(), data, self.res) {
                 return self.stop(e);
             }
-            let state = self.w.begin_goal(rl.goal, line_no, self.res);
+            let state = match self.w.begin_goal(rl.goal, line_no, self.res) {
+                Ok(s) => s,
+                Err(e) => return self.stop(e),
+            };
             let goal_start = rl.goal.as_ptr() as usize - data.as_ptr() as usize;
             self.cur = Some(OpenGoal {
                 name: (goal_start, goal_start + rl.goal.len()),
@@ -559,6 +607,9 @@ impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
         };
         let hash = w.actual.lemmas.hash(rl.lemma);
         w.ranking.prefetch(hash);
+        if let Some(mask) = &w.ranking.consumer().mask {
+            mask.prefetch(hash);
+        }
         let label = w.label(hash, rl.lemma);
         let it = Item {
             score,
@@ -584,6 +635,9 @@ impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
                 w.reset_goal();
                 let t = w.truth(truth);
                 w.ranking.consumer().acc.begin(&t);
+                if let Some(mask) = &mut w.ranking.consumer().mask {
+                    mask.restart();
+                }
                 c.reread = true;
                 Step::Restart {
                     at: c.first_pos,

@@ -1,0 +1,335 @@
+//! The premise-selection protocol through the command (docs/METRICS.md §9): the hand-built
+//! library of `fixtures/premise` (README there), masked and unmasked values computed by hand,
+//! every input shape giving the same numbers, and what the protocol refuses or warns of.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(p: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures/premise")
+        .join(p)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+const MEASURES: &[&str] = &[
+    "-m", "AP", "-m", "P@3", "-m", "R@3", "-m", "RR", "-m", "Leak@1", "-m", "Leak@3", "-m",
+    "Leak@5", "-m", "LeakRank",
+];
+
+/// `eval ACTUAL PREDICTED --corpus corpus.jsonl MEASURES extra --per-goal --format tsv`: the
+/// output and stderr.
+fn eval(actual: &str, predicted: &str, extra: &[&str]) -> (String, String) {
+    let (a, p, c) = (fixture(actual), fixture(predicted), fixture("corpus.jsonl"));
+    let mut args = vec![
+        "eval",
+        &a,
+        &p,
+        "--corpus",
+        &c,
+        "--per-goal",
+        "--format",
+        "tsv",
+    ];
+    args.extend_from_slice(MEASURES);
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "exit {:?}: {err}", o.status);
+    (String::from_utf8(o.stdout).unwrap(), err)
+}
+
+/// `goal measure` -> value (`None` for NA).
+fn values(tsv: &str) -> BTreeMap<(String, String), Option<f64>> {
+    tsv.lines()
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let v = (f[2] != "NA").then(|| f[2].parse().unwrap());
+            ((f[0].to_string(), f[1].to_string()), v)
+        })
+        .collect()
+}
+
+fn check(got: &BTreeMap<(String, String), Option<f64>>, want: &[(&str, &str, Option<f64>)]) {
+    for &(g, m, v) in want {
+        let had = got
+            .get(&(g.to_string(), m.to_string()))
+            .unwrap_or_else(|| panic!("no {g} {m}"));
+        match (had, v) {
+            (Some(a), Some(b)) => assert!((a - b).abs() < 1e-12, "{g} {m}: {a} != {b}"),
+            (a, b) => assert_eq!(*a, b, "{g} {m}"),
+        }
+    }
+}
+
+/// Leak@k and LeakRank read the unmasked rankings (fixtures/premise/README.md):
+/// g1 `d1 a2 a3 c1 zz c2 a4 b1 a1`, inaccessible at ranks 1, 3, 5, 7;
+/// g2 `a1 c1 b1 d1`, inaccessible at 1 and 4; g3 `c2 c1`, none.
+const LEAKS: &[(&str, &str, Option<f64>)] = &[
+    ("g1", "Leak@1", Some(1.0)),
+    ("g1", "Leak@3", Some(2.0 / 3.0)),
+    ("g1", "Leak@5", Some(3.0 / 5.0)),
+    ("g1", "LeakRank", Some(1.0)),
+    ("g2", "Leak@1", Some(1.0)),
+    ("g2", "Leak@3", Some(1.0 / 3.0)),
+    ("g2", "Leak@5", Some(2.0 / 5.0)),
+    ("g2", "LeakRank", Some(1.0)),
+    ("g3", "Leak@1", Some(0.0)),
+    ("g3", "Leak@5", Some(0.0)),
+    ("g3", "LeakRank", None),
+    ("all", "Leak@3", Some((2.0 / 3.0 + 1.0 / 3.0 + 0.0) / 3.0)),
+    ("all", "Leak@5", Some((3.0 / 5.0 + 2.0 / 5.0 + 0.0) / 3.0)),
+    ("all", "LeakRank", Some(1.0)),
+    ("all", "LeakRank:median", Some(1.0)),
+    ("all", "LeakRank:coverage", Some(2.0 / 3.0)),
+];
+
+#[test]
+fn masked_values_are_the_hand_computed_ones() {
+    let (out, err) = eval("actual.jsonl", "run.txt", &["--mask", "accessible"]);
+    let v = values(&out);
+    // Masked: g1 `a2 c1 c2 b1 a1` (relevant a2, c2, b1 at 1, 3, 4), g2 `c1 b1` (relevant c1 at
+    // 1; a1 is inaccessible at B.lean and stays in R = 2), g3 `c2 c1`.
+    let g1_ap = (1.0 / 1.0 + 2.0 / 3.0 + 3.0 / 4.0) / 3.0;
+    check(
+        &v,
+        &[
+            ("g1", "AP", Some(g1_ap)),
+            ("g1", "P@3", Some(2.0 / 3.0)),
+            ("g1", "R@3", Some(2.0 / 3.0)),
+            ("g1", "RR", Some(1.0)),
+            ("g2", "AP", Some(1.0 / 2.0)),
+            ("g2", "P@3", Some(1.0 / 3.0)),
+            ("g2", "R@3", Some(1.0 / 2.0)),
+            ("g2", "RR", Some(1.0)),
+            ("g3", "AP", Some(1.0)),
+            ("g3", "P@3", Some(1.0 / 3.0)),
+            ("g3", "R@3", Some(1.0)),
+            ("all", "AP", Some((g1_ap + 0.5 + 1.0) / 3.0)),
+            (
+                "all",
+                "P@3",
+                Some((2.0 / 3.0 + 1.0 / 3.0 + 1.0 / 3.0) / 3.0),
+            ),
+            ("all", "R@3", Some((2.0 / 3.0 + 1.0 / 2.0 + 1.0) / 3.0)),
+            ("all", "RR", Some(1.0)),
+        ],
+    );
+    check(&v, LEAKS);
+    // Masked: d1, a3, zz, a4 of g1 and a1, d1 of g2.
+    assert!(
+        err.contains("6 predicted premises masked (inaccessible), 1 not in the corpus"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "warning: 1 predicted premises are not defined by the corpus (the first: `zz` for \
+             goal `g1`)"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "warning: 1 relevant premises are not accessible at their goal (the first: `a1` of \
+             goal `g2`)"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn unmasked_values_with_the_corpus_are_plain_eval_s_and_leaks() {
+    let (out, _) = eval("actual.jsonl", "run.txt", &[]);
+    let v = values(&out);
+    // g1 unmasked: relevant at ranks 2, 6, 8; g2 `a1 c1 b1 d1`: relevant at 1 and 2.
+    let g1_ap = (1.0 / 2.0 + 2.0 / 6.0 + 3.0 / 8.0) / 3.0;
+    check(
+        &v,
+        &[
+            ("g1", "AP", Some(g1_ap)),
+            ("g1", "P@3", Some(1.0 / 3.0)),
+            ("g1", "RR", Some(1.0 / 2.0)),
+            ("g2", "AP", Some(1.0)),
+            ("g2", "R@3", Some(1.0)),
+            ("all", "AP", Some((g1_ap + 1.0 + 1.0) / 3.0)),
+        ],
+    );
+    check(&v, LEAKS);
+    // Without the corpus (and the Leak measures) the same rankings give the same numbers.
+    let (a, p) = (fixture("actual.jsonl"), fixture("run.txt"));
+    let o = run(&[
+        "eval",
+        &a,
+        &p,
+        "-m",
+        "AP",
+        "-m",
+        "P@3",
+        "-m",
+        "R@3",
+        "-m",
+        "RR",
+        "--per-goal",
+        "--format",
+        "tsv",
+    ]);
+    assert!(o.status.success());
+    let plain = values(&String::from_utf8(o.stdout).unwrap());
+    for (k, x) in &plain {
+        assert_eq!(v.get(k), Some(x), "{k:?}");
+    }
+}
+
+#[test]
+fn every_input_shape_gives_the_same_numbers() {
+    let want = eval("actual.jsonl", "run.txt", &["--mask", "accessible"]).0;
+    // JSONL predictions (the same rankings in file order).
+    assert_eq!(
+        eval(
+            "actual.jsonl",
+            "predictions.jsonl",
+            &["--mask", "accessible"]
+        )
+        .0,
+        want
+    );
+    // TREC qrels, places from --goals (`path`, `start`), read along the run (joined) or held.
+    let goals = fixture("goals.jsonl");
+    for extra in [&[][..], &["--hold-actual"][..], &["--threads", "1"][..]] {
+        let mut args = vec!["--mask", "accessible", "--goals", &goals];
+        args.extend_from_slice(extra);
+        assert_eq!(eval("qrels.txt", "run.txt", &args).0, want, "{extra:?}");
+        assert_eq!(
+            eval("qrels.txt", "predictions.jsonl", &args).0,
+            want,
+            "{extra:?}"
+        );
+    }
+}
+
+#[test]
+fn the_mask_comes_before_the_depth_cut() {
+    let (out, _) = eval(
+        "actual.jsonl",
+        "run.txt",
+        &["--mask", "accessible", "--depth", "3"],
+    );
+    // g1 masked, then cut: `a2 c1 c2` (relevant at 1 and 3); unmasked, cut: `d1 a2 a3`.
+    check(
+        &values(&out),
+        &[
+            ("g1", "AP", Some((1.0 + 2.0 / 3.0) / 3.0)),
+            ("g1", "P@3", Some(2.0 / 3.0)),
+            ("g1", "Leak@5", Some(2.0 / 5.0)),
+            ("g1", "LeakRank", Some(1.0)),
+            ("g2", "Leak@5", Some(1.0 / 5.0)),
+        ],
+    );
+}
+
+fn fails(args: &[&str]) -> String {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn problems_are_errors_when_asked_and_named() {
+    let (a, r, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("corpus.jsonl"),
+    );
+    let base = ["eval", &a, &r, "--corpus", &c, "--mask", "accessible"];
+    let with = |extra: &[&str]| {
+        let mut v = base.to_vec();
+        v.extend_from_slice(extra);
+        fails(&v)
+    };
+    let e = with(&["--strict"]);
+    assert!(
+        e.contains("run.txt:5: premise `zz` (goal `g1`) is not defined by the corpus"),
+        "{e}"
+    );
+    let e = with(&["--strict-gold"]);
+    assert!(
+        e.contains("run.txt:10: goal `g2`: relevant premise `a1`: it is not accessible at the goal's theorem (--strict-gold)"),
+        "{e}"
+    );
+    // TREC qrels give no place: an error at the goal's first line, saying where places come from.
+    let q = fixture("qrels.txt");
+    let e = fails(&["eval", &q, &r, "--corpus", &c, "--mask", "accessible"]);
+    assert!(
+        e.contains("run.txt:1: goal `g1` has no record giving its place: --mask accessible and the Leak measures need"),
+        "{e}"
+    );
+    // A file the corpus does not list: a warning (nothing is accessible there), or an error.
+    let dir = tempfile::tempdir().unwrap();
+    let goals = dir.path().join("goals.jsonl");
+    std::fs::write(&goals, "{\"goal_id\": \"g1\", \"file_path\": \"Z.lean\"}\n").unwrap();
+    let g = goals.to_string_lossy().into_owned();
+    let (out, err) = eval(
+        "actual.jsonl",
+        "run.txt",
+        &["--mask", "accessible", "--goals", &g],
+    );
+    assert!(
+        err.contains(
+            "1 goals stand in files the corpus does not list (the first: goal `g1` in `Z.lean`)"
+        ),
+        "{err}"
+    );
+    check(
+        &values(&out),
+        &[
+            ("g1", "AP", Some(0.0)),
+            ("g1", "Leak@5", Some(1.0)),
+            ("g1", "LeakRank", Some(1.0)),
+        ],
+    );
+    let e = with(&["--goals", &g, "--strict"]);
+    assert!(
+        e.contains("run.txt:1: goal `g1` stands in `Z.lean`, which the corpus"),
+        "{e}"
+    );
+    // A bad goals file names its line.
+    std::fs::write(
+        &goals,
+        "{\"goal_id\": \"g3\"}\n{\"goal_id\": \"g1\", \"theorem_pos\": 4}\n",
+    )
+    .unwrap();
+    let e = with(&["--goals", &g]);
+    assert!(e.contains("goals.jsonl:2: expected a goal record"), "{e}");
+    // The Leak measures need the corpus; --mask needs it too.
+    let e = fails(&["eval", &a, &r, "-m", "LeakRank"]);
+    assert!(
+        e.contains("LeakRank needs the corpus: pass --corpus FILE"),
+        "{e}"
+    );
+    let e = fails(&["eval", &a, &r, "--mask", "accessible"]);
+    assert!(e.contains("--corpus"), "{e}");
+}
+
+#[test]
+fn stores_are_not_masked_yet() {
+    let dir = tempfile::tempdir().unwrap();
+    let store: PathBuf = dir.path().join("run.store");
+    let (a, r, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("corpus.jsonl"),
+    );
+    let s = store.to_string_lossy().into_owned();
+    assert!(run(&["convert", &a, &r, "-o", &s]).status.success());
+    let e = fails(&["eval", &a, &s, "--corpus", &c]);
+    assert!(e.contains("a binary store cannot be masked yet"), "{e}");
+}

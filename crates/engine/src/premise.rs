@@ -1,0 +1,419 @@
+//! Premise selection's protocol (docs/METRICS.md §9): which premises a goal may use, given a
+//! LeanDojo corpus and each goal's place (its file and theorem position).
+//!
+//! - [`Premises`]: the corpus, the goals' places (from the actual sets' JSONL records and a
+//!   `--goals` file) and the options (`--mask`, `--strict`, `--strict-gold`), loaded once and
+//!   shared by every worker through [`EvalOptions::premises`](crate::EvalOptions).
+//! - [`GoalMask`]: one worker's view of the current goal, asked by the ranking builder of each
+//!   item in rank order before the depth cut ([`crate::ranking::Ranked::admit`]): one hashed
+//!   lookup of the premise's name in the corpus (the item's hash is the corpus's) and one bit test
+//!   of its file in the goal's file's imports (or one position compare in the same file). Under
+//!   `--mask accessible` an inaccessible premise leaves the ranking there, so ranks count
+//!   accessible premises only; for `Leak@k` and `LeakRank` the accumulator is told of the
+//!   unmasked ranking (ordered, cut at `--depth`, repeats removed) as long as a value can change.
+//! - [`PremiseReport`]: what was masked and what did not fit (premises the corpus does not define,
+//!   goals whose file it does not list, relevant premises not accessible), with the first of each
+//!   named: the summary's warnings.
+//!
+//! TREC runs and JSONL predictions (every text path: held, joined, regrouped) are masked; stores,
+//! `.npy` matrices and pushed goals are not yet, and are refused with the corpus.
+
+use crate::options::Choice;
+use crate::ranking::{dedup_table, Item};
+use crate::seen::SeenSet;
+use lemma_accum::{GoalAccumulator, Plan};
+use lemma_ingest::{show, Corpus, ErrorKind, GoalPlace, GoalPlaces, InputError, Place};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Which premises stay in a goal's ranking (`--mask`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum MaskMode {
+    /// Every premise predicted.
+    #[default]
+    None,
+    /// Only the premises accessible at the goal's theorem: ranks count them alone.
+    Accessible,
+}
+
+impl Choice for MaskMode {
+    const OPTION: &'static str = "mask";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        ("none", "every predicted premise is ranked", MaskMode::None),
+        (
+            "accessible",
+            "premises not accessible at the goal's theorem are removed before ranks are given \
+             (needs --corpus)",
+            MaskMode::Accessible,
+        ),
+    ];
+}
+
+/// Where the corpus and the goals' places come from, and what to do with them.
+#[derive(Clone, Debug, Default)]
+pub struct PremiseOptions {
+    /// LeanDojo's `corpus.jsonl` (plain, gzip or zstd).
+    pub corpus: PathBuf,
+    /// `--mask`.
+    pub mask: MaskMode,
+    /// `--goals FILE`: records `{"goal_id", "file_path", "theorem_pos", ...}` that add to and
+    /// override what the actual sets' records give.
+    pub goals: Option<PathBuf>,
+    /// `--strict`: a goal whose file the corpus does not list, or a predicted premise it does not
+    /// define, is an error (else counted and named in the warnings).
+    pub strict: bool,
+    /// `--strict-gold`: a relevant premise not accessible at its goal is an error (else counted
+    /// and named in the warnings).
+    pub strict_gold: bool,
+}
+
+/// The corpus, the goals' places and the options, loaded once ([`Premises::load`]).
+#[derive(Debug)]
+pub struct Premises {
+    corpus: Corpus,
+    places: GoalPlaces,
+    mask: bool,
+    strict: bool,
+    strict_gold: bool,
+}
+
+impl Premises {
+    /// Reads `opts.corpus`, then the places the actual sets' records give (`actual`, when it is a
+    /// JSONL file that can be read twice: not stdin or a pipe), then `opts.goals`.
+    pub fn load(opts: &PremiseOptions, actual: Option<&Path>) -> Result<Premises, InputError> {
+        let corpus = Corpus::read(&opts.corpus)?;
+        let mut places = GoalPlaces::new();
+        if let Some(a) = actual.filter(|a| !lemma_ingest::read_once(a)) {
+            if crate::InputKind::of(a)? == crate::InputKind::Text
+                && lemma_ingest::open_with(a, false)?.format == lemma_ingest::Format::Jsonl
+            {
+                places.read(a, &corpus)?;
+            }
+        }
+        if let Some(g) = &opts.goals {
+            places.read(g, &corpus)?;
+        }
+        Ok(Premises::new(corpus, places, opts))
+    }
+
+    /// A corpus and places already read, under `opts`'s mask and strictness.
+    pub fn new(corpus: Corpus, places: GoalPlaces, opts: &PremiseOptions) -> Premises {
+        Premises {
+            corpus,
+            places,
+            mask: opts.mask == MaskMode::Accessible,
+            strict: opts.strict,
+            strict_gold: opts.strict_gold,
+        }
+    }
+
+    /// The corpus.
+    pub fn corpus(&self) -> &Corpus {
+        &self.corpus
+    }
+
+    /// The goals' places.
+    pub fn places(&self) -> &GoalPlaces {
+        &self.places
+    }
+
+    /// Whether inaccessible premises are removed from rankings.
+    pub fn masks(&self) -> bool {
+        self.mask
+    }
+}
+
+/// What the premise protocol did and met (docs/METRICS.md §9): counts, and the first case of
+/// each problem named (goal, then the premise or file), in input order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PremiseReport {
+    /// Goals ranked under the corpus.
+    pub goals: u64,
+    /// Predicted premises removed by `--mask accessible`.
+    pub masked: u64,
+    /// Predicted premises (occurrences, in evaluated goals) the corpus does not define: never
+    /// accessible.
+    pub unknown_premises: u64,
+    /// The first: (goal, premise).
+    pub first_unknown_premise: Option<(String, String)>,
+    /// Evaluated goals whose file the corpus does not list: nothing is accessible there.
+    pub unlisted_files: u64,
+    /// The first: (goal, file).
+    pub first_unlisted_file: Option<(String, String)>,
+    /// Relevant premises not accessible at their goal (the corpus does not define them, or they
+    /// come later or from a file not imported): they stay in `R`, and no masked ranking finds
+    /// them.
+    pub gold_inaccessible: u64,
+    /// The first: (goal, premise).
+    pub first_gold_inaccessible: Option<(String, String)>,
+}
+
+impl PremiseReport {
+    /// Adds `other`'s counts (a later part of the input: its first cases come after ours).
+    pub fn add(&mut self, other: &PremiseReport) {
+        self.goals += other.goals;
+        self.masked += other.masked;
+        self.unknown_premises += other.unknown_premises;
+        self.unlisted_files += other.unlisted_files;
+        self.gold_inaccessible += other.gold_inaccessible;
+        for (mine, theirs) in [
+            (
+                &mut self.first_unknown_premise,
+                &other.first_unknown_premise,
+            ),
+            (&mut self.first_unlisted_file, &other.first_unlisted_file),
+            (
+                &mut self.first_gold_inaccessible,
+                &other.first_gold_inaccessible,
+            ),
+        ] {
+            if mine.is_none() {
+                mine.clone_from(theirs);
+            }
+        }
+    }
+
+    /// The warnings: a sentence for each kind of problem met.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        if let Some((g, f)) = &self.first_unlisted_file {
+            w.push(format!(
+                "{} goals stand in files the corpus does not list (the first: goal `{g}` in \
+                 `{f}`): nothing is accessible there (--strict makes this an error)",
+                self.unlisted_files
+            ));
+        }
+        if let Some((g, p)) = &self.first_unknown_premise {
+            w.push(format!(
+                "{} predicted premises are not defined by the corpus (the first: `{p}` for goal \
+                 `{g}`): counted as inaccessible (--strict makes this an error)",
+                self.unknown_premises
+            ));
+        }
+        if let Some((g, p)) = &self.first_gold_inaccessible {
+            w.push(format!(
+                "{} relevant premises are not accessible at their goal (the first: `{p}` of \
+                 goal `{g}`): they stay relevant and no masked ranking can find them \
+                 (--strict-gold makes this an error)",
+                self.gold_inaccessible
+            ));
+        }
+        w
+    }
+}
+
+/// A goal-level error of the premise protocol, at batch-local line `line`.
+fn goal_error(line: u64, message: String) -> crate::EvalError {
+    crate::EvalError::Input(InputError {
+        kind: ErrorKind::Syntax,
+        path: PathBuf::new(),
+        line: Some(line),
+        byte: None,
+        first_line: None,
+        message,
+    })
+}
+
+/// One worker's premise state for the goal being ranked: see the [module documentation](self).
+pub(crate) struct GoalMask {
+    premises: Arc<Premises>,
+    /// Whether unmasked items are told to the accumulator (`Leak@k`, `LeakRank`).
+    leaks: bool,
+    depth: u64,
+    /// The goal's place; `None`: its file is not in the corpus (nothing is accessible).
+    place: Option<Place>,
+    /// Whether this goal's items are looked up (every goal's, with a corpus).
+    active: bool,
+    /// Items of the unmasked ranking so far, counted as the depth cut counts (repeats too), and
+    /// its repeats.
+    emitted: u64,
+    seen: SeenSet,
+    /// Premises of this goal the corpus does not define, and where the first one's name lies.
+    unknown: u64,
+    first_unknown: Option<(usize, usize)>,
+}
+
+impl GoalMask {
+    pub(crate) fn new(premises: Arc<Premises>, plan: &Plan, depth: Option<u64>) -> GoalMask {
+        GoalMask {
+            premises,
+            leaks: plan.needs_leaks(),
+            depth: depth.unwrap_or(u64::MAX),
+            place: None,
+            active: false,
+            emitted: 0,
+            seen: dedup_table(),
+            unknown: 0,
+            first_unknown: None,
+        }
+    }
+
+    /// Starts the goal named `goal` (first line `line`, batch-local), of relevant premises
+    /// `relevant` (names with their hashes): finds its place, checks its relevant premises, and
+    /// counts what it meets in `report`. An error for a goal without a place when one is needed,
+    /// and under `--strict` / `--strict-gold`.
+    pub(crate) fn begin<'n>(
+        &mut self,
+        goal: &[u8],
+        line: u64,
+        relevant: impl Iterator<Item = (u64, &'n [u8])>,
+        report: &mut PremiseReport,
+    ) -> Result<(), crate::EvalError> {
+        self.restart();
+        let p = &*self.premises;
+        let needed = p.mask || self.leaks;
+        let place = match p.places.get(goal) {
+            Some(GoalPlace::Known(place)) => Some(place),
+            Some(GoalPlace::UnlistedFile(f)) => {
+                if p.strict {
+                    return Err(goal_error(
+                        line,
+                        format!(
+                            "goal `{}` stands in `{}`, which the corpus {} does not list \
+                             (--strict)",
+                            show(goal),
+                            show(f),
+                            p.corpus.path().display()
+                        ),
+                    ));
+                }
+                report.unlisted_files += 1;
+                if report.first_unlisted_file.is_none() {
+                    report.first_unlisted_file = Some((show(goal), show(f)));
+                }
+                None
+            }
+            missing if needed => {
+                let what = match missing {
+                    Some(GoalPlace::Incomplete(what)) => format!("has no `{what}`"),
+                    _ => "has no record giving its place".to_string(),
+                };
+                return Err(goal_error(
+                    line,
+                    format!(
+                        "goal `{}` {what}: --mask accessible and the Leak measures need each \
+                         ranked goal's `file_path` and `theorem_pos` (in its actual-set record, \
+                         or in --goals FILE)",
+                        show(goal)
+                    ),
+                ));
+            }
+            _ => {
+                // Neither masked nor leaks asked for: only the premises the corpus does not
+                // define are looked for.
+                self.place = None;
+                self.active = true;
+                return Ok(());
+            }
+        };
+        report.goals += 1;
+        for (hash, name) in relevant {
+            let accessible = p
+                .corpus
+                .premise_id_hashed(hash, name)
+                .is_some_and(|id| place.is_some_and(|at| p.corpus.accessible(at, id)));
+            if accessible {
+                continue;
+            }
+            if p.strict_gold {
+                let why = if p.corpus.premise_id_hashed(hash, name).is_none() {
+                    "the corpus does not define it"
+                } else {
+                    "it is not accessible at the goal's theorem"
+                };
+                return Err(goal_error(
+                    line,
+                    format!(
+                        "goal `{}`: relevant premise `{}`: {why} (--strict-gold)",
+                        show(goal),
+                        show(name)
+                    ),
+                ));
+            }
+            report.gold_inaccessible += 1;
+            if report.first_gold_inaccessible.is_none() {
+                report.first_gold_inaccessible = Some((show(goal), show(name)));
+            }
+        }
+        self.place = place;
+        self.active = true;
+        Ok(())
+    }
+
+    /// Asks for the corpus's table slot of a premise hashed `hash`, ranked soon.
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, hash: u64) {
+        if self.active {
+            self.premises.corpus.prefetch(hash);
+        }
+    }
+
+    /// Forgets what the current goal's items did (the goal is read again from its first item).
+    pub(crate) fn restart(&mut self) {
+        self.emitted = 0;
+        self.seen.clear();
+        self.unknown = 0;
+        self.first_unknown = None;
+    }
+
+    /// Whether the item stays in the ranking; tells the accumulator of the unmasked ranking.
+    #[inline(always)]
+    pub(crate) fn admit(&mut self, data: &[u8], it: &Item, acc: &mut GoalAccumulator) -> bool {
+        if !self.active {
+            return true;
+        }
+        let corpus = &self.premises.corpus;
+        let accessible = match corpus.premise_id_hashed(it.hash, it.name(data)) {
+            Some(id) => self.place.is_some_and(|at| corpus.accessible(at, id)),
+            None => {
+                self.unknown += 1;
+                if self.first_unknown.is_none() {
+                    self.first_unknown = Some((it.start, it.end()));
+                }
+                false
+            }
+        };
+        if self.leaks && self.emitted < self.depth && acc.wants_unmasked() {
+            self.emitted += 1;
+            if self
+                .seen
+                .insert(data, it.hash, it.start, it.end())
+                .is_none()
+            {
+                acc.push_unmasked(!accessible);
+            }
+        }
+        accessible || !self.premises.mask
+    }
+
+    /// Ends the goal's items (`data`: the bytes its names lie in; `line` the batch-local line of
+    /// a name at `at`): the premises the corpus does not define go to `report`, or are an error
+    /// under `--strict`.
+    pub(crate) fn end(
+        &mut self,
+        goal: &[u8],
+        data: &[u8],
+        line: impl Fn(usize) -> u64,
+        report: &mut PremiseReport,
+    ) -> Result<(), crate::EvalError> {
+        let Some((s, e)) = self.first_unknown.take() else {
+            return Ok(());
+        };
+        if self.premises.strict {
+            return Err(goal_error(
+                line(s),
+                format!(
+                    "premise `{}` (goal `{}`) is not defined by the corpus {} (--strict)",
+                    show(&data[s..e]),
+                    show(goal),
+                    self.premises.corpus.path().display()
+                ),
+            ));
+        }
+        report.unknown_premises += std::mem::take(&mut self.unknown);
+        if report.first_unknown_premise.is_none() {
+            report.first_unknown_premise = Some((show(goal), show(&data[s..e])));
+        }
+        Ok(())
+    }
+}

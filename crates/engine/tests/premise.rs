@@ -1,0 +1,327 @@
+//! The premise mask and the leak measures against a slow reference written from the definitions
+//! (docs/METRICS.md §9): accessible sets computed naively from a generated corpus (each file's
+//! imports followed transitively by a search, positions compared as pairs), each ranking ordered
+//! by the trec rule, filtered, then ranked and cut, and the measures counted on the result. TREC
+//! and JSONL predictions, with tied scores, masked or not, with and without a depth cut, through
+//! the front door (`Job`), sorted qrels read along the run and actual sets held.
+
+use lemma_eval::{Evaluator, GoalRow, Job, MaskMode, PremiseOptions, Premises};
+use proptest::prelude::*;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::Arc;
+
+#[derive(Clone, Debug)]
+struct Lib {
+    /// Per file: the earlier files it imports directly.
+    imports: Vec<Vec<usize>>,
+    /// Per premise: its file and end position.
+    premises: Vec<(usize, (u32, u32))>,
+}
+
+#[derive(Clone, Debug)]
+struct Goal {
+    /// Its file (`files` is a file the corpus does not list) and position.
+    file: usize,
+    pos: (u32, u32),
+    /// Relevant premises (by index; `premises..` are names the corpus does not define).
+    relevant: BTreeSet<usize>,
+    /// Predicted: (premise, score), distinct premises, scores from a few values (ties).
+    ranking: Vec<(usize, u32)>,
+}
+
+fn name(i: usize, lib: &Lib) -> String {
+    if i < lib.premises.len() {
+        format!("P.n{i}")
+    } else {
+        format!("Unknown.u{i}")
+    }
+}
+
+fn lib_strategy() -> impl Strategy<Value = Lib> {
+    (1usize..6).prop_flat_map(|files| {
+        let imports = (0..files)
+            .map(|f| proptest::sample::subsequence((0..f).collect::<Vec<_>>(), 0..=f))
+            .collect::<Vec<_>>();
+        let premises = proptest::collection::vec((0..files, (1u32..8, 0u32..4)), 1..16);
+        (imports, premises).prop_map(|(imports, premises)| Lib { imports, premises })
+    })
+}
+
+fn case_strategy() -> impl Strategy<Value = (Lib, Vec<Goal>, bool, Option<u64>)> {
+    lib_strategy().prop_flat_map(|lib| {
+        let (files, names) = (lib.imports.len(), lib.premises.len() + 3);
+        let goal = (
+            0..=files,
+            (1u32..8, 0u32..4),
+            proptest::collection::btree_set(0..names, 1..4),
+            proptest::sample::subsequence((0..names).collect::<Vec<_>>(), 0..=names),
+            proptest::collection::vec(0u32..3, names),
+        )
+            .prop_map(move |(file, pos, relevant, mut picked, scores)| {
+                // A file the corpus does not list now and then (`files`).
+                let file = if file == files && file % 2 == 0 {
+                    0
+                } else {
+                    file
+                };
+                picked.reverse();
+                let ranking = picked.iter().map(|&p| (p, scores[p])).collect();
+                Goal {
+                    file,
+                    pos,
+                    relevant,
+                    ranking,
+                }
+            });
+        (
+            Just(lib),
+            proptest::collection::vec(goal, 1..6),
+            any::<bool>(),
+            proptest::option::of(1u64..6),
+        )
+    })
+}
+
+/// Whether premise `p` is accessible at goal `g`: ReProver's rule, by a search of the imports.
+fn accessible(lib: &Lib, g: &Goal, p: usize) -> bool {
+    let Some(&(file, end)) = lib.premises.get(p) else {
+        return false; // not in the corpus
+    };
+    if g.file >= lib.imports.len() {
+        return false; // a file the corpus does not list
+    }
+    if file == g.file {
+        return end <= g.pos;
+    }
+    let mut seen = vec![false; lib.imports.len()];
+    let mut stack = lib.imports[g.file].clone();
+    while let Some(f) = stack.pop() {
+        if f == file {
+            return true;
+        }
+        if !std::mem::replace(&mut seen[f], true) {
+            stack.extend(&lib.imports[f]);
+        }
+    }
+    false
+}
+
+/// The goal's ranking by the trec rule: score descending, then name descending (bytes).
+fn ordered(lib: &Lib, g: &Goal) -> Vec<usize> {
+    let mut r = g.ranking.clone();
+    r.sort_by(|a, b| b.1.cmp(&a.1).then(name(b.0, lib).cmp(&name(a.0, lib))));
+    r.into_iter().map(|(p, _)| p).collect()
+}
+
+const MEASURES: [&str; 7] = ["AP", "P@3", "R@5", "RR", "Leak@1", "Leak@4", "LeakRank"];
+
+/// The goal's values, from the definitions.
+fn reference(lib: &Lib, g: &Goal, mask: bool, depth: Option<u64>) -> Vec<Option<f64>> {
+    let cut = |v: Vec<usize>| -> Vec<usize> {
+        v.into_iter()
+            .take(depth.unwrap_or(u64::MAX) as usize)
+            .collect()
+    };
+    let all = ordered(lib, g);
+    let unmasked = cut(all.clone());
+    let ranked = if mask {
+        cut(all.into_iter().filter(|&p| accessible(lib, g, p)).collect())
+    } else {
+        unmasked.clone()
+    };
+    let r = g.relevant.len() as f64;
+    let rel: Vec<bool> = ranked.iter().map(|p| g.relevant.contains(p)).collect();
+    let s = |k: usize| rel.iter().take(k).filter(|&&x| x).count() as f64;
+    let ap = (1..=rel.len())
+        .filter(|&k| rel[k - 1])
+        .map(|k| s(k) / k as f64)
+        .sum::<f64>()
+        / r;
+    let rr = rel
+        .iter()
+        .position(|&x| x)
+        .map_or(0.0, |i| 1.0 / (i + 1) as f64);
+    let bad: Vec<bool> = unmasked.iter().map(|&p| !accessible(lib, g, p)).collect();
+    let leak = |k: usize| bad.iter().take(k).filter(|&&x| x).count() as f64 / k as f64;
+    let first = bad.iter().position(|&x| x).map(|i| (i + 1) as f64);
+    vec![
+        Some(ap),
+        Some(s(3) / 3.0),
+        Some(s(5) / r),
+        Some(rr),
+        Some(leak(1)),
+        Some(leak(4)),
+        first,
+    ]
+}
+
+/// Writes the corpus, the actual sets (JSONL with places, and TREC qrels with a goals file) and
+/// the predictions (TREC, and JSONL in the trec rule's order) into `dir`.
+fn write(dir: &Path, lib: &Lib, goals: &[Goal]) {
+    let mut corpus = String::new();
+    for (f, imports) in lib.imports.iter().enumerate() {
+        let imports: Vec<String> = imports.iter().map(|i| format!("\"F{i}.lean\"")).collect();
+        let mut ps: Vec<String> = lib
+            .premises
+            .iter()
+            .enumerate()
+            .filter(|(_, (pf, _))| *pf == f)
+            .map(|(i, (_, (l, c)))| {
+                format!(
+                    r#"{{"full_name": "{}", "code": "x", "start": [1, 0], "end": [{l}, {c}]}}"#,
+                    name(i, lib)
+                )
+            })
+            .collect();
+        // An entry ReProver skips.
+        ps.push(r#"{"full_name": null, "code": "x", "end": [1, 1]}"#.into());
+        writeln!(
+            corpus,
+            r#"{{"path": "F{f}.lean", "imports": [{}], "premises": [{}]}}"#,
+            imports.join(", "),
+            ps.join(", ")
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("corpus.jsonl"), corpus).unwrap();
+    let (mut actual, mut qrels, mut places, mut run, mut jsonl) = (
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    );
+    for (i, g) in goals.iter().enumerate() {
+        let place = format!(
+            r#""file_path": "F{}.lean", "theorem_pos": [{}, {}]"#,
+            g.file, g.pos.0, g.pos.1
+        );
+        let rel: Vec<String> = g
+            .relevant
+            .iter()
+            .map(|&p| format!("\"{}\"", name(p, lib)))
+            .collect();
+        writeln!(
+            actual,
+            r#"{{"goal_id": "g{i}", {place}, "premises": [{}]}}"#,
+            rel.join(", ")
+        )
+        .unwrap();
+        writeln!(places, r#"{{"goal_id": "g{i}", {place}}}"#).unwrap();
+        for &p in &g.relevant {
+            writeln!(qrels, "g{i} 0 {} 1", name(p, lib)).unwrap();
+        }
+        for &(p, score) in &g.ranking {
+            writeln!(run, "g{i} Q0 {} 0 {score} t", name(p, lib)).unwrap();
+        }
+        if !g.ranking.is_empty() {
+            let order = ordered(lib, g);
+            let names: Vec<String> = order
+                .iter()
+                .map(|&p| format!("\"{}\"", name(p, lib)))
+                .collect();
+            writeln!(
+                jsonl,
+                r#"{{"goal_id": "g{i}", "ranked": [{}]}}"#,
+                names.join(", ")
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(dir.join("actual.jsonl"), actual).unwrap();
+    std::fs::write(dir.join("qrels.txt"), qrels).unwrap();
+    std::fs::write(dir.join("goals.jsonl"), places).unwrap();
+    std::fs::write(
+        dir.join("run.txt"),
+        if run.is_empty() {
+            "x Q0 Unknown.none 0 1 t\n".into()
+        } else {
+            run
+        },
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("run.jsonl"),
+        if jsonl.is_empty() {
+            "{\"goal_id\": \"x\", \"ranked\": []}\n".into()
+        } else {
+            jsonl
+        },
+    )
+    .unwrap();
+}
+
+fn evaluate(
+    dir: &Path,
+    actual: &str,
+    run: &str,
+    goals: bool,
+    mask: bool,
+    depth: Option<u64>,
+    hold: bool,
+) -> Vec<GoalRow> {
+    let opts = PremiseOptions {
+        corpus: dir.join("corpus.jsonl"),
+        mask: if mask {
+            MaskMode::Accessible
+        } else {
+            MaskMode::None
+        },
+        goals: goals.then(|| dir.join("goals.jsonl")),
+        ..PremiseOptions::default()
+    };
+    let premises = Premises::load(&opts, Some(&dir.join(actual))).unwrap();
+    let builder = Evaluator::builder()
+        .measure_names(MEASURES)
+        .unwrap()
+        .depth(depth)
+        .threads(2)
+        .premises(Arc::new(premises));
+    let mut rows: Vec<GoalRow> = Vec::new();
+    Job::new(builder, dir.join(actual).as_path(), dir.join(run).as_path())
+        .hold_actual(hold)
+        .run(&mut rows, None)
+        .unwrap();
+    rows.sort_by(|a, b| a.goal.cmp(&b.goal));
+    rows
+}
+
+fn agree(got: Option<f64>, want: Option<f64>) -> bool {
+    match (got, want) {
+        (Some(a), Some(b)) => (a - b).abs() <= 1e-12,
+        (a, b) => a == b,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn masked_and_leak_values_equal_the_reference(
+        (lib, goals, mask, depth) in case_strategy(),
+        hold in any::<bool>(),
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), &lib, &goals);
+        for (actual, run, by_goals) in [
+            ("actual.jsonl", "run.txt", false),
+            ("actual.jsonl", "run.jsonl", false),
+            ("qrels.txt", "run.txt", true),
+        ] {
+            let rows = evaluate(dir.path(), actual, run, by_goals, mask, depth, hold);
+            prop_assert_eq!(rows.len(), goals.len());
+            for row in &rows {
+                let i: usize = std::str::from_utf8(&row.goal[1..]).unwrap().parse().unwrap();
+                let want = reference(&lib, &goals[i], mask, depth);
+                for ((m, got), want) in MEASURES.iter().zip(&row.values).zip(&want) {
+                    prop_assert!(
+                        agree(*got, *want),
+                        "{} {} {}: got {:?}, want {:?}", actual, run, m, got, want
+                    );
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! Where goals stand in a library: each goal's file and theorem position, read from JSONL records
+//! of the shape `{"goal_id": ..., "file_path": ..., "theorem_pos": [line, col], ...}` (LeanDojo's
+//! names; `path` and `start` are accepted for `file_path` and `theorem_pos`, `full_name` for
+//! `theorem`), resolved against a [`Corpus`].
+//!
+//! Two sources give them: the actual sets' own JSONL records (whatever else they hold), and a
+//! `--goals FILE` of such records, which adds goals and overrides the attributes it gives (a
+//! record with only `theorem_pos` keeps the file the actual sets gave). Any other key is ignored.
+//!
+//! Held per goal: its name (in an [`Interner`]) and 12 bytes: the corpus's id of its file (or the
+//! index of a path the corpus does not list, or none) and the theorem's position.
+
+use crate::corpus::{Corpus, Place, Pos};
+use crate::error::{ErrorKind, InputError};
+use crate::truth::Interner;
+use serde::Deserialize;
+use std::borrow::Cow;
+use std::io::BufRead;
+use std::path::Path;
+
+/// A goal's file, as [`GoalPlaces`] holds it.
+const NO_FILE: u32 = u32::MAX;
+/// Files the corpus does not list are numbered from here: `UNLISTED + i`.
+const UNLISTED: u32 = 1 << 31;
+
+/// Where one goal stands, as far as the records said.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum GoalPlace<'p> {
+    /// Its file is in the corpus, and its position is known.
+    Known(Place),
+    /// Its file is not in the corpus (the path as given).
+    UnlistedFile(&'p [u8]),
+    /// The records gave no file, or no position (which one is missing: `"file_path"` or
+    /// `"theorem_pos"`).
+    Incomplete(&'static str),
+}
+
+/// Each goal's place: see the [module documentation](self).
+#[derive(Debug, Default)]
+pub struct GoalPlaces {
+    goals: Interner,
+    /// Per goal: its file (a corpus id, `UNLISTED + i`, or [`NO_FILE`]) and position (`None`
+    /// packed as `line = u32::MAX`).
+    files: Vec<u32>,
+    pos: Vec<Pos>,
+    unlisted: Interner,
+}
+
+/// One record's context; other keys are skipped.
+#[derive(Deserialize)]
+struct Record<'a> {
+    #[serde(borrow)]
+    goal_id: Cow<'a, str>,
+    #[serde(default, borrow)]
+    file_path: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    path: Option<Cow<'a, str>>,
+    #[serde(default)]
+    theorem_pos: Option<(u32, u32)>,
+    #[serde(default)]
+    start: Option<(u32, u32)>,
+}
+
+const NO_POS: Pos = Pos {
+    line: u32::MAX,
+    col: u32::MAX,
+};
+
+impl GoalPlaces {
+    /// No goal yet.
+    pub fn new() -> GoalPlaces {
+        GoalPlaces::default()
+    }
+
+    /// Goals with a record.
+    pub fn len(&self) -> usize {
+        self.goals.len()
+    }
+
+    /// Whether no goal has a record.
+    pub fn is_empty(&self) -> bool {
+        self.goals.is_empty()
+    }
+
+    /// Reads the records of `path` (plain, gzip or zstd; JSONL), resolving files against
+    /// `corpus`; a goal read before gets the attributes this file gives. Blank lines and lines
+    /// starting with `#` are skipped; a line that is not such a record is an error naming the
+    /// file, the line and what was expected.
+    pub fn read(&mut self, path: &Path, corpus: &Corpus) -> Result<(), InputError> {
+        let input = crate::input::open_with(path, false)?;
+        self.read_from(path, input.reader, corpus)
+    }
+
+    /// [`GoalPlaces::read`] from `reader`, named `path` in errors.
+    pub fn read_from(
+        &mut self,
+        path: &Path,
+        mut reader: impl BufRead,
+        corpus: &Corpus,
+    ) -> Result<(), InputError> {
+        let mut buf = Vec::new();
+        let (mut line, mut byte) = (0u64, 0u64);
+        loop {
+            buf.clear();
+            let n = reader
+                .read_until(b'\n', &mut buf)
+                .map_err(|e| InputError::read(path, e))?;
+            if n == 0 {
+                return Ok(());
+            }
+            line += 1;
+            let err = |m: String| InputError::at(ErrorKind::Syntax, path, line, byte, m);
+            let text = std::str::from_utf8(&buf)
+                .map_err(|e| err(format!("invalid UTF-8 at column {}", e.valid_up_to() + 1)))?;
+            let t = text.trim();
+            if !t.is_empty() && !t.starts_with('#') {
+                let r: Record<'_> = serde_json::from_str(t).map_err(|e| {
+                    err(format!(
+                        "expected a goal record {{\"goal_id\": \"...\", \"file_path\": \"...\", \
+                         \"theorem_pos\": [line, col]}}: {e}"
+                    ))
+                })?;
+                let file = r.file_path.as_deref().or(r.path.as_deref());
+                let pos = r.theorem_pos.or(r.start).map(|(l, c)| Pos::new(l, c));
+                self.set(r.goal_id.as_bytes(), file.map(str::as_bytes), pos, corpus);
+            }
+            byte += n as u64;
+        }
+    }
+
+    /// Gives goal `goal` the attributes given (`None`: keeps what it had).
+    pub fn set(&mut self, goal: &[u8], file: Option<&[u8]>, pos: Option<Pos>, corpus: &Corpus) {
+        let g = self.goals.intern(goal) as usize;
+        if g == self.files.len() {
+            self.files.push(NO_FILE);
+            self.pos.push(NO_POS);
+        }
+        if let Some(f) = file {
+            self.files[g] = match corpus.file_id(f) {
+                Some(id) => id,
+                None => UNLISTED + self.unlisted.intern(f),
+            };
+        }
+        if let Some(p) = pos {
+            self.pos[g] = p;
+        }
+    }
+
+    /// Where goal `goal` stands; `None` when no record names it.
+    pub fn get(&self, goal: &[u8]) -> Option<GoalPlace<'_>> {
+        let g = self.goals.get(goal)? as usize;
+        let (file, pos) = (self.files[g], self.pos[g]);
+        Some(if file == NO_FILE {
+            GoalPlace::Incomplete("file_path")
+        } else if file >= UNLISTED {
+            GoalPlace::UnlistedFile(self.unlisted.name(file - UNLISTED))
+        } else if pos == NO_POS {
+            GoalPlace::Incomplete("theorem_pos")
+        } else {
+            GoalPlace::Known(Place { file, pos })
+        })
+    }
+
+    /// Bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.goals.heap_bytes()
+            + self.unlisted.heap_bytes()
+            + self.files.capacity() * 4
+            + self.pos.capacity() * std::mem::size_of::<Pos>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn corpus() -> Corpus {
+        let text = r#"{"path": "A.lean", "imports": [], "premises": []}"#;
+        Corpus::from_reader(Path::new("corpus.jsonl"), text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn records_give_places_and_later_files_override_attributes() {
+        let c = corpus();
+        let mut p = GoalPlaces::new();
+        let actual = concat!(
+            r#"{"goal_id": "g1", "file_path": "A.lean", "theorem_pos": [3, 4], "premises": ["x"]}"#,
+            "\n",
+            r#"{"goal_id": "g2", "path": "Z.lean", "start": [1, 1]}"#,
+            "\n\n",
+            r#"{"goal_id": "g3", "file_path": "A.lean"}"#,
+            "\n"
+        );
+        p.read_from(Path::new("actual.jsonl"), actual.as_bytes(), &c)
+            .unwrap();
+        let a = c.file_id(b"A.lean").unwrap();
+        let at = |line, col| {
+            GoalPlace::Known(Place {
+                file: a,
+                pos: Pos::new(line, col),
+            })
+        };
+        assert_eq!(p.get(b"g1"), Some(at(3, 4)));
+        assert_eq!(p.get(b"g2"), Some(GoalPlace::UnlistedFile(b"Z.lean")));
+        assert_eq!(p.get(b"g3"), Some(GoalPlace::Incomplete("theorem_pos")));
+        assert_eq!(p.get(b"g4"), None);
+        // A goals file: g3 gets its position, g1 a new one, g4 a record without a file.
+        let goals = "{\"goal_id\": \"g3\", \"theorem_pos\": [7, 0]}\n\
+                     {\"goal_id\": \"g1\", \"theorem_pos\": [9, 9], \"theorem\": \"t\"}\n\
+                     {\"goal_id\": \"g4\", \"theorem_pos\": [1, 0]}\n";
+        p.read_from(Path::new("goals.jsonl"), goals.as_bytes(), &c)
+            .unwrap();
+        assert_eq!(p.get(b"g3"), Some(at(7, 0)));
+        assert_eq!(p.get(b"g1"), Some(at(9, 9)));
+        assert_eq!(p.get(b"g4"), Some(GoalPlace::Incomplete("file_path")));
+    }
+
+    #[test]
+    fn bad_records_name_file_and_line() {
+        let c = corpus();
+        let mut p = GoalPlaces::new();
+        let e = p
+            .read_from(
+                Path::new("goals.jsonl"),
+                "{\"goal_id\": \"g1\"}\n{\"goal_id\": \"g2\", \"theorem_pos\": \"here\"}\n"
+                    .as_bytes(),
+                &c,
+            )
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("goals.jsonl:2: expected a goal record"),
+            "{e}"
+        );
+        let e = p
+            .read_from(Path::new("goals.jsonl"), "[1, 2]\n".as_bytes(), &c)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with("goals.jsonl:1: expected a goal record"),
+            "{e}"
+        );
+    }
+}

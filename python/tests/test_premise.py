@@ -1,0 +1,79 @@
+"""Premise selection from Python: the hand-built library of fixtures/premise (its README gives
+the values), through the engine path the command takes, and the errors with Python's names."""
+
+import warnings
+
+import pytest
+
+import lemma_eval
+from conftest import ROOT, cli_json
+
+F = ROOT / "fixtures" / "premise"
+CORPUS = F / "corpus.jsonl"
+MEASURES = ["AP", "P@3", "R@3", "RR", "Leak@3", "LeakRank"]
+
+
+def _evaluate(actual, predicted, **kw):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = lemma_eval.evaluate(actual, predicted, MEASURES, per_goal=True, **kw)
+    return r, [str(w.message) for w in caught]
+
+
+def test_masked_values_are_the_hand_computed_ones():
+    r, warned = _evaluate(F / "actual.jsonl", F / "run.txt", corpus=CORPUS, mask="accessible")
+    g1_ap = (1 / 1 + 2 / 3 + 3 / 4) / 3
+    assert r.per_goal["g1"]["AP"] == pytest.approx(g1_ap, abs=1e-12)
+    assert r.per_goal["g1"]["P@3"] == pytest.approx(2 / 3, abs=1e-12)
+    assert r.per_goal["g2"]["AP"] == 0.5
+    assert r.per_goal["g2"]["R@3"] == 0.5
+    assert r.per_goal["g1"]["Leak@3"] == pytest.approx(2 / 3, abs=1e-12)
+    assert r.per_goal["g2"]["LeakRank"] == 1.0
+    assert "LeakRank" not in r.per_goal["g3"]  # undefined: no inaccessible premise
+    assert r.summary["AP"] == pytest.approx((g1_ap + 0.5 + 1) / 3, abs=1e-12)
+    assert r.summary["R@3"] == pytest.approx((2 / 3 + 1 / 2 + 1) / 3, abs=1e-12)
+    assert r.summary["Leak@3"] == pytest.approx((2 / 3 + 1 / 3) / 3, abs=1e-12)
+    assert r.summary["LeakRank"] == 1.0
+    assert any("`zz` for goal `g1`" in w for w in warned), warned
+    assert any("`a1` of goal `g2`" in w for w in warned), warned
+
+
+def test_the_command_and_python_agree():
+    c = str(CORPUS)
+    ms = [a for m in MEASURES for a in ("-m", m)]
+    for actual, predicted, extra in [
+        ("actual.jsonl", "run.txt", {}),
+        ("actual.jsonl", "predictions.jsonl", {}),
+        ("qrels.txt", "run.txt", {"goals": F / "goals.jsonl"}),
+    ]:
+        flags = ["--goals", str(F / "goals.jsonl")] if extra else []
+        want = cli_json(F / actual, F / predicted, "--corpus", c, "--mask", "accessible", *ms, *flags)
+        r, _ = _evaluate(F / actual, F / predicted, corpus=CORPUS, mask="accessible", **extra)
+        for m in MEASURES:
+            w = want["summary"][m]
+            assert r.summary[m] == (w["mean"] if isinstance(w, dict) else w), (actual, predicted, m)
+
+
+def test_unmasked_with_the_corpus():
+    r, _ = _evaluate(F / "actual.jsonl", F / "run.txt", corpus=CORPUS)
+    assert r.per_goal["g1"]["AP"] == pytest.approx((1 / 2 + 2 / 6 + 3 / 8) / 3, abs=1e-12)
+    assert r.per_goal["g1"]["Leak@3"] == pytest.approx(2 / 3, abs=1e-12)
+
+
+def test_errors_name_python_arguments():
+    with pytest.raises(ValueError, match=r"run.txt:10: goal `g2`: relevant premise `a1`.*\(strict_gold=True\)"):
+        lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=CORPUS, strict_gold=True)
+    with pytest.raises(ValueError, match=r"premise `zz` \(goal `g1`\) is not defined by the corpus .*\(strict=True\)"):
+        lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=CORPUS, strict=True)
+    with pytest.raises(ValueError, match=r"has no record giving its place: mask=\"accessible\" .* or in goals=\)"):
+        lemma_eval.evaluate(F / "qrels.txt", F / "run.txt", ["AP"], corpus=CORPUS, mask="accessible")
+    with pytest.raises(ValueError, match=r"LeakRank needs the corpus: pass corpus="):
+        lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["LeakRank"])
+    with pytest.raises(ValueError, match=r"mask= needs corpus="):
+        lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], mask="accessible")
+    with pytest.raises(ValueError, match=r'mask="everything": expected "none", "accessible"'):
+        lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=CORPUS, mask="everything")
+    with pytest.raises(FileNotFoundError):
+        lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=F / "nope.jsonl")
+    with pytest.raises(ValueError, match=r"pushed goals cannot be masked yet"):
+        lemma_eval.evaluate(F / "actual.jsonl", {"g1": ["a2"]}, ["AP"], corpus=CORPUS)
