@@ -21,7 +21,8 @@
 //! **Memory.** 8 bytes × goals × runs × measures for the values, plus each goal's id once; each
 //! run's evaluation costs what `eval`'s does, one run at a time. **Time.** The evaluations, then
 //! per comparison `O(permutations × goals)` for the randomization test and as much for the
-//! bootstrap (which draws as many resamples as the test draws permutations), on one thread.
+//! bootstrap (which draws as many resamples as the test draws permutations), the comparisons
+//! shared among the evaluation's threads.
 //!
 //! Measures must be means of per-goal values (`AP`, `P@k`, `nDCG@k`, `RR`, ...): a sum (`NumRel`),
 //! a geometric mean (`GMAP`) or a depth (`Depth(recall=r)`, undefined for goals that never reach
@@ -459,13 +460,15 @@ impl Compare {
         } else {
             (1..runs).map(|b| (0, b)).collect()
         };
-        let mut rows: Vec<CompareRow> = (0..nm)
+        // One unit of parallel work per comparison, on the evaluation's threads.
+        let units: Vec<(usize, usize, usize)> = (0..nm)
             .flat_map(|m| pairs.iter().map(move |&(a, b)| (m, a, b)))
-            .map(|(m, a, b)| {
+            .collect();
+        let mut rows =
+            lemma_par::Ordered::new(builder.settings().threads).map(units, |(m, a, b)| {
                 let (va, vb) = (&packed[a][m], &packed[b][m]);
                 compare_pair(m, (a, va), (b, vb), options, &mean)
-            })
-            .collect();
+            });
         let deciding: Vec<f64> = (rows.iter())
             .map(|r| match options.test {
                 Test::T => r.p_t,

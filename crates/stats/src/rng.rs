@@ -54,17 +54,20 @@ impl Rng {
         result
     }
 
-    /// A uniform integer in `0..n` (`n > 0`), without bias (Lemire's multiply and reject).
+    /// A uniform integer in `0..n` (`n > 0`), without bias: Lemire's multiply and reject, the
+    /// division that sets the rejection threshold done only in the rare case (`2^-64 n` of the
+    /// draws) where it can matter.
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
         debug_assert!(n > 0);
-        let threshold = n.wrapping_neg() % n;
-        loop {
-            let m = u128::from(self.next_u64()) * u128::from(n);
-            if (m as u64) >= threshold {
-                return (m >> 64) as u64;
+        let mut m = u128::from(self.next_u64()) * u128::from(n);
+        if (m as u64) < n {
+            let threshold = n.wrapping_neg() % n;
+            while (m as u64) < threshold {
+                m = u128::from(self.next_u64()) * u128::from(n);
             }
         }
+        (m >> 64) as u64
     }
 }
 
