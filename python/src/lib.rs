@@ -846,7 +846,8 @@ impl NativeEvaluator {
             d.set_item("significant", r.significant)?;
             rows.push(d);
         }
-        Ok((rows, c.warnings, c.goals))
+        let warned = c.warnings.iter().map(|w| pythonic(w)).collect();
+        Ok((rows, warned, c.goals))
     }
 
     /// Evaluates a score matrix in memory, `[goals, lemmas]`: `ptr` and `nbytes` are the data of

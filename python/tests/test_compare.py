@@ -202,3 +202,16 @@ def test_bad_arguments_and_warnings(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lemma_eval.compare(q, runs, ["AP"])
+    # A run without g1: evaluated as empty (missing="zero"), or left out (missing="skip"); the
+    # warnings name the arguments as Python spells them.
+    two = tmp_path / "two"
+    two.write_text("g1 0 a 1\ng2 0 b 1\ng3 0 c 1\n")
+    full, part = tmp_path / "full", tmp_path / "part"
+    full.write_text("g1 Q0 a 1 2 t\ng2 Q0 x 1 2 t\ng2 Q0 b 2 1 t\ng3 Q0 c 1 2 t\n")
+    part.write_text("g2 Q0 b 1 2 t\ng3 Q0 c 1 2 t\n")
+    with pytest.warns(lemma_eval.LemmaEvalWarning, match=r'1 goals have no predictions: .*\(missing="zero"\)'):
+        rows = lemma_eval.compare(two, [full, part], ["RR"])
+    assert (rows[0]["mean_a"], rows[0]["mean_b"]) == (2.5 / 3, 2 / 3)
+    with pytest.warns(lemma_eval.LemmaEvalWarning, match=r'1 goals of the other runs .*missing="skip"'):
+        rows = lemma_eval.compare(two, [full, part], ["RR"], missing="skip")
+    assert (rows[0]["mean_a"], rows[0]["mean_b"], rows[0]["wins"]) == (0.75, 1.0, 1)
