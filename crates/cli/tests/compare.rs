@@ -341,3 +341,54 @@ fn bad_inputs_are_named() {
     let o = run(&["compare", s(&fx.qrels), s(&fx.a)]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+/// The README's compare example: the commands it shows print the table and the markdown it
+/// shows.
+#[test]
+fn readme_example_is_what_the_command_prints() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let section = &readme[readme.find("## Comparing runs").expect("the section")..];
+    let dir = tempfile::tempdir().unwrap();
+    let in_dir = |args: &[&str]| {
+        let o = Command::new(BIN)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // The shell block's commands, run as written.
+    let sh = &section[section.find("```sh\n").unwrap() + 6..];
+    let sh = &sh[..sh.find("```").unwrap()];
+    let mut compare = Vec::new();
+    for line in sh.lines() {
+        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        assert_eq!(line.split_whitespace().next(), Some("lemma-eval"), "{line}");
+        if args[0] == "compare" {
+            compare = args.clone();
+        } else {
+            in_dir(&args);
+        }
+    }
+    assert!(!compare.is_empty(), "the block runs compare");
+    let text = &section[section.find("```text\n").unwrap() + 8..];
+    let text = &text[..text.find("```").unwrap()];
+    assert_eq!(in_dir(&compare), text);
+    let md_at = section.find("| | run |").unwrap();
+    let md = &section[md_at..];
+    let md = &md[..md.find("comparisons, adjusted").unwrap()];
+    let mut md_args = compare.clone();
+    md_args.extend(["--format", "markdown"]);
+    let printed = in_dir(&md_args);
+    assert!(
+        printed.starts_with(md),
+        "README:\n{md}\nprinted:\n{printed}"
+    );
+}
