@@ -18,7 +18,8 @@ pub(crate) struct CompareArgs {
     #[arg(required = true, num_args = 2.., value_name = "RUN")]
     runs: Vec<PathBuf>,
     /// A measure (repeatable), a mean of per-goal values: METRICS.md names (`AP`, `P@10`,
-    /// `nDCG@10`) or trec_eval's (`P.5,10`). Default: eval's default measures.
+    /// `nDCG@10`) or trec_eval's (`P.5,10`). Default: eval's default measures but
+    /// `Depth(recall=1.0)`, which is no mean.
     #[arg(short = 'm', long = "measure")]
     measures: Vec<String>,
     /// Compare every pair of runs, not only the first with each other.
