@@ -24,6 +24,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 from . import _native
 
 __all__ = [
+    "compare",
     "evaluate",
     "merge",
     "Result",
@@ -306,6 +307,87 @@ def evaluate(
     result = Result(out)
     _warn(result.warnings)
     return result
+
+
+def compare(
+    actual: Any,
+    runs: Sequence[PathLike],
+    measures: Union[None, str, Sequence[str]] = None,
+    *,
+    labels: Optional[Sequence[str]] = None,
+    all_pairs: bool = False,
+    test: str = "t",
+    correction: str = "holm",
+    alpha: float = 0.05,
+    permutations: int = 10_000,
+    seed: int = 0,
+    relevance_level: int = 1,
+    missing: str = "zero",
+    ties: str = "trec",
+    order: Optional[str] = None,
+    duplicates: str = "first",
+    depth: Optional[int] = None,
+    interpolation: str = "textbook",
+    keep_zero_relevant: bool = False,
+    universe: Optional[int] = None,
+    threads: Optional[int] = None,
+    goal_names: Optional[PathLike] = None,
+    lemma_names: Optional[PathLike] = None,
+    names: Optional[PathLike] = None,
+    mmap: bool = False,
+) -> List[Dict[str, Any]]:
+    """Compares runs, as ``lemma-eval compare`` does: each run evaluated against ``actual`` (a
+    path or a dict, as :func:`evaluate` takes it), then, for each measure and pair of runs (the
+    first against each other, or every pair with ``all_pairs=True``), a dict with the fields of
+    the command's tsv: ``measure``, ``run_a``, ``run_b``, ``mean_a``, ``mean_b``, ``diff``
+    (mean of b - a), ``p_t`` (paired t-test), ``p_randomization`` (Fisher's, ``permutations``
+    sign patterns, ``seed``), ``p_adjusted`` (the ``test``'s p-value, ``"t"``,
+    ``"randomization"`` or ``"bootstrap"``, adjusted by ``correction``, ``"holm"``,
+    ``"bonferroni"``, ``"bh"`` or ``"none"``, over every comparison), ``ci_low`` and ``ci_high``
+    (bootstrap 95% interval of ``diff``), ``effect`` (mean / sd of the differences), ``wins``,
+    ``ties``, ``losses`` (goals where b is higher, equal, lower); and ``p_bootstrap`` and
+    ``significant`` (``p_adjusted < alpha``). Undefined values (fewer than two goals) are NaN.
+
+    ``runs`` are paths of any kind ``evaluate`` reads (``.npy`` matrices with ``goal_names`` and
+    ``lemma_names``, or ``names``); ``labels`` names them (default: the paths as given). The
+    other options are :func:`evaluate`'s. Warnings (goals a run lacks, fewer than two goals) are
+    raised as :class:`LemmaEvalWarning`.
+    """
+    if isinstance(runs, (str, bytes)) or hasattr(runs, "__fspath__"):
+        raise TypeError("runs: expected a list of paths, got one path")
+    runs = list(runs)
+    for r in runs:
+        if not _is_path(r):
+            raise TypeError(f"runs: expected paths, got {type(r).__name__}")
+    options = dict(
+        relevance_level=relevance_level,
+        missing=missing,
+        ties=ties,
+        order=order,
+        duplicates=duplicates,
+        depth=depth,
+        interpolation=interpolation,
+        keep_zero_relevant=keep_zero_relevant,
+        universe=universe,
+        threads=threads,
+    )
+    ev = _evaluator(actual, measures, options)
+    rows, warned, _goals = ev.compare(
+        [os.fspath(r) for r in runs],
+        list(labels) if labels is not None else None,
+        all_pairs,
+        test,
+        correction,
+        float(alpha),
+        permutations,
+        seed,
+        os.fspath(goal_names) if goal_names is not None else None,
+        os.fspath(lemma_names) if lemma_names is not None else None,
+        os.fspath(names) if names is not None else None,
+        mmap,
+    )
+    _warn(warned)
+    return rows
 
 
 def merge(

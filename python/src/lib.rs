@@ -794,6 +794,108 @@ impl NativeEvaluator {
         self.run(py, job, per_goal)
     }
 
+    /// Compares runs as `lemma-eval compare` does ([`lemma_eval::compare`]): each a path of any
+    /// kind the command reads (`.npy` matrices named by `goal_names` and `lemma_names`, paths,
+    /// or `names`, a store), labelled by `labels` (default: the paths as given). Returns the
+    /// rows (dicts of the tsv's fields, with `p_bootstrap` and `significant`), the warnings and
+    /// the number of goals compared.
+    #[pyo3(signature = (runs, labels=None, all_pairs=false, test="t", correction="holm", alpha=0.05, permutations=None, seed=None, goal_names=None, lemma_names=None, names=None, mmap=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn compare<'py>(
+        &self,
+        py: Python<'py>,
+        runs: Vec<PathBuf>,
+        labels: Option<Vec<String>>,
+        all_pairs: bool,
+        test: &str,
+        correction: &str,
+        alpha: f64,
+        permutations: Option<&Bound<'_, PyAny>>,
+        seed: Option<&Bound<'_, PyAny>>,
+        goal_names: Option<PathBuf>,
+        lemma_names: Option<PathBuf>,
+        names: Option<PathBuf>,
+        mmap: bool,
+    ) -> PyResult<(Vec<Bound<'py, PyDict>>, Vec<String>, u64)> {
+        use lemma_eval::compare::{Compare, CompareOptions, Run};
+        let labels = match labels {
+            None => runs.iter().map(|p| p.display().to_string()).collect(),
+            Some(l) if l.len() == runs.len() => l,
+            Some(l) => {
+                return Err(PyValueError::new_err(format!(
+                    "labels: {} names for {} runs: give one per run",
+                    l.len(),
+                    runs.len()
+                )))
+            }
+        };
+        let mut options = CompareOptions {
+            all_pairs,
+            test: choice(test)?,
+            correction: choice(correction)?,
+            alpha,
+            ..CompareOptions::default()
+        };
+        if let Some(p) = permutations.filter(|p| !p.is_none()) {
+            options.permutations =
+                int_arg(p, "permutations", 1..=u64::MAX as i128, "an int >= 1")? as u64;
+        }
+        if let Some(s) = seed.filter(|s| !s.is_none()) {
+            options.seed = int_arg(s, "seed", 0..=u64::MAX as i128, "an int >= 0")? as u64;
+        }
+        options
+            .check()
+            .map_err(|e| PyValueError::new_err(e.replace("level", "the interval's level")))?;
+        let matrix_names = match (goal_names, lemma_names, names) {
+            (None, None, None) => None,
+            (None, None, Some(store)) => Some(MatrixNames::Store(store)),
+            (Some(goals), Some(lemmas), None) => Some(MatrixNames::Lists { goals, lemmas }),
+            _ => {
+                return Err(PyValueError::new_err(
+                    "a score matrix needs its names: goal_names= and lemma_names=, or names=",
+                ))
+            }
+        };
+        let runs: Vec<Run> = (labels.into_iter().zip(runs))
+            .map(|(label, p)| Run {
+                label,
+                predicted: PredictedInput::Path(p),
+            })
+            .collect();
+        let compare = Compare::new(self.builder.clone(), self.actual_input(), runs)
+            .names(matrix_names)
+            .mmap(mmap);
+        let c = run_released(py, move || compare.run(&options))?.map_err(py_err)?;
+        let mut rows = Vec::with_capacity(c.rows.len());
+        for r in &c.rows {
+            let d = PyDict::new(py);
+            d.set_item("measure", c.measures[r.measure].to_string())?;
+            d.set_item("run_a", &c.runs[r.a].label)?;
+            d.set_item("run_b", &c.runs[r.b].label)?;
+            for (k, v) in [
+                ("mean_a", r.mean_a),
+                ("mean_b", r.mean_b),
+                ("diff", r.diff),
+                ("p_t", r.p_t),
+                ("p_randomization", r.p_randomization),
+                ("p_adjusted", r.p_adjusted),
+                ("ci_low", r.ci_low),
+                ("ci_high", r.ci_high),
+                ("effect", r.effect),
+            ] {
+                d.set_item(k, v)?;
+            }
+            d.set_item("wins", r.wins)?;
+            d.set_item("ties", r.ties)?;
+            d.set_item("losses", r.losses)?;
+            d.set_item("p_bootstrap", r.p_bootstrap)?;
+            d.set_item("significant", r.significant)?;
+            rows.push(d);
+        }
+        let warned = c.warnings.iter().map(|w| pythonic(w)).collect();
+        Ok((rows, warned, c.goals))
+    }
+
     /// Evaluates a score matrix in memory, `[goals, lemmas]`: `ptr` and `nbytes` are the data of
     /// the C-contiguous array `owner` (kept alive while it is read), `typestr` its NumPy type
     /// (`<f4`, `>f8`, ...); rows named by `goal_names`, columns by `lemma_names` (lists of str or

@@ -2,9 +2,10 @@
 
 //!
 //! A thin layer over the `lemma-eval` library: the arguments parsed here, each command's call of
-//! the library in `eval.rs`, `curve.rs` and `gen.rs`, where outputs go and how errors end the
-//! process in `out.rs`.
+//! the library in `eval.rs`, `curve.rs`, `compare.rs` and `gen.rs`, where outputs go and how
+//! errors end the process in `out.rs`.
 
+mod compare;
 mod curve;
 mod eval;
 mod gen;
@@ -43,6 +44,9 @@ enum Cmd {
     /// Precision-recall curves: each run's macro-averaged interpolated curve, or one goal's exact
     /// curve (`--goal`); as TSV or JSON, and drawn as SVG with `--plot`.
     Curve(CurveArgs),
+    /// Compare runs: each measure's means, paired tests, a bootstrap interval of the difference,
+    /// effect sizes, wins/ties/losses; p-values corrected over every comparison.
+    Compare(compare::CompareArgs),
     /// One self-contained HTML page: every run's summary (best in bold), goal counts, macro and
     /// pooled precision-recall curves, per-goal AP and Depth(recall=1.0) distributions, the
     /// command line and the inputs.
@@ -142,7 +146,8 @@ struct CurveArgs {
     output: Option<PathBuf>,
 }
 
-/// What decides the numbers of `curve` and `report`: relevance, ranking, interpolation, threads.
+/// What decides the numbers of `curve`, `report` and `compare`: relevance, ranking,
+/// interpolation, threads.
 #[derive(Args)]
 struct Scoring {
     /// A lemma is relevant when its grade is at least this.
@@ -513,7 +518,7 @@ fn main() -> ExitCode {
     };
     let verbose = match &cli.cmd {
         Cmd::Eval(a) => a.common.verbose,
-        Cmd::Curve(_) | Cmd::Report(_) => 0,
+        Cmd::Curve(_) | Cmd::Report(_) | Cmd::Compare(_) => 0,
         Cmd::TrecEval(a) => a.common.verbose,
         Cmd::Gen(_)
         | Cmd::Convert(_)
@@ -534,6 +539,7 @@ fn main() -> ExitCode {
         Cmd::Eval(a) => eval::run_eval(a),
         Cmd::Curve(a) => curve::run_curve(a),
         Cmd::Report(a) => curve::run_report(a),
+        Cmd::Compare(a) => compare::run_compare(a),
         Cmd::TrecEval(a) => eval::run_trec(a),
         Cmd::Merge(a) => eval::run_merge(a),
         Cmd::Gen(a) => gen::run_gen(a),
@@ -565,6 +571,7 @@ fn one_output(cmd: &Cmd) -> bool {
         Cmd::Curve(a) => a.plot.is_none(),
         Cmd::Gen(_) => false,
         Cmd::Report(_)
+        | Cmd::Compare(_)
         | Cmd::TrecEval(_)
         | Cmd::Merge(_)
         | Cmd::Convert(_)

@@ -19,6 +19,7 @@
 //!   tokio `AsyncRead` through the same [`Job`].
 //!
 //! [`Evaluator`] (built by [`EvaluatorBuilder`]) holds the options (and, held, the actual sets);
+//! [`compare`] evaluates several runs and tests their differences (`lemma-eval compare`);
 //! [`output`] writes `table`, `tsv`, `json` and `trec`; [`convert`] writes binary stores; [`trec`]
 //! reproduces trec_eval's `-m` rules and output. Every path runs its threads through
 //! [`lemma_par`] (the async pool aside: the `aio` module's documentation says why).
@@ -42,6 +43,7 @@
 
 #[cfg(feature = "async")]
 pub mod aio;
+pub mod compare;
 pub mod convert;
 pub mod curve;
 mod evaluator;

@@ -1,9 +1,12 @@
 //! Output of `lemma-eval eval` and `merge`: `table` for people, `tsv` and `json` for programs,
 //! `trec` for trec_eval-shaped lines. Per-goal rows are written as they arrive (file order); the
-//! summary last. Output of `curve` ([`write_curves`], [`PooledWriter`]).
+//! summary last. Output of `curve` ([`write_curves`], [`PooledWriter`]) and of `compare`
+//! ([`write_comparison`]).
 
+mod compare;
 mod curve;
 
+pub use compare::{write_comparison, CompareFormat, COMPARE_FIELDS};
 pub use curve::{write_curves, CurveFormat, PooledWriter};
 
 use crate::{GoalRow, LackingShards, Report};

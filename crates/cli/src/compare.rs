@@ -1,0 +1,172 @@
+//! `compare`: its arguments, the library's comparison called, its output committed.
+
+use crate::out::{commit_all, distinct, write_fail, Fail};
+use crate::{choice, Scoring};
+use clap::Args;
+use lemma_eval::compare::{Compare, CompareOptions, Correction, Run, Test};
+use lemma_eval::output::{write_comparison, CompareFormat};
+use lemma_eval::{MatrixNames, MissingMode, ZeroRelMode};
+use lemma_outfile::Output;
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub(crate) struct CompareArgs {
+    /// Actual sets: TREC qrels or JSONL; plain, .gz, .zst, or - for stdin.
+    actual: PathBuf,
+    /// Runs (RUN_A RUN_B [RUN...]): TREC or JSONL (plain, .gz, .zst, -), binary stores, .npy
+    /// matrices. The first is compared with each other, or every pair with --all-pairs.
+    #[arg(required = true, num_args = 2.., value_name = "RUN")]
+    runs: Vec<PathBuf>,
+    /// A measure (repeatable), a mean of per-goal values: METRICS.md names (`AP`, `P@10`,
+    /// `nDCG@10`) or trec_eval's (`P.5,10`). Default: eval's default measures but
+    /// `Depth(recall=1.0)`, which is no mean.
+    #[arg(short = 'm', long = "measure")]
+    measures: Vec<String>,
+    /// Compare every pair of runs, not only the first with each other.
+    #[arg(long)]
+    all_pairs: bool,
+    /// The p-value that decides significance.
+    #[arg(long, value_parser = choice::<Test>(), default_value = "t")]
+    test: Test,
+    /// The correction for multiple comparisons, over every comparison made (measures × pairs).
+    #[arg(long, value_parser = choice::<Correction>(), default_value = "holm")]
+    correction: Correction,
+    /// Significance level: a difference is significant when its adjusted p-value is below it.
+    #[arg(long, default_value_t = 0.05, value_parser = parse_alpha)]
+    alpha: f64,
+    /// Random sign patterns of the randomization test, and resamples of the bootstrap.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    permutations: u64,
+    /// Seed of the randomization test and the bootstrap: the same seed gives the same output.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    #[arg(long, value_parser = choice::<CompareFormat>(), default_value = "table")]
+    format: CompareFormat,
+    /// The runs' names in the output, comma-separated, one per run (default: the paths given).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,...")]
+    labels: Vec<String>,
+    /// Goals with an actual set but no predictions in a run: evaluated as empty rankings (zero),
+    /// or without a value in that run and then left out of every comparison (skip).
+    #[arg(long, value_parser = choice::<MissingMode>(), default_value = "zero")]
+    missing: MissingMode,
+    /// Evaluate goals with no relevant lemma (R = 0) as all zeros instead of skipping them.
+    #[arg(long)]
+    keep_zero_relevant: bool,
+    /// Size of the lemma universe (enables AUC; stores and matrices know theirs).
+    #[arg(long)]
+    universe: Option<u64>,
+    #[command(flatten)]
+    scoring: Scoring,
+    /// For .npy matrices: the goal names of their rows, one per line.
+    #[arg(long)]
+    goal_names: Option<PathBuf>,
+    /// For .npy matrices: the lemma names of their columns, one per line.
+    #[arg(long)]
+    lemma_names: Option<PathBuf>,
+    /// For .npy matrices: take goal and lemma names from this store's tables.
+    #[arg(long)]
+    names: Option<PathBuf>,
+    /// Write the output here (atomically: nothing partial is left on error); `-` is stdout.
+    #[arg(short = 'o', long = "output")]
+    output: Option<PathBuf>,
+    /// No warnings on stderr.
+    #[arg(long)]
+    quiet: bool,
+}
+
+/// A level strictly between 0 and 1.
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    (s.trim().parse::<f64>().ok())
+        .filter(|v| *v > 0.0 && *v < 1.0)
+        .ok_or_else(|| format!("expected a number between 0 and 1 (exclusive), found `{s}`"))
+}
+
+pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
+    let mut inputs = vec![a.actual.as_path()];
+    inputs.extend(a.runs.iter().map(|p| p.as_path()));
+    let stdin = inputs.iter().filter(|p| **p == Path::new("-")).count();
+    inputs.extend(
+        [&a.goal_names, &a.lemma_names, &a.names]
+            .into_iter()
+            .flatten()
+            .map(|p| p.as_path()),
+    );
+    distinct(&[a.output.as_deref()], &inputs)?;
+    if stdin > 1 {
+        return Err(Fail(
+            2,
+            "only one of ACTUAL and the runs can be - (stdin)".into(),
+        ));
+    }
+    let labels: Vec<String> = if a.labels.is_empty() {
+        a.runs.iter().map(|p| p.display().to_string()).collect()
+    } else if a.labels.len() == a.runs.len() {
+        a.labels.clone()
+    } else {
+        return Err(Fail(
+            2,
+            format!(
+                "--labels gives {} names for {} runs: give one per run, comma-separated",
+                a.labels.len(),
+                a.runs.len()
+            ),
+        ));
+    };
+    let mut builder = (a.scoring.builder())
+        .missing(a.missing)
+        .zero_relevant(if a.keep_zero_relevant {
+            ZeroRelMode::Evaluate
+        } else {
+            ZeroRelMode::Skip
+        })
+        .universe(a.universe);
+    if !a.measures.is_empty() {
+        builder = builder
+            .measure_names(&a.measures)
+            .map_err(|e| Fail(2, e.to_string()))?;
+    }
+    let names = match (&a.names, &a.goal_names, &a.lemma_names) {
+        (Some(store), None, None) => Some(MatrixNames::Store(store.clone())),
+        (None, Some(goals), Some(lemmas)) => Some(MatrixNames::Lists {
+            goals: goals.clone(),
+            lemmas: lemmas.clone(),
+        }),
+        (None, None, None) => None,
+        _ => {
+            return Err(Fail(
+                2,
+                "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or \
+                 --names STORE"
+                    .into(),
+            ))
+        }
+    };
+    let runs = (labels.into_iter().zip(&a.runs))
+        .map(|(label, p)| Run {
+            label,
+            predicted: p.as_path().into(),
+        })
+        .collect();
+    let options = CompareOptions {
+        all_pairs: a.all_pairs,
+        test: a.test,
+        correction: a.correction,
+        alpha: a.alpha,
+        permutations: a.permutations,
+        seed: a.seed,
+        ..CompareOptions::default()
+    };
+    // Created first: an output that cannot be written fails before the evaluations.
+    let mut out = Output::create(a.output.as_deref())?;
+    let name = out.name();
+    let c = Compare::new(builder, a.actual.as_path(), runs)
+        .names(names)
+        .run(&options)?;
+    if !a.quiet {
+        for w in &c.warnings {
+            eprintln!("lemma-eval: warning: {w}");
+        }
+    }
+    write_comparison(out.writer(), &c, a.format).map_err(|e| write_fail(&name, e))?;
+    commit_all([out])
+}

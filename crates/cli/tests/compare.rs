@@ -1,0 +1,394 @@
+//! `compare`: small runs whose values are checked by hand (means, differences, the t-test's
+//! p-value from Student's t's closed form on 3 degrees of freedom, the exact randomization
+//! p-value, Holm's adjustment), a run against itself, seeds, outputs, bad inputs.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lemma-eval");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("binary runs")
+}
+
+fn ok(args: &[&str]) -> (String, String) {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    )
+}
+
+fn fails(args: &[&str]) -> String {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}");
+    assert!(o.stdout.is_empty());
+    String::from_utf8(o.stderr).unwrap()
+}
+
+/// Four goals, one relevant lemma each; run A ranks it at 2, 1, 3, 1 and run B at 1, 1, 1, 2.
+/// RR: A (1/2, 1, 1/3, 1), B (1, 1, 1, 1/2): differences (1/2, 0, 2/3, -1/2).
+/// P@1: A (0, 1, 0, 1), B (1, 1, 1, 0): differences (1, 0, 1, -1).
+struct Files {
+    _dir: tempfile::TempDir,
+    qrels: PathBuf,
+    a: PathBuf,
+    b: PathBuf,
+}
+
+fn files() -> Files {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(p("qrels"), "g1 0 a 1\ng2 0 b 1\ng3 0 c 1\ng4 0 d 1\n").unwrap();
+    std::fs::write(
+        p("a"),
+        "g1 Q0 x 1 9 A\ng1 Q0 a 2 8 A\ng2 Q0 b 1 9 A\n\
+         g3 Q0 x 1 9 A\ng3 Q0 y 2 8 A\ng3 Q0 c 3 7 A\ng4 Q0 d 1 9 A\n",
+    )
+    .unwrap();
+    std::fs::write(
+        p("b"),
+        "g1 Q0 a 1 9 B\ng2 Q0 b 1 9 B\ng3 Q0 c 1 9 B\ng4 Q0 x 1 9 B\ng4 Q0 d 2 8 B\n",
+    )
+    .unwrap();
+    Files {
+        qrels: p("qrels"),
+        a: p("a"),
+        b: p("b"),
+        _dir: dir,
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Student's t on 3 degrees of freedom: `P(|T| >= t) = 1 - (2/pi) (atan(u) + u / (1 + u²))`,
+/// `u = t / sqrt(3)`.
+fn t3_two_sided(t: f64) -> f64 {
+    let u = t / 3f64.sqrt();
+    1.0 - 2.0 / std::f64::consts::PI * (u.atan() + u / (1.0 + u * u))
+}
+
+/// A paired t statistic by hand: mean / (sd / sqrt(n)).
+fn t_of(d: &[f64]) -> f64 {
+    let n = d.len() as f64;
+    let m = d.iter().sum::<f64>() / n;
+    let var = d.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0);
+    m / (var.sqrt() / n.sqrt())
+}
+
+fn rows(tsv: &str) -> Vec<Vec<String>> {
+    tsv.lines()
+        .skip(1)
+        .map(|l| l.split('\t').map(String::from).collect())
+        .collect()
+}
+
+fn f(x: &str) -> f64 {
+    x.parse().unwrap_or_else(|_| panic!("a number: {x}"))
+}
+
+fn close(got: f64, want: f64, rel: f64) {
+    assert!(
+        (got - want).abs() <= rel * want.abs(),
+        "{got} vs {want} (relative {rel})"
+    );
+}
+
+#[test]
+fn hand_checked_tsv() {
+    let fx = files();
+    let (out, _) = ok(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        "-m",
+        "RR",
+        "-m",
+        "P@1",
+        "--format",
+        "tsv",
+        "--labels",
+        "A,B",
+        "--seed",
+        "3",
+    ]);
+    assert_eq!(
+        out.lines().next().unwrap(),
+        "measure\trun_a\trun_b\tmean_a\tmean_b\tdiff\tp_t\tp_randomization\tp_adjusted\tci_low\t\
+         ci_high\teffect\twins\tties\tlosses"
+    );
+    let r = rows(&out);
+    assert_eq!(r.len(), 2);
+    let (rr, p1) = (&r[0], &r[1]);
+    assert_eq!(&rr[..3], ["RR", "A", "B"]);
+    assert_eq!(&p1[..3], ["P@1", "A", "B"]);
+    close(f(&rr[3]), (0.5 + 1.0 + 1.0 / 3.0 + 1.0) / 4.0, 1e-15);
+    close(f(&rr[4]), 3.5 / 4.0, 1e-15);
+    close(f(&rr[5]), 1.0 / 6.0, 1e-15);
+    // RR: t = (1/6) / (sqrt(5/18) / 2); P@1: t = 0.25 / (sqrt(11/12) / 2).
+    let t_rr = (1.0 / 6.0) / ((5.0f64 / 18.0).sqrt() / 2.0);
+    let t_p1 = 0.25 / ((11.0f64 / 12.0).sqrt() / 2.0);
+    close(t_of(&[0.5, 0.0, 2.0 / 3.0, -0.5]), t_rr, 1e-14);
+    let (p_rr, p_p1) = (t3_two_sided(t_rr), t3_two_sided(t_p1));
+    close(f(&rr[6]), p_rr, 1e-12);
+    close(f(&p1[6]), p_p1, 1e-12);
+    // Exact randomization over the 16 sign patterns of RR's differences: 12 reach |2/3|
+    // (6 of the 8 patterns of the non-zero ones, times 2 for the zero); 10,000 draws: within
+    // 0.02 (4.6 standard errors).
+    assert!((f(&rr[7]) - 0.75).abs() < 0.02, "{}", rr[7]);
+    // P@1's differences (1, 0, 1, -1): every pattern's |sum| (1 or 3) reaches 1: p = 1.
+    assert_eq!(f(&p1[7]), 1.0);
+    // Holm over the two t-test p-values: the smaller times 2, the larger at least that.
+    let (lo, hi) = (p_rr.min(p_p1), p_rr.max(p_p1));
+    let (adj_lo, adj_hi) = ((2.0 * lo).min(1.0), hi.max((2.0 * lo).min(1.0)));
+    let adj = |p: f64| if p == lo { adj_lo } else { adj_hi };
+    close(f(&rr[8]), adj(p_rr), 1e-12);
+    close(f(&p1[8]), adj(p_p1), 1e-12);
+    // The interval holds the difference; it is within the differences' range.
+    let (lo, hi) = (f(&rr[9]), f(&rr[10]));
+    assert!((-0.5..=1.0 / 6.0).contains(&lo), "{lo}");
+    assert!((1.0 / 6.0..=2.0 / 3.0).contains(&hi), "{hi}");
+    // Effect: mean / sd.
+    close(f(&rr[11]), (1.0 / 6.0) / (5.0f64 / 18.0).sqrt(), 1e-14);
+    assert_eq!(&rr[12..], ["2", "1", "1"]);
+    assert_eq!(&p1[12..], ["2", "1", "1"]);
+}
+
+#[test]
+fn a_run_against_itself() {
+    let fx = files();
+    let (out, _) = ok(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.a),
+        "-m",
+        "RR",
+        "-m",
+        "AP",
+        "--format",
+        "tsv",
+    ]);
+    for r in rows(&out) {
+        assert_eq!(r[3], r[4]);
+        assert_eq!(&r[5..9], ["0", "1", "1", "1"], "{r:?}");
+        assert_eq!(&r[9..], ["0", "0", "0", "0", "4", "0"], "{r:?}");
+    }
+}
+
+#[test]
+fn seeded_output_repeats() {
+    let fx = files();
+    let args = |seed: &'static str| {
+        vec![
+            "compare".to_string(),
+            s(&fx.qrels).into(),
+            s(&fx.a).into(),
+            s(&fx.b).into(),
+            s(&fx.a).into(),
+            "--all-pairs".into(),
+            "--format".into(),
+            "json".into(),
+            "--seed".into(),
+            seed.into(),
+        ]
+    };
+    let go = |seed| {
+        let a = args(seed);
+        ok(&a.iter().map(|x| x.as_str()).collect::<Vec<_>>()).0
+    };
+    assert_eq!(go("11"), go("11"));
+    let v: serde_json::Value = serde_json::from_str(&go("11")).unwrap();
+    // 3 runs, every pair, eval's 5 default measures.
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3 * v["measures"].as_array().unwrap().len());
+    assert_eq!(v["goals"], 4);
+    assert_eq!(v["correction"], "holm");
+}
+
+#[test]
+fn table_and_markdown_mark_the_best() {
+    let fx = files();
+    let base = [
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        "-m",
+        "RR",
+        "--labels",
+        "base,new",
+        "--correction",
+        "none",
+    ];
+    let mut table_args = base.to_vec();
+    table_args.extend(["--alpha", "0.5"]);
+    let (table, _) = ok(&table_args);
+    let lines: Vec<&str> = table.lines().collect();
+    assert!(
+        lines[0].contains("run") && lines[0].contains("RR"),
+        "{table}"
+    );
+    // new: mean 0.875, the best; p_t of RR is about 0.57, above 0.5: no letter.
+    assert!(lines[1].starts_with("a  base  0.7083"), "{table}");
+    assert!(lines[2].starts_with("b  new   0.8750*"), "{table}");
+    let mut md_args = base.to_vec();
+    md_args.extend(["--format", "markdown", "--alpha", "0.6"]);
+    let (md, _) = ok(&md_args);
+    assert!(md.starts_with("| | run | RR |\n|---|---|---:|\n"), "{md}");
+    assert!(md.contains("| a | base | 0.7083 |"), "{md}");
+    // At alpha 0.6, new beats base.
+    assert!(md.contains("| b | new | **0.8750**<sup>a</sup> |"), "{md}");
+}
+
+#[test]
+fn missing_goals_follow_missing() {
+    let fx = files();
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("c");
+    // g4 left out.
+    std::fs::write(&c, "g1 Q0 a 1 9 C\ng2 Q0 b 1 9 C\ng3 Q0 c 1 9 C\n").unwrap();
+    let (out, err) = ok(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&c),
+        "-m",
+        "RR",
+        "--format",
+        "tsv",
+    ]);
+    // --missing zero: g4 evaluated as empty (RR 0) in C: 4 goals, C mean 3/4.
+    assert!(err.contains("1 goals have no predictions"), "{err}");
+    assert_eq!(f(&rows(&out)[0][4]), 0.75);
+    let (out, err) = ok(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&c),
+        "-m",
+        "RR",
+        "--format",
+        "json",
+        "--missing",
+        "skip",
+    ]);
+    assert!(err.contains("left out of every comparison"), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["goals"], 3);
+    // A over g1..g3: (1/2 + 1 + 1/3) / 3.
+    let mean_a = v["rows"][0]["mean_a"].as_f64().unwrap();
+    close(mean_a, (0.5 + 1.0 + 1.0 / 3.0) / 3.0, 1e-15);
+}
+
+#[test]
+fn fewer_than_two_goals_warn_and_give_nan() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    std::fs::write(p("q"), "g1 0 a 1\n").unwrap();
+    std::fs::write(p("a"), "g1 Q0 a 1 9 A\n").unwrap();
+    std::fs::write(p("b"), "g1 Q0 x 1 9 B\ng1 Q0 a 2 8 B\n").unwrap();
+    let (out, err) = ok(&[
+        "compare",
+        s(&p("q")),
+        s(&p("a")),
+        s(&p("b")),
+        "-m",
+        "RR",
+        "--format",
+        "tsv",
+    ]);
+    assert!(
+        err.contains("1 goal in common: no test can be made"),
+        "{err}"
+    );
+    let r = &rows(&out)[0];
+    assert_eq!(&r[3..6], ["1", "0.5", "-0.5"]);
+    assert_eq!(&r[6..12], ["NaN"; 6]);
+    assert_eq!(&r[12..], ["0", "0", "1"]);
+}
+
+#[test]
+fn bad_inputs_are_named() {
+    let fx = files();
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad");
+    std::fs::write(&bad, "g1 Q0 a 1 9 A\ng2 Q0 b 1\n").unwrap();
+    let err = fails(&["compare", s(&fx.qrels), s(&fx.a), s(&bad)]);
+    assert!(err.contains("bad:2: expected 6 fields"), "{err}");
+    let err = fails(&["compare", s(&fx.qrels), s(&fx.a), s(&fx.b), "--labels", "x"]);
+    assert!(err.contains("--labels gives 1 names for 2 runs"), "{err}");
+    let err = fails(&["compare", s(&fx.qrels), s(&fx.a), s(&fx.b), "-m", "NumRel"]);
+    assert!(err.contains("`NumRel` is a sum over goals"), "{err}");
+    let err = fails(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        "--alpha",
+        "1.5",
+    ]);
+    assert!(err.contains("between 0 and 1"), "{err}");
+    // One run is not a comparison.
+    let o = run(&["compare", s(&fx.qrels), s(&fx.a)]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+/// The README's compare example: the commands it shows print the table and the markdown it
+/// shows.
+#[test]
+fn readme_example_is_what_the_command_prints() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let section = &readme[readme.find("## Comparing runs").expect("the section")..];
+    let dir = tempfile::tempdir().unwrap();
+    let in_dir = |args: &[&str]| {
+        let o = Command::new(BIN)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    };
+    // The shell block's commands, run as written.
+    let sh = &section[section.find("```sh\n").unwrap() + 6..];
+    let sh = &sh[..sh.find("```").unwrap()];
+    let mut compare = Vec::new();
+    for line in sh.lines() {
+        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        assert_eq!(line.split_whitespace().next(), Some("lemma-eval"), "{line}");
+        if args[0] == "compare" {
+            compare = args.clone();
+        } else {
+            in_dir(&args);
+        }
+    }
+    assert!(!compare.is_empty(), "the block runs compare");
+    let text = &section[section.find("```text\n").unwrap() + 8..];
+    let text = &text[..text.find("```").unwrap()];
+    assert_eq!(in_dir(&compare), text);
+    let md_at = section.find("| | run |").unwrap();
+    let md = &section[md_at..];
+    let md = &md[..md.find("comparisons, adjusted").unwrap()];
+    let mut md_args = compare.clone();
+    md_args.extend(["--format", "markdown"]);
+    let printed = in_dir(&md_args);
+    assert!(
+        printed.starts_with(md),
+        "README:\n{md}\nprinted:\n{printed}"
+    );
+}

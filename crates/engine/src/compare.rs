@@ -1,0 +1,535 @@
+//! Comparing runs: is run B better than run A, on which measures, and how sure is that?
+//!
+//! [`Compare`] evaluates each run through a [`Job`] (any predictions `eval` reads, streamed as
+//! `eval` streams them, against actual sets read once and shared), keeps every goal's value of
+//! every measure, aligns the goals by id across runs, and tests each pair of runs on each
+//! measure with [`lemma_stats`]: the paired t-test, Fisher's randomization test, a percentile
+//! bootstrap interval of the mean difference, the effect size and the goals won, tied and lost.
+//! One p-value per comparison decides ([`Test`]); it is adjusted for multiple comparisons
+//! ([`Correction`]) over every comparison made (every measure, every pair).
+//!
+//! **Goals.** A goal enters the tests when every run has a value for it. Which goals have values
+//! follows `eval`'s rules: goals of the actual sets with no relevant lemma are skipped (unless
+//! [`ZeroRelMode::Evaluate`](crate::ZeroRelMode)); goals a run has no predictions for are
+//! evaluated as an empty ranking (every measure 0) under [`MissingMode::Zero`](crate::MissingMode),
+//! the default, so every run has every goal; under [`MissingMode::Skip`](crate::MissingMode) they
+//! have no value in that run, and are then left out of every comparison (the pairs must be
+//! pairs). Goals of the predictions with no actual set are skipped, as `eval` skips them.
+//! [`RunInfo`] says, for each run, how many goals it had no predictions for and how many goals of
+//! the other runs it lacked; [`Comparison::warnings`] says it in words.
+//!
+//! **Memory.** 8 bytes × goals × runs × measures for the values, plus each goal's id once; each
+//! run's evaluation costs what `eval`'s does, one run at a time. **Time.** The evaluations, then
+//! per comparison `O(permutations × goals)` for the randomization test and as much for the
+//! bootstrap (which draws as many resamples as the test draws permutations), the comparisons
+//! shared among the evaluation's threads.
+//!
+//! Measures must be means of per-goal values (`AP`, `P@k`, `nDCG@k`, `RR`, ...): a sum (`NumRel`),
+//! a geometric mean (`GMAP`) or a depth (`Depth(recall=r)`, undefined for goals that never reach
+//! it) is refused. Higher is better for every such measure: the best run on a measure is the one
+//! with the highest mean.
+
+use crate::{ActualInput, EvalError, EvaluatorBuilder, Job, MatrixNames, PredictedInput, RowFn};
+use hashbrown::HashMap;
+use lemma_accum::{Aggregation, ExactSum, GoalCounts, Measure};
+use lemma_stats::{adjust, Paired, Rng};
+use std::sync::Arc;
+
+pub use lemma_stats::Correction;
+
+/// The p-value that decides whether a difference is significant.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Test {
+    /// The paired t-test's (`p_t`).
+    T,
+    /// Fisher's randomization test's (`p_randomization`).
+    Randomization,
+    /// The bootstrap's: the share of resampled mean differences, shifted to a zero mean, at
+    /// least as far from zero as the observed one.
+    Bootstrap,
+}
+
+impl crate::Choice for Test {
+    const OPTION: &'static str = "test";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        (
+            "t",
+            "the paired t-test (two-sided; scipy's ttest_rel)",
+            Test::T,
+        ),
+        (
+            "randomization",
+            "Fisher's randomization test: random sign flips of the paired differences",
+            Test::Randomization,
+        ),
+        (
+            "bootstrap",
+            "the paired bootstrap: resampled goals, the mean difference shifted to zero",
+            Test::Bootstrap,
+        ),
+    ];
+}
+
+impl crate::Choice for Correction {
+    const OPTION: &'static str = "correction";
+    const VALUES: &'static [(&'static str, &'static str, Self)] = &[
+        (
+            "holm",
+            "Holm's step-down (family-wise error rate)",
+            Correction::Holm,
+        ),
+        (
+            "bonferroni",
+            "each p-value times the number of comparisons",
+            Correction::Bonferroni,
+        ),
+        (
+            "bh",
+            "Benjamini-Hochberg's step-up (false discovery rate)",
+            Correction::Bh,
+        ),
+        ("none", "no correction", Correction::None),
+    ];
+}
+
+/// How runs are compared.
+#[derive(Clone, Debug)]
+pub struct CompareOptions {
+    /// Every pair of runs (`i < j`), instead of the first run against each other.
+    pub all_pairs: bool,
+    /// The p-value that decides.
+    pub test: Test,
+    /// The correction over every comparison made.
+    pub correction: Correction,
+    /// A difference is significant when its adjusted p-value is below this.
+    pub alpha: f64,
+    /// Random sign patterns of the randomization test, and resamples of the bootstrap.
+    pub permutations: u64,
+    /// The seed: the same seed, runs and options give the same p-values and intervals.
+    pub seed: u64,
+    /// The bootstrap interval's confidence level.
+    pub level: f64,
+}
+
+impl Default for CompareOptions {
+    fn default() -> Self {
+        CompareOptions {
+            all_pairs: false,
+            test: Test::T,
+            correction: Correction::Holm,
+            alpha: 0.05,
+            permutations: 10_000,
+            seed: 0,
+            level: 0.95,
+        }
+    }
+}
+
+impl CompareOptions {
+    /// Refuses an alpha outside (0, 1), a level outside (0, 1).
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.alpha > 0.0 && self.alpha < 1.0) {
+            return Err(format!("alpha must be in (0, 1), not {}", self.alpha));
+        }
+        if !(self.level > 0.0 && self.level < 1.0) {
+            return Err(format!("level must be in (0, 1), not {}", self.level));
+        }
+        Ok(())
+    }
+}
+
+/// One run to compare: its label and its predictions.
+pub struct Run {
+    /// The name its rows and columns carry.
+    pub label: String,
+    /// The predictions.
+    pub predicted: PredictedInput,
+}
+
+/// What became of one run's goals.
+#[derive(Clone, Debug)]
+pub struct RunInfo {
+    /// Its label.
+    pub label: String,
+    /// Its evaluation's goal counts, as `eval` reports them.
+    pub counts: GoalCounts,
+    /// Goals of the other runs with no value in this one (only under `--missing skip`): left
+    /// out of every comparison.
+    pub lacking: u64,
+}
+
+/// One comparison: run B against run A on one measure, over the goals every run has.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CompareRow {
+    /// The measure's index in [`Comparison::measures`].
+    pub measure: usize,
+    /// Run A's index in [`Comparison::runs`].
+    pub a: usize,
+    /// Run B's index.
+    pub b: usize,
+    /// Run A's mean (exact sum over the goals, divided by their number).
+    pub mean_a: f64,
+    /// Run B's mean.
+    pub mean_b: f64,
+    /// The mean of the paired differences `b_i - a_i` (exactly summed): positive when B scored
+    /// higher.
+    pub diff: f64,
+    /// The paired t-test's two-sided p-value ([`Paired::t_test`]).
+    pub p_t: f64,
+    /// The randomization test's p-value ([`Paired::randomization`]).
+    pub p_randomization: f64,
+    /// The bootstrap's p-value ([`lemma_stats::Bootstrap::p`]).
+    pub p_bootstrap: f64,
+    /// The deciding p-value ([`CompareOptions::test`]), adjusted over every comparison made.
+    pub p_adjusted: f64,
+    /// The bootstrap interval of `diff`: its lower end.
+    pub ci_low: f64,
+    /// Its upper end.
+    pub ci_high: f64,
+    /// `diff / sd(differences)` ([`Paired::effect`]).
+    pub effect: f64,
+    /// Goals where B scored higher.
+    pub wins: u64,
+    /// Goals where they scored the same.
+    pub ties: u64,
+    /// Goals where B scored lower.
+    pub losses: u64,
+    /// Whether `p_adjusted < alpha`.
+    pub significant: bool,
+}
+
+/// Every comparison's outcome.
+#[derive(Clone, Debug)]
+pub struct Comparison {
+    /// The measures, in the order asked.
+    pub measures: Vec<Measure>,
+    /// The runs, in the order given.
+    pub runs: Vec<RunInfo>,
+    /// Goals that entered the tests (every run has a value for them).
+    pub goals: u64,
+    /// Each run's mean of each measure over those goals: `means[run][measure]`.
+    pub means: Vec<Vec<f64>>,
+    /// The comparisons: for each measure, each pair.
+    pub rows: Vec<CompareRow>,
+    /// The options compared with.
+    pub options: CompareOptions,
+    /// What the command prints on stderr as warnings (the Python package raises them).
+    pub warnings: Vec<String>,
+}
+
+impl Comparison {
+    /// The letter naming run `i` in the table (`a`, `b`, ...; beyond 26 runs, its number).
+    pub fn letter(i: usize) -> String {
+        if i < 26 {
+            ((b'a' + i as u8) as char).to_string()
+        } else {
+            (i + 1).to_string()
+        }
+    }
+
+    /// The runs each run beats significantly on measure `m`, by index: `beats[run]`.
+    pub fn beaten(&self, m: usize) -> Vec<Vec<usize>> {
+        let mut beats = vec![Vec::new(); self.runs.len()];
+        for r in self.rows.iter().filter(|r| r.measure == m && r.significant) {
+            if r.mean_b > r.mean_a {
+                beats[r.b].push(r.a);
+            } else if r.mean_a > r.mean_b {
+                beats[r.a].push(r.b);
+            }
+        }
+        for b in &mut beats {
+            b.sort_unstable();
+        }
+        beats
+    }
+
+    /// The run with the highest mean on measure `m` (the first of equal ones); `None` when no
+    /// mean is defined.
+    pub fn best(&self, m: usize) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for (i, means) in self.means.iter().enumerate() {
+            if means[m].is_nan() {
+                continue;
+            }
+            if best.is_none_or(|b| means[m] > self.means[b][m]) {
+                best = Some(i);
+            }
+        }
+        best
+    }
+}
+
+/// A comparison of runs: see the [module documentation](self).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use lemma_eval::compare::{Compare, CompareOptions, Run};
+/// use lemma_eval::Evaluator;
+/// # let dir = tempfile::tempdir()?;
+/// # let (qrels, a, b) = (dir.path().join("q"), dir.path().join("a"), dir.path().join("b"));
+/// # std::fs::write(&qrels, "g1 0 a 1\ng2 0 b 1\ng3 0 c 1\n")?;
+/// # std::fs::write(&a, "g1 Q0 x 1 2 t\ng1 Q0 a 2 1 t\ng2 Q0 b 1 2 t\ng3 Q0 x 1 2 t\ng3 Q0 c 2 1 t\n")?;
+/// # std::fs::write(&b, "g1 Q0 a 1 2 t\ng2 Q0 b 1 2 t\ng3 Q0 c 1 2 t\n")?;
+/// let builder = Evaluator::builder().measure_names(["RR"])?;
+/// let runs = vec![
+///     Run { label: "A".into(), predicted: a.as_path().into() },
+///     Run { label: "B".into(), predicted: b.as_path().into() },
+/// ];
+/// let c = Compare::new(builder, qrels.as_path(), runs).run(&CompareOptions::default())?;
+/// // RR per goal: A (0.5, 1, 0.5), B (1, 1, 1).
+/// let row = &c.rows[0];
+/// assert_eq!((row.mean_a, row.mean_b, row.diff), (2.0 / 3.0, 1.0, 1.0 / 3.0));
+/// assert_eq!((row.wins, row.ties, row.losses), (2, 1, 0));
+/// # Ok(()) }
+/// ```
+pub struct Compare {
+    builder: EvaluatorBuilder,
+    actual: ActualInput,
+    runs: Vec<Run>,
+    names: Option<MatrixNames>,
+    mmap: bool,
+}
+
+impl Compare {
+    /// The comparison of `runs` against `actual` with `builder`'s options and measures (the
+    /// default measures when none were named).
+    pub fn new(builder: EvaluatorBuilder, actual: impl Into<ActualInput>, runs: Vec<Run>) -> Self {
+        Compare {
+            builder,
+            actual: actual.into(),
+            runs,
+            names: None,
+            mmap: false,
+        }
+    }
+
+    /// The names of `.npy` matrices' rows and columns (the same for every run).
+    pub fn names(mut self, names: Option<MatrixNames>) -> Self {
+        self.names = names;
+        self
+    }
+
+    /// Memory-map plain input files ([`Job::mmap`]).
+    pub fn mmap(mut self, yes: bool) -> Self {
+        self.mmap = yes;
+        self
+    }
+
+    /// The measures compared, checked: each must be a mean of per-goal values. With none named,
+    /// those of `eval`'s default measures ([`crate::DEFAULT_MEASURES`]) that are (the depth
+    /// `Depth(recall=1.0)` left out).
+    pub fn measures(&self) -> Result<Vec<Measure>, EvalError> {
+        if self.builder.settings().measures.is_empty() {
+            let all = Measure::parse_all(crate::DEFAULT_MEASURES)
+                .map_err(|e| EvalError::Options(e.to_string()))?;
+            return Ok(all.into_iter().filter(comparable).collect());
+        }
+        let measures = self.builder.plan().measures().to_vec();
+        for m in &measures {
+            if !comparable(m) {
+                return Err(EvalError::Options(format!(
+                    "compare tests means of per-goal values: `{m}` is {}; choose measures such as \
+                     AP, P@10, RR, nDCG@10",
+                    match m.aggregation() {
+                        Aggregation::Sum => "a sum over goals",
+                        Aggregation::GeoMean => "a geometric mean",
+                        Aggregation::Depth => "a depth, undefined for goals that never reach it",
+                        Aggregation::Mean => "a summary of all goals at once",
+                    }
+                )));
+            }
+        }
+        Ok(measures)
+    }
+
+    /// Evaluates every run, then compares them. Errors: a run's (its file, line and what was
+    /// expected, as `eval` words them), or options: fewer than two runs, a measure that is not
+    /// a mean of per-goal values, alpha or level outside (0, 1).
+    pub fn run(self, options: &CompareOptions) -> Result<Comparison, EvalError> {
+        options.check().map_err(EvalError::Options)?;
+        if self.runs.len() < 2 {
+            return Err(EvalError::Options(format!(
+                "compare needs at least two runs, given {}",
+                self.runs.len()
+            )));
+        }
+        let measures = self.measures()?;
+        // The plan's measures are these, in this order: rows' values line up with them.
+        let builder = self.builder.measures(measures);
+        let measures = builder.plan().measures().to_vec();
+        let actual = match self.actual {
+            ActualInput::Path(p) => ActualInput::Sets(Arc::new(crate::read_actual_with_threads(
+                &p,
+                builder.settings().threads,
+            )?)),
+            sets => sets,
+        };
+        let nm = measures.len();
+        let mut ids: HashMap<Vec<u8>, usize> = HashMap::new();
+        // values[run][measure][goal], NaN where the run has no value.
+        let mut values: Vec<Vec<Vec<f64>>> = Vec::with_capacity(self.runs.len());
+        let mut infos = Vec::with_capacity(self.runs.len());
+        let mut warnings = Vec::new();
+        for run in self.runs {
+            let mut v: Vec<Vec<f64>> = vec![Vec::new(); nm];
+            let mut sink = RowFn(|row: crate::GoalRow| {
+                let next = ids.len();
+                let g = *ids.entry(row.goal).or_insert(next);
+                for (m, x) in row.values.iter().enumerate() {
+                    if v[m].len() <= g {
+                        v[m].resize(g + 1, f64::NAN);
+                    }
+                    v[m][g] = x.unwrap_or(f64::NAN);
+                }
+                Ok(())
+            });
+            let done = Job::new(builder.clone(), actual.clone(), run.predicted)
+                .names(self.names.clone())
+                .mmap(self.mmap)
+                .run(&mut sink, None)?;
+            let ev = &done.evaluation;
+            for w in crate::output::warnings(&ev.report, &ev.summary.counts()) {
+                warnings.push(format!("{}: {w}", run.label));
+            }
+            values.push(v);
+            infos.push(RunInfo {
+                label: run.label,
+                counts: ev.summary.counts(),
+                lacking: 0,
+            });
+        }
+        let total = ids.len();
+        for v in &mut values {
+            for col in v.iter_mut() {
+                col.resize(total, f64::NAN);
+            }
+        }
+        // The goals every run has a value of every measure for.
+        let keep: Vec<usize> = (0..total)
+            .filter(|&g| values.iter().all(|v| v.iter().all(|col| !col[g].is_nan())))
+            .collect();
+        for (info, v) in infos.iter_mut().zip(&values) {
+            info.lacking = (0..total).filter(|&g| v[0][g].is_nan()).count() as u64;
+            if info.lacking > 0 {
+                warnings.push(format!(
+                    "{}: {} goals of the other runs have no value here (no predictions, \
+                     --missing skip): left out of every comparison",
+                    info.label, info.lacking
+                ));
+            }
+            if info.counts.evaluated_empty > 0 {
+                warnings.push(format!(
+                    "{}: {} goals have no predictions: evaluated as empty rankings, every \
+                     measure 0 (--missing zero)",
+                    info.label, info.counts.evaluated_empty
+                ));
+            }
+        }
+        let n = keep.len();
+        if n < 2 {
+            warnings.push(format!(
+                "{n} goal{} in common: no test can be made (p-values, intervals and effects \
+                 are NaN)",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        // The kept goals' values, packed: packed[run][measure] is a column of n values.
+        let packed: Vec<Vec<Vec<f64>>> = (values.into_iter())
+            .map(|v| {
+                (v.into_iter())
+                    .map(|col| keep.iter().map(|&g| col[g]).collect())
+                    .collect()
+            })
+            .collect();
+        let mean = |x: &[f64]| -> f64 {
+            if x.is_empty() {
+                return f64::NAN;
+            }
+            let mut s = ExactSum::default();
+            x.iter().for_each(|&v| s.add(v));
+            s.value() / x.len() as f64
+        };
+        let means: Vec<Vec<f64>> = (packed.iter())
+            .map(|run| run.iter().map(|col| mean(col)).collect())
+            .collect();
+        let runs = packed.len();
+        let pairs: Vec<(usize, usize)> = if options.all_pairs {
+            (0..runs)
+                .flat_map(|a| (a + 1..runs).map(move |b| (a, b)))
+                .collect()
+        } else {
+            (1..runs).map(|b| (0, b)).collect()
+        };
+        // One unit of parallel work per comparison, on the evaluation's threads.
+        let units: Vec<(usize, usize, usize)> = (0..nm)
+            .flat_map(|m| pairs.iter().map(move |&(a, b)| (m, a, b)))
+            .collect();
+        let mut rows =
+            lemma_par::Ordered::new(builder.settings().threads).map(units, |(m, a, b)| {
+                let (va, vb) = (&packed[a][m], &packed[b][m]);
+                compare_pair(m, (a, va), (b, vb), options, &mean)
+            });
+        let deciding: Vec<f64> = (rows.iter())
+            .map(|r| match options.test {
+                Test::T => r.p_t,
+                Test::Randomization => r.p_randomization,
+                Test::Bootstrap => r.p_bootstrap,
+            })
+            .collect();
+        for (r, p) in rows.iter_mut().zip(adjust(&deciding, options.correction)) {
+            r.p_adjusted = p;
+            r.significant = p < options.alpha;
+        }
+        Ok(Comparison {
+            measures,
+            runs: infos,
+            goals: n as u64,
+            means,
+            rows,
+            options: options.clone(),
+            warnings,
+        })
+    }
+}
+
+/// Whether `m` is a mean of per-goal values (what the tests compare).
+fn comparable(m: &Measure) -> bool {
+    m.aggregation() == Aggregation::Mean && m.per_goal()
+}
+
+/// One measure's comparison of runs `a` and `b` over their aligned values. Each comparison
+/// draws from streams of its own, named by the seed, the measure and the two runs: its
+/// p-values and interval do not depend on which other comparisons are made.
+fn compare_pair(
+    m: usize,
+    (a, va): (usize, &[f64]),
+    (b, vb): (usize, &[f64]),
+    o: &CompareOptions,
+    mean: &dyn Fn(&[f64]) -> f64,
+) -> CompareRow {
+    let paired = Paired::new(va, vb).expect("columns of the same goals");
+    let key = |stream: u64| [m as u64, a as u64, b as u64, stream];
+    let t = paired.t_test();
+    let p_randomization = paired.randomization(o.permutations, &mut Rng::stream(o.seed, &key(0)));
+    let boot = paired.bootstrap(o.permutations, o.level, &mut Rng::stream(o.seed, &key(1)));
+    let (wins, ties, losses) = paired.wins_ties_losses();
+    CompareRow {
+        measure: m,
+        a,
+        b,
+        mean_a: mean(va),
+        mean_b: mean(vb),
+        diff: mean(paired.differences()),
+        p_t: t.p,
+        p_randomization,
+        p_bootstrap: boot.p,
+        p_adjusted: f64::NAN,
+        ci_low: boot.low,
+        ci_high: boot.high,
+        effect: paired.effect(),
+        wins,
+        ties,
+        losses,
+        significant: false,
+    }
+}
