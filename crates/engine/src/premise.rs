@@ -4,8 +4,8 @@
 //! - [`Premises`]: the corpus, the goals' places (from the actual sets' JSONL records and a
 //!   `--goals` file) and the options (`--mask`, `--strict`, `--strict-gold`), loaded once and
 //!   shared by every worker through [`EvalOptions::premises`](crate::EvalOptions).
-//! - [`GoalMask`]: one worker's view of the current goal, asked by the ranking builder of each
-//!   item in rank order before the depth cut ([`crate::ranking::Ranked::admit`]): one hashed
+//! - `GoalMask`: one worker's view of the current goal, asked by the ranking builder of each
+//!   item in rank order before the depth cut (`Ranked::admit`, `ranking.rs`): one hashed
 //!   lookup of the premise's name in the corpus (the item's hash is the corpus's) and one bit test
 //!   of its file in the goal's file's imports (or one position compare in the same file). Under
 //!   `--mask accessible` an inaccessible premise leaves the ranking there, so ranks count

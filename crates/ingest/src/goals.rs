@@ -35,7 +35,8 @@ pub enum GoalPlace<'p> {
     Incomplete(&'static str),
 }
 
-/// Each goal's place: see the [module documentation](self).
+/// Each goal's place, by goal id: a file of the corpus and a position in it, read from the
+/// actual sets' JSONL records and a `--goals` file.
 #[derive(Debug, Default)]
 pub struct GoalPlaces {
     goals: Interner,
