@@ -650,13 +650,57 @@ pub fn pytrec_name(measure: &str) -> String {
     measure.to_string()
 }
 
-/// pytrec_eval's reading of a set of measure names (its `RelevanceEvaluator`): each as
+/// The names of trec_eval's `set` nickname (the measures of the retrieved set as a whole).
+const SET_NICKNAME: [&str; 11] = [
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "utility",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+];
+
+/// The nicknames pytrec_eval takes for sets of measures (`official`, `set`, `all_trec`), each
+/// as the base names of the entries lemma-eval computes, in table order.
+pub const PYTREC_NICKNAMES: [&str; 3] = ["official", "set", "all_trec"];
+
+/// The members of one of [`PYTREC_NICKNAMES`]: `official` (trec_eval's default), `set`
+/// (`runid`, the counts and the `set_*` measures) and `all_trec` (every entry), restricted to
+/// the table's entries. `None` for another name.
+pub fn pytrec_nickname(name: &str) -> Option<Vec<&'static str>> {
+    let keep: fn(&TrecEntry) -> bool = match name {
+        "official" => |e| e.official,
+        "set" => |e| SET_NICKNAME.contains(&e.name),
+        "all_trec" => |_| true,
+        _ => return None,
+    };
+    Some(table().iter().filter(|e| keep(e)).map(|e| e.name).collect())
+}
+
+/// pytrec_eval's reading of a set of measure names (its `RelevanceEvaluator`): nicknames
+/// ([`pytrec_nickname`]) expanded, then each as
 /// [`pytrec_name`] reads it; the parameters one measure is given in several names are taken
 /// together (`{"P.5", "P.10"}` is `P.5,10`, where trec_eval's command line keeps the first `-m`
 /// with parameters), in byte order of the names; a bare name stays bare when no name gives it
 /// parameters. Then [`resolve`]d.
 pub fn resolve_pytrec<S: AsRef<str>>(names: &[S]) -> Result<Vec<TrecMeasure>, TrecMeasureError> {
-    let mut spelled: Vec<String> = names.iter().map(|n| pytrec_name(n.as_ref())).collect();
+    // pytrec_eval expands its nicknames first; an empty set asks for no measure at all (where
+    // trec_eval's command line without `-m` gives `official`).
+    let mut spelled: Vec<String> = Vec::new();
+    for n in names {
+        match pytrec_nickname(n.as_ref()) {
+            Some(members) => spelled.extend(members.into_iter().map(String::from)),
+            None => spelled.push(pytrec_name(n.as_ref())),
+        }
+    }
+    if spelled.is_empty() {
+        return Ok(Vec::new());
+    }
     spelled.sort();
     spelled.dedup();
     let mut merged: Vec<(String, Vec<String>)> = Vec::new();
@@ -720,5 +764,45 @@ mod pytrec_tests {
             ["ndcg_cut_5", "ndcg_cut_10"]
         );
         assert!(resolve_pytrec(&["nope"]).is_err());
+    }
+
+    #[test]
+    fn nicknames_and_the_empty_set() {
+        let names = |ms: &[&str]| -> Vec<String> {
+            resolve_pytrec(ms)
+                .unwrap()
+                .into_iter()
+                .map(|m| m.name)
+                .collect()
+        };
+        assert!(resolve_pytrec::<&str>(&[]).unwrap().is_empty());
+        // official: trec_eval's default, 30 printed names with runid.
+        assert_eq!(names(&["official"]), names_of_resolve(&[]));
+        assert_eq!(names(&["official"]).len(), 30);
+        assert_eq!(
+            names(&["set"]),
+            [
+                "runid",
+                "num_q",
+                "num_ret",
+                "num_rel",
+                "num_rel_ret",
+                "set_P",
+                "set_recall",
+                "set_F"
+            ]
+        );
+        let all = names(&["all_trec"]);
+        for e in table() {
+            assert!(all.iter().any(|n| n.starts_with(e.name)), "{}", e.name);
+        }
+        // A nickname beside a parameterised name: the parameters win, as in pytrec_eval.
+        let with_p = names(&["official", "P.7"]);
+        assert!(with_p.contains(&"P_7".to_string()) && !with_p.contains(&"P_5".to_string()));
+        assert_eq!(pytrec_nickname("map"), None);
+    }
+
+    fn names_of_resolve(args: &[&str]) -> Vec<String> {
+        resolve(args).unwrap().into_iter().map(|m| m.name).collect()
     }
 }
