@@ -654,6 +654,15 @@ def _aggregate_plain(measure: str, vals: List[float]) -> float:
         return math.inf
 
 
+def _pytrec_printed(name: str) -> str:
+    """The name pytrec_eval reports for a trec_eval printed name: measures of one value read
+    from a parameter list (``set_F_0.5``, ``utility_2,-1,0,0``) without the parameters."""
+    for base in ("set_F", "utility"):
+        if name.startswith(base + "_"):
+            return base
+    return name
+
+
 class RelevanceEvaluator:
     """pytrec_eval's ``RelevanceEvaluator``: ``evaluate(run)`` returns ``{goal: {measure:
     value}}`` with trec_eval 9.0.8's values, for the goals of the run that have judgments.
@@ -684,10 +693,9 @@ class RelevanceEvaluator:
         )
         index = {k: i for i, k in enumerate(self._ev.keys)}
         # (printed name, index of the value or None, how pytrec_eval reports it per goal).
-        # pytrec_eval names set_F without its parameter.
+        # pytrec_eval names set_F and utility without their parameters.
         self._columns = [
-            ("set_F" if p.startswith("set_F_") else p, index[n] if n is not None else None)
-            for p, n in pairs
+            (_pytrec_printed(p), index[n] if n is not None else None) for p, n in pairs
         ]
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
@@ -704,8 +712,9 @@ class RelevanceEvaluator:
                 v = values[i] if i is not None else None
                 if name == "num_q":
                     v = 1.0
-                elif name == "gm_map":
-                    # trec_eval keeps a goal's log AP (floored at 1e-5); the mean is exponentiated.
+                elif name.startswith("gm_"):
+                    # trec_eval keeps a goal's log AP or Bpref (floored at 1e-5); the mean is
+                    # exponentiated.
                     v = math.log(max(v if v is not None else 0.0, 0.00001))
                 per[name] = float(v) if v is not None else 0.0
             out[goal] = per

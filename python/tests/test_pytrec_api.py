@@ -234,3 +234,30 @@ def test_aggregates_of_an_evaluation_equal_pytrec_evals(generated):
         b = pytrec_eval.compute_aggregated_measure(m, [v[m] for v in want.values()])
         assert a == b, m
 
+
+def test_utility_with_coefficients_from_the_counts(generated):
+    """pytrec_eval cannot pass utility's coefficients (its name reading keeps one number, and
+    trec_eval then refuses the count): checked against its counts instead, per goal."""
+    qrels, run = generated
+    counts = pytrec_eval.RelevanceEvaluator(qrels, {"num_ret", "num_rel", "num_rel_ret"}).evaluate(
+        run
+    )
+    got = lemma_eval.RelevanceEvaluator(qrels, {"utility.2,-1,0.5,0.25"}).evaluate(run)
+    assert set(got) == set(counts)
+    for goal, c in counts.items():
+        n, r, s = c["num_ret"], c["num_rel"], c["num_rel_ret"]
+        want = 2 * s + -1 * (n - s) + 0.5 * (r - s) + 0.25 * (s - n - r)
+        assert got[goal] == {"utility": want}, goal
+
+
+def test_new_set_measures_by_hand():
+    """q1: n = 3, R = 1, s = 1; q2: n = 3, R = 2, s = 2 (d1 unjudged)."""
+    ms = {"set_map", "set_relative_P", "num_nonrel_judged_ret", "utility", "gm_bpref"}
+    got = lemma_eval.RelevanceEvaluator(QRELS, ms).evaluate(RUN)
+    assert got["q1"]["set_map"] == 1 / 3 and got["q2"]["set_map"] == 4 / 6
+    assert got["q1"]["set_relative_P"] == 1.0 and got["q2"]["set_relative_P"] == 1.0
+    assert got["q1"]["num_nonrel_judged_ret"] == 2.0 and got["q2"]["num_nonrel_judged_ret"] == 0.0
+    assert got["q1"]["utility"] == -1.0 and got["q2"]["utility"] == 1.0
+    # q1: d2 below two judged non-relevant (N = 2, R = 1): 1 - 1/1 = 0, floored at 1e-5.
+    assert got["q1"]["gm_bpref"] == math.log(1e-5) and got["q2"]["gm_bpref"] == 0.0
+    assert got == pytrec_eval.RelevanceEvaluator(QRELS, ms).evaluate(RUN)

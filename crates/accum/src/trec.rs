@@ -56,6 +56,14 @@ pub enum TrecParams {
         /// The measure at one level.
         make: fn(f64) -> Measure,
     },
+    /// One measure of a list of numbers read as trec_eval reads them (C's `atof`: `utility.2,-1,0,0`),
+    /// printed `name_params` as given; `default` without parameters.
+    Numbers {
+        /// The measure without parameters.
+        default: Measure,
+        /// The measure of the numbers (an error for a list it cannot take).
+        make: fn(&[f64]) -> Result<Measure, String>,
+    },
     /// One measure with a number parameter (`set_F.0.5`), printed `name_param` as given.
     Float {
         /// The measure without parameters.
@@ -111,21 +119,16 @@ fn err(code: i32, message: String) -> TrecMeasureError {
 }
 
 /// trec_eval measures lemma-eval does not compute (named in the error).
-pub const UNSUPPORTED: [&str; 30] = [
+pub const UNSUPPORTED: [&str; 25] = [
     "relstring",
     "infAP",
-    "gm_bpref",
     "Rprec_mult",
-    "utility",
     "binG",
     "G",
     "dcg",
     "ideal_dcg",
     "ndcg_rel",
     "Rndcg",
-    "set_relative_P",
-    "set_map",
-    "num_nonrel_judged_ret",
     "prefs_num_prefs_poss",
     "prefs_simp",
     "prefs_pair",
@@ -191,6 +194,7 @@ impl TrecEntry {
             TrecParams::Cutoffs { .. } => format!("{}.k1,k2,...", self.name),
             TrecParams::Levels { .. } => format!("{}.r1,r2,...", self.name),
             TrecParams::Float { .. } => format!("{}.x", self.name),
+            TrecParams::Numbers { .. } => format!("{}.x1,x2,...", self.name),
         }
     }
 
@@ -250,6 +254,13 @@ impl TrecEntry {
                     .map(|x| printed(self.printed_name(TrecArg::Level(x)), make(x)))
                     .collect()
             }
+            TrecParams::Numbers { default, make } => vec![match params {
+                None => printed(name.into(), default),
+                Some(p) => {
+                    let xs: Vec<f64> = p.split(',').map(atof).collect();
+                    printed(format!("{name}_{p}"), make(&xs).map_err(|e| err(2, e))?)
+                }
+            }],
             TrecParams::Float { default, make } => vec![match params {
                 None => printed(name.into(), default),
                 Some(p) => {
@@ -275,6 +286,46 @@ fn printed(name: String, measure: Measure) -> TrecMeasure {
         integer: measure.aggregation() == Aggregation::Sum,
         per_goal: measure.per_goal(),
     }
+}
+
+/// A number as C's `atof` reads it, as trec_eval reads a measure's number parameters: leading
+/// white space skipped, then the longest prefix of the form `[+-]digits[.digits][e[+-]digits]`
+/// (at least one digit); 0 when there is none.
+pub(crate) fn atof(s: &str) -> f64 {
+    let b = s.trim_start().as_bytes();
+    let digits = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let int_end = digits(i);
+    let mut end = int_end;
+    let mut any = int_end > i;
+    i = int_end;
+    if i < b.len() && b[i] == b'.' {
+        let frac_end = digits(i + 1);
+        any |= frac_end > i + 1;
+        if any {
+            end = frac_end;
+        }
+    }
+    if !any {
+        return 0.0;
+    }
+    if end < b.len() && matches!(b[end], b'e' | b'E') {
+        let mut j = end + 1;
+        if j < b.len() && matches!(b[j], b'+' | b'-') {
+            j += 1;
+        }
+        let exp_end = digits(j);
+        if exp_end > j {
+            end = exp_end;
+        }
+    }
+    let text = std::str::from_utf8(&b[..end]).expect("ASCII prefix");
+    text.parse().unwrap_or(0.0)
 }
 
 fn parse_positive(s: &str) -> Option<f64> {
@@ -469,6 +520,15 @@ pub(crate) fn parse_printed(name: &str) -> Option<Result<Measure, String>> {
                     }));
                 }
             }
+            TrecParams::Numbers { default, make } => {
+                if name == e.name {
+                    return Some(Ok(default));
+                }
+                if let Some(p) = suffix.filter(|p| !p.is_empty()) {
+                    let xs: Vec<f64> = p.split(',').map(atof).collect();
+                    return Some(make(&xs));
+                }
+            }
             TrecParams::Float { make, .. } => {
                 if let Some(x) = suffix.filter(|x| !x.is_empty()) {
                     return Some(
@@ -510,6 +570,8 @@ mod tests {
                 "iprec_at_recall",
                 "P",
                 "recall",
+                "gm_bpref",
+                "utility",
                 "11pt_avg",
                 "ndcg",
                 "ndcg_cut",
@@ -517,8 +579,11 @@ mod tests {
                 "relative_P",
                 "success",
                 "set_P",
+                "set_relative_P",
                 "set_recall",
+                "set_map",
                 "set_F",
+                "num_nonrel_judged_ret",
             ]
         );
         let orders: Vec<u8> = table().iter().map(|e| e.order).collect();
@@ -565,11 +630,27 @@ mod tests {
 
     #[test]
     fn integer_and_per_goal_follow_the_measures() {
-        let all = resolve(&["official", "set_F", "ndcg_cut.3"]).unwrap();
+        let all = resolve(&[
+            "official",
+            "set_F",
+            "ndcg_cut.3",
+            "num_nonrel_judged_ret",
+            "gm_bpref",
+            "set_map",
+            "set_relative_P",
+        ])
+        .unwrap();
         for m in &all {
-            let integer = ["num_q", "num_ret", "num_rel", "num_rel_ret"].contains(&&*m.name);
+            let integer = [
+                "num_q",
+                "num_ret",
+                "num_rel",
+                "num_rel_ret",
+                "num_nonrel_judged_ret",
+            ]
+            .contains(&&*m.name);
             assert_eq!(m.integer, integer, "{}", m.name);
-            let summary_only = ["runid", "num_q", "gm_map"].contains(&&*m.name);
+            let summary_only = ["runid", "num_q", "gm_map", "gm_bpref"].contains(&&*m.name);
             assert_eq!(m.per_goal, !summary_only, "{}", m.name);
             if let Some(measure) = m.measure {
                 // What trec_eval prints is what `trec_name` gives, for default parameters.
@@ -601,6 +682,41 @@ mod tests {
         );
         assert_eq!(resolve(&["iprec_at_recall.0.5,0.50"]).unwrap_err().code, 2);
         assert_eq!(resolve(&["P.0"]).unwrap_err().code, 2);
+    }
+
+    #[test]
+    fn utility_reads_numbers_as_atof_and_keeps_the_text() {
+        for (text, want) in [
+            ("2", 2.0),
+            ("-1", -1.0),
+            (" +0.5x", 0.5),
+            ("1e2", 100.0),
+            ("1e", 1.0),
+            (".5", 0.5),
+            ("5.", 5.0),
+            ("abc", 0.0),
+            ("-", 0.0),
+            ("", 0.0),
+        ] {
+            assert_eq!(atof(text), want, "{text:?}");
+        }
+        let v = resolve(&["utility.2,-1,0,0"]).unwrap();
+        assert_eq!(v[0].name, "utility_2,-1,0,0");
+        assert_eq!(
+            v[0].measure,
+            Some(Measure::Utility {
+                coefficients: [2.0, -1.0, 0.0, 0.0]
+            })
+        );
+        assert!(!v[0].integer && v[0].per_goal);
+        assert_eq!(resolve(&["utility"]).unwrap()[0].name, "utility");
+        assert_eq!(resolve(&["utility.1,2,3"]).unwrap_err().code, 2);
+        assert_eq!(
+            Measure::parse("utility_2,x,0,0").unwrap(),
+            [Measure::Utility {
+                coefficients: [2.0, 0.0, 0.0, 0.0]
+            }]
+        );
     }
 
     #[test]
@@ -787,8 +903,11 @@ mod pytrec_tests {
                 "num_ret",
                 "num_rel",
                 "num_rel_ret",
+                "utility",
                 "set_P",
+                "set_relative_P",
                 "set_recall",
+                "set_map",
                 "set_F"
             ]
         );
