@@ -6,7 +6,7 @@ Usage: compare_pytrec_eval.py LEMMA_EVAL QRELS RUN [-l LEVEL] [-c]
 
 For every goal and measure, the value lemma-eval prints must equal pytrec_eval's value printed
 the way trec_eval prints it (`%.4f`, integers for counts); the `all` block must equal trec_eval's
-summary (the mean over goals, or the sum for counts, geometric mean for gm_map). Exit 1 on any
+summary (the mean over goals, or the sum for counts, geometric mean for gm_map and gm_bpref). Exit 1 on any
 difference, naming it.
 """
 import argparse
@@ -19,9 +19,11 @@ import pytrec_eval
 MEASURES = [
     "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
     "iprec_at_recall", "P", "recall", "11pt_avg", "ndcg", "ndcg_cut", "map_cut", "relative_P",
-    "success", "set_P", "set_recall", "set_F",
+    "success", "set_P", "set_recall", "set_F", "gm_bpref", "utility", "set_relative_P", "set_map",
+    "num_nonrel_judged_ret",
 ]
-COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret"}
+COUNTS = {"num_q", "num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret"}
+GEOMETRIC = {"gm_map", "gm_bpref"}  # summary only: per goal, pytrec_eval gives the logarithm
 
 
 def read_qrels(path):
@@ -80,7 +82,7 @@ def main():
     names_seen = set()
     for goal in sorted(per_query):
         for name, value in per_query[goal].items():
-            if name in ("num_q", "gm_map", "runid"):
+            if name in {"num_q", "runid"} | GEOMETRIC:
                 continue  # summary-only in trec_eval's output
             names_seen.add(name)
             want = fmt(name, value)
@@ -91,11 +93,14 @@ def main():
     # The summary, as trec_eval forms it.
     goals = sorted(per_query)
     n = len(goals)
-    for name in sorted(names_seen | {"gm_map", "num_q"}):
+    for name in sorted(names_seen | GEOMETRIC | {"num_q"}):
         if name == "num_q":
             want = str(n)
-        elif name == "gm_map":
-            want = "%.4f" % math.exp(sum(per_query[g]["gm_map"] for g in goals) / n)
+        elif name in GEOMETRIC:
+            total = 0.0
+            for g in goals:
+                total += per_query[g][name]
+            want = "%.4f" % math.exp(total / n)
         elif name in COUNTS:
             want = str(int(sum(per_query[g][name] for g in goals)))
         else:

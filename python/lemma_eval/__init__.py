@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 import warnings
+from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -30,6 +31,11 @@ __all__ = [
     "Result",
     "Session",
     "RelevanceEvaluator",
+    "supported_measures",
+    "supported_nicknames",
+    "parse_qrel",
+    "parse_run",
+    "compute_aggregated_measure",
     "LemmaEvalWarning",
     "__version__",
 ]
@@ -551,6 +557,112 @@ class Session:
         return Result(self._native.finish())
 
 
+_names, _nicknames = _native.NativeEvaluator.pytrec_supported()
+
+#: The trec_eval measure names lemma-eval computes, as ``pytrec_eval.supported_measures`` lists
+#: them (base names, ``runid`` included): ``RelevanceEvaluator`` takes each, with parameters
+#: (``P.5,10``) or pytrec_eval's spelling (``P_5``).
+supported_measures = frozenset(_names)
+
+#: pytrec_eval's nicknames (``official``, ``set``, ``all_trec``), each the set of its members
+#: that lemma-eval computes.
+supported_nicknames = {name: frozenset(members) for name, members in _nicknames}
+
+
+def parse_qrel(f_qrel: Iterable[str]) -> Dict[str, Dict[str, int]]:
+    """Reads qrels lines (``goal iteration lemma grade``, e.g. an open file) into ``{goal:
+    {lemma: grade}}``, as ``pytrec_eval.parse_qrel`` does: every line has four fields, a
+    lemma twice under one goal is an ``AssertionError``; a ``defaultdict``."""
+    qrel: Dict[str, Dict[str, int]] = defaultdict(dict)
+    for line in f_qrel:
+        goal, _, lemma, grade = line.strip().split()
+        assert lemma not in qrel[goal], (goal, lemma)
+        qrel[goal][lemma] = int(grade)
+    return qrel
+
+
+def parse_run(f_run: Iterable[str]) -> Dict[str, Dict[str, float]]:
+    """Reads TREC run lines (``goal Q0 lemma rank score tag``) into ``{goal: {lemma: score}}``,
+    as ``pytrec_eval.parse_run`` does: six fields a line, the rank ignored, a lemma twice under
+    one goal an ``AssertionError``; a ``defaultdict``."""
+    run: Dict[str, Dict[str, float]] = defaultdict(dict)
+    for line in f_run:
+        goal, _, lemma, _rank, score, _ = line.strip().split()
+        assert lemma not in run[goal], (goal, lemma)
+        run[goal][lemma] = float(score)
+    return run
+
+
+def _pairwise_sum(a: Sequence[float], lo: int, n: int) -> float:
+    """NumPy's pairwise summation of ``a[lo:lo + n]`` (what ``numpy.sum`` and ``numpy.mean`` of a
+    float64 array add), for the same bits without NumPy."""
+    if n < 8:
+        s = -0.0
+        for i in range(lo, lo + n):
+            s += a[i]
+        return s
+    if n <= 128:
+        r = [a[lo + j] for j in range(8)]
+        i = 8
+        while i < n - n % 8:
+            for j in range(8):
+                r[j] += a[lo + i + j]
+            i += 8
+        s = (r[0] + r[1]) + (r[2] + r[3]) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for k in range(i, n):
+            s += a[lo + k]
+        return s
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(a, lo, half) + _pairwise_sum(a, lo + half, n - half)
+
+
+def compute_aggregated_measure(measure: str, values: Iterable[float]) -> float:
+    """The summary of one measure over goals' values, as ``pytrec_eval.compute_aggregated_measure``
+    gives it: the sum for ``num_*`` counts, ``exp`` of the mean for ``gm_*`` (whose per-goal
+    values are logs), the mean otherwise (NaN for no values). The same bits as pytrec_eval's
+    (NumPy's summation, here or without NumPy)."""
+    vals = list(values)
+    try:
+        import numpy as np
+    except ImportError:  # pragma: no cover - exercised with numpy hidden
+        np = None
+    if np is not None:
+        if measure.startswith("num_"):
+            return float(np.sum(vals))
+        if measure.startswith("gm_"):
+            return float(np.exp(np.sum(vals) / len(vals)))
+        return float(np.mean(vals))
+    return _aggregate_plain(measure, vals)
+
+
+def _aggregate_plain(measure: str, vals: List[float]) -> float:
+    if measure.startswith("num_") and all(isinstance(v, int) for v in vals):
+        return float(sum(vals))
+    floats = [float(v) for v in vals]
+    total = _pairwise_sum(floats, 0, len(floats)) if floats else 0.0
+    if measure.startswith("num_"):
+        return total
+    if not floats:
+        return math.nan
+    mean = total / len(floats)
+    if not measure.startswith("gm_"):
+        return mean
+    try:
+        return math.exp(mean)
+    except OverflowError:
+        return math.inf
+
+
+def _pytrec_printed(name: str) -> str:
+    """The name pytrec_eval reports for a trec_eval printed name: measures of one value read
+    from a parameter list (``set_F_0.5``, ``utility_2,-1,0,0``) without the parameters."""
+    for base in ("set_F", "utility"):
+        if name.startswith(base + "_"):
+            return base
+    return name
+
+
 class RelevanceEvaluator:
     """pytrec_eval's ``RelevanceEvaluator``: ``evaluate(run)`` returns ``{goal: {measure:
     value}}`` with trec_eval 9.0.8's values, for the goals of the run that have judgments.
@@ -567,8 +679,12 @@ class RelevanceEvaluator:
             raise ValueError("judged_docs_only_flag is not supported")
         # pytrec_eval's reading of the names (P_5 spellings, parameters taken together): the
         # engine's.
+        # Nicknames (all_trec, official, set) expand as pytrec_eval expands them; an empty set
+        # gives every goal an empty dict.
         pairs = _native.NativeEvaluator.pytrec_measures([str(m) for m in measures])
-        native = [n for _, n in pairs if n is not None]
+        native = [n for _, n in pairs if n is not None] or ["num_ret"]
+        # A goal without judgments is no goal of trec_eval's (pytrec_eval drops it too).
+        query_relevance = {g: r for g, r in query_relevance.items() if len(r) > 0}
         self._ev = _evaluator(
             query_relevance,
             native,
@@ -577,13 +693,14 @@ class RelevanceEvaluator:
         )
         index = {k: i for i, k in enumerate(self._ev.keys)}
         # (printed name, index of the value or None, how pytrec_eval reports it per goal).
-        # pytrec_eval names set_F without its parameter.
+        # pytrec_eval names set_F and utility without their parameters.
         self._columns = [
-            ("set_F" if p.startswith("set_F_") else p, index[n] if n is not None else None)
-            for p, n in pairs
+            (_pytrec_printed(p), index[n] if n is not None else None) for p, n in pairs
         ]
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
+        if not scores:
+            return {}
         session = self._ev.session()
         session.keep_rows(True)
         session.push_scored_dict(scores if isinstance(scores, dict) else dict(scores))
@@ -595,8 +712,9 @@ class RelevanceEvaluator:
                 v = values[i] if i is not None else None
                 if name == "num_q":
                     v = 1.0
-                elif name == "gm_map":
-                    # trec_eval keeps a goal's log AP (floored at 1e-5); the mean is exponentiated.
+                elif name.startswith("gm_"):
+                    # trec_eval keeps a goal's log AP or Bpref (floored at 1e-5); the mean is
+                    # exponentiated.
                     v = math.log(max(v if v is not None else 0.0, 0.00001))
                 per[name] = float(v) if v is not None else 0.0
             out[goal] = per

@@ -947,6 +947,24 @@ impl NativeEvaluator {
         let tm = trec::resolve_pytrec(&measures).map_err(|e| PyValueError::new_err(e.message))?;
         Ok(trec_pairs(tm))
     }
+
+    /// The trec_eval measure names lemma-eval computes (`runid` included, as pytrec_eval lists
+    /// it), and the nicknames pytrec_eval takes with their members among them.
+    #[staticmethod]
+    fn pytrec_supported() -> (Vec<String>, Vec<(String, Vec<String>)>) {
+        let names = trec::table().iter().map(|e| e.name.to_string()).collect();
+        let nicknames = trec::PYTREC_NICKNAMES
+            .iter()
+            .map(|n| {
+                let members = trec::pytrec_nickname(n).unwrap_or_default();
+                (
+                    n.to_string(),
+                    members.into_iter().map(String::from).collect(),
+                )
+            })
+            .collect();
+        (names, nicknames)
+    }
 }
 
 /// The shards a partial merge lacks: per predictions file, its name, length, fingerprint, shard

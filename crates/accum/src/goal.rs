@@ -916,6 +916,13 @@ impl GoalView<'_> {
         self.acc.bpref
     }
 
+    /// Judged non-relevant items retrieved: grade `>= 0` and below the relevance level (negative
+    /// grades are judged unjudged and count as neither).
+    #[inline]
+    pub fn nonrelevant_judged(&self) -> u64 {
+        self.acc.nonrel_seen
+    }
+
     /// Over retrieved relevant items, the number of non-relevant items ranked above each (those
     /// tied with it excluded: see [`GoalView::tied_pairs`]).
     #[inline]

@@ -56,6 +56,14 @@ pub enum TrecParams {
         /// The measure at one level.
         make: fn(f64) -> Measure,
     },
+    /// One measure of a list of numbers read as trec_eval reads them (C's `atof`: `utility.2,-1,0,0`),
+    /// printed `name_params` as given; `default` without parameters.
+    Numbers {
+        /// The measure without parameters.
+        default: Measure,
+        /// The measure of the numbers (an error for a list it cannot take).
+        make: fn(&[f64]) -> Result<Measure, String>,
+    },
     /// One measure with a number parameter (`set_F.0.5`), printed `name_param` as given.
     Float {
         /// The measure without parameters.
@@ -111,21 +119,16 @@ fn err(code: i32, message: String) -> TrecMeasureError {
 }
 
 /// trec_eval measures lemma-eval does not compute (named in the error).
-pub const UNSUPPORTED: [&str; 30] = [
+pub const UNSUPPORTED: [&str; 25] = [
     "relstring",
     "infAP",
-    "gm_bpref",
     "Rprec_mult",
-    "utility",
     "binG",
     "G",
     "dcg",
     "ideal_dcg",
     "ndcg_rel",
     "Rndcg",
-    "set_relative_P",
-    "set_map",
-    "num_nonrel_judged_ret",
     "prefs_num_prefs_poss",
     "prefs_simp",
     "prefs_pair",
@@ -191,6 +194,7 @@ impl TrecEntry {
             TrecParams::Cutoffs { .. } => format!("{}.k1,k2,...", self.name),
             TrecParams::Levels { .. } => format!("{}.r1,r2,...", self.name),
             TrecParams::Float { .. } => format!("{}.x", self.name),
+            TrecParams::Numbers { .. } => format!("{}.x1,x2,...", self.name),
         }
     }
 
@@ -250,6 +254,13 @@ impl TrecEntry {
                     .map(|x| printed(self.printed_name(TrecArg::Level(x)), make(x)))
                     .collect()
             }
+            TrecParams::Numbers { default, make } => vec![match params {
+                None => printed(name.into(), default),
+                Some(p) => {
+                    let xs: Vec<f64> = p.split(',').map(atof).collect();
+                    printed(format!("{name}_{p}"), make(&xs).map_err(|e| err(2, e))?)
+                }
+            }],
             TrecParams::Float { default, make } => vec![match params {
                 None => printed(name.into(), default),
                 Some(p) => {
@@ -275,6 +286,46 @@ fn printed(name: String, measure: Measure) -> TrecMeasure {
         integer: measure.aggregation() == Aggregation::Sum,
         per_goal: measure.per_goal(),
     }
+}
+
+/// A number as C's `atof` reads it, as trec_eval reads a measure's number parameters: leading
+/// white space skipped, then the longest prefix of the form `[+-]digits[.digits][e[+-]digits]`
+/// (at least one digit); 0 when there is none.
+pub(crate) fn atof(s: &str) -> f64 {
+    let b = s.trim_start().as_bytes();
+    let digits = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+        }
+        i
+    };
+    let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let int_end = digits(i);
+    let mut end = int_end;
+    let mut any = int_end > i;
+    i = int_end;
+    if i < b.len() && b[i] == b'.' {
+        let frac_end = digits(i + 1);
+        any |= frac_end > i + 1;
+        if any {
+            end = frac_end;
+        }
+    }
+    if !any {
+        return 0.0;
+    }
+    if end < b.len() && matches!(b[end], b'e' | b'E') {
+        let mut j = end + 1;
+        if j < b.len() && matches!(b[j], b'+' | b'-') {
+            j += 1;
+        }
+        let exp_end = digits(j);
+        if exp_end > j {
+            end = exp_end;
+        }
+    }
+    let text = std::str::from_utf8(&b[..end]).expect("ASCII prefix");
+    text.parse().unwrap_or(0.0)
 }
 
 fn parse_positive(s: &str) -> Option<f64> {
@@ -469,6 +520,15 @@ pub(crate) fn parse_printed(name: &str) -> Option<Result<Measure, String>> {
                     }));
                 }
             }
+            TrecParams::Numbers { default, make } => {
+                if name == e.name {
+                    return Some(Ok(default));
+                }
+                if let Some(p) = suffix.filter(|p| !p.is_empty()) {
+                    let xs: Vec<f64> = p.split(',').map(atof).collect();
+                    return Some(make(&xs));
+                }
+            }
             TrecParams::Float { make, .. } => {
                 if let Some(x) = suffix.filter(|x| !x.is_empty()) {
                     return Some(
@@ -510,6 +570,8 @@ mod tests {
                 "iprec_at_recall",
                 "P",
                 "recall",
+                "gm_bpref",
+                "utility",
                 "11pt_avg",
                 "ndcg",
                 "ndcg_cut",
@@ -517,8 +579,11 @@ mod tests {
                 "relative_P",
                 "success",
                 "set_P",
+                "set_relative_P",
                 "set_recall",
+                "set_map",
                 "set_F",
+                "num_nonrel_judged_ret",
             ]
         );
         let orders: Vec<u8> = table().iter().map(|e| e.order).collect();
@@ -565,11 +630,27 @@ mod tests {
 
     #[test]
     fn integer_and_per_goal_follow_the_measures() {
-        let all = resolve(&["official", "set_F", "ndcg_cut.3"]).unwrap();
+        let all = resolve(&[
+            "official",
+            "set_F",
+            "ndcg_cut.3",
+            "num_nonrel_judged_ret",
+            "gm_bpref",
+            "set_map",
+            "set_relative_P",
+        ])
+        .unwrap();
         for m in &all {
-            let integer = ["num_q", "num_ret", "num_rel", "num_rel_ret"].contains(&&*m.name);
+            let integer = [
+                "num_q",
+                "num_ret",
+                "num_rel",
+                "num_rel_ret",
+                "num_nonrel_judged_ret",
+            ]
+            .contains(&&*m.name);
             assert_eq!(m.integer, integer, "{}", m.name);
-            let summary_only = ["runid", "num_q", "gm_map"].contains(&&*m.name);
+            let summary_only = ["runid", "num_q", "gm_map", "gm_bpref"].contains(&&*m.name);
             assert_eq!(m.per_goal, !summary_only, "{}", m.name);
             if let Some(measure) = m.measure {
                 // What trec_eval prints is what `trec_name` gives, for default parameters.
@@ -601,6 +682,41 @@ mod tests {
         );
         assert_eq!(resolve(&["iprec_at_recall.0.5,0.50"]).unwrap_err().code, 2);
         assert_eq!(resolve(&["P.0"]).unwrap_err().code, 2);
+    }
+
+    #[test]
+    fn utility_reads_numbers_as_atof_and_keeps_the_text() {
+        for (text, want) in [
+            ("2", 2.0),
+            ("-1", -1.0),
+            (" +0.5x", 0.5),
+            ("1e2", 100.0),
+            ("1e", 1.0),
+            (".5", 0.5),
+            ("5.", 5.0),
+            ("abc", 0.0),
+            ("-", 0.0),
+            ("", 0.0),
+        ] {
+            assert_eq!(atof(text), want, "{text:?}");
+        }
+        let v = resolve(&["utility.2,-1,0,0"]).unwrap();
+        assert_eq!(v[0].name, "utility_2,-1,0,0");
+        assert_eq!(
+            v[0].measure,
+            Some(Measure::Utility {
+                coefficients: [2.0, -1.0, 0.0, 0.0]
+            })
+        );
+        assert!(!v[0].integer && v[0].per_goal);
+        assert_eq!(resolve(&["utility"]).unwrap()[0].name, "utility");
+        assert_eq!(resolve(&["utility.1,2,3"]).unwrap_err().code, 2);
+        assert_eq!(
+            Measure::parse("utility_2,x,0,0").unwrap(),
+            [Measure::Utility {
+                coefficients: [2.0, 0.0, 0.0, 0.0]
+            }]
+        );
     }
 
     #[test]
@@ -650,13 +766,57 @@ pub fn pytrec_name(measure: &str) -> String {
     measure.to_string()
 }
 
-/// pytrec_eval's reading of a set of measure names (its `RelevanceEvaluator`): each as
+/// The names of trec_eval's `set` nickname (the measures of the retrieved set as a whole).
+const SET_NICKNAME: [&str; 11] = [
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "utility",
+    "set_P",
+    "set_relative_P",
+    "set_recall",
+    "set_map",
+    "set_F",
+];
+
+/// The nicknames pytrec_eval takes for sets of measures (`official`, `set`, `all_trec`), each
+/// as the base names of the entries lemma-eval computes, in table order.
+pub const PYTREC_NICKNAMES: [&str; 3] = ["official", "set", "all_trec"];
+
+/// The members of one of [`PYTREC_NICKNAMES`]: `official` (trec_eval's default), `set`
+/// (`runid`, the counts and the `set_*` measures) and `all_trec` (every entry), restricted to
+/// the table's entries. `None` for another name.
+pub fn pytrec_nickname(name: &str) -> Option<Vec<&'static str>> {
+    let keep: fn(&TrecEntry) -> bool = match name {
+        "official" => |e| e.official,
+        "set" => |e| SET_NICKNAME.contains(&e.name),
+        "all_trec" => |_| true,
+        _ => return None,
+    };
+    Some(table().iter().filter(|e| keep(e)).map(|e| e.name).collect())
+}
+
+/// pytrec_eval's reading of a set of measure names (its `RelevanceEvaluator`): nicknames
+/// ([`pytrec_nickname`]) expanded, then each as
 /// [`pytrec_name`] reads it; the parameters one measure is given in several names are taken
 /// together (`{"P.5", "P.10"}` is `P.5,10`, where trec_eval's command line keeps the first `-m`
 /// with parameters), in byte order of the names; a bare name stays bare when no name gives it
 /// parameters. Then [`resolve`]d.
 pub fn resolve_pytrec<S: AsRef<str>>(names: &[S]) -> Result<Vec<TrecMeasure>, TrecMeasureError> {
-    let mut spelled: Vec<String> = names.iter().map(|n| pytrec_name(n.as_ref())).collect();
+    // pytrec_eval expands its nicknames first; an empty set asks for no measure at all (where
+    // trec_eval's command line without `-m` gives `official`).
+    let mut spelled: Vec<String> = Vec::new();
+    for n in names {
+        match pytrec_nickname(n.as_ref()) {
+            Some(members) => spelled.extend(members.into_iter().map(String::from)),
+            None => spelled.push(pytrec_name(n.as_ref())),
+        }
+    }
+    if spelled.is_empty() {
+        return Ok(Vec::new());
+    }
     spelled.sort();
     spelled.dedup();
     let mut merged: Vec<(String, Vec<String>)> = Vec::new();
@@ -720,5 +880,48 @@ mod pytrec_tests {
             ["ndcg_cut_5", "ndcg_cut_10"]
         );
         assert!(resolve_pytrec(&["nope"]).is_err());
+    }
+
+    #[test]
+    fn nicknames_and_the_empty_set() {
+        let names = |ms: &[&str]| -> Vec<String> {
+            resolve_pytrec(ms)
+                .unwrap()
+                .into_iter()
+                .map(|m| m.name)
+                .collect()
+        };
+        assert!(resolve_pytrec::<&str>(&[]).unwrap().is_empty());
+        // official: trec_eval's default, 30 printed names with runid.
+        assert_eq!(names(&["official"]), names_of_resolve(&[]));
+        assert_eq!(names(&["official"]).len(), 30);
+        assert_eq!(
+            names(&["set"]),
+            [
+                "runid",
+                "num_q",
+                "num_ret",
+                "num_rel",
+                "num_rel_ret",
+                "utility",
+                "set_P",
+                "set_relative_P",
+                "set_recall",
+                "set_map",
+                "set_F"
+            ]
+        );
+        let all = names(&["all_trec"]);
+        for e in table() {
+            assert!(all.iter().any(|n| n.starts_with(e.name)), "{}", e.name);
+        }
+        // A nickname beside a parameterised name: the parameters win, as in pytrec_eval.
+        let with_p = names(&["official", "P.7"]);
+        assert!(with_p.contains(&"P_7".to_string()) && !with_p.contains(&"P_5".to_string()));
+        assert_eq!(pytrec_nickname("map"), None);
+    }
+
+    fn names_of_resolve(args: &[&str]) -> Vec<String> {
+        resolve(args).unwrap().into_iter().map(|m| m.name).collect()
     }
 }

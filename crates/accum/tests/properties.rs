@@ -148,8 +148,14 @@ const MEASURES: &[&str] = &[
     "NumRet",
     "NumRel",
     "NumRelRet",
+    "NumNonRelJudgedRet",
     "NumQ",
     "GM_AP",
+    "GM_Bpref",
+    "SetAP",
+    "SetRelP",
+    "Utility",
+    "Utility(a=2.0,b=-0.5,c=-1.0,d=0.25)",
     "Leak@1",
     "Leak@10",
     "LeakRank",
@@ -252,6 +258,12 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
         Measure::F { beta2, cutoff } => f(beta2, cutoff.map_or(n, |k| k as usize)),
         Measure::E { beta2, cutoff } => 1.0 - f(beta2, cutoff.map_or(n, |k| k as usize)),
         Measure::SetP { threshold: None } => div(s(n) as f64, n as f64),
+        Measure::SetAP => div((s(n) * s(n)) as f64, (n * r) as f64),
+        Measure::SetRelP => div(s(n) as f64, n.min(r) as f64),
+        Measure::Utility { coefficients: c } => {
+            let (sn, nf) = (s(n) as f64, n as f64);
+            c[0] * sn + c[1] * (nf - sn) + c[2] * (rf - sn) + c[3] * (sn - nf - rf)
+        }
         Measure::SetR { threshold: None } => div(s(n) as f64, rf),
         Measure::SetF {
             beta2,
@@ -280,7 +292,7 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
             let k = cutoff.map_or(usize::MAX, |k| k as usize);
             div(dcg(k), idcg(k))
         }
-        Measure::Bpref => {
+        Measure::Bpref | Measure::GMBpref => {
             let big_n = c
                 .judged
                 .iter()
@@ -333,6 +345,10 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
         Measure::NumRet => n as f64,
         Measure::NumRel => rf,
         Measure::NumRelRet => s(n) as f64,
+        Measure::NumNonRelJudgedRet => grades
+            .iter()
+            .filter(|g| g.is_some_and(|g| g >= 0 && g < c.level))
+            .count() as f64,
         Measure::NumQ => 1.0,
         Measure::GMAP => div(apsum(n), rf),
         // Every item of the ranking is also the unmasked ranking's; `inaccessible` marks some.

@@ -367,7 +367,7 @@ fn reference(
         },
         Measure::IPrec { recall } => iprec(recall.0),
         Measure::AP11 => (0..=10).map(|i| iprec(i as f64 / 10.0)).sum::<f64>() / 11.0,
-        Measure::Bpref => {
+        Measure::Bpref | Measure::GMBpref => {
             let big_n = truth.n_judged_nonrel();
             let mut sum = 0.0;
             for grp in groups(items) {
@@ -434,12 +434,22 @@ fn reference(
         Measure::NumRet => n as f64,
         Measure::NumRel => rf,
         Measure::NumRelRet => s_n as f64,
+        Measure::NumNonRelJudgedRet => items
+            .iter()
+            .filter(|&&(_, g)| truth.is_judged_nonrel(g))
+            .count() as f64,
         Measure::NumQ => 1.0,
         // No unmasked ranking is told of here (nothing is inaccessible): the leak measures
         // depend on accessibility alone, never on ties.
         Measure::Leak { .. } => 0.0,
         Measure::LeakRank => return None,
         Measure::SetP { threshold: None } => div(s_n as f64, n as f64),
+        Measure::SetAP => div((s_n * s_n) as f64, (n * r) as f64),
+        Measure::SetRelP => div(s_n as f64, n.min(r) as f64),
+        Measure::Utility { coefficients: c } => {
+            let (sn, nf) = (s_n as f64, n as f64);
+            c[0] * sn + c[1] * (nf - sn) + c[2] * (rf - sn) + c[3] * (sn - nf - rf)
+        }
         Measure::SetR { threshold: None } => div(s_n as f64, rf),
         Measure::SetF {
             beta2,
@@ -970,7 +980,7 @@ fn family(name: &str) -> Vec<String> {
             v.push("AP11".into());
             v
         }
-        "bpref" => fixed(&["Bpref"]),
+        "bpref" => fixed(&["Bpref", "GM_Bpref"]),
         "auc" => fixed(&["AUC"]),
         "counts_and_sets" => fixed(&[
             "Leak@3",
@@ -978,7 +988,11 @@ fn family(name: &str) -> Vec<String> {
             "NumRet",
             "NumRel",
             "NumRelRet",
+            "NumNonRelJudgedRet",
             "NumQ",
+            "SetAP",
+            "SetRelP",
+            "Utility(a=2.0,b=-0.5,c=-1.0,d=0.25)",
             "SetP",
             "SetR",
             "SetF(beta=1)",

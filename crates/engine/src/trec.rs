@@ -13,7 +13,10 @@ use lemma_accum::{Aggregate, Measure, Summary};
 use lemma_accum::{Interpolation, TrecAdder, TrecRules};
 use std::fmt::Write as _;
 
-pub use lemma_accum::trec::{pytrec_name, resolve, resolve_pytrec, TrecMeasure, TrecMeasureError};
+pub use lemma_accum::trec::{
+    pytrec_name, pytrec_nickname, resolve, resolve_pytrec, table, TrecMeasure, TrecMeasureError,
+    PYTREC_NICKNAMES,
+};
 
 /// Appends one trec_eval line.
 pub fn line(out: &mut String, m: &TrecMeasure, goal: &str, value: f64) {

@@ -37,8 +37,10 @@ mod bpref;
 mod counts;
 mod depth;
 mod f;
+mod gm_bpref;
 mod gmap;
 mod iprec;
+mod judged;
 mod leak;
 mod ndcg;
 mod precision;
@@ -46,7 +48,10 @@ mod recall;
 mod rprec;
 mod rr;
 mod set;
+mod set_map;
+mod set_relative_p;
 mod success;
+mod utility;
 
 /// One measure kind (one `Measure` variant): everything the crate knows about it.
 ///
@@ -384,6 +389,19 @@ registry! {
         /// The score threshold.
         threshold: f64,
     } => counts::NumRelRetAbove,
+    /// `SetAP = s(n)² / (n·R)`: average precision of the retrieved set, order ignored.
+    SetAP => set_map::SetAp,
+    /// `SetRelP = s(n) / min(n, R)`: relative precision of the retrieved set.
+    SetRelP => set_relative_p::SetRelP,
+    /// `GM_Bpref = exp(mean(ln(max(Bpref, 1e-5))))`; summary only.
+    GMBpref => gm_bpref::GmBpref,
+    /// `Utility = a·s(n) + b·(n - s(n)) + c·(R - s(n)) + d·(s(n) - n - R)`.
+    Utility {
+        /// The worths `[a, b, c, d]` of the contingency table's cells.
+        coefficients: [f64; 4],
+    } => utility::Utility,
+    /// `NumNonRelJudgedRet`: judged non-relevant items ranked (summed).
+    NumNonRelJudgedRet => judged::NumNonRelJudgedRet,
     /// `GM_AP = exp(mean(ln(max(AP, 1e-5))))`; summary only.
     GMAP => gmap::GmAp,
     /// `Leak@k`: inaccessible premises among the first `k` of the unmasked ranking, over `k`.
@@ -486,12 +504,12 @@ mod tests {
     }
 
     #[test]
-    fn summary_only_measures_are_the_two_of_metrics_md() {
+    fn summary_only_measures_are_those_of_metrics_md() {
         let summary_only: Vec<&str> = KINDS
             .iter()
             .filter(|k| !Measure::parse(k.examples[0]).unwrap()[0].per_goal())
             .map(|k| k.variant)
             .collect();
-        assert_eq!(summary_only, ["NumQ", "GMAP"]);
+        assert_eq!(summary_only, ["NumQ", "GMBpref", "GMAP"]);
     }
 }
