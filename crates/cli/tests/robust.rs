@@ -691,3 +691,46 @@ fn an_error_on_the_first_line_leaves_no_partial_document() {
         }
     }
 }
+
+/// `verify` of a store whose first actual set's bitmap is damaged, every checksum recomputed:
+/// exit 2, the file, the goal and what is wrong; the store as written passes.
+#[test]
+fn verify_finds_a_damaged_actual_set_under_recomputed_checksums() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let store = dir.path().join("s.store");
+    let s = store.to_str().unwrap();
+    ok(&["convert", q.to_str().unwrap(), r.to_str().unwrap(), "-o", s]);
+    let o = run(&["verify", s]);
+    assert!(o.status.success());
+    assert_eq!(
+        String::from_utf8(o.stderr).unwrap(),
+        format!("lemma-eval: {s}: every checksum matches, every invariant holds\n")
+    );
+    let mut b = std::fs::read(&store).unwrap();
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    // Goal 0's index entry: its actual set's offset in section 6.
+    let (index, truths) = (
+        u64_at(&b, 64 + 20) as usize,
+        u64_at(&b, 64 + 20 * 6) as usize,
+    );
+    let at = truths + u64_at(&b, index + 16) as usize;
+    // The roaring cookie, first of the bitmap after its u32 length.
+    b[at + 4] ^= 0xff;
+    for i in [1, 6] {
+        let h = 64 + 20 * i;
+        let (off, len) = (u64_at(&b, h) as usize, u64_at(&b, h + 8) as usize);
+        let crc = crc32(&b[off..off + len]);
+        b[h + 16..h + 20].copy_from_slice(&crc.to_le_bytes());
+    }
+    let crc = crc32(&b[..252]);
+    b[252..256].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&store, &b).unwrap();
+    let err = fails(&["verify", s]);
+    assert!(
+        err.starts_with(&format!(
+            "lemma-eval: error: {s}: corrupt or truncated store: goal 0 (\""
+        )) && err.contains("\"): actual set bitmap: "),
+        "{err}"
+    );
+}
