@@ -547,7 +547,12 @@ fn main() -> ExitCode {
         Cmd::Verify { store } => lemma_ingest::Store::open(&store)
             .and_then(|s| s.verify())
             .map_err(Fail::from)
-            .map(|_| eprintln!("lemma-eval: {}: every checksum matches", store.display())),
+            .map(|_| {
+                eprintln!(
+                    "lemma-eval: {}: every checksum matches, every invariant holds",
+                    store.display()
+                )
+            }),
         Cmd::ReadRate { file, threads } => gen::read_rate(&file, threads),
         Cmd::ReadCorpus { corpus } => gen::read_corpus(&corpus),
     };

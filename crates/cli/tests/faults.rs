@@ -767,3 +767,63 @@ fn trec_eval_within_the_formula_on_a_generated_workload() {
         }
     }
 }
+
+/// `eval --per-goal` writes rows as batches finish, in file order: its peak is the summary-only
+/// peak plus the README's `R` (the rows of the batches in flight, at most 3W batches of 4 MiB of
+/// lines, each goal's row its name, 16 bytes a measure and 80), not a row per goal held to the
+/// end (400,000 rows here, about 60 MiB).
+#[test]
+fn per_goal_rows_are_streamed_not_held() {
+    let dir = tempdir();
+    let (q, r) = (dir.path().join("q"), dir.path().join("r"));
+    let made = Command::new(BIN)
+        .args([
+            "gen", "--goals", "400000", "--depth", "10", "--seed", "1", "--qrels",
+        ])
+        .arg(&q)
+        .arg("--run")
+        .arg(&r)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    const W: u64 = 2;
+    let ms = ["-m", "AP", "-m", "P@5", "-m", "nDCG", "-m", "RR"];
+    let (qs, rs) = (q.to_str().unwrap(), r.to_str().unwrap());
+    let mut plain = vec![
+        "eval",
+        qs,
+        rs,
+        "--threads",
+        "2",
+        "--quiet",
+        "-o",
+        "/dev/null",
+    ];
+    plain.extend(ms);
+    let mut per_goal = plain.clone();
+    per_goal.extend(["--per-goal", "--format", "tsv"]);
+    let (a, b) = (run(&plain), run(&per_goal));
+    assert!(
+        a.status.success() && b.status.success(),
+        "{} {}",
+        a.err,
+        b.err
+    );
+    let goal_bytes = std::fs::metadata(&r).unwrap().len() / 400_000;
+    let per_batch = 4 * MIB / goal_bytes;
+    let row = 8 + 16 * ms.len() as u64 / 2 + 80;
+    let rows = 3 * W * per_batch * row;
+    eprintln!(
+        "summary alone {} MiB, --per-goal {} MiB, R {} MiB",
+        a.peak / MIB,
+        b.peak / MIB,
+        rows / MIB
+    );
+    assert!(
+        b.peak <= a.peak + 2 * rows + 8 * MIB,
+        "--per-goal peaks at {} MiB, the summary alone at {} MiB: more than R = {} MiB apart",
+        b.peak / MIB,
+        a.peak / MIB,
+        rows / MIB
+    );
+}

@@ -589,9 +589,134 @@ fn crafted_shard_numbers_are_refused_naming_the_file() {
     assert_eq!(
         fails(&["merge", &s[0], c]),
         format!(
-            "lemma-eval: error: {c}: summary format version 1, expected 2: a version 1 summary \
+            "lemma-eval: error: {c}: summary format version 1, expected 3: a version 1 summary \
              does not record which shards of which predictions file it holds; write it again \
              with `eval --summary-out`\n"
+        )
+    );
+}
+
+/// The same judgments in another order of goals (and of lines within a goal): shards evaluated
+/// against either merge, and print what one `eval` prints; a goal in shards of both orders is
+/// found shared; another grade is still other actual sets.
+#[test]
+fn shards_judged_by_the_same_qrels_in_another_goal_order_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    let (qrels, run) = generated(dir.path());
+    let q = qrels.to_str().unwrap();
+    // The goals' blocks in reverse order, each block's lines reversed too.
+    let text = std::fs::read_to_string(&qrels).unwrap();
+    let mut blocks: Vec<Vec<&str>> = Vec::new();
+    for line in text.lines() {
+        let g = line.split_whitespace().next().unwrap();
+        match blocks.last_mut() {
+            Some(b) if b[0].split_whitespace().next() == Some(g) => b.push(line),
+            _ => blocks.push(vec![line]),
+        }
+    }
+    assert!(blocks.len() > 40, "{} goals", blocks.len());
+    let reversed: String = (blocks.iter().rev())
+        .flat_map(|b| b.iter().rev().map(|l| format!("{l}\n")))
+        .collect();
+    assert_ne!(reversed, text);
+    let rq = d("reversed.qrels");
+    std::fs::write(&rq, &reversed).unwrap();
+    let ms = [
+        "-m",
+        "AP",
+        "-m",
+        "P@5",
+        "-m",
+        "nDCG",
+        "-m",
+        "Depth(recall=1.0)",
+    ];
+    let runs = split(&run, dir.path(), 3, 2);
+    let all: String = runs
+        .iter()
+        .map(|r| std::fs::read_to_string(r).unwrap())
+        .collect();
+    let all_run = d("all");
+    std::fs::write(&all_run, all).unwrap();
+    let sum = |qrels: &str, run: &str, name: &str| {
+        let s = d(name);
+        let mut args = vec![
+            "eval",
+            qrels,
+            run,
+            "--quiet",
+            "--summary-out",
+            &s,
+            "-o",
+            "/dev/null",
+        ];
+        args.extend(ms);
+        ok(&args);
+        s
+    };
+    let sums = [
+        sum(q, &runs[0], "0.sum"),
+        sum(&rq, &runs[1], "1.sum"),
+        sum(q, &runs[2], "2.sum"),
+    ];
+    let mut one = vec!["eval", q, &all_run, "--quiet", "--format", "tsv"];
+    one.extend(ms);
+    let want = ok(&one);
+    assert!(want.starts_with("all\tAP\t"), "{want}");
+    let mut one_reversed = vec!["eval", &rq, &all_run, "--quiet", "--format", "tsv"];
+    one_reversed.extend(ms);
+    assert_eq!(ok(&one_reversed), want);
+    let merged = ok(&[
+        "merge", "--quiet", "--format", "tsv", &sums[0], &sums[1], &sums[2],
+    ]);
+    assert_eq!(merged, want);
+    // Shard 0 judged by both orders: its goals are found in both.
+    let again = sum(&rq, &runs[0], "0r.sum");
+    let e = fails(&["merge", &sums[0], &sums[1], &again]);
+    assert!(
+        e.starts_with(&format!(
+            "lemma-eval: error: cannot merge {} with {again}: both hold predictions for ",
+            sums[0]
+        )) && e.contains("in byte order of goal names"),
+        "{e}"
+    );
+    // One grade changed: other actual sets.
+    let (first, rest) = reversed.split_once('\n').unwrap();
+    let mut f: Vec<&str> = first.split_whitespace().collect();
+    let grade = if f[3] == "0" { "3" } else { "0" };
+    f[3] = grade;
+    let oq = d("other.qrels");
+    std::fs::write(&oq, format!("{}\n{rest}\n", f.join(" "))).unwrap();
+    let other = sum(&oq, &runs[1], "1o.sum");
+    let e = fails(&["merge", &sums[0], &other]);
+    assert!(
+        e.contains("different actual sets") && e.contains("with other goals, lemmas or grades"),
+        "{e}"
+    );
+    // Version 2 (the version byte alone differs; the body's checksum is the body's): read, merged
+    // with version 2 alone.
+    let v2: Vec<String> = (sums.iter().enumerate())
+        .map(|(k, s)| {
+            let mut b = std::fs::read(s).unwrap();
+            assert_eq!(b[8], 3);
+            b[8] = 2;
+            let p = d(&format!("{k}.v2.sum"));
+            std::fs::write(&p, b).unwrap();
+            p
+        })
+        .collect();
+    let merged_v2 = ok(&[
+        "merge", "--quiet", "--format", "tsv", &v2[0], &v2[1], &v2[2],
+    ]);
+    assert_eq!(merged_v2, want);
+    assert_eq!(
+        fails(&["merge", &v2[0], &sums[1]]),
+        format!(
+            "lemma-eval: error: cannot merge {} with {}: summary format versions 2 and 3: a \
+             version 2 summary numbers goals in its actual sets' file order and merges only with \
+             version 2 summaries; write it again with `eval --summary-out`\n",
+            v2[0], sums[1]
         )
     );
 }

@@ -691,3 +691,120 @@ fn an_error_on_the_first_line_leaves_no_partial_document() {
         }
     }
 }
+
+/// `verify` of a store whose first actual set's bitmap is damaged, every checksum recomputed:
+/// exit 2, the file, the goal and what is wrong; the store as written passes.
+#[test]
+fn verify_finds_a_damaged_actual_set_under_recomputed_checksums() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let store = dir.path().join("s.store");
+    let s = store.to_str().unwrap();
+    ok(&["convert", q.to_str().unwrap(), r.to_str().unwrap(), "-o", s]);
+    let o = run(&["verify", s]);
+    assert!(o.status.success());
+    assert_eq!(
+        String::from_utf8(o.stderr).unwrap(),
+        format!("lemma-eval: {s}: every checksum matches, every invariant holds\n")
+    );
+    let mut b = std::fs::read(&store).unwrap();
+    let u64_at = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    // Goal 0's index entry: its actual set's offset in section 6.
+    let (index, truths) = (
+        u64_at(&b, 64 + 20) as usize,
+        u64_at(&b, 64 + 20 * 6) as usize,
+    );
+    let at = truths + u64_at(&b, index + 16) as usize;
+    // The roaring cookie, first of the bitmap after its u32 length.
+    b[at + 4] ^= 0xff;
+    for i in [1, 6] {
+        let h = 64 + 20 * i;
+        let (off, len) = (u64_at(&b, h) as usize, u64_at(&b, h + 8) as usize);
+        let crc = crc32(&b[off..off + len]);
+        b[h + 16..h + 20].copy_from_slice(&crc.to_le_bytes());
+    }
+    let crc = crc32(&b[..252]);
+    b[252..256].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&store, &b).unwrap();
+    let err = fails(&["verify", s]);
+    assert!(
+        err.starts_with(&format!(
+            "lemma-eval: error: {s}: corrupt or truncated store: goal 0 (\""
+        )) && err.contains("\"): actual set bitmap: "),
+        "{err}"
+    );
+}
+
+/// `curve --pooled` spilling hundreds of runs under a limit of 64 open files: the runs are
+/// merged in levels within the limit, and the curve is the curve held in memory.
+#[test]
+fn hundreds_of_pooled_runs_merge_within_a_low_open_file_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = (dir.path().join("q"), dir.path().join("r"));
+    let (qs, rs) = (q.to_str().unwrap(), r.to_str().unwrap());
+    ok(&[
+        "gen", "--goals", "4000", "--depth", "50", "--seed", "7", "--qrels", qs, "--run", rs,
+    ]);
+    let held = ok(&["curve", qs, rs, "--pooled", "--threads", "2"]);
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Command::new("sh")
+        .args(["-c", "ulimit -n 64 && exec \"$0\" \"$@\"", BIN])
+        .args([
+            "curve",
+            qs,
+            rs,
+            "--pooled",
+            "--memory",
+            "64K",
+            "--threads",
+            "2",
+        ])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let runs: usize = err
+        .split_once("outgrew --memory 64 KiB: ")
+        .and_then(|(_, rest)| rest.split_once(" sorted runs"))
+        .map(|(n, _)| n.parse().unwrap())
+        .unwrap_or_else(|| panic!("no spill reported: {err}"));
+    assert!(runs >= 200, "{runs} runs: {err}");
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), held);
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
+}
+
+/// Qrels out of order sorted on disk in dozens of runs under a limit of 32 open files: the
+/// runs are merged within it (a fan-in of the limit's measure, not the budget's 32), and the
+/// evaluation is the one of the qrels in order.
+#[test]
+fn qrels_sorted_on_disk_merge_within_a_low_open_file_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (q, r) = (dir.path().join("q"), dir.path().join("r"));
+    let (qs, rs) = (q.to_str().unwrap(), r.to_str().unwrap());
+    ok(&[
+        "gen", "--goals", "60000", "--depth", "2", "--seed", "3", "--qrels", qs, "--run", rs,
+    ]);
+    let in_order = ok(&["eval", qs, rs, "-m", "AP", "-m", "P@2", "--format", "tsv"]);
+    let text = std::fs::read_to_string(&q).unwrap();
+    let reversed: String = text.lines().rev().map(|l| format!("{l}\n")).collect();
+    let rq = dir.path().join("reversed");
+    std::fs::write(&rq, reversed).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let o = Command::new("sh")
+        .args(["-c", "ulimit -n 32 && exec \"$0\" \"$@\"", BIN])
+        .args(["eval", rq.to_str().unwrap(), rs, "--memory", "1M"])
+        .args(["-m", "AP", "-m", "P@2", "--format", "tsv"])
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let runs: usize = err
+        .split_once("within --memory 1 MiB: ")
+        .and_then(|(_, rest)| rest.split_once(" sorted runs"))
+        .map(|(n, _)| n.parse().unwrap())
+        .unwrap_or_else(|| panic!("no sort on disk reported: {err}"));
+    assert!(runs >= 32, "{runs} runs: {err}");
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), in_order);
+}

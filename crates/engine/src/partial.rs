@@ -7,7 +7,8 @@
 //! others predicted, and the merge has no actual sets to evaluate them with, so a partial carries:
 //!
 //! * `predicted`: the summary of the goals this shard predicted (and of the goals it skipped);
-//! * `seen`: which goals of the actual sets it predicted (a roaring bitmap of goal ids: a few
+//! * `seen`: which goals of the actual sets it predicted (a roaring bitmap of goal numbers, each
+//!   goal's rank by name, so that the order of the actual sets' file does not matter: a few
 //!   bytes for a contiguous range of goals, at most one bit a goal);
 //! * `empty_all`: the summary of *every* goal of the actual sets evaluated as a goal without
 //!   predictions (the same in every shard of one evaluation);
@@ -42,9 +43,13 @@ use std::path::Path;
 
 /// The first eight bytes of a summary file.
 pub const MAGIC: &[u8; 8] = b"LEMSUMRY";
-/// The encoding's version: a reader refuses others (version 1, which did not record shards,
-/// with a message saying so).
-pub const VERSION: u32 = 2;
+/// The encoding's version. A reader also reads version 2 (goals seen numbered in the actual
+/// sets' file order, a fingerprint that depends on that order): version 2 summaries merge with
+/// each other only. It refuses others (version 1, which did not record shards, with a message
+/// saying so).
+pub const VERSION: u32 = 3;
+/// The version before: goals in file order.
+const VERSION_FILE_ORDER: u32 = 2;
 
 /// Everything that changes a number, as a partial records it.
 #[derive(Clone, Debug, PartialEq)]
@@ -137,26 +142,55 @@ fn mix(h: u64, x: u64) -> u64 {
     (h ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
 }
 
+/// murmur3's final avalanche: terms added together must each be well spread.
+#[inline]
+fn avalanche(mut h: u64) -> u64 {
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h ^= h >> 33;
+    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
 impl ActualKey {
-    /// The goals in id order, each with its judged lemmas' names and grades: two sets that
-    /// differ in a goal, a lemma, a grade or the goals' order differ here (but for a 2^-64
-    /// chance).
+    /// The goals, each with its judged lemmas' names and grades, in any order: two sets that
+    /// differ in a goal, a lemma or a grade differ here (but for a 2^-64 chance); the same
+    /// judgments in another order of goals or lines do not (the sum of a hash per goal, each the
+    /// goal's name hash and judged count mixed with the sum of a hash per judged lemma).
     fn of(actual: &ActualSets) -> ActualKey {
-        let mut h = 0x6c65_6d6d_6165_7661u64;
+        let mut sum = 0u64;
         for (gid, truth) in actual.truths().enumerate() {
-            h = mix(h, actual.goals.hash_of(gid as u32));
+            let mut h = mix(0x6c65_6d6d_6165_7661, actual.goals.hash_of(gid as u32));
             h = mix(h, truth.len() as u64);
+            let mut judged = 0u64;
             for (id, grade) in truth.entries() {
-                h = mix(h, actual.lemmas.hash_of(id));
-                h = mix(h, grade as u64);
+                let j = mix(
+                    mix(0x6a75_6467_6564, actual.lemmas.hash_of(id)),
+                    grade as u64,
+                );
+                judged = judged.wrapping_add(avalanche(j));
             }
+            sum = sum.wrapping_add(avalanche(mix(h, judged)));
         }
         ActualKey {
             goals: actual.goals.len() as u64,
             rows: actual.rows,
-            fingerprint: h,
+            fingerprint: avalanche(mix(sum, actual.goals.len() as u64)),
         }
     }
+}
+
+/// Each goal's rank among the goals of `actual` in byte order of their names: goal numbers
+/// that do not depend on the order of the actual sets' file.
+fn name_ranks(actual: &ActualSets) -> Vec<u32> {
+    let n = actual.goals.len() as u32;
+    let mut by_name: Vec<u32> = (0..n).collect();
+    by_name.sort_unstable_by(|&a, &b| actual.goals.name(a).cmp(actual.goals.name(b)));
+    let mut rank = vec![0u32; n as usize];
+    for (r, &g) in by_name.iter().enumerate() {
+        rank[g as usize] = r as u32;
+    }
+    rank
 }
 
 /// A predictions file as its shards know it: what every shard of one file computes alike, on any
@@ -371,6 +405,9 @@ impl fmt::Display for LackingShards {
 /// predicted are evaluated once, after the merge, never once per shard.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Partial {
+    /// The encoding's version it was read from ([`VERSION`] when made here): goals seen are
+    /// numbered in byte order of their names, or (version 2) in the actual sets' file order.
+    version: u32,
     plan: PlanKey,
     actual: ActualKey,
     predicted: Summary,
@@ -415,6 +452,7 @@ impl Partial {
         let (mut empty_all, mut empty_seen) = (Summary::new(plan), Summary::new(plan));
         let mut acc = GoalAccumulator::new(plan.clone());
         let mut seen_ids = RoaringBitmap::new();
+        let rank = name_ranks(actual);
         for (gid, truth) in actual.truths().enumerate() {
             let goal = actual.goals.name(gid as u32);
             let e = empty_goal(&mut acc, goal, truth, opts, universe)?;
@@ -425,10 +463,11 @@ impl Partial {
             add(&mut empty_all);
             if seen[gid] {
                 add(&mut empty_seen);
-                seen_ids.insert(gid as u32);
+                seen_ids.insert(rank[gid]);
             }
         }
         Ok(Partial {
+            version: VERSION,
             plan: PlanKey::of(opts, universe),
             actual: ActualKey::of(actual),
             predicted,
@@ -542,6 +581,14 @@ impl Partial {
 
     /// The same plan and the same actual sets as `other`.
     fn check_same_evaluation(&self, other: &Partial) -> Result<(), PartialError> {
+        if self.version != other.version {
+            return Err(PartialError(format!(
+                "summary format versions {} and {}: a version {VERSION_FILE_ORDER} summary \
+                 numbers goals in its actual sets' file order and merges only with version \
+                 {VERSION_FILE_ORDER} summaries; write it again with `eval --summary-out`",
+                self.version, other.version
+            )));
+        }
         let d = self.plan.differences(&other.plan);
         if !d.is_empty() {
             return Err(PartialError(format!("different options: {}", d.join("; "))));
@@ -570,9 +617,14 @@ impl Partial {
         if let Some(g) = both.min() {
             return Err(PartialError(format!(
                 "both hold predictions for {} goals (the first is goal number {} of the actual \
-                 sets): shards must hold disjoint goals",
+                 sets {}): shards must hold disjoint goals",
                 both.len(),
-                g + 1
+                g + 1,
+                if self.version == VERSION_FILE_ORDER {
+                    "in file order"
+                } else {
+                    "in byte order of goal names"
+                }
             )));
         }
         Ok(())
@@ -639,7 +691,7 @@ impl Partial {
         }
         let mut out = Vec::with_capacity(b.len() + 24);
         out.extend_from_slice(MAGIC);
-        put_u32(&mut out, VERSION);
+        put_u32(&mut out, self.version);
         put_u64(&mut out, b.len() as u64);
         put_u32(&mut out, crc32fast::hash(&b));
         out.extend_from_slice(&b);
@@ -673,7 +725,7 @@ impl Partial {
                  `eval --summary-out`"
             )));
         }
-        if version != VERSION {
+        if version != VERSION && version != VERSION_FILE_ORDER {
             return Err(PartialError(format!(
                 "summary format version {version}, expected {VERSION}"
             )));
@@ -743,6 +795,7 @@ impl Partial {
         let predicted = summaries.pop().expect("3");
         check_counts(&actual, &seen, [&predicted, &empty_all, &empty_seen])?;
         let p = Partial {
+            version,
             plan: PlanKey {
                 measures,
                 relevance_level,

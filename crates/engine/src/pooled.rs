@@ -8,7 +8,9 @@
 //!   counts (each of the `threads + 1` summaries holds the scores whose table and sorted run fit
 //!   `memory / (threads + 1)`, [`lemma_accum::PooledCurve::bins_within`]: 67 bytes a score, a table
 //!   of a power of two of slots using between half that share and all of it), plus 16 bytes per
-//!   ranked lemma of the largest goal, plus 64 KiB per run while merging.
+//!   ranked lemma of the largest goal, plus 64 KiB per run while merging (runs are merged in
+//!   levels, at most 64 at a time and fewer under a low limit on open files, so that the files
+//!   held open stay within that limit however many runs are spilled).
 //! - **Binned** ([`PooledSetup::binned`]): the binned estimate, `K` groups of equal count over the
 //!   scores in descending order, in one pass. The counts are a sketch of at most
 //!   [`SKETCH_BINS`] bins (exact while the distinct scores fit; past that, coarser key bins), so
@@ -49,7 +51,8 @@ impl PooledSetup {
     pub fn exact(memory: usize, threads: usize, dir: PathBuf) -> PooledSetup {
         let files = Arc::new(RunFiles {
             dir,
-            runs: Mutex::new(Vec::new()),
+            fan: lemma_ingest::descriptor_fan_in(64),
+            runs: Mutex::new(Runs::default()),
             error: Mutex::new(None),
         });
         let max_bins = PooledCurve::bins_within(memory / (threads.max(1) + 1)).max(64);
@@ -84,6 +87,7 @@ impl PooledSetup {
     pub fn view<'a>(&'a self, curve: &'a PooledCurve) -> Result<PooledView<'a>, EvalError> {
         if let Some(f) = &self.files {
             f.check()?;
+            f.compact()?;
         }
         let groups = self.bins.map(|k| {
             let run = curve.run();
@@ -128,7 +132,7 @@ impl PooledView<'_> {
     pub fn spilled(&self) -> (usize, u64) {
         self.files.map_or((0, 0), |f| {
             let runs = f.runs.lock().expect("not poisoned");
-            (runs.len(), runs.iter().map(|r| r.1 * 24).sum())
+            (runs.spilled, runs.bytes)
         })
     }
 
@@ -155,16 +159,14 @@ impl PooledView<'_> {
         };
         let failed = Mutex::new(None);
         {
+            // At most `fan` runs, merged down by `view` (the files stay open, read in place).
+            let held_runs = files.runs.lock().expect("not poisoned");
             let mut runs: Vec<Box<dyn Iterator<Item = (u64, u64, u64)> + '_>> =
                 vec![Box::new(held.into_iter())];
-            for r in files.runs.lock().expect("not poisoned").iter() {
-                let mut file = r.0.try_clone().map_err(|e| files.error(e))?;
-                file.seek(SeekFrom::Start(0)).map_err(|e| files.error(e))?;
-                runs.push(Box::new(RunReader {
-                    from: BufReader::with_capacity(64 << 10, file),
-                    left: r.1,
-                    failed: &failed,
-                }));
+            for r in &held_runs.held {
+                runs.push(Box::new(
+                    RunReader::new(&r.file, r.len, &failed).map_err(|e| files.error(e))?,
+                ));
             }
             for (k, n, r) in merge_runs(runs) {
                 f(k, n, r);
@@ -178,11 +180,15 @@ impl PooledView<'_> {
 }
 
 /// The exact curve's runs: unnamed temporary files in one directory, 24 bytes per distinct score
-/// (key, items, relevant; little-endian).
+/// (key, items, relevant; little-endian). Runs are merged in levels as they come, `fan` runs of a
+/// level into one of the next, so that the open files stay within the descriptor limit
+/// ([`lemma_ingest::descriptor_fan_in`]) however many runs are spilled.
 #[derive(Debug)]
 pub struct RunFiles {
     dir: PathBuf,
-    runs: Mutex<Vec<(File, u64)>>,
+    /// Most runs merged at once.
+    fan: usize,
+    runs: Mutex<Runs>,
     /// The first failure to write a run, kept (every later view fails too).
     error: Mutex<Option<String>>,
 }
@@ -203,18 +209,83 @@ impl RunFiles {
         }
     }
 
-    fn write(&self, run: &Run) -> std::io::Result<File> {
+    fn write(&self, run: impl IntoIterator<Item = (u64, u64, u64)>) -> std::io::Result<HeldRun> {
         let file = tempfile::tempfile_in(&self.dir)?;
         let mut w = BufWriter::with_capacity(64 << 10, &file);
-        for &(k, n, r) in run {
+        let mut len = 0;
+        for (k, n, r) in run {
             w.write_all(&k.to_le_bytes())?;
             w.write_all(&n.to_le_bytes())?;
             w.write_all(&r.to_le_bytes())?;
+            len += 1;
         }
         w.flush()?;
         drop(w);
-        Ok(file)
+        Ok(HeldRun {
+            file,
+            len,
+            level: 0,
+        })
     }
+
+    /// `runs` merged into one run of the level after theirs.
+    fn merge(&self, runs: &[HeldRun]) -> std::io::Result<HeldRun> {
+        let failed = Mutex::new(None);
+        let readers = runs
+            .iter()
+            .map(|r| RunReader::new(&r.file, r.len, &failed))
+            .collect::<std::io::Result<Vec<_>>>()?;
+        let mut merged = self.write(merge_runs(readers))?;
+        if let Some(e) = failed.into_inner().expect("not poisoned") {
+            return Err(e);
+        }
+        merged.level = runs.iter().map(|r| r.level).max().unwrap_or(0) + 1;
+        Ok(merged)
+    }
+
+    /// Merges the last `fan` runs while they are of one level: the runs held form a stack of
+    /// levels, each of fewer than `fan` runs.
+    fn merge_levels(&self, runs: &mut Runs) -> std::io::Result<()> {
+        while runs.held.len() >= self.fan {
+            let tail = &runs.held[runs.held.len() - self.fan..];
+            if tail.iter().any(|r| r.level != tail[0].level) {
+                break;
+            }
+            let merged = self.merge(tail)?;
+            runs.held.truncate(runs.held.len() - self.fan);
+            runs.held.push(merged);
+        }
+        Ok(())
+    }
+
+    /// Merges the runs held down to at most `fan` (what a view reads at once).
+    fn compact(&self) -> Result<(), EvalError> {
+        let mut runs = self.runs.lock().expect("not poisoned");
+        while runs.held.len() > self.fan {
+            let at = runs.held.len() - self.fan;
+            let merged = self.merge(&runs.held[at..]).map_err(|e| self.error(e))?;
+            runs.held.truncate(at);
+            runs.held.push(merged);
+        }
+        Ok(())
+    }
+}
+
+/// The runs on disk.
+#[derive(Debug, Default)]
+struct Runs {
+    held: Vec<HeldRun>,
+    /// Runs spilled (before any merge), and their bytes.
+    spilled: usize,
+    bytes: u64,
+}
+
+/// A run on disk: its file, its records, its merge level (0: as spilled).
+#[derive(Debug)]
+struct HeldRun {
+    file: File,
+    len: u64,
+    level: u32,
 }
 
 impl SpillRuns for RunFiles {
@@ -223,22 +294,40 @@ impl SpillRuns for RunFiles {
         if error.is_some() {
             return;
         }
-        match self.write(run) {
-            Ok(f) => self
-                .runs
-                .lock()
-                .expect("not poisoned")
-                .push((f, run.len() as u64)),
-            Err(e) => *error = Some(e.to_string()),
+        let mut runs = self.runs.lock().expect("not poisoned");
+        let done = self.write(run.iter().copied()).and_then(|held| {
+            runs.spilled += 1;
+            runs.bytes += held.len * 24;
+            runs.held.push(held);
+            self.merge_levels(&mut runs)
+        });
+        if let Err(e) = done {
+            *error = Some(e.to_string());
         }
     }
 }
 
 /// A run read back, record by record; a read error ends it and is kept in `failed`.
 struct RunReader<'a> {
-    from: BufReader<File>,
+    from: BufReader<&'a File>,
     left: u64,
     failed: &'a Mutex<Option<std::io::Error>>,
+}
+
+impl<'a> RunReader<'a> {
+    /// Reads `file`'s `len` records from its start.
+    fn new(
+        mut file: &'a File,
+        len: u64,
+        failed: &'a Mutex<Option<std::io::Error>>,
+    ) -> std::io::Result<Self> {
+        file.seek(SeekFrom::Start(0))?;
+        Ok(RunReader {
+            from: BufReader::with_capacity(64 << 10, file),
+            left: len,
+            failed,
+        })
+    }
 }
 
 impl Iterator for RunReader<'_> {

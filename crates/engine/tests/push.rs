@@ -570,9 +570,9 @@ fn mismatched_plans_and_damaged_encodings_are_refused() {
         dec(&flipped),
         "corrupt: the checksum does not match the contents"
     );
-    let mut v3 = bytes.clone();
-    v3[8] = 3;
-    assert_eq!(dec(&v3), "summary format version 3, expected 2");
+    let mut v4 = bytes.clone();
+    v4[8] = 4;
+    assert_eq!(dec(&v4), "summary format version 4, expected 3");
     let mut longer = bytes.clone();
     longer.push(0);
     assert_eq!(dec(&longer), "1 bytes after the end of the summary");

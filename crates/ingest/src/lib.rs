@@ -54,7 +54,8 @@ pub use run::{
 pub use shard::{open_shard, shift_error};
 pub use sorted::SortedQrels;
 pub use spill::{
-    binary_size, group_by_goal, Grouped, LineMap, SpillOptions, SpillReport, DEFAULT_MEMORY,
+    binary_size, descriptor_fan_in, group_by_goal, Grouped, LineMap, SpillOptions, SpillReport,
+    DEFAULT_MEMORY,
 };
 pub use store::{
     Store, StoreRanking, StoreTies, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION,

@@ -208,9 +208,28 @@ fn trim(x: f64) -> String {
     s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
-/// Most runs merged at once within `memory` (each run read through a buffer of at least 16 KiB).
+/// Most runs merged at once within `memory` (each run read through a buffer of at least 16 KiB)
+/// and the descriptor limit ([`descriptor_fan_in`]).
 fn fan_in(memory: usize) -> usize {
-    (memory / 2 / (16 << 10)).clamp(2, 512)
+    descriptor_fan_in((memory / 2 / (16 << 10)).clamp(2, 512))
+}
+
+/// `want` runs merged at once, or fewer so that the open runs fit the limit on open files
+/// (`RLIMIT_NOFILE`, its soft value): merges in levels hold at most `fan - 1` runs per level
+/// plus the `fan` being merged, so a quarter of half the limit (the other half and 16 more left
+/// to the process's other files) per merge keeps a few levels within it. At least 2.
+pub fn descriptor_fan_in(want: usize) -> usize {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given.
+    let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } == 0 {
+        usize::try_from(lim.rlim_cur).unwrap_or(usize::MAX)
+    } else {
+        1024
+    };
+    want.min((soft / 2).saturating_sub(16) / 4).max(2)
 }
 
 /// One line of a chunk: where it is and its original number.

@@ -315,6 +315,14 @@ impl Store {
         }
     }
 
+    /// `goal 3 ("name")`, for errors.
+    fn goal_label(&self, g: usize) -> String {
+        format!(
+            "goal {g} ({:?})",
+            String::from_utf8_lossy(self.goal_name(g))
+        )
+    }
+
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
@@ -428,7 +436,12 @@ impl Store {
             return Ok(None);
         }
         let b = &self.section(6)[e.truth as usize..(e.truth + e.truth_len) as usize];
-        let bad = |w: &str| corrupt(&self.path, format!("goal {g}: actual set {w}"));
+        let bad = |w: &str| {
+            corrupt(
+                &self.path,
+                format!("{}: actual set {w}", self.goal_label(g)),
+            )
+        };
         if b.len() < 4 {
             return Err(bad("too short"));
         }
@@ -438,6 +451,12 @@ impl Store {
         }
         let judged = RoaringBitmap::deserialize_from(&b[4..4 + blen])
             .map_err(|e| bad(&format!("bitmap: {e}")))?;
+        if judged.serialized_size() != blen {
+            return Err(bad(&format!(
+                "bitmap record of {blen} bytes holds a {}-byte bitmap",
+                judged.serialized_size()
+            )));
+        }
         if judged.max().is_some_and(|m| m as u64 >= self.lemmas) {
             return Err(bad("names a lemma id beyond the lemma table"));
         }
@@ -495,10 +514,140 @@ impl Store {
         Ok(sets)
     }
 
-    /// Reads every ranking block and checks its checksum (what [`Store::open`] leaves out).
+    /// Checks everything [`Store::open`] leaves out and every reader relies on: the blocks'
+    /// checksum; the reserved header bytes zero and section 7 empty; the header's entry count
+    /// against the index; every ranking's ids within the lemma table and no id twice in one
+    /// ranking; every actual set decoding exactly (its bitmap as long as its record says, ids
+    /// within the lemma table, its grade list sorted and within the judged set); an index entry
+    /// without a ranking or an actual set has no length; goal and lemma names valid UTF-8 and
+    /// distinct. Each error names the file, the goal (index and name) and what was expected.
     pub fn verify(&self) -> Result<(), InputError> {
         if crc32fast::hash(self.section(0)) != self.sections[0].crc {
             return Err(corrupt(&self.path, "ranking blocks checksum mismatch"));
+        }
+        let header = &self.map[..HEADER];
+        for (range, what) in [(40..64, "bytes 40..64"), (224..252, "bytes 224..252")] {
+            if let Some(i) = header[range.clone()].iter().position(|&b| b != 0) {
+                return Err(corrupt(
+                    &self.path,
+                    format!(
+                        "header {what} are reserved and must be zero, byte {} is {:#04x}",
+                        range.start + i,
+                        header[range.start + i]
+                    ),
+                ));
+            }
+        }
+        if self.sections[7].len != 0 {
+            return Err(corrupt(
+                &self.path,
+                format!(
+                    "section 7 is reserved and must be empty, it holds {} bytes",
+                    self.sections[7].len
+                ),
+            ));
+        }
+        let goal = |g: usize| self.goal_label(g);
+        let mut entries: u64 = 0;
+        let mut seen = vec![0u64; (self.lemmas as usize).div_ceil(64)];
+        for g in 0..self.goals() {
+            let e = self.entry(g);
+            if e.block == NONE && e.n != 0 {
+                return Err(corrupt(
+                    &self.path,
+                    format!(
+                        "{}: no ranking, but a ranking length of {} (expected 0)",
+                        goal(g),
+                        e.n
+                    ),
+                ));
+            }
+            if e.truth == NONE && e.truth_len != 0 {
+                return Err(corrupt(
+                    &self.path,
+                    format!(
+                        "{}: no actual set, but an actual set length of {} (expected 0)",
+                        goal(g),
+                        e.truth_len
+                    ),
+                ));
+            }
+            entries = entries.saturating_add(e.n);
+            if let Some((ids, scores)) = self.ranking(g) {
+                for (rank, &id) in ids.iter().enumerate() {
+                    let bad = |what: String| {
+                        corrupt(
+                            &self.path,
+                            format!("{}, rank {}: {what}", goal(g), rank + 1),
+                        )
+                    };
+                    if id as u64 >= self.lemmas {
+                        return Err(bad(format!(
+                            "lemma id {id}, expected below the lemma count {}",
+                            self.lemmas
+                        )));
+                    }
+                    let (w, bit) = (id as usize / 64, 1u64 << (id % 64));
+                    if seen[w] & bit != 0 {
+                        return Err(bad(format!(
+                            "lemma id {id} ranked twice, expected each lemma once"
+                        )));
+                    }
+                    seen[w] |= bit;
+                }
+                for &id in ids {
+                    seen[id as usize / 64] = 0;
+                }
+                if let Some(rank) = scores.and_then(|s| s.iter().position(|x| x.is_nan())) {
+                    return Err(corrupt(
+                        &self.path,
+                        format!(
+                            "{}, rank {}: score is NaN, expected a number",
+                            goal(g),
+                            rank + 1
+                        ),
+                    ));
+                }
+            }
+            if e.truth != NONE {
+                self.truth(g)?;
+            }
+        }
+        let want = u64_at(header, 32);
+        if entries != want {
+            return Err(corrupt(
+                &self.path,
+                format!("the header counts {want} ranking entries, the goal index {entries}"),
+            ));
+        }
+        self.check_names(2, 3, "goal")?;
+        self.check_names(4, 5, "lemma")?;
+        self.check_unchanged()
+    }
+
+    fn check_names(&self, blob: usize, ends: usize, what: &str) -> Result<(), InputError> {
+        let n = self.sections[ends].len as usize / 8;
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        for i in 0..n {
+            let name = self.name(blob, ends, i);
+            if std::str::from_utf8(name).is_err() {
+                return Err(corrupt(
+                    &self.path,
+                    format!(
+                        "{what} {i} ({:?}): name is not valid UTF-8",
+                        String::from_utf8_lossy(name)
+                    ),
+                ));
+            }
+            if !seen.insert(name) {
+                return Err(corrupt(
+                    &self.path,
+                    format!(
+                        "{what} {i} ({:?}): name repeated, expected each {what} once",
+                        String::from_utf8_lossy(name)
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -790,6 +939,111 @@ mod tests {
         std::fs::write(&p, &b).unwrap();
         let e = Store::open(&p).err().expect("refused");
         assert!(e.to_string().contains("unknown flag bits 0x40"), "{e}");
+    }
+
+    /// `bytes` with every section's checksum and the header's made right again: corruption that
+    /// only [`Store::verify`]'s invariants can find.
+    fn recrc(bytes: &mut [u8]) {
+        for i in 0..SECTIONS {
+            let at = 64 + 20 * i;
+            let (off, len) = (u64_at(bytes, at) as usize, u64_at(bytes, at + 8) as usize);
+            let crc = crc32fast::hash(&bytes[off..off + len]);
+            bytes[at + 16..at + 20].copy_from_slice(&crc.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&bytes[..HEADER - 4]);
+        bytes[HEADER - 4..HEADER].copy_from_slice(&crc.to_le_bytes());
+    }
+
+    #[test]
+    fn verify_checks_what_readers_rely_on_beyond_checksums() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, _) = sample(dir.path(), true);
+        let good = std::fs::read(&p).unwrap();
+        let s = Store::open(&p).unwrap();
+        s.verify().unwrap();
+        let sec = s.sections;
+        let truth0 = (sec[6].offset + s.entry(0).truth) as usize;
+        let blen0 = u32_at(&good, truth0) as usize;
+        let block0 = (sec[0].offset + s.entry(0).block) as usize;
+        drop(s);
+        let q = dir.path().join("crafted.store");
+        let verify = |edit: &dyn Fn(&mut Vec<u8>)| -> String {
+            let mut b = good.clone();
+            edit(&mut b);
+            recrc(&mut b);
+            std::fs::write(&q, &b).unwrap();
+            let s = Store::open(&q).expect("opens: only verify finds it");
+            let e = s.verify().expect_err("verify refuses it").to_string();
+            assert!(
+                e.starts_with(&format!("{}: corrupt or truncated store: ", q.display())),
+                "{e}"
+            );
+            e
+        };
+        // A judged id past the lemma table, inside goal g1's bitmap (its last array value).
+        let e = verify(&|b| {
+            b[truth0 + 4 + blen0 - 2..truth0 + 4 + blen0].copy_from_slice(&9u16.to_le_bytes())
+        });
+        assert!(
+            e.ends_with("goal 0 (\"g1\"): actual set names a lemma id beyond the lemma table"),
+            "{e}"
+        );
+        // The bitmap's cookie broken: roaring refuses it.
+        let e = verify(&|b| b[truth0 + 4] ^= 0xff);
+        assert!(e.contains("goal 0 (\"g1\"): actual set bitmap: "), "{e}");
+        // The header's entry count (3) off by one.
+        let e = verify(&|b| b[32] = 4);
+        assert!(
+            e.ends_with("the header counts 4 ranking entries, the goal index 3"),
+            "{e}"
+        );
+        // A ranked id past the lemma table, and one ranked twice (g1 ranks 3, 0, 1).
+        let e = verify(&|b| b[block0 + 8..block0 + 12].copy_from_slice(&9u32.to_le_bytes()));
+        assert!(
+            e.ends_with("goal 0 (\"g1\"), rank 3: lemma id 9, expected below the lemma count 5"),
+            "{e}"
+        );
+        let e = verify(&|b| b[block0 + 8..block0 + 12].copy_from_slice(&3u32.to_le_bytes()));
+        assert!(
+            e.ends_with(
+                "goal 0 (\"g1\"), rank 3: lemma id 3 ranked twice, expected each lemma once"
+            ),
+            "{e}"
+        );
+        let e = verify(&|b| b[block0 + 12..block0 + 16].copy_from_slice(&f32::NAN.to_le_bytes()));
+        assert!(
+            e.ends_with("goal 0 (\"g1\"), rank 1: score is NaN, expected a number"),
+            "{e}"
+        );
+        // g2 has no ranking, yet a length.
+        let e = verify(&|b| b[sec[1].offset as usize + 32 + 8] = 2);
+        assert!(
+            e.ends_with("goal 1 (\"g2\"): no ranking, but a ranking length of 2 (expected 0)"),
+            "{e}"
+        );
+        // Reserved header bytes, and a repeated goal name ("g1g2g3" made "g1g1g3").
+        let e = verify(&|b| b[50] = 7);
+        assert!(
+            e.ends_with("header bytes 40..64 are reserved and must be zero, byte 50 is 0x07"),
+            "{e}"
+        );
+        let e = verify(&|b| b[sec[2].offset as usize + 3] = b'1');
+        assert!(
+            e.ends_with("goal 1 (\"g1\"): name repeated, expected each goal once"),
+            "{e}"
+        );
+        let e = verify(&|b| b[sec[4].offset as usize] = 0xff);
+        assert!(
+            e.ends_with("lemma 0 (\"\u{fffd}\"): name is not valid UTF-8"),
+            "{e}"
+        );
+        // Unknown flag bits are refused on open already.
+        let mut b = good.clone();
+        b[13] |= 0x80;
+        recrc(&mut b);
+        std::fs::write(&q, &b).unwrap();
+        let e = Store::open(&q).err().expect("refused").to_string();
+        assert!(e.contains("unknown flag bits 0x8000"), "{e}");
     }
 
     #[test]
