@@ -65,7 +65,8 @@ class Result:
     ``merge(..., partial=True)`` lacks (empty otherwise)."""
 
     __slots__ = (
-        "summary", "per_goal", "counts", "actual_read", "warnings", "_bytes", "lacking_shards"
+        "summary", "per_goal", "counts", "actual_read", "warnings", "_bytes", "lacking_shards",
+        "_values",
     )
 
     def __init__(self, outcome: tuple) -> None:
@@ -80,6 +81,7 @@ class Result:
         self.warnings: List[str] = list(warned)
         self._bytes: Optional[bytes] = bytes(partial) if partial is not None else None
         self.lacking_shards: List[Dict[str, Any]] = []
+        self._values: Optional[bytes] = None
 
     def summary_bytes(self) -> bytes:
         """The travelling summary: merge it with others' with :func:`merge` or ``lemma-eval
@@ -91,6 +93,15 @@ class Result:
                 "sets are then held in memory)"
             )
         return self._bytes
+
+    def values_bytes(self) -> bytes:
+        """Each goal's values: the bytes ``eval --values-out`` writes. Written to a file, its
+        path is a run :func:`compare` takes. Kept by ``evaluate(..., keep_values=True)``."""
+        if self._values is None:
+            raise ValueError(
+                "values_bytes: this result kept no values; evaluate a path with keep_values=True"
+            )
+        return self._values
 
     def __repr__(self) -> str:
         return f"Result(summary={self.summary!r}, counts={self.counts!r})"
@@ -217,6 +228,7 @@ def evaluate(
     names: Optional[PathLike] = None,
     shard: Optional[Tuple[int, int]] = None,
     mergeable: bool = False,
+    keep_values: bool = False,
     mmap: bool = False,
     corpus: Optional[PathLike] = None,
     mask: str = "none",
@@ -242,7 +254,9 @@ def evaluate(
     (bytes, or ``"512M"``), ``threads`` (at most the cores are used), ``mmap``.
     ``shard=(I, N)`` evaluates shard I (1-based) of N of a plain text file, as ``--shard I/N``;
     ``mergeable=True`` keeps the travelling summary (``Result.summary_bytes()``, as
-    ``--summary-out``). Warnings the command prints are raised as :class:`LemmaEvalWarning`.
+    ``--summary-out``); ``keep_values=True`` (a path only) keeps each goal's values
+    (``Result.values_bytes()``, as ``--values-out``: written to a file, :func:`compare` takes its
+    path as a run). Warnings the command prints are raised as :class:`LemmaEvalWarning`.
 
     Premise selection (``--corpus``, ``--mask``, ``--goals``, ``--strict``, ``--strict-gold``):
     ``corpus`` is LeanDojo's ``corpus.jsonl``; ``mask="accessible"`` removes the premises not
@@ -275,13 +289,15 @@ def evaluate(
             "predicted: a set has no order (its order is its hash order, another in every "
             "process): pass {goal: [lemma, ...]} in rank order or {goal: {lemma: score}}"
         )
+    if keep_values and not _is_path(predicted):
+        raise ValueError("keep_values: the values of a path's predictions only; pass a path")
     if shard is not None and not _is_path(predicted):
         raise ValueError("shard: a shard is a byte range of a file; predicted must be a path")
     ev = _evaluator(actual, measures, options)
     if _is_path(predicted):
         if goal_names is None and lemma_names is not None or goal_names is not None and lemma_names is None:
             raise ValueError("a score matrix needs its names: goal_names= and lemma_names=, or names=")
-        out = ev.evaluate_path(
+        out, values = ev.evaluate_path(
             os.fspath(predicted),
             per_goal,
             goal_names,
@@ -290,6 +306,7 @@ def evaluate(
             mergeable,
             os.fspath(names) if names is not None else None,
             mmap,
+            keep_values,
         )
     elif _is_array(predicted) or hasattr(predicted, "__array__"):
         if goal_names is None or lemma_names is None:
@@ -311,6 +328,8 @@ def evaluate(
             f"array, got {type(predicted).__name__}"
         )
     result = Result(out)
+    if _is_path(predicted):
+        result._values = bytes(values) if values is not None else None
     _warn(result.warnings)
     return result
 
@@ -355,7 +374,9 @@ def compare(
     ``significant`` (``p_adjusted < alpha``). Undefined values (fewer than two goals) are NaN.
 
     ``runs`` are paths of any kind ``evaluate`` reads (``.npy`` matrices with ``goal_names`` and
-    ``lemma_names``, or ``names``); ``labels`` names them (default: the paths as given). The
+    ``lemma_names``, or ``names``), or values files (``Result.values_bytes()`` or ``eval
+    --values-out`` written to a file: read, not evaluated, giving the rows the run gives);
+    ``labels`` names them (default: the paths as given). The
     other options are :func:`evaluate`'s. Warnings (goals a run lacks, fewer than two goals) are
     raised as :class:`LemmaEvalWarning`.
     """

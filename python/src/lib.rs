@@ -14,7 +14,8 @@ use lemma_eval::output::{named_counts, warnings};
 use lemma_eval::{
     trec, ActualInput, ActualRead, Choice, DuplicateMode, EvalError, Evaluator, EvaluatorBuilder,
     GoalRow, InputKind, Job, MaskMode, MatrixNames, MissingMode, OrderMode, Outcome as JobOutcome,
-    PredictedInput, Predictions, PremiseOptions, Premises, Sink, SummaryOnly, TieMode, ZeroRelMode,
+    PredictedInput, Predictions, PremiseOptions, Premises, RowFn, Sink, SummaryOnly, TieMode,
+    ZeroRelMode,
 };
 use lemma_ingest::{Dtype, ErrorKind, InputError, Matrix, Names};
 use pyo3::exceptions::{PyFileNotFoundError, PyRuntimeError, PyTypeError, PyValueError};
@@ -571,16 +572,45 @@ impl NativeEvaluator {
 
     /// Runs `job` with the GIL released.
     fn run(&self, py: Python<'_>, job: Job, per_goal: bool) -> PyResult<Outcome> {
+        Ok(self.run_values(py, job, per_goal, false)?.0)
+    }
+
+    /// [`Self::run`], and with `values` the values file's bytes (`eval --values-out`).
+    fn run_values(
+        &self,
+        py: Python<'_>,
+        job: Job,
+        per_goal: bool,
+        values: bool,
+    ) -> PyResult<(Outcome, Option<Vec<u8>>)> {
         let keys = self.keys.clone();
-        let done = run_released(py, move || -> Result<Outcome, EvalError> {
+        let mut recorder = values.then(|| {
+            let plan = self.builder.plan();
+            lemma_eval::values::ValuesRecorder::new(self.builder.settings(), plan.measures())
+        });
+        let done = run_released(py, move || -> Result<_, EvalError> {
             let mut rows = Vec::new();
-            let sink: &mut dyn Sink = if per_goal {
-                &mut rows
+            let mut both = RowFn(|row: GoalRow| {
+                if let Some(r) = recorder.as_mut() {
+                    r.add(&row);
+                }
+                if per_goal {
+                    rows.push(row);
+                }
+                Ok(())
+            });
+            let sink: &mut dyn Sink = if per_goal || values {
+                &mut both
             } else {
                 &mut SummaryOnly
             };
             let done = job.run(sink, None)?;
-            Ok(job_outcome(&keys, done, per_goal.then_some(rows)))
+            let bytes = recorder.map(|r| {
+                let e = &done.evaluation;
+                let counts = e.summary.counts();
+                r.encode(&counts, &warnings(&e.report, &counts))
+            });
+            Ok((job_outcome(&keys, done, per_goal.then_some(rows)), bytes))
         })?;
         done.map_err(py_err)
     }
@@ -703,7 +733,8 @@ impl NativeEvaluator {
     /// `.npy` matrix takes its names from `goal_names` and `lemma_names` (paths or lists) or
     /// `names` (a store). `shard` is `(I, N)`, 1-based: a byte range of a plain text file
     /// (`eval --shard I/N`); `mergeable` keeps the travelling summary (a shard's always).
-    #[pyo3(signature = (path, per_goal=false, goal_names=None, lemma_names=None, shard=None, mergeable=false, names=None, mmap=false))]
+    /// `keep_values` also returns the values file's bytes (`eval --values-out`).
+    #[pyo3(signature = (path, per_goal=false, goal_names=None, lemma_names=None, shard=None, mergeable=false, names=None, mmap=false, keep_values=false))]
     #[allow(clippy::too_many_arguments)]
     fn evaluate_path(
         &self,
@@ -716,7 +747,8 @@ impl NativeEvaluator {
         mergeable: bool,
         names: Option<PathBuf>,
         mmap: bool,
-    ) -> PyResult<Outcome> {
+        keep_values: bool,
+    ) -> PyResult<(Outcome, Option<Vec<u8>>)> {
         let shard = match shard.filter(|s| !s.is_none()) {
             None => None,
             Some(s) => {
@@ -791,7 +823,7 @@ impl NativeEvaluator {
             .mmap(mmap)
             .hold_actual(self.hold_actual)
             .mergeable(mergeable || shard.is_some());
-        self.run(py, job, per_goal)
+        self.run_values(py, job, per_goal, keep_values)
     }
 
     /// Compares runs as `lemma-eval compare` does ([`lemma_eval::compare`]): each a path of any

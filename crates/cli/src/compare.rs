@@ -14,7 +14,8 @@ pub(crate) struct CompareArgs {
     /// Actual sets: TREC qrels or JSONL; plain, .gz, .zst, or - for stdin.
     actual: PathBuf,
     /// Runs (RUN_A RUN_B [RUN...]): TREC or JSONL (plain, .gz, .zst, -), binary stores, .npy
-    /// matrices. The first is compared with each other, or every pair with --all-pairs.
+    /// matrices, or values files (`eval --values-out`). The first is compared with each other,
+    /// or every pair with --all-pairs.
     #[arg(required = true, num_args = 2.., value_name = "RUN")]
     runs: Vec<PathBuf>,
     /// A measure (repeatable), a mean of per-goal values: METRICS.md names (`AP`, `P@10`,

@@ -25,9 +25,19 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             .map(|p| p.as_path()),
     );
     distinct(
-        &[a.common.output.as_deref(), a.summary_out.as_deref()],
+        &[
+            a.common.output.as_deref(),
+            a.summary_out.as_deref(),
+            a.values_out.as_deref(),
+        ],
         &inputs,
     )?;
+    if a.values_out.as_deref().is_some_and(is_dash) {
+        return Err(Fail(
+            2,
+            "--values-out -: the values file is binary: give --values-out FILE".into(),
+        ));
+    }
     let summary_to_stdout = a.summary_out.as_deref().is_some_and(is_dash);
     one_stdout(&[
         (
@@ -123,18 +133,33 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         Some(p) => Some(Output::create(Some(p))?),
         None => None,
     };
+    let values_out = match &a.values_out {
+        Some(p) => Some(Output::create(Some(p))?),
+        None => None,
+    };
     let mut out = Output::create(a.common.output.as_deref())?;
     let out_name = out.name();
     let plan = job.plan().clone();
+    let mut recorder = (a.values_out.is_some())
+        .then(|| lemma_eval::values::ValuesRecorder::new(job.options(), plan.measures()));
     let done = {
         let mut w = Writer::new(out.writer(), a.format, plan.measures());
         w.begin(a.per_goal).map_err(|e| write_fail(&out_name, e))?;
         let pb = progress_bar(a.common.quiet, job.size_on_disk());
         let progress = pb.as_ref().map(|pb| move |b: u64| pb.set_position(b));
         let progress = progress.as_ref().map(|p| p as &(dyn Fn(u64) + Sync));
-        let mut per_goal_rows = RowFn(|row| w.row(&row));
-        let sink: &mut dyn Sink = if a.per_goal {
-            &mut per_goal_rows
+        let per_goal = a.per_goal;
+        let mut rows = RowFn(|row| {
+            if let Some(r) = recorder.as_mut() {
+                r.add(&row);
+            }
+            if per_goal {
+                w.row(&row)?;
+            }
+            Ok(())
+        });
+        let sink: &mut dyn Sink = if a.per_goal || a.values_out.is_some() {
+            &mut rows
         } else {
             &mut SummaryOnly
         };
@@ -160,6 +185,16 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             .write_all(&partial.encode())
             .map_err(|e| write_fail(&name, e))?;
         outs.push(so);
+    }
+    if let (Some(mut vo), Some(r)) = (values_out, &recorder) {
+        let name = vo.name();
+        let ev = &done.evaluation;
+        let counts = ev.summary.counts();
+        let warnings = lemma_eval::output::warnings(&ev.report, &counts);
+        vo.writer()
+            .write_all(&r.encode(&counts, &warnings))
+            .map_err(|e| write_fail(&name, e))?;
+        outs.push(vo);
     }
     commit_all(outs)?;
     if !a.common.quiet {

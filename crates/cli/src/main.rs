@@ -447,6 +447,10 @@ struct EvalArgs {
     /// (atomically, with -o; docs/FORMAT.md); `-` is stdout, then with -o FILE.
     #[arg(long, value_name = "FILE")]
     summary_out: Option<PathBuf>,
+    /// Also write each goal's values, which `compare` reads in place of this run (atomically,
+    /// with -o; docs/FORMAT.md).
+    #[arg(long, value_name = "FILE")]
+    values_out: Option<PathBuf>,
     /// Evaluate shard I of N (1-based) of a plain text PREDICTED: a byte range cut at goal
     /// boundaries; the shards' --summary-out files merge into the whole file's evaluation.
     #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "regroup")]
@@ -572,7 +576,7 @@ fn main() -> ExitCode {
 /// files) a closed pipe is an error and none of them is written.
 fn one_output(cmd: &Cmd) -> bool {
     match cmd {
-        Cmd::Eval(a) => a.summary_out.is_none(),
+        Cmd::Eval(a) => a.summary_out.is_none() && a.values_out.is_none(),
         Cmd::Curve(a) => a.plot.is_none(),
         Cmd::Gen(_) => false,
         Cmd::Report(_)

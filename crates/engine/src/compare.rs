@@ -8,6 +8,10 @@
 //! One p-value per comparison decides ([`Test`]); it is adjusted for multiple comparisons
 //! ([`Correction`]) over every comparison made (every measure, every pair).
 //!
+//! A run given as a path to a values file ([`crate::values`], `eval --values-out`) is read, not
+//! evaluated: its values, checked against the comparison's options and measures, enter as the
+//! run's would have, in the order it was evaluated in, with its goal counts and warnings.
+//!
 //! **Goals.** A goal enters the tests when every run has a value for it. Which goals have values
 //! follows `eval`'s rules: goals of the actual sets with no relevant lemma are skipped (unless
 //! [`ZeroRelMode::Evaluate`](crate::ZeroRelMode)); goals a run has no predictions for are
@@ -29,6 +33,7 @@
 //! it) is refused. Higher is better for every such measure: the best run on a measure is the one
 //! with the highest mean.
 
+use crate::values::{is_values_file, Values};
 use crate::{ActualInput, EvalError, EvaluatorBuilder, Job, MatrixNames, PredictedInput, RowFn};
 use hashbrown::HashMap;
 use lemma_accum::{Aggregation, ExactSum, GoalCounts, Measure};
@@ -372,29 +377,53 @@ impl Compare {
         let mut warnings = Vec::new();
         for run in self.runs {
             let mut v: Vec<Vec<f64>> = vec![Vec::new(); nm];
-            let mut sink = RowFn(|row: crate::GoalRow| {
+            let mut add = |goal: Vec<u8>, row: &mut dyn Iterator<Item = f64>| {
                 let next = ids.len();
-                let g = *ids.entry(row.goal).or_insert(next);
-                for (m, x) in row.values.iter().enumerate() {
+                let g = *ids.entry(goal).or_insert(next);
+                for (m, x) in row.enumerate() {
                     if v[m].len() <= g {
                         v[m].resize(g + 1, f64::NAN);
                     }
-                    v[m][g] = x.unwrap_or(f64::NAN);
+                    v[m][g] = x;
                 }
-                Ok(())
-            });
-            let done = Job::new(builder.clone(), actual.clone(), run.predicted)
-                .names(self.names.clone())
-                .mmap(self.mmap)
-                .run(&mut sink, None)?;
-            let ev = &done.evaluation;
-            for w in crate::output::warnings(&ev.report, &ev.summary.counts()) {
+            };
+            let saved = match &run.predicted {
+                PredictedInput::Path(p) if is_values_file(p) => Some(p.clone()),
+                _ => None,
+            };
+            let (counts, run_warnings) = if let Some(p) = saved {
+                // Saved values: read, checked against this comparison's options, fed in the
+                // order they were evaluated.
+                let file = Values::read(&p).map_err(EvalError::Options)?;
+                let cols = (file.columns(builder.settings(), &measures))
+                    .map_err(|e| EvalError::Options(format!("{}: {e}", p.display())))?;
+                for (i, goal) in file.goals.iter().enumerate() {
+                    add(goal.clone(), &mut cols.iter().map(|&c| file.values[c][i]));
+                }
+                (file.counts, file.warnings)
+            } else {
+                let mut sink = RowFn(|row: crate::GoalRow| {
+                    add(
+                        row.goal,
+                        &mut row.values.iter().map(|x| x.unwrap_or(f64::NAN)),
+                    );
+                    Ok(())
+                });
+                let done = Job::new(builder.clone(), actual.clone(), run.predicted)
+                    .names(self.names.clone())
+                    .mmap(self.mmap)
+                    .run(&mut sink, None)?;
+                let ev = &done.evaluation;
+                let counts = ev.summary.counts();
+                (counts, crate::output::warnings(&ev.report, &counts))
+            };
+            for w in run_warnings {
                 warnings.push(format!("{}: {w}", run.label));
             }
             values.push(v);
             infos.push(RunInfo {
                 label: run.label,
-                counts: ev.summary.counts(),
+                counts,
                 lacking: 0,
             });
         }

@@ -65,6 +65,7 @@ pub mod text;
 pub mod trec;
 mod trec_goals;
 mod unknown;
+pub mod values;
 
 pub use evaluator::{
     read_actual, read_actual_with_threads, read_actual_within, Evaluation, Evaluator,

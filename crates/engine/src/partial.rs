@@ -53,8 +53,8 @@ const VERSION_FILE_ORDER: u32 = 2;
 
 /// Everything that changes a number, as a partial records it.
 #[derive(Clone, Debug, PartialEq)]
-struct PlanKey {
-    measures: Vec<Measure>,
+pub(crate) struct PlanKey {
+    pub(crate) measures: Vec<Measure>,
     relevance_level: i32,
     interpolation: Interpolation,
     order: Option<OrderMode>,
@@ -68,7 +68,7 @@ struct PlanKey {
 }
 
 impl PlanKey {
-    fn of(opts: &EvalOptions, universe: Option<u64>) -> PlanKey {
+    pub(crate) fn of(opts: &EvalOptions, universe: Option<u64>) -> PlanKey {
         PlanKey {
             measures: opts.measures.clone(),
             relevance_level: opts.relevance_level,
@@ -85,7 +85,7 @@ impl PlanKey {
     }
 
     /// What differs from `other`, one `name: ours vs theirs` per field.
-    fn differences(&self, other: &PlanKey) -> Vec<String> {
+    pub(crate) fn differences(&self, other: &PlanKey) -> Vec<String> {
         let mut d = Vec::new();
         let mut cmp = |name: &str, a: String, b: String| {
             if a != b {
@@ -653,21 +653,7 @@ impl Partial {
     /// The encoding (docs/FORMAT.md, "Summary files").
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::new();
-        let p = &self.plan;
-        put_u32(&mut b, p.measures.len() as u32);
-        for m in &p.measures {
-            put_bytes(&mut b, m.to_string().as_bytes());
-        }
-        put_u32(&mut b, p.relevance_level as u32);
-        put_code(&mut b, &INTERPOLATION, &p.interpolation);
-        put_code(&mut b, &ORDER, &p.order);
-        put_code(&mut b, &TIES, &p.ties);
-        put_code(&mut b, &DUPLICATES, &p.duplicates);
-        put_opt(&mut b, p.depth);
-        put_code(&mut b, &MISSING, &p.missing);
-        put_code(&mut b, &ZERO_REL, &p.zero_rel);
-        put_code(&mut b, &BOOL, &p.f32_scores);
-        put_opt(&mut b, p.universe);
+        put_plan(&mut b, &self.plan);
         put_u64(&mut b, self.actual.goals);
         put_u64(&mut b, self.actual.rows);
         put_u64(&mut b, self.actual.fingerprint);
@@ -750,28 +736,7 @@ impl Partial {
         }
         let mut r = Reader { b: body, at: 0 };
         let corrupt = |what: &str| PartialError(format!("corrupt: {what}"));
-        let n = r.u32()? as usize;
-        let mut measures = Vec::with_capacity(n.min(1 << 12));
-        for _ in 0..n {
-            let name = r.bytes()?;
-            let name = std::str::from_utf8(name).map_err(|_| corrupt("a measure name"))?;
-            let m =
-                Measure::parse(name).map_err(|e| PartialError(format!("measure `{name}`: {e}")))?;
-            let [m] = m[..] else {
-                return Err(corrupt("a measure name"));
-            };
-            measures.push(m);
-        }
-        let relevance_level = r.u32()? as i32;
-        let interpolation = r.code(&INTERPOLATION, "interpolation")?;
-        let order = r.code(&ORDER, "order")?;
-        let ties = r.code(&TIES, "ties")?;
-        let duplicates = r.code(&DUPLICATES, "duplicates")?;
-        let depth = r.opt()?;
-        let missing = r.code(&MISSING, "missing")?;
-        let zero_rel = r.code(&ZERO_REL, "zero-relevant goals")?;
-        let f32_scores = r.code(&BOOL, "f32 scores")?;
-        let universe = r.opt()?;
+        let plan = r.plan()?;
         let actual = ActualKey {
             goals: r.u64()?,
             rows: r.u64()?,
@@ -785,7 +750,7 @@ impl Partial {
         }
         let mut summaries = Vec::with_capacity(3);
         for _ in 0..3 {
-            summaries.push(r.summary(&measures)?);
+            summaries.push(r.summary(&plan.measures)?);
         }
         if r.at != r.b.len() {
             return Err(corrupt("bytes after the last summary"));
@@ -796,19 +761,7 @@ impl Partial {
         check_counts(&actual, &seen, [&predicted, &empty_all, &empty_seen])?;
         let p = Partial {
             version,
-            plan: PlanKey {
-                measures,
-                relevance_level,
-                interpolation,
-                order,
-                ties,
-                duplicates,
-                depth,
-                missing,
-                zero_rel,
-                f32_scores,
-                universe,
-            },
+            plan,
             actual,
             predicted,
             seen,
@@ -1076,15 +1029,33 @@ fn put_code<T: PartialEq>(b: &mut Vec<u8>, table: &[T], x: &T) {
     );
 }
 
-fn put_u32(b: &mut Vec<u8>, x: u32) {
+/// The plan section (docs/FORMAT.md, "Summary files": 1. Plan), shared by values files.
+pub(crate) fn put_plan(b: &mut Vec<u8>, p: &PlanKey) {
+    put_u32(b, p.measures.len() as u32);
+    for m in &p.measures {
+        put_bytes(b, m.to_string().as_bytes());
+    }
+    put_u32(b, p.relevance_level as u32);
+    put_code(b, &INTERPOLATION, &p.interpolation);
+    put_code(b, &ORDER, &p.order);
+    put_code(b, &TIES, &p.ties);
+    put_code(b, &DUPLICATES, &p.duplicates);
+    put_opt(b, p.depth);
+    put_code(b, &MISSING, &p.missing);
+    put_code(b, &ZERO_REL, &p.zero_rel);
+    put_code(b, &BOOL, &p.f32_scores);
+    put_opt(b, p.universe);
+}
+
+pub(crate) fn put_u32(b: &mut Vec<u8>, x: u32) {
     b.extend_from_slice(&x.to_le_bytes());
 }
 
-fn put_u64(b: &mut Vec<u8>, x: u64) {
+pub(crate) fn put_u64(b: &mut Vec<u8>, x: u64) {
     b.extend_from_slice(&x.to_le_bytes());
 }
 
-fn put_bytes(b: &mut Vec<u8>, x: &[u8]) {
+pub(crate) fn put_bytes(b: &mut Vec<u8>, x: &[u8]) {
     put_u64(b, x.len() as u64);
     b.extend_from_slice(x);
 }
@@ -1119,13 +1090,13 @@ fn put_summary(b: &mut Vec<u8>, s: &Summary) {
 }
 
 /// Reads the body, every read checked against its end.
-struct Reader<'b> {
-    b: &'b [u8],
-    at: usize,
+pub(crate) struct Reader<'b> {
+    pub(crate) b: &'b [u8],
+    pub(crate) at: usize,
 }
 
 impl<'b> Reader<'b> {
-    fn take(&mut self, n: usize) -> Result<&'b [u8], PartialError> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'b [u8], PartialError> {
         if self.b.len() - self.at < n {
             return Err(PartialError(format!(
                 "corrupt: {n} bytes expected at byte {} of the body, {} left",
@@ -1141,17 +1112,57 @@ impl<'b> Reader<'b> {
         Ok(self.take(1)?[0])
     }
 
-    fn u32(&mut self) -> Result<u32, PartialError> {
+    pub(crate) fn u32(&mut self) -> Result<u32, PartialError> {
         Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4")))
     }
 
-    fn u64(&mut self) -> Result<u64, PartialError> {
+    pub(crate) fn u64(&mut self) -> Result<u64, PartialError> {
         Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("8")))
     }
 
-    fn bytes(&mut self) -> Result<&'b [u8], PartialError> {
+    pub(crate) fn bytes(&mut self) -> Result<&'b [u8], PartialError> {
         let n = self.u64()?;
         self.take(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    /// The plan section ([`put_plan`]).
+    pub(crate) fn plan(&mut self) -> Result<PlanKey, PartialError> {
+        let corrupt = |what: &str| PartialError(format!("corrupt: {what}"));
+        let n = self.u32()? as usize;
+        let mut measures = Vec::with_capacity(n.min(1 << 12));
+        for _ in 0..n {
+            let name = self.bytes()?;
+            let name = std::str::from_utf8(name).map_err(|_| corrupt("a measure name"))?;
+            let m =
+                Measure::parse(name).map_err(|e| PartialError(format!("measure `{name}`: {e}")))?;
+            let [m] = m[..] else {
+                return Err(corrupt("a measure name"));
+            };
+            measures.push(m);
+        }
+        let relevance_level = self.u32()? as i32;
+        let interpolation = self.code(&INTERPOLATION, "interpolation")?;
+        let order = self.code(&ORDER, "order")?;
+        let ties = self.code(&TIES, "ties")?;
+        let duplicates = self.code(&DUPLICATES, "duplicates")?;
+        let depth = self.opt()?;
+        let missing = self.code(&MISSING, "missing")?;
+        let zero_rel = self.code(&ZERO_REL, "zero-relevant goals")?;
+        let f32_scores = self.code(&BOOL, "f32 scores")?;
+        let universe = self.opt()?;
+        Ok(PlanKey {
+            measures,
+            relevance_level,
+            interpolation,
+            order,
+            ties,
+            duplicates,
+            depth,
+            missing,
+            zero_rel,
+            f32_scores,
+            universe,
+        })
     }
 
     /// The value whose code ([`put_code`]) is next; `what` names it when the code is unknown.
