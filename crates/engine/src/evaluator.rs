@@ -671,6 +671,12 @@ impl EvaluatorBuilder {
         self
     }
 
+    /// `--group-by`: the summary's means are means over groups of each group's mean.
+    pub fn group_by(mut self, group_by: Arc<crate::GroupBy>) -> Self {
+        self.options.group_by = Some(group_by);
+        self
+    }
+
     /// The premise-selection protocol: a corpus, the goals' places, `--mask` (docs/METRICS.md
     /// §9; TREC and JSONL predictions).
     pub fn premises(mut self, premises: Arc<crate::Premises>) -> Self {

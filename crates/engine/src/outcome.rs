@@ -88,6 +88,8 @@ pub struct Report {
     pub threads: usize,
     /// What the premise protocol did (with a corpus: docs/METRICS.md §9).
     pub premises: crate::PremiseReport,
+    /// What `--group-by` did.
+    pub groups: Option<crate::GroupReport>,
 }
 
 /// Why an evaluation stopped.
