@@ -167,6 +167,13 @@ fn means_over_groups_against_hand_sums() {
             .map(str::to_string)
             .collect::<Vec<_>>()
     };
+    // The default measures, grouped, are those with a mean over groups.
+    let o = run_text(&["eval", &actual, &run, "--group-by", "theorem"]);
+    assert!(
+        o.0.contains("mean of 4 groups") && !o.0.contains("Depth"),
+        "{}",
+        o.0
+    );
     let grouped = rows(&["--group-by", "theorem"]);
     assert_eq!(grouped.len(), 7);
     assert_eq!(grouped, rows(&[]));

@@ -705,6 +705,11 @@ impl EvaluatorBuilder {
         if self.options.measures.is_empty() {
             self.options.measures =
                 Measure::parse_all(DEFAULT_MEASURES).expect("the default measures parse");
+            // Grouped, the defaults without those that have no mean over groups (Depth).
+            if self.options.group_by.is_some() {
+                (self.options.measures)
+                    .retain(|m| m.aggregation() != lemma_accum::Aggregation::Depth);
+            }
         }
         let plan = crate::plan_for(&self.options);
         (self.options, plan)
