@@ -181,6 +181,7 @@ def _evaluator(actual: Any, measures: Any, options: Dict[str, Any], trec9: bool 
         _path_or_none(options.get("goals")),
         options.get("strict", False),
         options.get("strict_gold", False),
+        options.get("group_by"),
     )
 
 
@@ -235,6 +236,7 @@ def evaluate(
     goals: Optional[PathLike] = None,
     strict: bool = False,
     strict_gold: bool = False,
+    group_by: Optional[str] = None,
 ) -> Result:
     """Evaluates ``predicted`` against ``actual``, as ``lemma-eval eval`` does.
 
@@ -263,8 +265,13 @@ def evaluate(
     accessible at each goal's theorem before ranks are given; ``goals`` a JSONL file of goal
     places (``goal_id``, ``file_path``, ``theorem_pos``) adding to the actual sets' records;
     ``Leak@k`` and ``LeakRank`` need ``corpus``. Paths of TREC or JSONL predictions only.
+
+    ``group_by`` (``--group-by``): ``"theorem"``, ``"file"`` or any key of the goal records
+    (the actual sets' JSONL records, then ``goals``); the summary is then the mean over groups
+    of each group's mean, and ``Result.counts["groups"]`` counts the groups.
     """
     options = dict(
+        group_by=group_by,
         corpus=corpus,
         mask=mask,
         goals=goals,

@@ -28,7 +28,8 @@ use std::time::Duration;
 /// The command's flags, as this package's arguments name them: what an error message says.
 /// `(flag, argument, boolean)`: a boolean flag reads `argument=True`; another's value follows
 /// the `=` (`--depth 10` reads `depth=10`, `--universe N` reads `universe=N`).
-const ARGUMENTS: [(&str, &str, bool); 23] = [
+const ARGUMENTS: [(&str, &str, bool); 24] = [
+    ("--group-by", "group_by", false),
     ("--corpus", "corpus", false),
     ("--mask", "mask", false),
     ("--goals", "goals", false),
@@ -282,7 +283,10 @@ pub(crate) fn outcome(
             .map(|r| (String::from_utf8_lossy(&r.goal).into_owned(), r.values))
             .collect()
     });
-    let counts = named_counts(&summary.counts()).to_vec();
+    let mut counts = named_counts(&summary.counts()).to_vec();
+    if let Some((groups, _)) = summary.group_counts() {
+        counts.push(("groups", groups));
+    }
     (values, rows, counts, partial, warned, read)
 }
 
@@ -622,7 +626,7 @@ impl NativeEvaluator {
     /// pytrec_eval's trec_eval 9.0.8 rules (scores as f32, goals without predictions skipped, the
     /// run's order by score).
     #[new]
-    #[pyo3(signature = (actual, measures=None, relevance_level=None, missing="zero", ties="trec", depth=None, threads=None, trec9=false, order=None, duplicates="first", interpolation="textbook", keep_zero_relevant=false, universe=None, regroup=false, hold_actual=false, memory=None, corpus=None, mask="none", goals=None, strict=false, strict_gold=false))]
+    #[pyo3(signature = (actual, measures=None, relevance_level=None, missing="zero", ties="trec", depth=None, threads=None, trec9=false, order=None, duplicates="first", interpolation="textbook", keep_zero_relevant=false, universe=None, regroup=false, hold_actual=false, memory=None, corpus=None, mask="none", goals=None, strict=false, strict_gold=false, group_by=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -647,6 +651,7 @@ impl NativeEvaluator {
         goals: Option<PathBuf>,
         strict: bool,
         strict_gold: bool,
+        group_by: Option<String>,
     ) -> PyResult<Self> {
         let given = measures.unwrap_or_default();
         let one = 1i32.into_pyobject(py)?.into_any();
@@ -680,6 +685,16 @@ impl NativeEvaluator {
             )));
         };
         let mask = choice::<MaskMode>(mask)?;
+        if let Some(by) = &group_by {
+            let path = match &actual {
+                ActualInput::Path(p) => Some(p.clone()),
+                _ => None,
+            };
+            let groups = py
+                .detach(|| lemma_eval::GroupBy::load(by, path.as_deref(), goals.as_deref(), strict))
+                .map_err(input_err)?;
+            b = b.group_by(std::sync::Arc::new(groups));
+        }
         match corpus {
             Some(corpus) => {
                 let opts = PremiseOptions {
@@ -699,10 +714,11 @@ impl NativeEvaluator {
                 b = b.premises(std::sync::Arc::new(premises));
             }
             None => {
+                let grouped = group_by.is_some();
                 let given = [
                     ("mask", mask != MaskMode::None),
-                    ("goals", goals.is_some()),
-                    ("strict", strict),
+                    ("goals", goals.is_some() && !grouped),
+                    ("strict", strict && !grouped),
                     ("strict_gold", strict_gold),
                 ];
                 if let Some((name, _)) = given.iter().find(|(_, set)| *set) {

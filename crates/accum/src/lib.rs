@@ -24,7 +24,7 @@
 //! let values = acc.finish().unwrap();
 //! assert!((values.get(&measures[0]).unwrap() - 1.6 / 3.0).abs() < 1e-15);
 //! assert_eq!(values.get(&measures[3]), Some(5.0));
-//! summary.add(&values);
+//! summary.add(b"g1", &values);
 //! ```
 //!
 //! ## Measures
@@ -71,6 +71,6 @@ pub use pooled::{
     CurveRows, CurveStats, Group, PooledCurve, PooledSpec, Run, SpillRuns,
 };
 pub use summary::{
-    Aggregate, GoalCounts, GoalFate, MergeError, Summary, SummaryState, GM_AP_FLOOR,
+    Aggregate, GoalCounts, GoalFate, Grouping, MergeError, Summary, SummaryState, GM_AP_FLOOR,
 };
 pub use trec_sum::{TrecAdder, TrecRules, TrecSum};

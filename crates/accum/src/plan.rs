@@ -5,7 +5,7 @@
 //! threshold slot. Per goal, the accumulator records its state when the ranking crosses a slot, so
 //! the cost of a measure set is paid at relevant items and at crossings, not at every item.
 
-use crate::measure::Measure;
+use crate::measure::{Aggregation, Measure};
 use crate::measures::{LevelNeed, Needs};
 
 /// How many relevant items a recall level `r` requires, for interpolated precision (METRICS.md §8).
@@ -113,6 +113,8 @@ pub struct Plan {
     pub(crate) needs_leak_rank: bool,
     /// The pooled curve the summaries keep ([`Plan::with_pooled`]).
     pub(crate) pooled: Option<crate::PooledSpec>,
+    /// How goals are grouped for the summary ([`Plan::with_grouping`]).
+    pub(crate) grouping: Option<std::sync::Arc<dyn crate::Grouping>>,
 }
 
 impl Plan {
@@ -200,7 +202,28 @@ impl Plan {
             needs_leaks,
             needs_leak_rank,
             pooled: None,
+            grouping: None,
         }
+    }
+
+    /// The plan, with every summary of its goals averaging over groups ([`crate::Grouping`]):
+    /// the summary's mean of a measure is the mean over groups of each group's mean. An error
+    /// naming the first measure whose aggregate is no mean of goal values (`Depth(recall=r)`,
+    /// `LeakRank`: a median and a coverage over goals).
+    pub fn with_grouping(
+        mut self,
+        grouping: std::sync::Arc<dyn crate::Grouping>,
+    ) -> Result<Plan, Measure> {
+        if let Some(m) = (self.measures.iter()).find(|m| m.aggregation() == Aggregation::Depth) {
+            return Err(*m);
+        }
+        self.grouping = Some(grouping);
+        Ok(self)
+    }
+
+    /// How goals are grouped, if they are.
+    pub fn grouping(&self) -> Option<&std::sync::Arc<dyn crate::Grouping>> {
+        self.grouping.as_ref()
     }
 
     /// The plan, with every summary of its goals keeping the pooled curve of their ranked items

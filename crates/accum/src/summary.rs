@@ -6,8 +6,16 @@
 //! the number of goals). Two summaries of disjoint goal sets merge into the summary of their
 //! union, identical to the last bit whatever the order of goals or shards; a summary of a subset
 //! can be retracted from one of a superset, exactly ([`Summary::retract`]).
+//!
+//! Grouped ([`crate::Plan::with_grouping`]): a goal of a group adds its values to its group's
+//! entry (its goal count and, per measure, a compensated sum of its values: 16 bytes a measure);
+//! a goal of no group is a group of its own and enters the summary at once. The aggregates are
+//! then those of a summary in which every group entered as one goal whose values are its
+//! group's means (a sum measure: its group's sum). Summaries of disjoint goal sets merge group
+//! by group.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::exact::ExactSum;
 use crate::goal::GoalValues;
@@ -149,6 +157,58 @@ fn histogram_sum(depths: &[(u64, u64)]) -> ExactSum {
     sum
 }
 
+/// Which group each goal's values count in (`--group-by`): given by the caller, held by the
+/// plan ([`crate::Plan::with_grouping`]).
+pub trait Grouping: Send + Sync + std::fmt::Debug {
+    /// The group of goal `goal`; `None`: the goal is a group of its own.
+    fn group_of(&self, goal: &[u8]) -> Option<u32>;
+}
+
+/// A compensated (Neumaier) sum: the sum of a group's few values to within an ulp, in 16 bytes.
+#[derive(Copy, Clone, Debug, Default, PartialEq)]
+struct Compensated {
+    sum: f64,
+    err: f64,
+}
+
+impl Compensated {
+    fn add(&mut self, v: f64) {
+        let t = self.sum + v;
+        self.err += if self.sum.abs() >= v.abs() {
+            (self.sum - t) + v
+        } else {
+            (v - t) + self.sum
+        };
+        self.sum = t;
+    }
+
+    fn value(&self) -> f64 {
+        self.sum + self.err
+    }
+}
+
+/// One group's entry: its goals and, per measure, the sum of its goals' values.
+#[derive(Clone, Debug, PartialEq)]
+struct GroupEntry {
+    goals: u64,
+    sums: Vec<Compensated>,
+}
+
+/// The groups of a grouped summary.
+#[derive(Clone, Debug)]
+struct Groups {
+    of: Arc<dyn Grouping>,
+    table: hashbrown::HashMap<u32, GroupEntry>,
+    /// Goals counted in `table`'s entries.
+    goals: u64,
+}
+
+impl PartialEq for Groups {
+    fn eq(&self, other: &Groups) -> bool {
+        self.table == other.table && self.goals == other.goals
+    }
+}
+
 /// Partial aggregates of a set of goals. See the module documentation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Summary {
@@ -158,6 +218,7 @@ pub struct Summary {
     kept: Vec<BTreeMap<u64, u64>>,
     counts: GoalCounts,
     pooled: Option<PooledCurve>,
+    groups: Option<Groups>,
 }
 
 /// A summary's contents, field by field: what an encoding writes and reads back
@@ -212,6 +273,11 @@ impl Summary {
             kept: vec![BTreeMap::new(); m],
             counts: GoalCounts::default(),
             pooled: plan.pooled().map(PooledSpec::curve),
+            groups: plan.grouping().map(|of| Groups {
+                of: of.clone(),
+                table: hashbrown::HashMap::new(),
+                goals: 0,
+            }),
         }
     }
 
@@ -221,8 +287,9 @@ impl Summary {
         self.pooled.as_ref()
     }
 
-    /// Adds one evaluated goal's values.
-    pub fn add(&mut self, values: &GoalValues<'_>) {
+    /// Adds the values of `goal`, evaluated (to its group's entry when the plan groups goals and
+    /// `goal` has a group).
+    pub fn add(&mut self, goal: &[u8], values: &GoalValues<'_>) {
         debug_assert_eq!(values.measures(), &self.measures[..]);
         self.counts.evaluated += 1;
         if let Some(curve) = &mut self.pooled {
@@ -230,9 +297,31 @@ impl Summary {
             let found = curve.add_keys(items);
             curve.add_unretrieved_relevant(r.saturating_sub(found));
         }
-        for (i, (m, v)) in values.iter().enumerate() {
+        if let Some(groups) = &mut self.groups {
+            if let Some(g) = groups.of.group_of(goal) {
+                let m = self.measures.len();
+                let entry = groups.table.entry(g).or_insert_with(|| GroupEntry {
+                    goals: 0,
+                    sums: vec![Compensated::default(); m],
+                });
+                entry.goals += 1;
+                groups.goals += 1;
+                for (sum, v) in entry.sums.iter_mut().zip(values.values()) {
+                    if let Some(v) = v {
+                        sum.add(*v);
+                    }
+                }
+                return;
+            }
+        }
+        self.add_values(values.iter().map(|(_, v)| v));
+    }
+
+    /// Adds one goal's values (parallel to the measures) to the sums.
+    fn add_values(&mut self, values: impl Iterator<Item = Option<f64>>) {
+        for (i, v) in values.enumerate() {
             let Some(v) = v else { continue };
-            match m.aggregation() {
+            match self.measures[i].aggregation() {
                 Aggregation::Mean | Aggregation::Sum => self.sums[i].add(v),
                 Aggregation::GeoMean => self.sums[i].add(v.max(GM_AP_FLOOR).ln()),
                 Aggregation::Depth => {
@@ -245,8 +334,8 @@ impl Summary {
     }
 
     /// Adds an evaluated goal that had no predictions (counts it as [`GoalFate::EvaluatedEmpty`]).
-    pub fn add_empty(&mut self, values: &GoalValues<'_>) {
-        self.add(values);
+    pub fn add_empty(&mut self, goal: &[u8], values: &GoalValues<'_>) {
+        self.add(goal, values);
         self.counts.evaluated_empty += 1;
     }
 
@@ -291,6 +380,23 @@ impl Summary {
             }
         }
         self.counts = counts;
+        if let (Some(mine), Some(theirs)) = (&mut self.groups, &other.groups) {
+            for (g, e) in &theirs.table {
+                match mine.table.get_mut(g) {
+                    Some(m) => {
+                        m.goals += e.goals;
+                        for (a, b) in m.sums.iter_mut().zip(&e.sums) {
+                            a.add(b.sum);
+                            a.add(b.err);
+                        }
+                    }
+                    None => {
+                        mine.table.insert(*g, e.clone());
+                    }
+                }
+            }
+            mine.goals += theirs.goals;
+        }
         match (&mut self.pooled, &other.pooled) {
             (Some(a), Some(b)) => a.merge(b),
             (None, Some(b)) => self.pooled = Some(b.clone()),
@@ -389,6 +495,7 @@ impl Summary {
             kept,
             counts: state.counts,
             pooled: None,
+            groups: None,
         })
     }
 
@@ -402,8 +509,57 @@ impl Summary {
         self.counts
     }
 
+    /// Whether the plan groups goals ([`crate::Plan::with_grouping`]).
+    pub fn is_grouped(&self) -> bool {
+        self.groups.is_some()
+    }
+
+    /// When goals are grouped: the groups (a goal of no group counted as a group of its own)
+    /// and the goals evaluated.
+    pub fn group_counts(&self) -> Option<(u64, u64)> {
+        let g = self.groups.as_ref()?;
+        let singles = self.counts.evaluated - g.goals;
+        Some((singles + g.table.len() as u64, self.counts.evaluated))
+    }
+
+    /// The summary in which every group entered as one goal of its means (see the module
+    /// documentation); `None` when goals are not grouped.
+    fn folded(&self) -> Option<Summary> {
+        let g = self.groups.as_ref()?;
+        let mut s = Summary {
+            measures: self.measures.clone(),
+            sums: self.sums.clone(),
+            reached: self.reached.clone(),
+            kept: self.kept.clone(),
+            counts: self.counts,
+            pooled: None,
+            groups: None,
+        };
+        s.counts.evaluated -= g.goals;
+        let mut means = vec![None; self.measures.len()];
+        for e in g.table.values() {
+            for (i, (mean, sum)) in means.iter_mut().zip(&e.sums).enumerate() {
+                *mean = Some(match self.measures[i].aggregation() {
+                    Aggregation::Sum => sum.value(),
+                    _ => sum.value() / e.goals as f64,
+                });
+            }
+            s.counts.evaluated += 1;
+            s.add_values(means.iter().copied());
+        }
+        Some(s)
+    }
+
     /// The aggregate of measure `i`.
     pub fn aggregate(&self, i: usize) -> Aggregate {
+        match self.folded() {
+            Some(s) => s.aggregate_here(i),
+            None => self.aggregate_here(i),
+        }
+    }
+
+    /// The aggregate of measure `i` over the goals this summary's sums hold.
+    fn aggregate_here(&self, i: usize) -> Aggregate {
         let goals = self.counts.evaluated;
         let mean = |sum: f64| if goals == 0 { 0.0 } else { sum / goals as f64 };
         match self.measures[i].aggregation() {
@@ -454,8 +610,10 @@ impl Summary {
 
     /// Every `(measure, aggregate)`, in plan order.
     pub fn aggregates(&self) -> Vec<(Measure, Aggregate)> {
+        let folded = self.folded();
+        let s = folded.as_ref().unwrap_or(self);
         (0..self.measures.len())
-            .map(|i| (self.measures[i], self.aggregate(i)))
+            .map(|i| (self.measures[i], s.aggregate_here(i)))
             .collect()
     }
 }
@@ -477,9 +635,124 @@ mod tests {
             acc.begin(&Truth::binary(1, 0));
             acc.push(Label::UNJUDGED);
             acc.push(Label::judged(1));
-            s.add(&acc.finish().unwrap());
+            s.add(b"g", &acc.finish().unwrap());
         }
         (plan, s)
+    }
+
+    /// Groups by a table of goal names.
+    #[derive(Debug)]
+    struct Table(Vec<(&'static [u8], u32)>);
+
+    impl Grouping for Table {
+        fn group_of(&self, goal: &[u8]) -> Option<u32> {
+            self.0.iter().find(|(g, _)| *g == goal).map(|&(_, i)| i)
+        }
+    }
+
+    /// Goals `(name, k)`, each with one relevant lemma ranked at `k` (AP = 1/k), added to
+    /// summaries of `AP`, `NumRel` and `GM_AP` (one summary per part: goal `i` to part
+    /// `part(i)`), grouped by `table` when given; the parts merged.
+    fn grouped(goals: &[(&[u8], usize)], table: Option<Table>, parts: usize) -> Summary {
+        let ms = Measure::parse_all(["AP", "NumRel", "GM_AP"]).unwrap();
+        let mut plan = Plan::new(&ms, Config::default());
+        if let Some(t) = table {
+            plan = plan.with_grouping(Arc::new(t)).unwrap();
+        }
+        let plan = Arc::new(plan);
+        let mut s: Vec<Summary> = (0..parts).map(|_| Summary::new(&plan)).collect();
+        let mut acc = GoalAccumulator::new(plan.clone());
+        for (i, &(goal, k)) in goals.iter().enumerate() {
+            acc.begin(&Truth::binary(1, 0));
+            for r in 1..=k {
+                acc.push(if r == k {
+                    Label::judged(1)
+                } else {
+                    Label::UNJUDGED
+                });
+            }
+            s[(i * 7) % parts].add(goal, &acc.finish().unwrap());
+        }
+        let mut all = s.remove(0);
+        for p in &s {
+            all.merge(p).unwrap();
+        }
+        all
+    }
+
+    const GOALS: [(&[u8], usize); 7] = [
+        (b"g1", 1),
+        (b"g2", 2),
+        (b"g3", 4),
+        (b"g4", 1),
+        (b"g5", 2),
+        (b"g6", 3),
+        (b"g7", 2),
+    ];
+
+    /// Groups of 1, 2 and 3 goals, and g7 in none.
+    fn theorems() -> Table {
+        Table(vec![
+            (b"g1", 10),
+            (b"g2", 20),
+            (b"g3", 20),
+            (b"g4", 30),
+            (b"g5", 30),
+            (b"g6", 30),
+        ])
+    }
+
+    #[test]
+    fn the_grouped_mean_is_the_mean_of_the_groups_means() {
+        let close = |a: f64, b: f64| assert!((a - b).abs() < 1e-15, "{a} != {b}");
+        for parts in [1, 2, 3] {
+            let s = grouped(&GOALS[..6], Some(theorems()), parts);
+            // Groups: {g1} AP 1; {g2, g3} (1/2 + 1/4) / 2 = 3/8; {g4, g5, g6}
+            // (1 + 1/2 + 1/3) / 3 = 11/18.
+            assert_eq!(s.group_counts(), Some((3, 6)));
+            assert_eq!(s.counts().evaluated, 6);
+            let a = s.aggregates();
+            close(
+                a[0].1.headline().unwrap(),
+                (1.0 + 3.0 / 8.0 + 11.0 / 18.0) / 3.0,
+            );
+            close(a[0].1.headline().unwrap(), 143.0 / 216.0);
+            // A sum stays the sum over goals.
+            assert_eq!(a[1].1, Aggregate::Sum(6.0));
+            // The geometric mean of the groups' mean APs.
+            close(
+                a[2].1.headline().unwrap(),
+                (3.0 / 8.0 * 11.0 / 18.0f64).cbrt(),
+            );
+            // g7, in no group, is a group of its own: (1 + 3/8 + 11/18 + 1/2) / 4 = 179/288.
+            let s = grouped(&GOALS, Some(theorems()), parts);
+            assert_eq!(s.group_counts(), Some((4, 7)));
+            close(s.aggregate(0).headline().unwrap(), 179.0 / 288.0);
+            // Ungrouped: (1 + 1/2 + 1/4 + 1 + 1/2 + 1/3 + 1/2) / 7.
+            let flat = grouped(&GOALS, None, parts);
+            assert_eq!(flat.group_counts(), None);
+            close(flat.aggregate(0).headline().unwrap(), (49.0 / 12.0) / 7.0);
+        }
+    }
+
+    #[test]
+    fn every_goal_its_own_group_is_the_ungrouped_summary() {
+        for parts in [1, 3] {
+            let own = Table((0..).zip(GOALS).map(|(i, (g, _))| (g, i)).collect());
+            let a = grouped(&GOALS, Some(own), parts);
+            let b = grouped(&GOALS, None, parts);
+            // Equal to the last bit.
+            assert_eq!(a.aggregates(), b.aggregates());
+            assert_eq!(a.counts(), b.counts());
+            assert_eq!(a.group_counts(), Some((7, 7)));
+        }
+    }
+
+    #[test]
+    fn depth_measures_have_no_group_mean() {
+        let ms = Measure::parse_all(["AP", "Depth(recall=1.0)"]).unwrap();
+        let plan = Plan::new(&ms, Config::default());
+        assert_eq!(plan.with_grouping(Arc::new(theorems())).err(), Some(ms[1]));
     }
 
     #[test]

@@ -336,10 +336,10 @@ fn a_plan_keeps_the_pooled_curve_of_its_goals() {
         };
         acc.push_scored(label, s).unwrap();
     }
-    s1.add(&acc.finish().unwrap());
+    s1.add(b"g", &acc.finish().unwrap());
     acc.begin(&Truth::binary(1, 0));
     acc.push_scored(Label::UNJUDGED, 0.7).unwrap();
-    s2.add(&acc.finish().unwrap());
+    s2.add(b"g", &acc.finish().unwrap());
     s1.merge(&s2).unwrap();
     let curve = s1.pooled().unwrap();
     assert_eq!(curve.total_relevant(), 4);

@@ -506,7 +506,7 @@ proptest! {
             acc.begin(&Truth::graded(&grades).unwrap());
             acc.push_labels(&c.labels());
             let v = acc.finish().unwrap();
-            one.add(&v);
+            one.add(b"g", &v);
             per_goal.push(v.values().to_vec());
         }
         // Re-add the same goals to shards in a scrambled order.
@@ -517,7 +517,7 @@ proptest! {
             let grades = c.grades_desc();
             acc.begin(&Truth::graded(&grades).unwrap());
             acc.push_labels(&c.labels());
-            shards[shard_of[i]].add(&acc.finish().unwrap());
+            shards[shard_of[i]].add(b"g", &acc.finish().unwrap());
         }
         let mut merged = Summary::new(&plan);
         for k in [2usize, 0, 3, 1].iter().map(|k| (k + order_seed as usize) % 4) {

@@ -449,7 +449,7 @@ fn summary_means_sums_depth_and_gm_ap() {
                 Label::UNJUDGED
             });
         }
-        sum.add(&acc.finish().unwrap());
+        sum.add(b"g", &acc.finish().unwrap());
     }
     sum.skip(GoalFate::SkippedNoRelevant);
     let agg = sum.aggregates();

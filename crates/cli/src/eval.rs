@@ -87,6 +87,14 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         let premises = Premises::load(&opts, Some(&a.actual))?;
         builder = builder.premises(std::sync::Arc::new(premises));
     }
+    builder = crate::groups::apply(
+        builder,
+        &a.grouping,
+        a.corpus.as_ref(),
+        &a.actual,
+        a.goals.as_deref(),
+        a.strict,
+    )?;
     let mut measures = a.measures.clone();
     if let Some(t) = a.threshold {
         if measures.is_empty() {

@@ -9,6 +9,7 @@ mod compare;
 mod curve;
 mod eval;
 mod gen;
+mod groups;
 mod out;
 mod parsers;
 
@@ -424,11 +425,11 @@ struct EvalArgs {
     mask: MaskMode,
     /// JSONL of goal records {"goal_id", "file_path", "theorem_pos": [line, col]}: adds to and
     /// overrides the places the actual sets' JSONL records give (for TREC qrels, the only source).
-    #[arg(long = "goals", value_name = "FILE", requires = "corpus")]
+    #[arg(long = "goals", value_name = "FILE")]
     goals: Option<PathBuf>,
-    /// With --corpus: a goal whose file the corpus does not list, or a predicted premise it does
-    /// not define, is an error (by default counted and named in a warning).
-    #[arg(long, requires = "corpus")]
+    /// A goal whose file the corpus does not list, a predicted premise it does not define, or a
+    /// goal without a group (--group-by) is an error (by default counted and named in a warning).
+    #[arg(long)]
     strict: bool,
     /// With --corpus: a relevant premise not accessible at its goal is an error (by default
     /// counted and named in a warning).
@@ -455,6 +456,8 @@ struct EvalArgs {
     /// boundaries; the shards' --summary-out files merge into the whole file's evaluation.
     #[arg(long, value_name = "I/N", value_parser = parse_shard, conflicts_with = "regroup")]
     shard: Option<(u64, u64)>,
+    #[command(flatten)]
+    grouping: groups::GroupArgs,
     #[command(flatten)]
     common: Common,
 }

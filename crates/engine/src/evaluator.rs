@@ -671,6 +671,12 @@ impl EvaluatorBuilder {
         self
     }
 
+    /// `--group-by`: the summary's means are means over groups of each group's mean.
+    pub fn group_by(mut self, group_by: Arc<crate::GroupBy>) -> Self {
+        self.options.group_by = Some(group_by);
+        self
+    }
+
     /// The premise-selection protocol: a corpus, the goals' places, `--mask` (docs/METRICS.md
     /// §9; TREC and JSONL predictions).
     pub fn premises(mut self, premises: Arc<crate::Premises>) -> Self {
@@ -699,6 +705,11 @@ impl EvaluatorBuilder {
         if self.options.measures.is_empty() {
             self.options.measures =
                 Measure::parse_all(DEFAULT_MEASURES).expect("the default measures parse");
+            // Grouped, the defaults without those that have no mean over groups (Depth).
+            if self.options.group_by.is_some() {
+                (self.options.measures)
+                    .retain(|m| m.aggregation() != lemma_accum::Aggregation::Depth);
+            }
         }
         let plan = crate::plan_for(&self.options);
         (self.options, plan)

@@ -42,7 +42,7 @@ use crate::{
     EvalError, EvalOptions, Evaluator, EvaluatorBuilder, InputKind, MatrixNames, Partial,
     Predictions, Sink,
 };
-use lemma_accum::Plan;
+use lemma_accum::{Aggregation, Plan};
 use lemma_ingest::{ActualSets, GoalOrder, SortedQrels};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -368,6 +368,7 @@ impl Job {
             mergeable,
         } = self;
         let shard = matches!(predicted, PredictedInput::Shard { .. });
+        check_group_by(&builder, shard || mergeable)?;
         if let PredictedInput::Shard { path, index, count } = &predicted {
             check_shard(path, *index, *count, builder.settings().regroup)?;
         }
@@ -483,6 +484,30 @@ fn open_predictions(
 enum Actual {
     Input(ActualInput),
     Sorted(Box<SortedQrels>),
+}
+
+/// `--group-by` with measures whose aggregate is no mean (`Depth`, `LeakRank`), or with a summary
+/// that travels (a shard's, `--summary-out`: it holds no groups): an error naming them.
+fn check_group_by(builder: &EvaluatorBuilder, travels: bool) -> Result<(), EvalError> {
+    let Some(g) = &builder.settings().group_by else {
+        return Ok(());
+    };
+    let plan = builder.plan();
+    if let Some(m) = (plan.measures().iter()).find(|m| m.aggregation() == Aggregation::Depth) {
+        return Err(EvalError::Options(format!(
+            "--group-by {}: {m} has no mean over groups (its median and coverage are over \
+             goals); evaluate it without --group-by",
+            g.by()
+        )));
+    }
+    if travels {
+        return Err(EvalError::Options(format!(
+            "--group-by {}: a summary file (--shard, --summary-out) does not hold groups yet; \
+             evaluate the whole file",
+            g.by()
+        )));
+    }
+    Ok(())
 }
 
 /// `I/N` with 1 <= I <= N, of predictions that are not regrouped.
@@ -601,12 +626,34 @@ impl OpenJob {
         sink: &mut dyn Sink,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<Outcome, EvalError> {
+        let group_by = self.options().group_by.clone();
         let OpenJob {
             engine,
             predictions,
             mut read,
             mergeable,
         } = self;
+        let mut outcome =
+            evaluate_engine(engine, predictions, &mut read, mergeable, sink, progress)?;
+        if let Some(g) = group_by {
+            let e = &mut outcome.evaluation;
+            e.report.groups = Some(g.finish(&e.summary)?);
+        }
+        outcome.actual_read = read;
+        Ok(outcome)
+    }
+}
+
+/// [`OpenJob::evaluate`] by `engine`.
+fn evaluate_engine(
+    engine: Engine,
+    predictions: Opened,
+    read: &mut ActualRead,
+    mergeable: bool,
+    sink: &mut dyn Sink,
+    progress: Option<&(dyn Fn(u64) + Sync)>,
+) -> Result<Outcome, EvalError> {
+    {
         match engine {
             Engine::Joined(j) => {
                 let Opened::Predictions(p) = predictions else {
@@ -620,13 +667,13 @@ impl OpenJob {
                     ));
                 };
                 let (evaluation, jr) = j.evaluate_with_progress(input, sink, progress)?;
-                if let ActualRead::Joined { join, .. } = &mut read {
+                if let ActualRead::Joined { join, .. } = read {
                     *join = jr;
                 }
                 Ok(Outcome {
                     evaluation,
                     partial: None,
-                    actual_read: read,
+                    actual_read: read.clone(),
                     held: None,
                 })
             }
@@ -647,7 +694,7 @@ impl OpenJob {
                 Ok(Outcome {
                     evaluation,
                     partial,
-                    actual_read: read,
+                    actual_read: read.clone(),
                     held: Some(ev.into_actual()),
                 })
             }

@@ -49,6 +49,7 @@ pub mod curve;
 mod evaluator;
 mod feed;
 pub mod full;
+pub mod group;
 pub mod job;
 pub mod join;
 mod options;
@@ -72,6 +73,7 @@ pub use evaluator::{
     EvaluatorBuilder, InputKind, MatrixNames, Predictions, DEFAULT_MEASURES,
 };
 
+pub use group::{GroupBy, GroupReport};
 pub use job::{ActualInput, ActualRead, Job, OpenJob, Outcome, PredictedInput};
 
 pub use options::{

@@ -129,6 +129,8 @@ pub struct EvalOptions {
     /// The premise-selection protocol: the corpus, the goals' places, `--mask` (docs/METRICS.md
     /// §9). Needed by `Leak@k` and `LeakRank`.
     pub premises: Option<Arc<crate::Premises>>,
+    /// `--group-by`: the summary's means over groups of goals.
+    pub group_by: Option<Arc<crate::GroupBy>>,
 }
 
 impl Default for EvalOptions {
@@ -148,6 +150,7 @@ impl Default for EvalOptions {
             universe: None,
             pooled: None,
             premises: None,
+            group_by: None,
         }
     }
 }
@@ -173,8 +176,13 @@ pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
             },
         },
     );
-    Arc::new(match &opts.pooled {
+    let plan = match &opts.pooled {
         Some(p) => plan.with_pooled(p.clone()),
+        None => plan,
+    };
+    // A plan that cannot be grouped (a Depth measure) is refused when the job opens.
+    Arc::new(match &opts.group_by {
+        Some(g) => plan.clone().with_grouping(g.clone()).unwrap_or(plan),
         None => plan,
     })
 }

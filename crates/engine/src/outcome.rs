@@ -51,7 +51,7 @@ pub(crate) fn record_goal(
     values: Result<GoalValues<'_>, GoalError>,
 ) -> Result<(), EvalError> {
     let values = goal_values(goal, values)?;
-    summary.add(&values);
+    summary.add(goal, &values);
     if let Some(rows) = rows {
         rows.push(GoalRow::new(goal, &values, false));
     }
@@ -88,6 +88,8 @@ pub struct Report {
     pub threads: usize,
     /// What the premise protocol did (with a corpus: docs/METRICS.md §9).
     pub premises: crate::PremiseReport,
+    /// What `--group-by` did.
+    pub groups: Option<crate::GroupReport>,
 }
 
 /// Why an evaluation stopped.
@@ -246,7 +248,7 @@ pub(crate) fn evaluate_unseen(
         match empty_goal(&mut acc, goal, truth, opts, universe)? {
             EmptyGoal::Skipped(fate) => summary.skip(fate),
             EmptyGoal::Evaluated(values) => {
-                summary.add_empty(&values);
+                summary.add_empty(goal, &values);
                 if want_rows {
                     rows.row(GoalRow::new(goal, &values, true))
                         .map_err(EvalError::Sink)?;

@@ -551,7 +551,10 @@ impl<'w> Writer<'w> {
                     self.out,
                     "{:<w$} {:>12}",
                     "measure",
-                    format!("mean of {}", c.evaluated)
+                    match summary.group_counts() {
+                        Some((groups, _)) => format!("mean of {groups} groups"),
+                        None => format!("mean of {}", c.evaluated),
+                    }
                 )?;
                 for ((_, a), m) in aggs.iter().zip(&names) {
                     match *a {
@@ -603,7 +606,12 @@ impl<'w> Writer<'w> {
                     s.insert(m.clone(), json_num(*v));
                 }
                 let c = summary.counts();
-                let goals = counts_json(&c);
+                let mut goals = counts_json(&c);
+                if let (Some((groups, _)), Some(map)) =
+                    (summary.group_counts(), goals.as_object_mut())
+                {
+                    map.insert("groups".into(), serde_json::json!(groups));
+                }
                 if per_goal {
                     write!(self.out, "],")?;
                 }
@@ -711,6 +719,7 @@ pub fn warnings(report: &Report, counts: &GoalCounts) -> Vec<String> {
         ));
     }
     w.extend(report.premises.warnings());
+    w.extend(report.groups.as_ref().and_then(crate::GroupReport::warning));
     w
 }
 
@@ -739,6 +748,13 @@ pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
     let mut s = format!("lemma-eval: {}\n", counts_text(counts));
     for w in warnings(report, counts) {
         s += &format!("lemma-eval: warning: {w}\n");
+    }
+    if let Some(g) = &report.groups {
+        s += &format!(
+            "lemma-eval: groups: the summary is the mean over {} groups (by {}) of their goals' \
+             means, over {} goals\n",
+            g.groups, g.by, g.goals
+        );
     }
     let p = &report.premises;
     if p.goals > 0 {

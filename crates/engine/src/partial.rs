@@ -458,7 +458,7 @@ impl Partial {
             let e = empty_goal(&mut acc, goal, truth, opts, universe)?;
             let add = |s: &mut Summary| match &e {
                 EmptyGoal::Skipped(fate) => s.skip(*fate),
-                EmptyGoal::Evaluated(v) => s.add_empty(v),
+                EmptyGoal::Evaluated(v) => s.add_empty(goal, v),
             };
             add(&mut empty_all);
             if seen[gid] {

@@ -361,7 +361,7 @@ impl Session {
         let stats = std::mem::take(self.ranking.stats());
         self.add_stats(stats);
         let values = goal_values(goal, self.ranking.consumer().acc.finish())?;
-        self.summary.add(&values);
+        self.summary.add(goal, &values);
         Ok(Pushed::Evaluated(values.values()))
     }
 

@@ -19,6 +19,7 @@
 mod corpus;
 mod error;
 mod goals;
+mod groups;
 mod input;
 mod mapped;
 mod names;
@@ -37,6 +38,7 @@ pub use corpus::{Corpus, Origin, Place, Pos, Skipped, MAX_CORPUS_LINE};
 pub use error::{ErrorKind, InputError};
 pub use fields::{first_field, parse_score, show, ScoreText};
 pub use goals::{GoalPlace, GoalPlaces};
+pub use groups::GoalGroups;
 pub use input::{
     first_goal, from_chunks, from_reader, last_goal, open, open_file, open_with, read_once, Batch,
     BatchReader, ChunkSource, Compression, Format, GoalKey, Input, Next, Source,

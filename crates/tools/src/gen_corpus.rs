@@ -235,12 +235,15 @@ pub fn for_each_corpus_goal(
     let total = lib.premises.len() as u64;
     let depth = spec.depth.min(total);
     let mut g = 0u64;
+    // States already written per theorem: a theorem drawn again continues its numbering, so
+    // that goal ids (`file:theorem#state`) stay distinct.
+    let mut written: hashbrown::HashMap<u64, u32> = hashbrown::HashMap::new();
     while g < spec.goals {
         // A theorem: a premise of a file that imports something (or anything, in a tiny library).
         let theorem = rng.below(total);
         let (file, line, _) = lib.premises[theorem as usize];
         let p = 1.0 / spec.states_mean.max(1.0);
-        let mut states = 1;
+        let mut states = 1u32;
         while rng.unit() >= p && states < 30 {
             states += 1;
         }
@@ -253,10 +256,12 @@ pub fn for_each_corpus_goal(
                     .filter(|&q| lib.accessible(file, line, q)),
             )
             .collect();
-        for s in 0..states {
+        let first = *written.get(&theorem).unwrap_or(&0);
+        for s in first..first + states {
             if g == spec.goals {
                 break;
             }
+            written.insert(theorem, s + 1);
             let mut used = Vec::new();
             if !accessible.is_empty() {
                 let pr = 1.0 / (1.0 + spec.relevant_mean);
@@ -406,4 +411,69 @@ fn write_actual(actual: &mut dyn Write, lib: &Library, g: &CorpusGoal) -> io::Re
         premise_name(g.theorem),
         used.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn goal_ids_are_distinct() {
+        // Seed 3 with 20,000 goals drew many theorems twice (614 repeated ids before states
+        // were numbered per theorem).
+        let spec = CorpusSpec {
+            goals: 20_000,
+            seed: 3,
+            ..CorpusSpec::default()
+        };
+        let lib = library(&spec);
+        let mut ids = hashbrown::HashSet::new();
+        let mut count = 0u64;
+        let mut repeated_theorem = false;
+        let mut theorems = hashbrown::HashSet::new();
+        let mut last = None;
+        for_each_corpus_goal(&spec, &lib, |g| {
+            assert!(ids.insert(g.id.clone()), "goal id {} repeats", g.id);
+            if last != Some(g.theorem) && !theorems.insert(g.theorem) {
+                repeated_theorem = true;
+            }
+            last = Some(g.theorem);
+            count += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(count, 20_000);
+        // The case the numbering exists for did occur.
+        assert!(repeated_theorem);
+    }
+
+    #[test]
+    fn a_theorem_drawn_again_continues_its_states() {
+        let spec = CorpusSpec {
+            files: 2,
+            premises: 4,
+            goals: 200,
+            seed: 3,
+            ..CorpusSpec::default()
+        };
+        let lib = library(&spec);
+        let mut per: hashbrown::HashMap<u64, Vec<String>> = hashbrown::HashMap::new();
+        for_each_corpus_goal(&spec, &lib, |g| {
+            per.entry(g.theorem).or_default().push(g.id.clone());
+            Ok(())
+        })
+        .unwrap();
+        // Four premises, 200 goals: every theorem drawn many times, its states numbered
+        // #0, #1, ... in the order written.
+        for (t, ids) in &per {
+            let prefix = format!(
+                "{}:{}#",
+                lib.files[lib.premises[*t as usize].0 as usize].0,
+                premise_name(*t)
+            );
+            for (i, id) in ids.iter().enumerate() {
+                assert_eq!(id, &format!("{prefix}{i}"));
+            }
+        }
+    }
 }

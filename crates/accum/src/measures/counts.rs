@@ -200,7 +200,7 @@ mod tests {
         for n in [6, 0, 2] {
             acc.begin(&Truth::binary(1, 0));
             acc.push_unjudged(n);
-            sum.add(&acc.finish().unwrap());
+            sum.add(b"g", &acc.finish().unwrap());
         }
         assert_eq!(sum.aggregate(0), Aggregate::Sum(8.0));
         assert_eq!(sum.aggregate(1), Aggregate::Sum(3.0));

@@ -76,7 +76,7 @@ mod tests {
             for &l in ranking {
                 acc.push(l);
             }
-            sum.add(&acc.finish().unwrap());
+            sum.add(b"g", &acc.finish().unwrap());
         }
         let want = ((0.25f64.ln() + 1e-5f64.ln()) / 2.0).exp();
         let got = sum.aggregate(0).headline().unwrap();

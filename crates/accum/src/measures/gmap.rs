@@ -86,7 +86,7 @@ mod tests {
                     Label::UNJUDGED
                 });
             }
-            sum.add(&acc.finish().unwrap());
+            sum.add(b"g", &acc.finish().unwrap());
         }
         let want = (((1.6f64 / 3.0).ln() + 1e-5f64.ln()) / 2.0).exp();
         assert!(close(sum.aggregate(0).headline().unwrap(), want));
