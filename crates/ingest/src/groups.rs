@@ -16,7 +16,9 @@ use std::path::Path;
 /// No group.
 const NONE: u32 = u32::MAX;
 
-/// Each goal's group: see the [module documentation](self).
+/// Each goal's group (`--group-by`), by goal id: an attribute read from the actual sets' JSONL
+/// records and a `--goals` file (`theorem` reads `theorem` or `full_name`, `file` reads
+/// `file_path` or `path`, any other name its own key).
 #[derive(Debug, Default)]
 pub struct GoalGroups {
     /// The attribute grouped by, as given (`theorem`, `file`, or a key).
