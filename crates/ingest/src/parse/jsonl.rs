@@ -302,7 +302,8 @@ impl<'a> Scan<'a> {
         self.members(|p, key| match key {
             b"full_name" if name.is_none() => p.string().map(|n| name = Some(n)),
             b"full_name" => None,
-            _ => p.value(MAX_DEPTH),
+            // serde reads a premise object's other values as numbers it converts: each finite.
+            _ => p.value(MAX_DEPTH, true),
         })?;
         name
     }
@@ -337,12 +338,13 @@ impl<'a> Scan<'a> {
     }
 
     /// Skips a JSON value of a key the record does not read, checked as serde_json checks the
-    /// values it ignores (their grammar; a number's range is not looked at): a string (any bytes
-    /// to the next quote: [`scan`] ruled out escapes and control characters), a number, `true`,
-    /// `false`, `null`, or an array or object of such values nested at most `depth` deep (any
-    /// deeper is serde's to read).
+    /// values it ignores (their grammar; with `finite`, as inside a premise object, which serde
+    /// buffers, each number finite as an f64, else its range is not looked at): a string (any
+    /// bytes to the next quote: [`scan`] ruled out escapes and control characters), a number,
+    /// `true`, `false`, `null`, or an array or object of such values nested at most `depth` deep
+    /// (any deeper is serde's to read).
     #[inline(never)]
-    fn value(&mut self, depth: u32) -> Option<()> {
+    fn value(&mut self, depth: u32, finite: bool) -> Option<()> {
         self.ws();
         match *self.b.get(self.i)? {
             b'"' => {
@@ -350,11 +352,12 @@ impl<'a> Scan<'a> {
                 self.i += end + 2;
                 Some(())
             }
-            b'[' if depth > 0 => self.count(|p| p.value(depth - 1)).map(drop),
-            b'{' if depth > 0 => self.members(|p, _| p.value(depth - 1)),
+            b'[' if depth > 0 => self.count(|p| p.value(depth - 1, finite)).map(drop),
+            b'{' if depth > 0 => self.members(|p, _| p.value(depth - 1, finite)),
             b't' => self.literal(b"true"),
             b'f' => self.literal(b"false"),
             b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' if finite => self.plain_or_checked(),
             b'-' | b'0'..=b'9' => self.number_text().map(drop),
             _ => None,
         }
@@ -740,7 +743,7 @@ fn scan(line: &str, kind: Kind, out: &mut RecordSpans) -> Option<()> {
                 };
             }
             // Any other key: its value skipped, as serde skips it.
-            _ => p.value(MAX_DEPTH)?,
+            _ => p.value(MAX_DEPTH, false)?,
         }
         Some(())
     })?;

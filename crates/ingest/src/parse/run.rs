@@ -550,6 +550,23 @@ mod tests {
             })
     }
 
+    /// A number out of f64's range in a value the scanner skips (a premise object's other key):
+    /// serde's error, not a record (a case the property test below once drew).
+    #[test]
+    fn a_number_out_of_range_in_a_skipped_value_is_serdes_error() {
+        let line = r#"{"goal_id":"A","retrieved_premises":[{"path": [1E310], "full_name": "A"}]}"#;
+        let want = parse_prediction_serde(line);
+        assert!(
+            want.as_ref()
+                .is_err_and(|e| e.contains("number out of range")),
+            "{want:?}"
+        );
+        assert_eq!(parse_prediction_line(line), want);
+        let fine = line.replace("1E310", "1E300");
+        assert_eq!(parse_prediction_line(&fine), parse_prediction_serde(&fine));
+        assert!(parse_prediction_line(&fine).is_ok());
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4000))]
         /// The scanner and serde_json read every record alike: the same values, or (the scanner
