@@ -96,37 +96,21 @@ impl GoalPlaces {
     pub fn read_from(
         &mut self,
         path: &Path,
-        mut reader: impl BufRead,
+        reader: impl BufRead,
         corpus: &Corpus,
     ) -> Result<(), InputError> {
-        let mut buf = Vec::new();
-        let (mut line, mut byte) = (0u64, 0u64);
-        loop {
-            buf.clear();
-            let n = reader
-                .read_until(b'\n', &mut buf)
-                .map_err(|e| InputError::read(path, e))?;
-            if n == 0 {
-                return Ok(());
-            }
-            line += 1;
-            let err = |m: String| InputError::at(ErrorKind::Syntax, path, line, byte, m);
-            let text = std::str::from_utf8(&buf)
-                .map_err(|e| err(format!("invalid UTF-8 at column {}", e.valid_up_to() + 1)))?;
-            let t = text.trim();
-            if !t.is_empty() && !t.starts_with('#') {
-                let r: Record<'_> = serde_json::from_str(t).map_err(|e| {
-                    err(format!(
-                        "expected a goal record {{\"goal_id\": \"...\", \"file_path\": \"...\", \
-                         \"theorem_pos\": [line, col]}}: {e}"
-                    ))
-                })?;
-                let file = r.file_path.as_deref().or(r.path.as_deref());
-                let pos = r.theorem_pos.or(r.start).map(|(l, c)| Pos::new(l, c));
-                self.set(r.goal_id.as_bytes(), file.map(str::as_bytes), pos, corpus);
-            }
-            byte += n as u64;
-        }
+        each_record_line(path, reader, |t, err| {
+            let r: Record<'_> = serde_json::from_str(t).map_err(|e| {
+                err(format!(
+                    "expected a goal record {{\"goal_id\": \"...\", \"file_path\": \"...\", \
+                     \"theorem_pos\": [line, col]}}: {e}"
+                ))
+            })?;
+            let file = r.file_path.as_deref().or(r.path.as_deref());
+            let pos = r.theorem_pos.or(r.start).map(|(l, c)| Pos::new(l, c));
+            self.set(r.goal_id.as_bytes(), file.map(str::as_bytes), pos, corpus);
+            Ok(())
+        })
     }
 
     /// Gives goal `goal` the attributes given (`None`: keeps what it had).
@@ -168,6 +152,37 @@ impl GoalPlaces {
             + self.unlisted.heap_bytes()
             + self.files.capacity() * 4
             + self.pos.capacity() * std::mem::size_of::<Pos>()
+    }
+}
+
+/// Calls `record(text, err)` for each line of `reader` (named `path` in errors) that is not blank
+/// and does not start with `#`, its text trimmed; `err` makes an error naming the file, the line
+/// and its first byte. A line that is not UTF-8 is such an error. The goal-record files
+/// (`--goals`, the actual sets' JSONL records read for places and groups) are read by it.
+pub(crate) fn each_record_line(
+    path: &Path,
+    mut reader: impl BufRead,
+    mut record: impl FnMut(&str, &dyn Fn(String) -> InputError) -> Result<(), InputError>,
+) -> Result<(), InputError> {
+    let mut buf = Vec::new();
+    let (mut line, mut byte) = (0u64, 0u64);
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| InputError::read(path, e))?;
+        if n == 0 {
+            return Ok(());
+        }
+        line += 1;
+        let err = |m: String| InputError::at(ErrorKind::Syntax, path, line, byte, m);
+        let text = std::str::from_utf8(&buf)
+            .map_err(|e| err(format!("invalid UTF-8 at column {}", e.valid_up_to() + 1)))?;
+        let t = text.trim();
+        if !t.is_empty() && !t.starts_with('#') {
+            record(t, &err)?;
+        }
+        byte += n as u64;
     }
 }
 

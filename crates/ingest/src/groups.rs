@@ -8,7 +8,7 @@
 //!
 //! Held: the goals' names and the groups' names (each once, in [`Interner`]s) and 4 bytes a goal.
 
-use crate::error::{ErrorKind, InputError};
+use crate::error::InputError;
 use crate::truth::Interner;
 use std::io::BufRead;
 use std::path::Path;
@@ -65,46 +65,30 @@ impl GoalGroups {
     }
 
     /// [`GoalGroups::read`] from `reader`, named `path` in errors.
-    pub fn read_from(&mut self, path: &Path, mut reader: impl BufRead) -> Result<(), InputError> {
+    pub fn read_from(&mut self, path: &Path, reader: impl BufRead) -> Result<(), InputError> {
         let keys: Vec<String> = self.keys().iter().map(|k| k.to_string()).collect();
-        let mut buf = Vec::new();
-        let (mut line, mut byte) = (0u64, 0u64);
-        loop {
-            buf.clear();
-            let n = reader
-                .read_until(b'\n', &mut buf)
-                .map_err(|e| InputError::read(path, e))?;
-            if n == 0 {
-                return Ok(());
-            }
-            line += 1;
-            let err = |m: String| InputError::at(ErrorKind::Syntax, path, line, byte, m);
-            let text = std::str::from_utf8(&buf)
-                .map_err(|e| err(format!("invalid UTF-8 at column {}", e.valid_up_to() + 1)))?;
-            let t = text.trim();
-            if !t.is_empty() && !t.starts_with('#') {
-                let expected = || {
-                    format!(
-                        "expected a goal record {{\"goal_id\": \"...\", \"{}\": ...}}",
-                        keys[0]
-                    )
+        crate::goals::each_record_line(path, reader, |t, err| {
+            let expected = || {
+                format!(
+                    "expected a goal record {{\"goal_id\": \"...\", \"{}\": ...}}",
+                    keys[0]
+                )
+            };
+            let r: serde_json::Map<String, serde_json::Value> =
+                serde_json::from_str(t).map_err(|e| err(format!("{}: {e}", expected())))?;
+            let Some(serde_json::Value::String(goal)) = r.get("goal_id") else {
+                return Err(err(format!("{}: no string `goal_id`", expected())));
+            };
+            let value = keys.iter().find_map(|k| r.get(k).filter(|v| !v.is_null()));
+            if let Some(v) = value {
+                let name = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
                 };
-                let r: serde_json::Map<String, serde_json::Value> =
-                    serde_json::from_str(t).map_err(|e| err(format!("{}: {e}", expected())))?;
-                let Some(serde_json::Value::String(goal)) = r.get("goal_id") else {
-                    return Err(err(format!("{}: no string `goal_id`", expected())));
-                };
-                let value = keys.iter().find_map(|k| r.get(k).filter(|v| !v.is_null()));
-                if let Some(v) = value {
-                    let name = match v {
-                        serde_json::Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    self.set(goal.as_bytes(), name.as_bytes());
-                }
+                self.set(goal.as_bytes(), name.as_bytes());
             }
-            byte += n as u64;
-        }
+            Ok(())
+        })
     }
 
     /// Puts goal `goal` in group `group`.
