@@ -524,9 +524,12 @@ impl JoinJob<'_> {
         let mut last: Option<&[u8]> = None;
         let mut at = 0;
         // A search and the copy of the goal's lines map a few pages (the kernel maps 64 KiB
-        // around a page read, some 256 KiB a goal): they are let go every so many goals, a
-        // quarter of the memory budget's worth.
-        let every = (self.opts.spill.memory / 4 / (256 << 10)).max(16);
+        // around a page read, some 256 KiB a goal): those between the goals read since the
+        // last release go every so many goals, `RELEASE_EVERY`'s worth (less under a budget
+        // below 128 MiB), as a reader walking the mapping lets them go.
+        let every = (lemma_ingest::RELEASE_EVERY.min(self.opts.spill.memory / 4) / (256 << 10))
+            .max(16);
+        let mut touched: Option<Range<usize>> = None;
         while at < data.len() {
             let nl = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |p| at + p);
             if let Some(g) = first_field(&data[at..nl]) {
@@ -539,9 +542,15 @@ impl JoinJob<'_> {
                         if bytes.last() != Some(&b'\n') {
                             bytes.push(b'\n');
                         }
+                        touched = Some(match touched {
+                            Some(t) => t.start.min(r.start)..t.end.max(r.end),
+                            None => r.clone(),
+                        });
                         ranges.push(r);
                         if ranges.len() % every == 0 {
-                            self.qrels.release(0..q.len());
+                            if let Some(t) = touched.take() {
+                                self.qrels.release(t);
+                            }
                         }
                     }
                 }
@@ -807,11 +816,11 @@ impl Collector<'_> {
         if j.last.is_some() {
             self.last = j.last.take();
         }
-        // The qrels' pages before the next batch's goals are let go, some MiB at a time (the
-        // goals noted as unranked are read again at the end).
+        // The qrels' pages before the next batch's goals are let go, `RELEASE_EVERY` at a time
+        // (the goals noted as unranked are read again at the end).
         if let Some(l) = &self.last {
             let done = self.qrels.upper_bound(l);
-            if done - self.released >= 32 << 20 {
+            if done - self.released >= lemma_ingest::RELEASE_EVERY {
                 self.qrels.release(self.released..done);
                 self.released = done;
             }

@@ -559,6 +559,39 @@ impl Deref for BatchData {
     }
 }
 
+/// How far a reader walking a mapping goes before it lets the pages behind it go
+/// ([`PagesBehind`]): the file pages resident at once, per reader, are at most this much (plus
+/// the kernel's 64 KiB of fault-around). Each release is one `madvise` that briefly stops every
+/// core's use of the mapping, so not per line: over 550 MB of qrels, 8 MiB is about 70 calls.
+/// The README's memory formula counts this per reading thread.
+pub const RELEASE_EVERY: usize = 8 << 20;
+
+/// Lets a mapping's pages go behind a reader that walks it forward, [`RELEASE_EVERY`] bytes at
+/// a time; does nothing for bytes that are not mapped.
+pub(crate) struct PagesBehind<'a> {
+    map: Option<&'a Mmap>,
+    released: usize,
+}
+
+impl<'a> PagesBehind<'a> {
+    /// Nothing released yet before `start`, where the reader begins.
+    pub(crate) fn new(map: Option<&'a Mmap>, start: usize) -> Self {
+        PagesBehind {
+            map,
+            released: start,
+        }
+    }
+
+    /// The reader is at `pos`: the pages before it go once `RELEASE_EVERY` bytes have gathered.
+    #[inline]
+    pub(crate) fn at(&mut self, pos: usize) {
+        if let (Some(m), true) = (self.map, pos - self.released >= RELEASE_EVERY) {
+            drop_pages(m, self.released..pos);
+            self.released = pos;
+        }
+    }
+}
+
 /// Tells the kernel that the pages covering `range` of a read-only file mapping are no longer
 /// needed (`MADV_DONTNEED`): resident file pages stay at what is in use, and the page-table work
 /// of unmapping is done now, by the caller's thread, instead of all at once when the mapping is

@@ -41,7 +41,7 @@ pub use goals::{GoalPlace, GoalPlaces};
 pub use groups::GoalGroups;
 pub use input::{
     first_goal, from_chunks, from_reader, last_goal, open, open_file, open_with, read_once, Batch,
-    BatchReader, ChunkSource, Compression, Format, GoalKey, Input, Next, Source,
+    BatchReader, ChunkSource, Compression, Format, GoalKey, Input, Next, Source, RELEASE_EVERY,
 };
 pub use jsonl::{scan_prediction, RecordSpans, Span};
 pub use mapped::describe_fault;

@@ -59,12 +59,9 @@ impl Index {
     fn build(buf: &[u8], step: usize, map: Option<&Mmap>) -> Index {
         let mut index = Index::default();
         let mut b = 0;
-        let mut dropped = 0;
+        let mut behind = crate::input::PagesBehind::new(map, 0);
         while b < buf.len() {
-            if let (Some(m), true) = (map, b - dropped >= 32 << 20) {
-                crate::input::drop_pages(m, dropped..b);
-                dropped = b;
-            }
+            behind.at(b);
             let at = if b == 0 {
                 0
             } else {
@@ -499,13 +496,10 @@ impl Default for PartOrder<'_> {
 /// they ascend in neither order.
 fn part_order<'a>(buf: &'a [u8], range: Range<usize>, map: Option<&Mmap>) -> Option<PartOrder<'a>> {
     let mut o = PartOrder::default();
-    let mut dropped = range.start;
+    let mut behind = crate::input::PagesBehind::new(map, range.start);
     let ascending = each_line(buf, range, |start, nl| {
         let line = &buf[start..nl];
-        if let (Some(m), true) = (map, start - dropped >= 32 << 20) {
-            crate::input::drop_pages(m, dropped..start);
-            dropped = start;
-        }
+        behind.at(start);
         // Most lines repeat the goal before: one comparison of its bytes.
         if o.last.is_some_and(|l| starts_with_field(line, l)) {
             return true;

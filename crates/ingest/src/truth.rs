@@ -1095,14 +1095,12 @@ impl ActualSets {
             let (goal, lemma) = (sets.goals.name(g), sets.lemmas.name(l));
             judged_twice(path, sets, goal, l, judgment_lines(all, goal, lemma))
         };
-        let (mut line_no, mut pos, mut dropped) = (0u64, 0usize, 0usize);
+        let (mut line_no, mut pos) = (0u64, 0usize);
+        let mut behind = crate::input::PagesBehind::new(map, 0);
         while pos < all.len() {
             line_no += 1;
             let here = pos;
-            if let (Some(m), true) = (map, pos - dropped >= 32 << 20) {
-                crate::input::drop_pages(m, dropped..pos);
-                dropped = pos;
-            }
+            behind.at(pos);
             let err = |m: String| InputError::at(ErrorKind::Syntax, path, line_no, here as u64, m);
             let mut f = [&b""[..]; 4];
             let ((count, end), utf8) = split_line_checked(all, pos, &mut f);

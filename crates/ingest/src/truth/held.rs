@@ -29,8 +29,6 @@ use memmap2::Mmap;
 const PART_MIN: usize = 4 << 20;
 /// Lemma names interned together (their table slots and names fetched ahead).
 const PENDING: usize = 1024;
-/// The mapped pages read are let go every this many bytes (a part's own range).
-const DROP_EVERY: usize = 32 << 20;
 
 /// One part of the text read: its goals in order, their judgments as part-local lemma ids.
 #[derive(Default)]
@@ -185,12 +183,11 @@ fn read_part(
     p.ids.reserve((end - start) / 24);
     let mut pending: Vec<&[u8]> = Vec::with_capacity(PENDING);
     let mut judgments = 0usize;
-    let (mut pos, mut dropped) = (start, start);
+    let mut pos = start;
+    // The mapped pages read are let go behind (a part's own range).
+    let mut behind = crate::input::PagesBehind::new(map, start);
     while pos < end {
-        if let (Some(m), true) = (map, pos - dropped >= DROP_EVERY) {
-            crate::input::drop_pages(m, dropped..pos);
-            dropped = pos;
-        }
+        behind.at(pos);
         let mut f = [&b""[..]; 4];
         let line_start = pos;
         let ((count, line_end), utf8) = split_line_checked(text, pos, &mut f);
