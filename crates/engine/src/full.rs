@@ -10,7 +10,7 @@
 //! - **dense**: for each judged lemma, the number of lemmas that outrank it (score greater, or
 //!   equal with a name greater in bytes: METRICS.md §2's rule), counted in one pass over the row
 //!   in L1-sized blocks; a block whose maximum is below a judged lemma's score costs that lemma
-//!   nothing (see `count_sorted`). No row is sorted.
+//!   nothing (`ranking::dense`). No row is sorted.
 //!
 //! Goals are handed to worker threads in chunks by an atomic counter; each chunk's per-goal rows
 //! and partial summary go to the collector through a bounded channel and are merged in chunk
@@ -19,6 +19,7 @@
 //! stay at the chunks in flight and unmapping costs nothing at the end.
 
 use crate::outcome::{record_goal, truth_of, Predicted};
+use crate::ranking::dense::{self, Score};
 use crate::sink::Sink;
 use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report, TieMode};
 use lemma_accum::{GoalAccumulator, GoalFate, Plan, Summary};
@@ -410,44 +411,19 @@ impl<'a> Worker<'a> {
         depth: u64,
         goal: &[u8],
     ) -> Result<(), EvalError> {
-        if let Some(&(col, _)) = self.judged.iter().find(|&&(c, _)| row[c as usize].is_nan()) {
-            return Err(goal_error(
-                goal,
-                format!(
-                    "the score of lemma `{}` is NaN",
-                    show(lemmas.get(col as usize))
-                ),
-            ));
-        }
-        // Thresholds ascending (none is NaN): the counting pass skips those above a block.
-        self.judged.sort_unstable_by(|a, b| {
-            row[a.0 as usize]
-                .partial_cmp(&row[b.0 as usize])
-                .expect("no NaN")
-        });
-        let ts: Vec<T> = self.judged.iter().map(|&(c, _)| row[c as usize]).collect();
-        let k = ts.len();
-        let (mut gt, mut eq) = (vec![0u64; k], vec![0u64; k]);
-        count_sorted(row, &ts, &mut gt, &mut eq);
-        if self.opts.ranking.ties == TieMode::Group {
-            // Tie groups: a judged lemma's group is the lemmas of its score, after those above.
-            for j in 0..k {
-                self.groups.push((gt[j], eq[j], self.judged[j].1));
-            }
-            return Ok(());
-        }
-        for j in 0..k {
-            let (col, grade) = self.judged[j];
-            // Equal scores: lemmas with a greater name (bytes) rank above (trec_eval's rule).
-            let mut rank = gt[j] + 1;
-            if eq[j] > 1 {
-                rank += tied_above(row, ts[j], col, lemmas);
-            }
-            if rank <= depth {
-                self.ranks.push((rank, grade));
-            }
-        }
-        Ok(())
+        let ties = self.opts.ranking.ties;
+        let (ranks, groups) = (&mut self.ranks, &mut self.groups);
+        dense::rank_judged(row, &mut self.judged, lemmas, ties, depth, ranks, groups).map_err(
+            |col| {
+                goal_error(
+                    goal,
+                    format!(
+                        "the score of lemma `{}` is NaN",
+                        show(lemmas.get(col as usize))
+                    ),
+                )
+            },
+        )
     }
 }
 
@@ -492,165 +468,6 @@ fn scan_block_portable(block: &[u32], wanted: &[u32]) -> (u32, bool) {
 
 /// Scores per block: the unit whose maximum decides which thresholds it can affect (64 f32 scores
 /// are eight AVX2 registers, 256 bytes).
-const BLOCK: usize = 64;
-
-/// For each threshold `ts[j]` (sorted ascending, no NaN): how many scores of `row` are greater
-/// (`gt[j]`) and equal (`eq[j]`).
-///
-/// The row is walked once, in blocks of [`BLOCK`] scores. A block's maximum is taken first (one
-/// packed max per eight scores); a threshold above it gains nothing from the block, so only the
-/// thresholds at or below it (a prefix, the thresholds being sorted) are counted, each by two
-/// packed compares and two adds per eight scores into per-lane counters. The cost is therefore one
-/// load and one max per score plus, for each threshold *within the block's range*, a quarter of
-/// an instruction per score. In premise-selection rows the judged lemmas tend to score near the
-/// top, so most blocks count nothing; the worst case (every threshold below every block maximum)
-/// is the plain count of every threshold. NaN scores are never greater nor equal. AVX2 for f32
-/// when the CPU has it, chosen at run time; a portable loop otherwise.
-fn count_sorted<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
-    debug_assert!(ts.windows(2).all(|w| w[0] <= w[1]));
-    T::count_sorted(row, ts, gt, eq)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn count_sorted_f32_avx2(row: &[f32], ts: &[f32], gt: &mut [u64], eq: &mut [u64]) {
-    use std::arch::x86_64::*;
-    let zero = _mm256_setzero_si256();
-    let mut lanes = vec![(zero, zero); ts.len()];
-    // Parts of 2^24 scores: a lane counts at most 2^21 of them, far from overflowing its u32.
-    for part in row.chunks(1 << 24) {
-        let blocks = part.chunks_exact(BLOCK);
-        let tail = blocks.remainder();
-        for block in blocks {
-            let p = block.as_ptr();
-            // SAFETY: the block holds 64 f32, eight unaligned loads of eight.
-            let v: [__m256; 8] = std::array::from_fn(|i| unsafe { _mm256_loadu_ps(p.add(8 * i)) });
-            // The block's maximum, ignoring NaN: `max(x, acc)` returns its second operand when
-            // either is NaN, so accumulators that start at -inf never become NaN (a tree of
-            // maxima could: a NaN would hide a larger score). Two chains for throughput.
-            let (mut a, mut b) = (
-                _mm256_set1_ps(f32::NEG_INFINITY),
-                _mm256_set1_ps(f32::NEG_INFINITY),
-            );
-            for pair in v.chunks_exact(2) {
-                a = _mm256_max_ps(pair[0], a);
-                b = _mm256_max_ps(pair[1], b);
-            }
-            let m = _mm256_max_ps(a, b);
-            let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
-            let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-            let m = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps::<1>(m, m)));
-            for (&t, (g, e)) in ts.iter().zip(lanes.iter_mut()) {
-                if t > m {
-                    break; // this threshold and every later one are above the whole block
-                }
-                let tv = _mm256_set1_ps(t);
-                for x in v {
-                    // A true compare is all ones (-1): subtracting it counts one.
-                    *g = _mm256_sub_epi32(
-                        *g,
-                        _mm256_castps_si256(_mm256_cmp_ps::<_CMP_GT_OQ>(x, tv)),
-                    );
-                    *e = _mm256_sub_epi32(
-                        *e,
-                        _mm256_castps_si256(_mm256_cmp_ps::<_CMP_EQ_OQ>(x, tv)),
-                    );
-                }
-            }
-        }
-        for (j, &t) in ts.iter().enumerate() {
-            let (g, e) = lanes[j];
-            let (mut gs, mut es) = ([0u32; 8], [0u32; 8]);
-            // SAFETY: eight u32 to and from a 256-bit register, unaligned stores.
-            unsafe {
-                _mm256_storeu_si256(gs.as_mut_ptr().cast(), g);
-                _mm256_storeu_si256(es.as_mut_ptr().cast(), e);
-            }
-            gt[j] += gs.iter().map(|&c| c as u64).sum::<u64>()
-                + tail.iter().filter(|&&s| s > t).count() as u64;
-            eq[j] += es.iter().map(|&c| c as u64).sum::<u64>()
-                + tail.iter().filter(|&&s| s == t).count() as u64;
-            lanes[j] = (zero, zero);
-        }
-    }
-}
-
-/// [`count_sorted`] without SIMD intrinsics (f64 rows, CPUs without AVX2): the same blocks, the
-/// same skipping, plain loops.
-fn count_sorted_portable<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
-    for block in row.chunks(BLOCK) {
-        let m = block
-            .iter()
-            .fold(T::NEG_INFINITY, |a, &b| if b > a { b } else { a });
-        for (j, &t) in ts.iter().enumerate() {
-            if t > m {
-                break;
-            }
-            let (mut g, mut e) = (0u32, 0u32);
-            for &s in block {
-                g += (s > t) as u32;
-                e += (s == t) as u32;
-            }
-            gt[j] += g as u64;
-            eq[j] += e as u64;
-        }
-    }
-}
-
-/// Scores that can be counted: f32 and f64.
-trait Score: Copy + PartialOrd {
-    const NEG_INFINITY: Self;
-    fn is_nan(self) -> bool;
-    /// [`count_sorted`] for this score type: its fastest implementation on this CPU.
-    fn count_sorted(row: &[Self], ts: &[Self], gt: &mut [u64], eq: &mut [u64]);
-}
-impl Score for f32 {
-    const NEG_INFINITY: Self = f32::NEG_INFINITY;
-    fn is_nan(self) -> bool {
-        f32::is_nan(self)
-    }
-    fn count_sorted(row: &[f32], ts: &[f32], gt: &mut [u64], eq: &mut [u64]) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU supports AVX2 (checked just above).
-                unsafe { count_sorted_f32_avx2(row, ts, gt, eq) };
-                return;
-            }
-        }
-        count_sorted_portable(row, ts, gt, eq)
-    }
-}
-impl Score for f64 {
-    const NEG_INFINITY: Self = f64::NEG_INFINITY;
-    fn is_nan(self) -> bool {
-        f64::is_nan(self)
-    }
-    fn count_sorted(row: &[f64], ts: &[f64], gt: &mut [u64], eq: &mut [u64]) {
-        count_sorted_portable(row, ts, gt, eq)
-    }
-}
-
-/// Among the other columns whose score equals `t` (the score of column `col`), how many have a
-/// name greater than `col`'s. Blocks of 64 scores are first counted with packed compares; names
-/// are compared only in the (rare) blocks that hold an equal score.
-fn tied_above<T: Score>(row: &[T], t: T, col: u32, lemmas: &Names) -> u64 {
-    let name = lemmas.get(col as usize);
-    let mut above = 0;
-    for (b, block) in row.chunks(BLOCK).enumerate() {
-        if block.iter().filter(|&&s| s == t).count() == 0 {
-            continue;
-        }
-        for (i, &s) in block.iter().enumerate() {
-            let k = b * BLOCK + i;
-            if s == t && k != col as usize && lemmas.get(k) > name {
-                above += 1;
-            }
-        }
-    }
-    above
-}
-
 /// The full-library pipeline as an ordered job: units are chunks of consecutive goals, handed out
 /// by an atomic counter.
 struct FullJob<'a> {
@@ -882,86 +699,4 @@ pub(crate) fn predict(
         universe: Some(source.universe() as u64),
         report,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The plain count: every score against every threshold.
-    fn naive<T: Score>(row: &[T], ts: &[T]) -> (Vec<u64>, Vec<u64>) {
-        let gt = ts
-            .iter()
-            .map(|&t| row.iter().filter(|&&s| s > t).count() as u64);
-        let eq = ts
-            .iter()
-            .map(|&t| row.iter().filter(|&&s| s == t).count() as u64);
-        (gt.collect(), eq.collect())
-    }
-
-    fn check<T: Score + std::fmt::Debug>(row: &[T], ts: &mut Vec<T>) {
-        ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
-        let want = naive(row, ts);
-        let (mut gt, mut eq) = (vec![0; ts.len()], vec![0; ts.len()]);
-        count_sorted(row, ts, &mut gt, &mut eq);
-        assert_eq!((gt, eq), want, "dispatched path, thresholds {ts:?}");
-        let (mut gt, mut eq) = (vec![0; ts.len()], vec![0; ts.len()]);
-        count_sorted_portable(row, ts, &mut gt, &mut eq);
-        assert_eq!((gt, eq), want, "portable path, thresholds {ts:?}");
-    }
-
-    #[test]
-    fn block_counting_equals_the_plain_count() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for len in [0, 1, 63, 64, 65, 200, 1000, 4099] {
-            for levels in [3u64, 50, 1 << 20] {
-                // Scores with ties, NaN, infinities and both zeros; a few thresholds taken from the
-                // row, one above everything, one below.
-                let row: Vec<f32> = (0..len)
-                    .map(|_| match next() % 97 {
-                        0 => f32::NAN,
-                        1 => f32::INFINITY,
-                        2 => f32::NEG_INFINITY,
-                        3 => -0.0,
-                        4 => 0.0,
-                        _ => (next() % levels) as f32 / levels as f32 - 0.5,
-                    })
-                    .collect();
-                let mut ts: Vec<f32> = (0..next() % 9)
-                    .filter_map(|_| row.get((next() % len.max(1) as u64) as usize).copied())
-                    .filter(|t| !t.is_nan())
-                    .chain([2.0, -2.0, 0.0])
-                    .collect();
-                check(&row, &mut ts);
-                let row64: Vec<f64> = row.iter().map(|&s| s as f64).collect();
-                let mut ts64: Vec<f64> = ts.iter().map(|&t| t as f64).collect();
-                check(&row64, &mut ts64);
-            }
-        }
-    }
-
-    #[test]
-    fn ties_above_by_name() {
-        // Columns 0..4 named c0..c4 (bytes order = column order here); scores tie at 0.5 for
-        // columns 1, 2 and 4. For column 2, only c4 has a greater name among its ties.
-        let names = Names::from_lines(b"c0\nc1\nc2\nc3\nc4\n");
-        let row = [0.9f32, 0.5, 0.5, 0.1, 0.5];
-        assert_eq!(tied_above(&row, 0.5, 2, &names), 1);
-        assert_eq!(tied_above(&row, 0.5, 1, &names), 2);
-        assert_eq!(tied_above(&row, 0.5, 4, &names), 0);
-        // A long row: the tie sits in a later block.
-        let mut long = vec![0.0f32; 300];
-        long[3] = 0.25;
-        long[299] = 0.25;
-        let text: String = (0..300).map(|i| format!("n{i:03}\n")).collect();
-        let names = Names::from_lines(text.as_bytes());
-        assert_eq!(tied_above(&long, 0.25, 3, &names), 1);
-        assert_eq!(tied_above(&long, 0.25, 299, &names), 0);
-    }
 }

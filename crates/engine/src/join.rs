@@ -527,8 +527,8 @@ impl JoinJob<'_> {
         // around a page read, some 256 KiB a goal): those between the goals read since the
         // last release go every so many goals, `RELEASE_EVERY`'s worth (less under a budget
         // below 128 MiB), as a reader walking the mapping lets them go.
-        let every = (lemma_ingest::RELEASE_EVERY.min(self.opts.spill.memory / 4) / (256 << 10))
-            .max(16);
+        let every =
+            (lemma_ingest::RELEASE_EVERY.min(self.opts.spill.memory / 4) / (256 << 10)).max(16);
         let mut touched: Option<Range<usize>> = None;
         while at < data.len() {
             let nl = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |p| at + p);

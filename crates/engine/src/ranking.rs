@@ -1,7 +1,8 @@
 //! One goal's ranking, built from its items as they arrive: the one place where the ranking
 //! options (docs/METRICS.md §2) take effect, for every input (TREC lines, JSONL records) and every
 //! consumer (the accumulator in `eval`, the store in `convert`), so a store holds exactly the
-//! rankings `eval` evaluates.
+//! rankings `eval` evaluates. A row of a dense score matrix is ranked by the same rule in
+//! [`dense`], by counting (a row of the whole library is never sorted).
 //!
 //! ```text
 //!  items in arrival order ──▶ order (score + tie rule, or file) ──▶ admitted (the premise mask)
@@ -14,6 +15,8 @@
 //! depth cut counts ranks after ordering, repeated lemmas included ("first" is first in rank
 //! order). Items name their lemma by position in bytes the caller holds (a batch, or a record's
 //! names joined by newlines): the duplicate table hashes and compares those bytes, copying none.
+
+pub(crate) mod dense;
 
 use crate::options::{DuplicateMode, OrderMode, RankingOptions, TieMode};
 use crate::seen::SeenSet;

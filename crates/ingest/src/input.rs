@@ -560,7 +560,7 @@ impl Deref for BatchData {
 }
 
 /// How far a reader walking a mapping goes before it lets the pages behind it go
-/// ([`PagesBehind`]): the file pages resident at once, per reader, are at most this much (plus
+/// (`PagesBehind`): the file pages resident at once, per reader, are at most this much (plus
 /// the kernel's 64 KiB of fault-around). Each release is one `madvise` that briefly stops every
 /// core's use of the mapping, so not per line: over 550 MB of qrels, 8 MiB is about 70 calls.
 /// The README's memory formula counts this per reading thread.
