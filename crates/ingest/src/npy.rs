@@ -223,22 +223,7 @@ impl Matrix {
         cols: usize,
         scores: Vec<f32>,
     ) -> Result<Matrix, InputError> {
-        let name = name.into();
-        Self::check_len(&name, rows, cols, scores.len())?;
-        let (ptr, len) = (scores.as_ptr().cast::<u8>(), scores.len() * 4);
-        // SAFETY: the Vec's heap buffer is owned by the matrix and never written or moved.
-        unsafe {
-            Matrix::from_raw(
-                name,
-                ptr,
-                len,
-                rows,
-                cols,
-                Dtype::F32,
-                false,
-                Box::new(scores),
-            )
-        }
+        Self::from_vec(name.into(), rows, cols, scores, Dtype::F32)
     }
 
     /// [`Matrix::from_f32`] for f64 scores.
@@ -248,22 +233,24 @@ impl Matrix {
         cols: usize,
         scores: Vec<f64>,
     ) -> Result<Matrix, InputError> {
-        let name = name.into();
+        Self::from_vec(name.into(), rows, cols, scores, Dtype::F64)
+    }
+
+    /// The matrix over `scores`, whose element type `dtype` names (f32 or f64: the two callers).
+    fn from_vec<T: Copy + Send + Sync + 'static>(
+        name: PathBuf,
+        rows: usize,
+        cols: usize,
+        scores: Vec<T>,
+        dtype: Dtype,
+    ) -> Result<Matrix, InputError> {
         Self::check_len(&name, rows, cols, scores.len())?;
-        let (ptr, len) = (scores.as_ptr().cast::<u8>(), scores.len() * 8);
+        let (ptr, len) = (
+            scores.as_ptr().cast::<u8>(),
+            std::mem::size_of_val(scores.as_slice()),
+        );
         // SAFETY: the Vec's heap buffer is owned by the matrix and never written or moved.
-        unsafe {
-            Matrix::from_raw(
-                name,
-                ptr,
-                len,
-                rows,
-                cols,
-                Dtype::F64,
-                false,
-                Box::new(scores),
-            )
-        }
+        unsafe { Matrix::from_raw(name, ptr, len, rows, cols, dtype, false, Box::new(scores)) }
     }
 
     fn check_len(name: &Path, rows: usize, cols: usize, n: usize) -> Result<(), InputError> {
