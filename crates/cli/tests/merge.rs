@@ -2,36 +2,9 @@
 //! byte for byte; mismatched plans, shared goals and damaged files are errors naming the files.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-const BIN: &str = env!("CARGO_BIN_EXE_lemma-eval");
-
-fn fixture(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(p)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn fails(args: &[&str]) -> String {
-    let o = run(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}");
-    assert!(o.stdout.is_empty());
-    String::from_utf8(o.stderr).unwrap()
-}
+mod common;
+use common::{fails, fixture, ok, run};
 
 /// Splits a run into `n` files, goal `i` (in file order) into file `i mod n`, leaving out goal
 /// `skip` (a qrels goal in no shard).

@@ -1,39 +1,11 @@
 //! Absurd numbers and crafted inputs: refused with a clear message and exit 2, never a panic, an
 //! abort or a wrong number.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_lemma-eval");
-
-fn fixture(p: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(p)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
-/// Exit 2, nothing on stdout: the message on stderr.
-fn fails(args: &[&str]) -> String {
-    let o = run(args);
-    let err = String::from_utf8(o.stderr).unwrap();
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-    assert!(o.stdout.is_empty(), "{args:?}");
-    err
-}
+mod common;
+use common::{fails, fixture, ok, run, BIN};
 
 #[test]
 fn absurd_thread_counts_are_refused_by_every_command() {
