@@ -2,33 +2,10 @@
 //! fixtures, with every value worked by hand (docs/METRICS.md §5 and §7); tie groups; several
 //! runs; JSON; errors; the `--plot` picture as XML holding the curve's points.
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-fn fixture(p: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures")
-        .join(p)
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
+mod common;
+use common::{fixture_arg as fixture, ok, run};
 
 /// Rows of numbers (after the header), each field parsed; the `run` column, if any, kept apart.
 fn table(text: &str, with_run: bool) -> Vec<(String, Vec<f64>)> {
@@ -354,7 +331,7 @@ fn the_pooled_curve_spilled_is_the_curve_held() {
     assert!(rows > 2_000, "{rows} distinct scores");
     let tmp = tempfile::tempdir().unwrap();
     for threads in ["1", "2"] {
-        let spilled = Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
+        let spilled = Command::new(common::BIN)
             .args([
                 "curve",
                 qs,
@@ -378,7 +355,7 @@ fn the_pooled_curve_spilled_is_the_curve_held() {
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
     }
     let out = dir.path().join("out.tsv");
-    let o = Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
+    let o = Command::new(common::BIN)
         .args(["curve", qs, rs, "--pooled", "--memory", "64K", "-o"])
         .arg(&out)
         .env("TMPDIR", dir.path().join("nowhere"))

@@ -2,30 +2,13 @@
 //! expected files (values derived by hand from METRICS.md; see fixtures/README.md).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn fixture(p: &str) -> String {
-    root()
-        .join("fixtures")
-        .join(p)
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
+mod common;
+use common::{fails, fixture_arg as fixture, run};
 
 fn run_stdin(args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
+    let mut child = Command::new(common::BIN)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -830,13 +813,6 @@ fn deep_goals_report_a_repeat_before_a_later_error() {
             "{tail}: {err}"
         );
     }
-}
-
-/// Runs the command, expecting the exit code of bad input (2): its stderr.
-fn fails(args: &[&str]) -> String {
-    let o = run(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}");
-    String::from_utf8(o.stderr).unwrap()
 }
 
 /// JSONL predictions with bytes that are not UTF-8: an error naming the line (counted over the

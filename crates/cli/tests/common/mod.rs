@@ -15,6 +15,11 @@ pub fn fixture(p: &str) -> PathBuf {
         .join(p)
 }
 
+/// A file of the repository's `fixtures/`, as a command-line argument.
+pub fn fixture_arg(p: &str) -> String {
+    fixture(p).to_string_lossy().into_owned()
+}
+
 /// The binary run with `args`, its output collected.
 pub fn run(args: &[&str]) -> Output {
     Command::new(BIN).args(args).output().expect("binary runs")
