@@ -94,6 +94,7 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         &a.actual,
         a.goals.as_deref(),
         a.strict,
+        a.relevance_level,
     )?;
     let mut measures = a.measures.clone();
     if let Some(t) = a.threshold {
