@@ -63,15 +63,17 @@ class Result:
     ``summary_bytes()``, the travelling summary (the bytes ``eval --summary-out`` writes), kept
     when asked for (``mergeable=True``, or a shard); ``lacking_shards`` lists the shards a
     ``merge(..., partial=True)`` lacks (empty otherwise); ``strata`` each stratum's ``summary``
-    and ``counts`` by its label (``evaluate(..., by=...)``; empty otherwise)."""
+    and ``counts`` by its label (``evaluate(..., by=...)``; empty otherwise); ``premises``, with
+    ``corpus=``, what the premise protocol counted (``goals``, ``masked``, ``not_in_corpus``,
+    ``goals_in_unlisted_files``, ``relevant_inaccessible``; ``None`` otherwise)."""
 
     __slots__ = (
         "summary", "per_goal", "counts", "actual_read", "warnings", "_bytes", "lacking_shards",
-        "_values", "strata",
+        "_values", "strata", "premises",
     )
 
     def __init__(self, outcome: tuple) -> None:
-        summary, rows, counts, partial, warned, read, strata = outcome
+        summary, rows, counts, partial, warned, read, strata, premises = outcome
         self.summary: Dict[str, Optional[float]] = dict(summary)
         keys = [k for k, _ in summary]
         self.per_goal: Optional[Dict[str, Dict[str, float]]] = None
@@ -83,6 +85,7 @@ class Result:
         self._bytes: Optional[bytes] = bytes(partial) if partial is not None else None
         self.lacking_shards: List[Dict[str, Any]] = []
         self._values: Optional[bytes] = None
+        self.premises: Optional[Dict[str, int]] = dict(premises) if premises is not None else None
         self.strata: Dict[str, Dict[str, Any]] = {
             label: {"summary": dict(values), "counts": dict(c)} for label, values, c in strata
         }
@@ -572,7 +575,7 @@ class Session:
 
     def summary(self) -> Dict[str, Optional[float]]:
         """The means as finishing now would give them; the session goes on."""
-        values, _, _, _, warned, _, _ = self._native.snapshot()
+        values, _, _, _, warned, _, _, _ = self._native.snapshot()
         return dict(values)
 
     @property

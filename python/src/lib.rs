@@ -198,7 +198,8 @@ fn run_released<T: Send + 'static>(
 /// One evaluation's result, as Python values: the summary as (key, value) pairs, the per-goal
 /// rows when asked for, the goal counts, the travelling summary's bytes (when kept), the
 /// warnings, how the actual sets were read (a kind and its figures), and each stratum's
-/// summary and goal counts (`by=`), labelled.
+/// summary and goal counts (`by=`), labelled, and what the premise protocol counted (with a
+/// corpus).
 type Outcome = (
     Vec<(String, Option<f64>)>,
     Option<Vec<(String, Vec<Option<f64>>)>>,
@@ -207,6 +208,7 @@ type Outcome = (
     Vec<String>,
     Vec<(&'static str, ReadValue)>,
     Vec<StratumOutcome>,
+    Option<Counts>,
 );
 
 /// A summary's `(key, headline)` pairs.
@@ -312,7 +314,7 @@ pub(crate) fn outcome(
             (label, v, c)
         })
         .collect();
-    (values, rows, counts, partial, warned, read, strata)
+    (values, rows, counts, partial, warned, read, strata, None)
 }
 
 /// The [`Outcome`] of a whole evaluation.
@@ -613,6 +615,7 @@ impl NativeEvaluator {
         values: bool,
     ) -> PyResult<(Outcome, Option<Vec<u8>>)> {
         let keys = self.keys.clone();
+        let corpus = self.builder.settings().premises.is_some();
         let mut recorder = values.then(|| {
             let plan = self.builder.plan();
             lemma_eval::values::ValuesRecorder::new(self.builder.settings(), plan.measures())
@@ -639,7 +642,10 @@ impl NativeEvaluator {
                 let counts = e.summary.counts();
                 r.encode(&counts, &warnings(&e.report, &counts))
             });
-            Ok((job_outcome(&keys, done, per_goal.then_some(rows)), bytes))
+            let premises = corpus.then(|| done.evaluation.report.premises.counts().to_vec());
+            let mut out = job_outcome(&keys, done, per_goal.then_some(rows));
+            out.7 = premises;
+            Ok((out, bytes))
         })?;
         done.map_err(py_err)
     }

@@ -181,6 +181,9 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         if let Some(t) = a.threshold {
             w.set_extra(lemma_eval::curve::pooled_at_threshold(t, summary));
         }
+        if a.corpus.is_some() {
+            w.set_premises(&done.evaluation.report.premises);
+        }
         w.finish(summary, a.per_goal)
             .map_err(|e| write_fail(&out_name, e))?;
         done

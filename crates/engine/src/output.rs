@@ -69,6 +69,8 @@ pub struct Writer<'w> {
     extra: Vec<(String, Option<f64>)>,
     /// The shards a partial merge lacks (`merge --partial`), said after the summary.
     lacking: Vec<LackingShards>,
+    /// What the premise protocol counted, for json ([`Writer::set_premises`]).
+    premises: Option<[(&'static str, u64); 5]>,
     /// The per-goal measures, their names as each format writes them (made once: a run of
     /// millions of goals writes tens of millions of rows, on one thread).
     columns: Vec<Column>,
@@ -366,6 +368,7 @@ impl<'w> Writer<'w> {
             rows_written: 0,
             extra: Vec::new(),
             lacking: Vec::new(),
+            premises: None,
             columns,
             json_keys,
             buf: Vec::new(),
@@ -385,6 +388,13 @@ impl<'w> Writer<'w> {
     /// lack; in json the array `lacking_shards` (docs/FORMAT.md).
     pub fn set_lacking(&mut self, lacking: Vec<LackingShards>) {
         self.lacking = lacking;
+    }
+
+    /// What the premise protocol counted (with a corpus), as the json object `premises` after
+    /// the goal counts ([`crate::PremiseReport::counts`]); the other formats leave it to the
+    /// report on stderr.
+    pub fn set_premises(&mut self, premises: &crate::PremiseReport) {
+        self.premises = Some(premises.counts());
     }
 
     /// Readies whatever precedes the rows: written with the first row or the summary, so that an
@@ -553,6 +563,11 @@ impl<'w> Writer<'w> {
                         ",\"lacking_shards\":{}",
                         serde_json::Value::Array(l)
                     )?;
+                }
+                if let Some(p) = &self.premises {
+                    let m: serde_json::Map<String, serde_json::Value> =
+                        p.iter().map(|&(k, v)| (k.to_string(), v.into())).collect();
+                    write!(self.out, ",\"premises\":{}", serde_json::Value::Object(m))?;
                 }
                 if summary.is_stratified() {
                     let l: Vec<_> = (strata.iter())
