@@ -62,15 +62,18 @@ class Result:
     ``held`` or ``given``, the command's description and figures), ``warnings`` and
     ``summary_bytes()``, the travelling summary (the bytes ``eval --summary-out`` writes), kept
     when asked for (``mergeable=True``, or a shard); ``lacking_shards`` lists the shards a
-    ``merge(..., partial=True)`` lacks (empty otherwise)."""
+    ``merge(..., partial=True)`` lacks (empty otherwise); ``strata`` each stratum's ``summary``
+    and ``counts`` by its label (``evaluate(..., by=...)``; empty otherwise); ``premises``, with
+    ``corpus=``, what the premise protocol counted (``goals``, ``masked``, ``not_in_corpus``,
+    ``goals_in_unlisted_files``, ``relevant_inaccessible``; ``None`` otherwise)."""
 
     __slots__ = (
         "summary", "per_goal", "counts", "actual_read", "warnings", "_bytes", "lacking_shards",
-        "_values",
+        "_values", "strata", "premises",
     )
 
     def __init__(self, outcome: tuple) -> None:
-        summary, rows, counts, partial, warned, read = outcome
+        summary, rows, counts, partial, warned, read, strata, premises = outcome
         self.summary: Dict[str, Optional[float]] = dict(summary)
         keys = [k for k, _ in summary]
         self.per_goal: Optional[Dict[str, Dict[str, float]]] = None
@@ -82,6 +85,10 @@ class Result:
         self._bytes: Optional[bytes] = bytes(partial) if partial is not None else None
         self.lacking_shards: List[Dict[str, Any]] = []
         self._values: Optional[bytes] = None
+        self.premises: Optional[Dict[str, int]] = dict(premises) if premises is not None else None
+        self.strata: Dict[str, Dict[str, Any]] = {
+            label: {"summary": dict(values), "counts": dict(c)} for label, values, c in strata
+        }
 
     def summary_bytes(self) -> bytes:
         """The travelling summary: merge it with others' with :func:`merge` or ``lemma-eval
@@ -182,7 +189,17 @@ def _evaluator(actual: Any, measures: Any, options: Dict[str, Any], trec9: bool 
         options.get("strict", False),
         options.get("strict_gold", False),
         options.get("group_by"),
+        _by(options.get("by")),
+        _path_or_none(options.get("train_premises")),
     )
+
+
+def _by(by: Union[None, str, Iterable[str]]) -> Optional[List[str]]:
+    if by is None:
+        return None
+    if isinstance(by, str):
+        return [by]
+    return [str(k) for k in by]
 
 
 def _path_or_none(p: Any) -> Optional[str]:
@@ -237,6 +254,8 @@ def evaluate(
     strict: bool = False,
     strict_gold: bool = False,
     group_by: Optional[str] = None,
+    by: Union[None, str, Sequence[str]] = None,
+    train_premises: Optional[PathLike] = None,
 ) -> Result:
     """Evaluates ``predicted`` against ``actual``, as ``lemma-eval eval`` does.
 
@@ -269,8 +288,16 @@ def evaluate(
     ``group_by`` (``--group-by``): ``"theorem"``, ``"file"`` or any key of the goal records
     (the actual sets' JSONL records, then ``goals``); the summary is then the mean over groups
     of each group's mean, and ``Result.counts["groups"]`` counts the groups.
+
+    ``by`` (``--by``, a key or a list of them): besides the overall summary, one per stratum of
+    goals, in ``Result.strata`` (``{"gold-size=2-3": {"summary": {...}, "counts": {...}}}``):
+    ``"gold-size"`` (R in ``1``, ``2-3``, ``4-7``, ``8-15``, ``16+``), ``"novelty"`` (``novel``
+    when a relevant premise is not in ``train_premises``, a file of names one a line, else
+    ``seen``), or a record key as ``group_by`` reads it.
     """
     options = dict(
+        by=by,
+        train_premises=train_premises,
         group_by=group_by,
         corpus=corpus,
         mask=mask,
@@ -548,7 +575,7 @@ class Session:
 
     def summary(self) -> Dict[str, Optional[float]]:
         """The means as finishing now would give them; the session goes on."""
-        values, _, _, _, warned, _ = self._native.snapshot()
+        values, _, _, _, warned, _, _, _ = self._native.snapshot()
         return dict(values)
 
     @property

@@ -19,8 +19,10 @@ so does this (those goals have no actual set). ReProver prints R@1 and R@10 as p
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import tempfile
 from typing import Any, Dict, List, Sequence, Tuple
 
 import lemma_eval
@@ -84,6 +86,18 @@ def load(
     no function called: :mod:`lemma_eval._safepickle`); objects become dicts of their
     attributes. A file over ``max_bytes`` or of more than ``max_objects`` values, or one that is
     not such a pickle, is a ``ValueError`` naming it."""
+    name, records = _read(path, max_bytes, max_objects)
+    actual: Dict[str, List[str]] = {}
+    predicted: Dict[str, List[str]] = {}
+    for gid, positives, retrieved, _ in _goals(name, records):
+        if positives:
+            actual[gid] = positives
+        predicted[gid] = retrieved
+    return actual, predicted
+
+
+def _read(path: Any, max_bytes: int, max_objects: int) -> Tuple[str, Any]:
+    """The records of a predictions pickle, and its name for messages."""
     name = os.fspath(path)
     try:
         records = _safepickle.load(path, max_bytes=max_bytes, max_objects=max_objects)
@@ -96,8 +110,14 @@ def load(
     if not isinstance(records, (list, tuple)):
         raise ValueError(f"{name}: not a predictions pickle: expected a list of records, found a "
                          f"{_kind(records)}")
-    actual: Dict[str, List[str]] = {}
-    predicted: Dict[str, List[str]] = {}
+    return name, records
+
+
+def _goals(name: str, records: Any) -> List[Tuple[str, List[str], List[str], Dict[str, Any]]]:
+    """Each record's goal id, positives (distinct, in order), retrieved premises and goal record
+    (``file_path``, ``theorem`` and, when its ``start`` is a position, ``theorem_pos``)."""
+    out = []
+    seen = set()
     for i, rec in enumerate(records):
         try:
             if not isinstance(rec, dict):
@@ -110,12 +130,26 @@ def load(
                 f"{name}: record {i}: expected file_path, full_name, start, tactic_idx, "
                 f"all_pos_premises and retrieved_premises ({e})"
             ) from None
-        if gid in predicted:
+        if gid in seen:
             raise ValueError(f"{name}: record {i}: goal {gid} appears twice")
-        if positives:
-            actual[gid] = list(dict.fromkeys(positives))
-        predicted[gid] = retrieved
-    return actual, predicted
+        seen.add(gid)
+        place: Dict[str, Any] = {"file_path": _text(rec["file_path"], "file_path"),
+                                 "theorem": _text(rec["full_name"], "full_name")}
+        pos = _theorem_pos(rec["start"])
+        if pos is not None:
+            place["theorem_pos"] = pos
+        out.append((gid, list(dict.fromkeys(positives)), retrieved, place))
+    return out
+
+
+def _theorem_pos(start: Any) -> Any:
+    """``[line, column]`` of a record's ``start`` (a pair, or a ``Pos``), or None."""
+    if isinstance(start, dict) and "line_nb" in start and "column_nb" in start:
+        start = (start["line_nb"], start["column_nb"])
+    if (isinstance(start, (list, tuple)) and len(start) == 2
+            and all(isinstance(x, int) and not isinstance(x, bool) for x in start)):
+        return [int(start[0]), int(start[1])]
+    return None
 
 
 def _sequence(x: Any) -> Any:
@@ -131,6 +165,21 @@ def evaluate(
     **options: Any,
 ) -> lemma_eval.Result:
     """Evaluates a predictions pickle: by default ReProver's R@1, R@10 and MRR (as fractions).
-    ``options`` are :func:`lemma_eval.evaluate`'s."""
-    actual, predicted = load(path)
-    return lemma_eval.evaluate(actual, predicted, list(measures), **options)
+    ``options`` are :func:`lemma_eval.evaluate`'s. With ``corpus=`` (LeanDojo's
+    ``corpus.jsonl``: ``mask="accessible"``, ``Leak@k``, ``LeakRank``), ``group_by=`` or ``by=``,
+    each goal's place and theorem come from its record (``file_path``, ``full_name``, ``start``):
+    the records are written as JSONL files in a temporary directory and evaluated as paths."""
+    if not any(options.get(k) for k in ("corpus", "group_by", "by")):
+        actual, predicted = load(path)
+        return lemma_eval.evaluate(actual, predicted, list(measures), **options)
+    name, records = _read(path, _safepickle.MAX_BYTES, _safepickle.MAX_OBJECTS)
+    with tempfile.TemporaryDirectory() as d:
+        actual_path = os.path.join(d, "actual.jsonl")
+        predicted_path = os.path.join(d, "predictions.jsonl")
+        with open(actual_path, "w", encoding="utf-8") as a, \
+                open(predicted_path, "w", encoding="utf-8") as p:
+            for gid, positives, retrieved, place in _goals(name, records):
+                if positives:
+                    a.write(json.dumps({"goal_id": gid, **place, "premises": positives}) + "\n")
+                p.write(json.dumps({"goal_id": gid, "retrieved_premises": retrieved}) + "\n")
+        return lemma_eval.evaluate(actual_path, predicted_path, list(measures), **options)

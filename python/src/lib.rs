@@ -28,8 +28,10 @@ use std::time::Duration;
 /// The command's flags, as this package's arguments name them: what an error message says.
 /// `(flag, argument, boolean)`: a boolean flag reads `argument=True`; another's value follows
 /// the `=` (`--depth 10` reads `depth=10`, `--universe N` reads `universe=N`).
-const ARGUMENTS: [(&str, &str, bool); 24] = [
+const ARGUMENTS: [(&str, &str, bool); 26] = [
     ("--group-by", "group_by", false),
+    ("--train-premises", "train_premises", false),
+    ("--by", "by", false),
     ("--corpus", "corpus", false),
     ("--mask", "mask", false),
     ("--goals", "goals", false),
@@ -195,7 +197,9 @@ fn run_released<T: Send + 'static>(
 
 /// One evaluation's result, as Python values: the summary as (key, value) pairs, the per-goal
 /// rows when asked for, the goal counts, the travelling summary's bytes (when kept), the
-/// warnings, and how the actual sets were read (a kind and its figures).
+/// warnings, how the actual sets were read (a kind and its figures), and each stratum's
+/// summary and goal counts (`by=`), labelled, and what the premise protocol counted (with a
+/// corpus).
 type Outcome = (
     Vec<(String, Option<f64>)>,
     Option<Vec<(String, Vec<Option<f64>>)>>,
@@ -203,7 +207,35 @@ type Outcome = (
     Option<Vec<u8>>,
     Vec<String>,
     Vec<(&'static str, ReadValue)>,
+    Vec<StratumOutcome>,
+    Option<Counts>,
 );
+
+/// A summary's `(key, headline)` pairs.
+type Values = Vec<(String, Option<f64>)>;
+
+/// Goal counts by name.
+type Counts = Vec<(&'static str, u64)>;
+
+/// One stratum of an [`Outcome`]: its label, summary and goal counts.
+type StratumOutcome = (String, Values, Counts);
+
+/// A summary's `(key, headline)` pairs (over no goal a mean is missing, None, as the command
+/// prints it; a sum is 0) and its goal counts (with `groups` when grouped).
+fn summary_values(keys: &[String], summary: &Summary) -> (Values, Counts) {
+    let evaluated = summary.counts().evaluated;
+    let values = summary
+        .aggregates()
+        .into_iter()
+        .zip(keys)
+        .map(|((_, a), k)| (k.clone(), a.headline_over(evaluated)))
+        .collect();
+    let mut counts = named_counts(&summary.counts()).to_vec();
+    if let Some((groups, _)) = summary.group_counts() {
+        counts.push(("groups", groups));
+    }
+    (values, counts)
+}
 
 /// A figure of [`ActualRead`], as a Python value.
 #[derive(IntoPyObject)]
@@ -270,24 +302,19 @@ pub(crate) fn outcome(
     warned: Vec<String>,
     read: Vec<(&'static str, ReadValue)>,
 ) -> Outcome {
-    // Over no goal a mean is missing (None), as the command prints it; a sum is 0.
-    let evaluated = summary.counts().evaluated;
-    let values = summary
-        .aggregates()
-        .into_iter()
-        .zip(keys)
-        .map(|((_, a), k)| (k.clone(), a.headline_over(evaluated)))
-        .collect();
+    let (values, counts) = summary_values(keys, summary);
     let rows = rows.map(|rows| {
         rows.into_iter()
             .map(|r| (String::from_utf8_lossy(&r.goal).into_owned(), r.values))
             .collect()
     });
-    let mut counts = named_counts(&summary.counts()).to_vec();
-    if let Some((groups, _)) = summary.group_counts() {
-        counts.push(("groups", groups));
-    }
-    (values, rows, counts, partial, warned, read)
+    let strata = (summary.strata().into_iter())
+        .map(|(label, sub)| {
+            let (v, c) = summary_values(keys, sub);
+            (label, v, c)
+        })
+        .collect();
+    (values, rows, counts, partial, warned, read, strata, None)
 }
 
 /// The [`Outcome`] of a whole evaluation.
@@ -588,6 +615,7 @@ impl NativeEvaluator {
         values: bool,
     ) -> PyResult<(Outcome, Option<Vec<u8>>)> {
         let keys = self.keys.clone();
+        let corpus = self.builder.settings().premises.is_some();
         let mut recorder = values.then(|| {
             let plan = self.builder.plan();
             lemma_eval::values::ValuesRecorder::new(self.builder.settings(), plan.measures())
@@ -614,7 +642,10 @@ impl NativeEvaluator {
                 let counts = e.summary.counts();
                 r.encode(&counts, &warnings(&e.report, &counts))
             });
-            Ok((job_outcome(&keys, done, per_goal.then_some(rows)), bytes))
+            let premises = corpus.then(|| done.evaluation.report.premises.counts().to_vec());
+            let mut out = job_outcome(&keys, done, per_goal.then_some(rows));
+            out.7 = premises;
+            Ok((out, bytes))
         })?;
         done.map_err(py_err)
     }
@@ -626,7 +657,7 @@ impl NativeEvaluator {
     /// pytrec_eval's trec_eval 9.0.8 rules (scores as f32, goals without predictions skipped, the
     /// run's order by score).
     #[new]
-    #[pyo3(signature = (actual, measures=None, relevance_level=None, missing="zero", ties="trec", depth=None, threads=None, trec9=false, order=None, duplicates="first", interpolation="textbook", keep_zero_relevant=false, universe=None, regroup=false, hold_actual=false, memory=None, corpus=None, mask="none", goals=None, strict=false, strict_gold=false, group_by=None))]
+    #[pyo3(signature = (actual, measures=None, relevance_level=None, missing="zero", ties="trec", depth=None, threads=None, trec9=false, order=None, duplicates="first", interpolation="textbook", keep_zero_relevant=false, universe=None, regroup=false, hold_actual=false, memory=None, corpus=None, mask="none", goals=None, strict=false, strict_gold=false, group_by=None, by=None, train_premises=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -652,6 +683,8 @@ impl NativeEvaluator {
         strict: bool,
         strict_gold: bool,
         group_by: Option<String>,
+        by: Option<Vec<String>>,
+        train_premises: Option<PathBuf>,
     ) -> PyResult<Self> {
         let given = measures.unwrap_or_default();
         let one = 1i32.into_pyobject(py)?.into_any();
@@ -685,6 +718,23 @@ impl NativeEvaluator {
             )));
         };
         let mask = choice::<MaskMode>(mask)?;
+        let by = by.unwrap_or_default();
+        if !by.is_empty() || train_premises.is_some() {
+            let from = lemma_eval::StrataSources {
+                actual: match &actual {
+                    ActualInput::Path(p) => Some(p.clone()),
+                    _ => None,
+                },
+                goals: goals.clone(),
+                train_premises,
+                relevance_level: b.settings().relevance_level,
+                strict,
+            };
+            let strata = py
+                .detach(|| lemma_eval::Strata::load(&by, &from))
+                .map_err(py_err)?;
+            b = b.strata(std::sync::Arc::new(strata));
+        }
         if let Some(by) = &group_by {
             let path = match &actual {
                 ActualInput::Path(p) => Some(p.clone()),
@@ -714,7 +764,7 @@ impl NativeEvaluator {
                 b = b.premises(std::sync::Arc::new(premises));
             }
             None => {
-                let grouped = group_by.is_some();
+                let grouped = group_by.is_some() || !by.is_empty();
                 let given = [
                     ("mask", mask != MaskMode::None),
                     ("goals", goals.is_some() && !grouped),

@@ -168,3 +168,27 @@ def test_ray_equals_the_command(inputs):
     finally:
         ray.shutdown()
     same(got, want, "ray")
+
+
+def test_strata_equal_the_command(inputs, tmp_path):
+    q, r, _ = inputs
+    rows = [line.split() for line in q.read_text().splitlines() if line.strip()]
+    lemmas = sorted({f[2] for f in rows})
+    train = tmp_path / "train.txt"
+    train.write_text("".join(f"{x}\n" for x in lemmas[::2]))
+    goal_names = list(dict.fromkeys(f[0] for f in rows))
+    goals = tmp_path / "goals.jsonl"
+    goals.write_text("".join(
+        f'{{"goal_id": "{g}", "file_path": "F{i % 3}.lean"}}\n'
+        for i, g in enumerate(goal_names) if i % 12 != 5))
+    by = ["gold-size", "novelty", "file"]
+    flags = sum((["--by", k] for k in by), []) + ["--train-premises", str(train), "--goals", str(goals)]
+    want = cli_json(q, r, *sum((["-m", m] for m in MEASURES), []), *flags)
+    got = lemma_eval.evaluate(q, r, MEASURES, by=by, train_premises=train, goals=goals)
+    assert got.summary == summary_of(want)
+    assert list(got.strata) == [s["stratum"] for s in want["strata"]]
+    assert "novelty=novel" in got.strata and "file=F0.lean" in got.strata
+    for s in want["strata"]:
+        mine = got.strata[s["stratum"]]
+        assert mine["summary"] == summary_of(s), s["stratum"]
+        assert mine["counts"] == s["goals"], s["stratum"]

@@ -36,6 +36,12 @@ def test_masked_values_are_the_hand_computed_ones():
     assert r.summary["LeakRank"] == 1.0
     assert any("`zz` for goal `g1`" in w for w in warned), warned
     assert any("`a1` of goal `g2`" in w for w in warned), warned
+    # Masked: d1, a3, zz, a4 of g1 and a1, d1 of g2; zz not in the corpus; g2's a1 inaccessible.
+    assert r.premises == {
+        "goals": 3, "masked": 6, "not_in_corpus": 1, "goals_in_unlisted_files": 0,
+        "relevant_inaccessible": 1,
+    }
+    assert lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"]).premises is None
 
 
 def test_the_command_and_python_agree():
@@ -52,6 +58,7 @@ def test_the_command_and_python_agree():
         for m in MEASURES:
             w = want["summary"][m]
             assert r.summary[m] == (w["mean"] if isinstance(w, dict) else w), (actual, predicted, m)
+        assert r.premises == want["premises"], (actual, predicted)
 
 
 def test_unmasked_with_the_corpus():

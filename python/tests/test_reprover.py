@@ -2,6 +2,7 @@
 gives hand-checked R@1, R@10, MRR and LeanAgent's Success@1."""
 
 import dataclasses
+import json
 import pathlib
 import pickle
 import subprocess
@@ -205,3 +206,40 @@ def test_calls_are_never_made(tmp_path):
     assert subprocess.run([sys.executable, "-c", "import pickle,sys; pickle.loads(sys.stdin.buffer.read())"],
                           input=crafted[0]).returncode == 0
     assert marker.exists()
+
+
+def test_masked_with_a_corpus(tmp_path):
+    """The records' places: A.t in Mathlib/A.lean, which imports Mathlib/X.lean (L0-L9) and not
+    Mathlib/Y.lean (L10-L19)."""
+    path = tmp_path / "predictions.pickle"
+    _make_pickle(path)
+    corpus = tmp_path / "corpus.jsonl"
+
+    def file(p, imports, names):
+        prem = [{"full_name": n, "code": f"theorem {n}", "start": [i + 1, 0], "end": [i + 1, 5],
+                 "kind": "theorem"} for i, n in enumerate(names)]
+        return json.dumps({"path": p, "imports": imports, "premises": prem})
+
+    corpus.write_text("\n".join([
+        file("Mathlib/X.lean", [], [f"L{i}" for i in range(10)]),
+        file("Mathlib/Y.lean", [], [f"L{i}" for i in range(10, 20)]),
+        file("Mathlib/A.lean", ["Mathlib/X.lean"], []),
+        file("Mathlib/B.lean", [], []),
+    ]) + "\n")
+    ms = ["R@1", "R@10", "RR", "Leak@10", "LeakRank"]
+    r = reprover.evaluate(path, ms, corpus=corpus, mask="accessible", per_goal=True)
+    g1, g2 = "Mathlib/A.lean:A.t@3,4#0", "Mathlib/A.lean:A.t@3,4#1"
+    # Goal 1 masked: L0 L6 L7 L8 L9 L5 (L10-L15 removed): R@10 = 1; unmasked top 10 holds
+    # L10-L14, the first inaccessible at rank 6. Goal 2 masked: L9 L8 L2 L7 L6 L3: R@10 = 2/3,
+    # RR = 1/3; unmasked top 10 holds L10-L13, the first at rank 6.
+    assert r.per_goal[g1] == {"R@1": 0.5, "R@10": 1.0, "RR": 1.0, "Leak@10": 0.5, "LeakRank": 6}
+    assert r.per_goal[g2] == pytest.approx(
+        {"R@1": 0.0, "R@10": 2 / 3, "RR": 1 / 3, "Leak@10": 0.4, "LeakRank": 6}, abs=1e-15)
+    assert r.summary == pytest.approx(
+        {"R@1": 1 / 4, "R@10": 5 / 6, "RR": 2 / 3, "Leak@10": 0.45, "LeakRank": 6}, abs=1e-15)
+    assert r.premises["masked"] == 6 + 5
+    # One theorem, two states: grouped by theorem, one group of the same means.
+    g = reprover.evaluate(path, ["R@10"], corpus=corpus, mask="accessible", group_by="theorem")
+    assert g.counts["groups"] == 1 and g.summary["R@10"] == pytest.approx(5 / 6, abs=1e-15)
+    # Without the corpus, the dict path as before.
+    assert reprover.evaluate(path, ["R@10"]).summary == {"R@10": (1 / 2 + 2 / 3) / 2}

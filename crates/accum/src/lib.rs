@@ -71,6 +71,7 @@ pub use pooled::{
     CurveRows, CurveStats, Group, PooledCurve, PooledSpec, Run, SpillRuns,
 };
 pub use summary::{
-    Aggregate, GoalCounts, GoalFate, Grouping, MergeError, Summary, SummaryState, GM_AP_FLOOR,
+    Aggregate, GoalCounts, GoalFate, Grouping, MergeError, Stratifier, Summary, SummaryState,
+    GM_AP_FLOOR,
 };
 pub use trec_sum::{TrecAdder, TrecRules, TrecSum};

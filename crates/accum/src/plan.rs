@@ -115,6 +115,9 @@ pub struct Plan {
     pub(crate) pooled: Option<crate::PooledSpec>,
     /// How goals are grouped for the summary ([`Plan::with_grouping`]).
     pub(crate) grouping: Option<std::sync::Arc<dyn crate::Grouping>>,
+    /// The strata whose summaries the plan's summaries keep besides the whole
+    /// ([`Plan::with_strata`]).
+    pub(crate) strata: Option<std::sync::Arc<dyn crate::Stratifier>>,
 }
 
 impl Plan {
@@ -203,6 +206,7 @@ impl Plan {
             needs_leak_rank,
             pooled: None,
             grouping: None,
+            strata: None,
         }
     }
 
@@ -224,6 +228,18 @@ impl Plan {
     /// How goals are grouped, if they are.
     pub fn grouping(&self) -> Option<&std::sync::Arc<dyn crate::Grouping>> {
         self.grouping.as_ref()
+    }
+
+    /// The plan, with every summary of its goals keeping a summary of each stratum
+    /// ([`crate::Stratifier`]) besides the whole: the same measures, the same grouping.
+    pub fn with_strata(mut self, strata: std::sync::Arc<dyn crate::Stratifier>) -> Plan {
+        self.strata = Some(strata);
+        self
+    }
+
+    /// The strata the plan's summaries keep, if any.
+    pub fn strata(&self) -> Option<&std::sync::Arc<dyn crate::Stratifier>> {
+        self.strata.as_ref()
     }
 
     /// The plan, with every summary of its goals keeping the pooled curve of their ranked items

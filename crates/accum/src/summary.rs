@@ -164,6 +164,32 @@ pub trait Grouping: Send + Sync + std::fmt::Debug {
     fn group_of(&self, goal: &[u8]) -> Option<u32>;
 }
 
+/// Which strata each goal's values count in besides the whole (`--by`): given by the caller,
+/// held by the plan ([`crate::Plan::with_strata`]). A stratum is a `u64`; the summaries list
+/// theirs in ascending order.
+pub trait Stratifier: Send + Sync + std::fmt::Debug {
+    /// Pushes onto `out` the strata of goal `goal`, whose actual set holds `relevant` relevant
+    /// lemmas (none: the goal counts in the whole only).
+    fn strata_of(&self, goal: &[u8], relevant: u64, out: &mut Vec<u64>);
+    /// How stratum `stratum` is shown (`KEY=VALUE`).
+    fn label(&self, stratum: u64) -> String;
+}
+
+/// The strata of a stratified summary.
+#[derive(Clone, Debug)]
+struct Strata {
+    of: Arc<dyn Stratifier>,
+    table: BTreeMap<u64, Summary>,
+    /// Reused by [`Summary::add`].
+    scratch: Vec<u64>,
+}
+
+impl PartialEq for Strata {
+    fn eq(&self, other: &Strata) -> bool {
+        self.table == other.table
+    }
+}
+
 /// A compensated (Neumaier) sum: the sum of a group's few values to within an ulp, in 16 bytes.
 #[derive(Copy, Clone, Debug, Default, PartialEq)]
 struct Compensated {
@@ -219,6 +245,7 @@ pub struct Summary {
     counts: GoalCounts,
     pooled: Option<PooledCurve>,
     groups: Option<Groups>,
+    strata: Option<Box<Strata>>,
 }
 
 /// A summary's contents, field by field: what an encoding writes and reads back
@@ -278,7 +305,76 @@ impl Summary {
                 table: hashbrown::HashMap::new(),
                 goals: 0,
             }),
+            strata: plan.strata().map(|of| {
+                Box::new(Strata {
+                    of: of.clone(),
+                    table: BTreeMap::new(),
+                    scratch: Vec::new(),
+                })
+            }),
         }
+    }
+
+    /// An empty summary of the same measures and grouping, of no pooled curve and no strata:
+    /// a stratum's.
+    fn blank(&self) -> Summary {
+        let m = self.measures.len();
+        Summary {
+            measures: self.measures.clone(),
+            sums: vec![ExactSum::new(); m],
+            reached: vec![0; m],
+            kept: vec![BTreeMap::new(); m],
+            counts: GoalCounts::default(),
+            pooled: None,
+            groups: self.groups.as_ref().map(|g| Groups {
+                of: g.of.clone(),
+                table: hashbrown::HashMap::new(),
+                goals: 0,
+            }),
+            strata: None,
+        }
+    }
+
+    /// Adds `goal` (of group `group`) to the summaries of its strata (`empty`: evaluated as an
+    /// empty ranking).
+    fn add_to_strata(
+        &mut self,
+        goal: &[u8],
+        group: Option<u32>,
+        values: &GoalValues<'_>,
+        empty: bool,
+    ) {
+        let Some(mut strata) = self.strata.take() else {
+            return;
+        };
+        let mut scratch = std::mem::take(&mut strata.scratch);
+        scratch.clear();
+        strata.of.strata_of(goal, values.pooled().1, &mut scratch);
+        for &st in &scratch {
+            let sub = strata.table.entry(st).or_insert_with(|| self.blank());
+            sub.add_here(group, values);
+            if empty {
+                sub.counts.evaluated_empty += 1;
+            }
+        }
+        strata.scratch = scratch;
+        self.strata = Some(strata);
+    }
+
+    /// The summary of each stratum that holds a goal, labelled, in the strata's order; empty
+    /// when the plan has no strata ([`crate::Plan::with_strata`]).
+    pub fn strata(&self) -> Vec<(String, &Summary)> {
+        let Some(s) = &self.strata else {
+            return Vec::new();
+        };
+        (s.table.iter())
+            .map(|(&st, sub)| (s.of.label(st), sub))
+            .collect()
+    }
+
+    /// Whether the plan keeps strata ([`crate::Plan::with_strata`]).
+    pub fn is_stratified(&self) -> bool {
+        self.strata.is_some()
     }
 
     /// The pooled curve of the evaluated goals' ranked items, when the plan keeps one
@@ -290,6 +386,18 @@ impl Summary {
     /// Adds the values of `goal`, evaluated (to its group's entry when the plan groups goals and
     /// `goal` has a group).
     pub fn add(&mut self, goal: &[u8], values: &GoalValues<'_>) {
+        let group = self.group_of(goal);
+        self.add_to_strata(goal, group, values, false);
+        self.add_here(group, values);
+    }
+
+    /// The group of `goal` when the plan groups goals.
+    fn group_of(&self, goal: &[u8]) -> Option<u32> {
+        self.groups.as_ref().and_then(|g| g.of.group_of(goal))
+    }
+
+    /// [`Summary::add`] of a goal of group `group` to this summary's own sums, not its strata.
+    fn add_here(&mut self, group: Option<u32>, values: &GoalValues<'_>) {
         debug_assert_eq!(values.measures(), &self.measures[..]);
         self.counts.evaluated += 1;
         if let Some(curve) = &mut self.pooled {
@@ -298,7 +406,7 @@ impl Summary {
             curve.add_unretrieved_relevant(r.saturating_sub(found));
         }
         if let Some(groups) = &mut self.groups {
-            if let Some(g) = groups.of.group_of(goal) {
+            if let Some(g) = group {
                 let m = self.measures.len();
                 let entry = groups.table.entry(g).or_insert_with(|| GroupEntry {
                     goals: 0,
@@ -335,7 +443,9 @@ impl Summary {
 
     /// Adds an evaluated goal that had no predictions (counts it as [`GoalFate::EvaluatedEmpty`]).
     pub fn add_empty(&mut self, goal: &[u8], values: &GoalValues<'_>) {
-        self.add(goal, values);
+        let group = self.group_of(goal);
+        self.add_to_strata(goal, group, values, true);
+        self.add_here(group, values);
         self.counts.evaluated_empty += 1;
     }
 
@@ -396,6 +506,16 @@ impl Summary {
                 }
             }
             mine.goals += theirs.goals;
+        }
+        if let (Some(mine), Some(theirs)) = (&mut self.strata, &other.strata) {
+            for (st, sub) in &theirs.table {
+                match mine.table.get_mut(st) {
+                    Some(m) => m.merge(sub)?,
+                    None => {
+                        mine.table.insert(*st, sub.clone());
+                    }
+                }
+            }
         }
         match (&mut self.pooled, &other.pooled) {
             (Some(a), Some(b)) => a.merge(b),
@@ -496,6 +616,7 @@ impl Summary {
             counts: state.counts,
             pooled: None,
             groups: None,
+            strata: None,
         })
     }
 
@@ -534,6 +655,7 @@ impl Summary {
             counts: self.counts,
             pooled: None,
             groups: None,
+            strata: None,
         };
         s.counts.evaluated -= g.goals;
         let mut means = vec![None; self.measures.len()];
@@ -745,6 +867,107 @@ mod tests {
             assert_eq!(a.aggregates(), b.aggregates());
             assert_eq!(a.counts(), b.counts());
             assert_eq!(a.group_counts(), Some((7, 7)));
+        }
+    }
+
+    /// Strata by `R` (stratum `R`, shown `R=..`) and by a table of names (stratum `1 << 32 | i`,
+    /// shown `half=x` or `half=y`; a goal not in it is in no such stratum).
+    #[derive(Debug)]
+    struct ByR(Vec<(&'static [u8], u64)>);
+
+    impl Stratifier for ByR {
+        fn strata_of(&self, goal: &[u8], relevant: u64, out: &mut Vec<u64>) {
+            out.push(relevant);
+            if let Some(&(_, i)) = self.0.iter().find(|(g, _)| *g == goal) {
+                out.push(1 << 32 | i);
+            }
+        }
+        fn label(&self, stratum: u64) -> String {
+            match stratum >> 32 {
+                0 => format!("R={stratum}"),
+                _ => format!("half={}", ["x", "y"][(stratum & 0xffff_ffff) as usize]),
+            }
+        }
+    }
+
+    /// Goals `(name, ranks of the relevant lemmas)` (R = the ranks' count) added to summaries of
+    /// `AP` and `NumRel` with strata [`ByR`] (goal `i` to part `i % parts`), grouped by `table`
+    /// when given; the parts merged.
+    fn stratified(goals: &[(&[u8], &[u64])], table: Option<Table>, parts: usize) -> Summary {
+        let ms = Measure::parse_all(["AP", "NumRel"]).unwrap();
+        let mut plan = Plan::new(&ms, Config::default());
+        if let Some(t) = table {
+            plan = plan.with_grouping(Arc::new(t)).unwrap();
+        }
+        let halves = ByR(vec![(b"a", 0), (b"c", 0), (b"b", 1), (b"d", 1)]);
+        let plan = Arc::new(plan.with_strata(Arc::new(halves)));
+        let mut s: Vec<Summary> = (0..parts).map(|_| Summary::new(&plan)).collect();
+        let mut acc = GoalAccumulator::new(plan.clone());
+        for (i, &(goal, ranks)) in goals.iter().enumerate() {
+            acc.begin(&Truth::binary(ranks.len() as u64, 0));
+            for r in 1..=ranks.iter().copied().max().unwrap_or(0) {
+                acc.push(if ranks.contains(&r) {
+                    Label::judged(1)
+                } else {
+                    Label::UNJUDGED
+                });
+            }
+            s[i % parts].add(goal, &acc.finish().unwrap());
+        }
+        let mut all = s.remove(0);
+        for p in &s {
+            all.merge(p).unwrap();
+        }
+        all
+    }
+
+    #[test]
+    fn each_stratum_is_the_summary_of_its_goals() {
+        let close = |a: Option<f64>, b: f64| {
+            let a = a.unwrap();
+            assert!((a - b).abs() < 1e-15, "{a} != {b}")
+        };
+        // AP: a 1, b 1, c (1/2 + 2/4) / 2 = 1/2, d (1 + 2/3 + 3/5) / 3 = 34/45, e 1/4.
+        let goals: [(&[u8], &[u64]); 5] = [
+            (b"a", &[1]),
+            (b"b", &[1, 2]),
+            (b"c", &[2, 4]),
+            (b"d", &[1, 3, 5]),
+            (b"e", &[4]),
+        ];
+        for parts in [1, 2, 3] {
+            let s = stratified(&goals, None, parts);
+            close(s.aggregate(0).headline(), (2.5 + 34.0 / 45.0 + 0.25) / 5.0);
+            let strata = s.strata();
+            let labels: Vec<&str> = strata.iter().map(|(l, _)| l.as_str()).collect();
+            assert_eq!(labels, ["R=1", "R=2", "R=3", "half=x", "half=y"]);
+            let mean = |i: usize| strata[i].1.aggregate(0).headline();
+            let sum = |i: usize| strata[i].1.aggregate(1);
+            close(mean(0), (1.0 + 0.25) / 2.0);
+            close(mean(1), (1.0 + 0.5) / 2.0);
+            close(mean(2), 34.0 / 45.0);
+            close(mean(3), (1.0 + 0.5) / 2.0);
+            close(mean(4), (1.0 + 34.0 / 45.0) / 2.0);
+            assert_eq!(
+                [sum(0), sum(1), sum(2), sum(3), sum(4)],
+                [2.0, 4.0, 3.0, 3.0, 5.0].map(Aggregate::Sum)
+            );
+            let goals_in = |i: usize| strata[i].1.counts().evaluated;
+            assert_eq!([0, 1, 2, 3, 4].map(goals_in), [2, 2, 1, 2, 2]);
+            assert!(strata.iter().all(|(_, t)| t.strata().is_empty()));
+            // Grouped: b and c one theorem, so R=2 is one group of mean 3/4 and half=x
+            // ({a}, {c}) two groups.
+            let g = stratified(&goals, Some(Table(vec![(b"b", 1), (b"c", 1)])), parts);
+            let gs = g.strata();
+            assert_eq!(gs[1].1.group_counts(), Some((1, 2)));
+            close(gs[1].1.aggregate(0).headline(), 0.75);
+            assert_eq!(gs[3].1.group_counts(), Some((2, 2)));
+            close(gs[4].1.aggregate(0).headline(), (1.0 + 34.0 / 45.0) / 2.0);
+            // The whole: {a}, {b, c}, {d}, {e}.
+            close(
+                g.aggregate(0).headline(),
+                (1.0 + 0.75 + 34.0 / 45.0 + 0.25) / 4.0,
+            );
         }
     }
 

@@ -94,6 +94,7 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         &a.actual,
         a.goals.as_deref(),
         a.strict,
+        a.relevance_level,
     )?;
     let mut measures = a.measures.clone();
     if let Some(t) = a.threshold {
@@ -179,6 +180,9 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         let summary = &done.evaluation.summary;
         if let Some(t) = a.threshold {
             w.set_extra(lemma_eval::curve::pooled_at_threshold(t, summary));
+        }
+        if a.corpus.is_some() {
+            w.set_premises(&done.evaluation.report.premises);
         }
         w.finish(summary, a.per_goal)
             .map_err(|e| write_fail(&out_name, e))?;

@@ -1,6 +1,6 @@
-//! `eval --group-by`: its argument, and the groups it reads.
+//! `eval --group-by` and `--by`: their arguments, and the groups and strata they read.
 
-use lemma_eval::{EvaluatorBuilder, GroupBy};
+use lemma_eval::{EvaluatorBuilder, GroupBy, Strata, StrataSources};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -13,20 +13,42 @@ pub(crate) struct GroupArgs {
     /// places in a group is a group of its own (--strict: an error).
     #[arg(long = "group-by", value_name = "theorem|file|ATTR")]
     pub(crate) group_by: Option<String>,
+    /// Besides the overall summary, one per stratum (repeatable): `gold-size` (R in `1`, `2-3`,
+    /// `4-7`, `8-15`, `16+`), `novelty` (`novel` when a relevant premise is not in
+    /// --train-premises, else `seen`), or a record key as --group-by reads it (`theorem`,
+    /// `file`, any key); labelled KEY=VALUE.
+    #[arg(long = "by", value_name = "gold-size|novelty|ATTR")]
+    pub(crate) by: Vec<String>,
+    /// The premises used in training, one name a line (plain, gzip or zstd): what --by novelty
+    /// reads.
+    #[arg(long = "train-premises", value_name = "FILE")]
+    pub(crate) train_premises: Option<PathBuf>,
 }
 
-/// `builder` grouping goals as `g` says, the groups read from `actual` and `goals`; an error
-/// for --goals or --strict given with neither --corpus nor --group-by.
+/// `builder` grouping and stratifying goals as `g` says, the groups and strata read from
+/// `actual`, `goals` (and --train-premises; relevant lemmas at `level`); an error for --goals or
+/// --strict given with none of --corpus, --group-by and --by.
 pub(crate) fn apply(
-    builder: EvaluatorBuilder,
+    mut builder: EvaluatorBuilder,
     g: &GroupArgs,
     corpus: Option<&PathBuf>,
     actual: &Path,
     goals: Option<&Path>,
     strict: bool,
+    level: i32,
 ) -> Result<EvaluatorBuilder, crate::out::Fail> {
+    if !g.by.is_empty() || g.train_premises.is_some() {
+        let from = StrataSources {
+            actual: Some(actual.to_path_buf()),
+            goals: goals.map(Path::to_path_buf),
+            train_premises: g.train_premises.clone(),
+            relevance_level: level,
+            strict,
+        };
+        builder = builder.strata(Arc::new(Strata::load(&g.by, &from)?));
+    }
     let Some(by) = &g.group_by else {
-        if corpus.is_none() && (goals.is_some() || strict) {
+        if corpus.is_none() && g.by.is_empty() && (goals.is_some() || strict) {
             let flag = if goals.is_some() {
                 "--goals"
             } else {
@@ -34,7 +56,7 @@ pub(crate) fn apply(
             };
             return Err(crate::out::Fail(
                 2,
-                format!("{flag} needs --corpus FILE or --group-by"),
+                format!("{flag} needs --corpus FILE, --group-by or --by"),
             ));
         }
         return Ok(builder);

@@ -276,3 +276,121 @@ fn every_door_gives_the_commands_values() {
         check("shards merged", &merged.summary().unwrap(), None);
     }
 }
+
+/// `--by gold-size --by novelty --train-premises FILE --by file` (attributes from `--goals
+/// FILE`, a goal in twelve without one): the command's summary and strata (`--format json`) are
+/// those of the front door (streamed and held), an `Evaluator`, a push `Session` and three
+/// sessions merged.
+#[test]
+fn every_door_gives_the_commands_strata() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (seed, shuffled) in [(5, false), (5, true)] {
+        let (q, r) = inputs(d, seed, shuffled);
+        let qrels = std::fs::read_to_string(&q).unwrap();
+        // Every other lemma of the qrels was seen in training; goals' files from --goals.
+        let mut lemmas: Vec<&str> = qrels
+            .lines()
+            .map(|l| l.split(' ').nth(2).unwrap())
+            .collect();
+        lemmas.sort_unstable();
+        lemmas.dedup();
+        let train: String = lemmas.iter().step_by(2).map(|l| format!("{l}\n")).collect();
+        let mut goal_names: Vec<&str> = qrels
+            .lines()
+            .map(|l| l.split(' ').next().unwrap())
+            .collect();
+        goal_names.dedup();
+        let records: String = (goal_names.iter().enumerate())
+            .filter(|(i, _)| i % 12 != 5)
+            .map(|(i, g)| {
+                format!(
+                    "{{\"goal_id\": \"{g}\", \"file_path\": \"F{}.lean\"}}\n",
+                    i % 3
+                )
+            })
+            .collect();
+        let (tp, gp) = (d.join("train.txt"), d.join("goals.jsonl"));
+        std::fs::write(&tp, train).unwrap();
+        std::fs::write(&gp, records).unwrap();
+        let (t, g) = (tp.to_str().unwrap(), gp.to_str().unwrap());
+        let by = [
+            "--by",
+            "gold-size",
+            "--by",
+            "novelty",
+            "--train-premises",
+            t,
+            "--by",
+            "file",
+            "--goals",
+            g,
+        ];
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lemma-eval"));
+        c.arg("eval")
+            .arg(&q)
+            .arg(&r)
+            .args(["--format", "json", "--quiet"]);
+        for m in MEASURES {
+            c.args(["-m", m]);
+        }
+        let out = c.args(by).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let want = String::from_utf8(out.stdout).unwrap();
+        assert!(want.contains("\"stratum\":\"novelty=seen\""), "{want}");
+        assert!(want.contains("\"stratum\":\"file=F2.lean\""), "{want}");
+
+        let strata = || {
+            let from = lemma_eval::StrataSources {
+                actual: Some(q.clone()),
+                goals: Some(gp.clone()),
+                train_premises: Some(tp.clone()),
+                relevance_level: 1,
+                strict: false,
+            };
+            let keys = ["gold-size", "novelty", "file"].map(String::from);
+            std::sync::Arc::new(lemma_eval::Strata::load(&keys, &from).unwrap())
+        };
+        let case = format!("seed {seed}, shuffled {shuffled}");
+        let ev = builder().strata(strata()).build_from_path(&q).unwrap();
+        let measures = ev.plan().measures().to_vec();
+        let check =
+            |door: &str, s: &Summary| assert_eq!(json(&measures, s), want, "{door}, {case}");
+        for hold in [false, true] {
+            let done = Job::new(builder().strata(strata()), q.as_path(), r.as_path())
+                .hold_actual(hold)
+                .run(&mut SummaryOnly, None)
+                .unwrap();
+            check(&format!("Job (hold {hold})"), &done.evaluation.summary);
+        }
+        let done = ev
+            .evaluate(
+                Predictions::open(&r, None, false).unwrap(),
+                &mut SummaryOnly,
+            )
+            .unwrap();
+        check("Evaluator", &done.summary);
+        let gs = goals(&r);
+        let mut s = ev.session().unwrap();
+        for g in &gs {
+            g.push_into(&mut s).unwrap();
+        }
+        check("Session", &s.finish(&mut SummaryOnly).unwrap().summary);
+        let mut parts: Vec<_> = (0..3).map(|_| ev.session().unwrap()).collect();
+        for (i, g) in gs.iter().enumerate() {
+            g.push_into(&mut parts[i % 3]).unwrap();
+        }
+        let mut merged = parts.remove(0);
+        for p in parts {
+            merged.merge(p).unwrap();
+        }
+        check(
+            "Sessions merged",
+            &merged.finish(&mut SummaryOnly).unwrap().summary,
+        );
+    }
+}

@@ -273,7 +273,7 @@ fn what_grouping_refuses() {
     assert!(e.contains("does not hold groups"), "{e}");
     let e = fails(&["eval", &actual, &run, "--goals", &actual]);
     assert!(
-        e.contains("--goals needs --corpus FILE or --group-by"),
+        e.contains("--goals needs --corpus FILE, --group-by or --by"),
         "{e}"
     );
     // A bad record names the file and the line.

@@ -147,6 +147,35 @@ fn masked_values_are_the_hand_computed_ones() {
 }
 
 #[test]
+fn json_counts_what_the_protocol_met() {
+    let (a, p, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("corpus.jsonl"),
+    );
+    let json = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["eval", &a, &p, "-m", "AP", "--format", "json"];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success());
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    // Masked: d1, a3, zz, a4 of g1 and a1, d1 of g2; zz is not in the corpus; g2's relevant a1
+    // is not accessible at B.lean.
+    let v = json(&["--corpus", &c, "--mask", "accessible"]);
+    assert_eq!(
+        v["premises"],
+        serde_json::json!({"goals": 3, "masked": 6, "not_in_corpus": 1,
+            "goals_in_unlisted_files": 0, "relevant_inaccessible": 1})
+    );
+    // Unmasked, the corpus only checks: nothing masked, the rest counted the same.
+    let v = json(&["--corpus", &c, "-m", "Leak@3"]);
+    assert_eq!(v["premises"]["masked"], 0);
+    assert_eq!(v["premises"]["not_in_corpus"], 1);
+    assert!(json(&[]).get("premises").is_none());
+}
+
+#[test]
 fn unmasked_values_with_the_corpus_are_plain_eval_s_and_leaks() {
     let (out, _) = eval("actual.jsonl", "run.txt", &[]);
     let v = values(&out);

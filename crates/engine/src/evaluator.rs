@@ -677,6 +677,12 @@ impl EvaluatorBuilder {
         self
     }
 
+    /// `--by`: a summary per stratum of goals besides the whole.
+    pub fn strata(mut self, strata: Arc<crate::Strata>) -> Self {
+        self.options.strata = Some(strata);
+        self
+    }
+
     /// The premise-selection protocol: a corpus, the goals' places, `--mask` (docs/METRICS.md
     /// §9; TREC and JSONL predictions).
     pub fn premises(mut self, premises: Arc<crate::Premises>) -> Self {

@@ -369,6 +369,13 @@ impl Job {
         } = self;
         let shard = matches!(predicted, PredictedInput::Shard { .. });
         check_group_by(&builder, shard || mergeable)?;
+        if let (Some(s), true) = (&builder.settings().strata, shard || mergeable) {
+            return Err(EvalError::Options(format!(
+                "--by {}: a summary file (--shard, --summary-out) does not hold strata yet; \
+                 evaluate the whole file",
+                s.keys().collect::<Vec<_>>().join(" --by ")
+            )));
+        }
         if let PredictedInput::Shard { path, index, count } = &predicted {
             check_shard(path, *index, *count, builder.settings().regroup)?;
         }
@@ -627,6 +634,7 @@ impl OpenJob {
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<Outcome, EvalError> {
         let group_by = self.options().group_by.clone();
+        let strata = self.options().strata.clone();
         let OpenJob {
             engine,
             predictions,
@@ -638,6 +646,9 @@ impl OpenJob {
         if let Some(g) = group_by {
             let e = &mut outcome.evaluation;
             e.report.groups = Some(g.finish(&e.summary)?);
+        }
+        if let Some(s) = strata {
+            outcome.evaluation.report.strata = Some(s.finish()?);
         }
         outcome.actual_read = read;
         Ok(outcome)

@@ -62,6 +62,7 @@ mod ranking;
 mod seen;
 mod session;
 mod sink;
+pub mod strata;
 pub mod text;
 pub mod trec;
 mod trec_goals;
@@ -75,6 +76,7 @@ pub use evaluator::{
 
 pub use group::{GroupBy, GroupReport};
 pub use job::{ActualInput, ActualRead, Job, OpenJob, Outcome, PredictedInput};
+pub use strata::{Strata, StrataReport, StrataSources};
 
 pub use options::{
     check_threads, default_threads, parse_size, plan_for, Choice, DuplicateMode, EvalOptions,

@@ -131,6 +131,8 @@ pub struct EvalOptions {
     pub premises: Option<Arc<crate::Premises>>,
     /// `--group-by`: the summary's means over groups of goals.
     pub group_by: Option<Arc<crate::GroupBy>>,
+    /// `--by`: a summary per stratum of goals besides the whole.
+    pub strata: Option<Arc<crate::Strata>>,
 }
 
 impl Default for EvalOptions {
@@ -151,6 +153,7 @@ impl Default for EvalOptions {
             pooled: None,
             premises: None,
             group_by: None,
+            strata: None,
         }
     }
 }
@@ -181,8 +184,12 @@ pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
         None => plan,
     };
     // A plan that cannot be grouped (a Depth measure) is refused when the job opens.
-    Arc::new(match &opts.group_by {
+    let plan = match &opts.group_by {
         Some(g) => plan.clone().with_grouping(g.clone()).unwrap_or(plan),
+        None => plan,
+    };
+    Arc::new(match &opts.strata {
+        Some(s) => plan.with_strata(s.clone()),
         None => plan,
     })
 }

@@ -90,6 +90,8 @@ pub struct Report {
     pub premises: crate::PremiseReport,
     /// What `--group-by` did.
     pub groups: Option<crate::GroupReport>,
+    /// What `--by` met.
+    pub strata: Option<crate::StrataReport>,
 }
 
 /// Why an evaluation stopped.

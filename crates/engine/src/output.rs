@@ -69,6 +69,8 @@ pub struct Writer<'w> {
     extra: Vec<(String, Option<f64>)>,
     /// The shards a partial merge lacks (`merge --partial`), said after the summary.
     lacking: Vec<LackingShards>,
+    /// What the premise protocol counted, for json ([`Writer::set_premises`]).
+    premises: Option<[(&'static str, u64); 5]>,
     /// The per-goal measures, their names as each format writes them (made once: a run of
     /// millions of goals writes tens of millions of rows, on one thread).
     columns: Vec<Column>,
@@ -366,6 +368,7 @@ impl<'w> Writer<'w> {
             rows_written: 0,
             extra: Vec::new(),
             lacking: Vec::new(),
+            premises: None,
             columns,
             json_keys,
             buf: Vec::new(),
@@ -385,6 +388,13 @@ impl<'w> Writer<'w> {
     /// lack; in json the array `lacking_shards` (docs/FORMAT.md).
     pub fn set_lacking(&mut self, lacking: Vec<LackingShards>) {
         self.lacking = lacking;
+    }
+
+    /// What the premise protocol counted (with a corpus), as the json object `premises` after
+    /// the goal counts ([`crate::PremiseReport::counts`]); the other formats leave it to the
+    /// report on stderr.
+    pub fn set_premises(&mut self, premises: &crate::PremiseReport) {
+        self.premises = Some(premises.counts());
     }
 
     /// Readies whatever precedes the rows: written with the first row or the summary, so that an
@@ -488,52 +498,34 @@ impl<'w> Writer<'w> {
         Ok(())
     }
 
-    /// Writes the summary and closes the document.
+    /// Writes the summary and closes the document: the whole, then each stratum's (`--by`).
     pub fn finish(&mut self, summary: &Summary, per_goal: bool) -> io::Result<()> {
-        let aggs = summary.aggregates();
-        // Over no goal at all, a mean (and a coverage) is missing; a sum is 0.
-        let evaluated = summary.counts().evaluated;
-        let none = evaluated == 0;
-        let shown = |a: &Aggregate| a.headline_over(evaluated);
-        let fraction = |coverage: f64| (!none).then_some(coverage);
+        let strata = summary.strata();
         self.write_head()?;
         match self.format {
             OutFormat::Tsv => {
-                for (m, a) in &aggs {
-                    match *a {
-                        Aggregate::Depth {
-                            mean,
-                            median,
-                            coverage,
-                            ..
-                        } => {
-                            writeln!(self.out, "all\t{m}\t{}", full(mean))?;
-                            writeln!(self.out, "all\t{m}:median\t{}", full(median))?;
-                            writeln!(self.out, "all\t{m}:coverage\t{}", full(fraction(coverage)))?;
-                        }
-                        _ => writeln!(self.out, "all\t{m}\t{}", full(shown(a)))?,
-                    }
-                }
+                tsv_summary(self.out, "all", summary)?;
                 for (m, v) in &self.extra {
                     writeln!(self.out, "all\t{m}\t{}", full(*v))?;
                 }
                 for l in &self.lacking {
                     writeln!(self.out, "all\t{}\t{}", lacking_name(l), l.missing_count())?;
                 }
+                for (label, sub) in &strata {
+                    tsv_summary(self.out, label, sub)?;
+                }
             }
             OutFormat::Trec => {
                 let mut lines = Vec::new();
-                for (m, a) in &aggs {
-                    if let Some(v) = shown(a) {
-                        let sum = m.aggregation() == Aggregation::Sum;
-                        push_trec_line(&mut lines, &trec_or_canonical(m), b"all", v, sum);
-                    }
-                }
+                trec_summary(&mut lines, "all", summary);
                 for l in &self.lacking {
                     let name = lacking_name(l);
                     let pad = 22usize.saturating_sub(name.chars().count());
                     let n = l.missing_count();
                     lines.extend_from_slice(format!("{name}{:pad$}\tall\t{n}\n", "").as_bytes());
+                }
+                for (label, sub) in &strata {
+                    trec_summary(&mut lines, label, sub);
                 }
                 self.out.write_all(&lines)?;
             }
@@ -541,76 +533,19 @@ impl<'w> Writer<'w> {
                 if per_goal {
                     writeln!(self.out)?;
                 }
-                let c = summary.counts();
-                // The names' column: 24 wide, or as wide as the longest name.
-                let names: Vec<String> = aggs.iter().map(|(m, _)| m.to_string()).collect();
-                let w = (names.iter().chain(self.extra.iter().map(|(m, _)| m)))
-                    .map(|m| m.chars().count())
-                    .fold(24, usize::max);
-                writeln!(
-                    self.out,
-                    "{:<w$} {:>12}",
-                    "measure",
-                    match summary.group_counts() {
-                        Some((groups, _)) => format!("mean of {groups} groups"),
-                        None => format!("mean of {}", c.evaluated),
-                    }
-                )?;
-                for ((_, a), m) in aggs.iter().zip(&names) {
-                    match *a {
-                        Aggregate::Depth {
-                            mean,
-                            median,
-                            coverage,
-                            reached,
-                        } => writeln!(
-                            self.out,
-                            "{m:<w$} {:>12}  median {}, reached by {reached} of {} goals ({})",
-                            mean.map_or("-".into(), |v| format!("{v:.2}")),
-                            median.map_or("-".into(), |v| format!("{v}")),
-                            c.evaluated,
-                            fraction(coverage).map_or("-".into(), |c| format!("{:.1}%", c * 100.0))
-                        )?,
-                        Aggregate::Sum(v) => writeln!(self.out, "{m:<w$} {:>12}", v as i64)?,
-                        _ => match shown(a) {
-                            Some(v) => writeln!(self.out, "{m:<w$} {v:>12.4}")?,
-                            None => writeln!(self.out, "{m:<w$} {:>12}", "-")?,
-                        },
-                    }
-                }
-                for (m, v) in &self.extra {
-                    writeln!(self.out, "{m:<w$} {:>12.4}", v.unwrap_or(0.0))?;
-                }
+                table_summary(self.out, "measure", summary, &self.extra)?;
                 for l in &self.lacking {
                     writeln!(self.out, "lacking {l}")?;
                 }
+                for (label, sub) in &strata {
+                    writeln!(self.out)?;
+                    table_summary(self.out, label, sub, &[])?;
+                }
             }
             OutFormat::Json => {
-                let mut s = serde_json::Map::new();
-                for (m, a) in &aggs {
-                    let v = match *a {
-                        Aggregate::Depth {
-                            mean,
-                            median,
-                            coverage,
-                            reached,
-                        } => serde_json::json!({
-                            "mean": json_num(mean), "median": json_num(median),
-                            "coverage": json_num(fraction(coverage)), "reached": reached
-                        }),
-                        _ => json_num(shown(a)),
-                    };
-                    s.insert(m.to_string(), v);
-                }
+                let (mut s, goals) = json_summary(summary);
                 for (m, v) in &self.extra {
                     s.insert(m.clone(), json_num(*v));
-                }
-                let c = summary.counts();
-                let mut goals = counts_json(&c);
-                if let (Some((groups, _)), Some(map)) =
-                    (summary.group_counts(), goals.as_object_mut())
-                {
-                    map.insert("groups".into(), serde_json::json!(groups));
                 }
                 if per_goal {
                     write!(self.out, "],")?;
@@ -629,11 +564,142 @@ impl<'w> Writer<'w> {
                         serde_json::Value::Array(l)
                     )?;
                 }
+                if let Some(p) = &self.premises {
+                    let m: serde_json::Map<String, serde_json::Value> =
+                        p.iter().map(|&(k, v)| (k.to_string(), v.into())).collect();
+                    write!(self.out, ",\"premises\":{}", serde_json::Value::Object(m))?;
+                }
+                if summary.is_stratified() {
+                    let l: Vec<_> = (strata.iter())
+                        .map(|(label, sub)| {
+                            let (s, goals) = json_summary(sub);
+                            serde_json::json!({"stratum": label, "summary": s, "goals": goals})
+                        })
+                        .collect();
+                    write!(self.out, ",\"strata\":{}", serde_json::Value::Array(l))?;
+                }
                 writeln!(self.out, "}}")?;
             }
         }
         self.out.flush()
     }
+}
+
+/// A summary's tsv lines, `goal` in the goal column.
+fn tsv_summary(out: &mut dyn Write, goal: &str, summary: &Summary) -> io::Result<()> {
+    let evaluated = summary.counts().evaluated;
+    let fraction = |coverage: f64| (evaluated > 0).then_some(coverage);
+    for (m, a) in &summary.aggregates() {
+        match *a {
+            Aggregate::Depth {
+                mean,
+                median,
+                coverage,
+                ..
+            } => {
+                writeln!(out, "{goal}\t{m}\t{}", full(mean))?;
+                writeln!(out, "{goal}\t{m}:median\t{}", full(median))?;
+                writeln!(out, "{goal}\t{m}:coverage\t{}", full(fraction(coverage)))?;
+            }
+            _ => writeln!(out, "{goal}\t{m}\t{}", full(a.headline_over(evaluated)))?,
+        }
+    }
+    Ok(())
+}
+
+/// A summary's trec lines, `goal` in the goal column.
+fn trec_summary(lines: &mut Vec<u8>, goal: &str, summary: &Summary) {
+    let evaluated = summary.counts().evaluated;
+    for (m, a) in &summary.aggregates() {
+        if let Some(v) = a.headline_over(evaluated) {
+            let sum = m.aggregation() == Aggregation::Sum;
+            push_trec_line(lines, &trec_or_canonical(m), goal.as_bytes(), v, sum);
+        }
+    }
+}
+
+/// A summary's table section under the heading `title`, with `extra` values after it.
+fn table_summary(
+    out: &mut dyn Write,
+    title: &str,
+    summary: &Summary,
+    extra: &[(String, Option<f64>)],
+) -> io::Result<()> {
+    let aggs = summary.aggregates();
+    let c = summary.counts();
+    let fraction = |coverage: f64| (c.evaluated > 0).then_some(coverage);
+    // The names' column: 24 wide, or as wide as the longest name (or the title).
+    let names: Vec<String> = aggs.iter().map(|(m, _)| m.to_string()).collect();
+    let w = (names.iter().chain(extra.iter().map(|(m, _)| m)))
+        .map(|m| m.chars().count())
+        .chain([title.chars().count()])
+        .fold(24, usize::max);
+    writeln!(
+        out,
+        "{title:<w$} {:>12}",
+        match summary.group_counts() {
+            Some((groups, _)) => format!("mean of {groups} groups"),
+            None => format!("mean of {}", c.evaluated),
+        }
+    )?;
+    for ((_, a), m) in aggs.iter().zip(&names) {
+        match *a {
+            Aggregate::Depth {
+                mean,
+                median,
+                coverage,
+                reached,
+            } => writeln!(
+                out,
+                "{m:<w$} {:>12}  median {}, reached by {reached} of {} goals ({})",
+                mean.map_or("-".into(), |v| format!("{v:.2}")),
+                median.map_or("-".into(), |v| format!("{v}")),
+                c.evaluated,
+                fraction(coverage).map_or("-".into(), |c| format!("{:.1}%", c * 100.0))
+            )?,
+            Aggregate::Sum(v) => writeln!(out, "{m:<w$} {:>12}", v as i64)?,
+            _ => match a.headline_over(c.evaluated) {
+                Some(v) => writeln!(out, "{m:<w$} {v:>12.4}")?,
+                None => writeln!(out, "{m:<w$} {:>12}", "-")?,
+            },
+        }
+    }
+    for (m, v) in extra {
+        writeln!(out, "{m:<w$} {:>12.4}", v.unwrap_or(0.0))?;
+    }
+    Ok(())
+}
+
+/// A summary's json: its measures' object and its goal counts (with `groups` when grouped).
+fn json_summary(
+    summary: &Summary,
+) -> (
+    serde_json::Map<String, serde_json::Value>,
+    serde_json::Value,
+) {
+    let evaluated = summary.counts().evaluated;
+    let fraction = |coverage: f64| (evaluated > 0).then_some(coverage);
+    let mut s = serde_json::Map::new();
+    for (m, a) in &summary.aggregates() {
+        let v = match *a {
+            Aggregate::Depth {
+                mean,
+                median,
+                coverage,
+                reached,
+            } => serde_json::json!({
+                "mean": json_num(mean), "median": json_num(median),
+                "coverage": json_num(fraction(coverage)), "reached": reached
+            }),
+            _ => json_num(a.headline_over(evaluated)),
+        };
+        s.insert(m.to_string(), v);
+    }
+    let mut goals = counts_json(&summary.counts());
+    if let (Some((groups, _)), Some(map)) = (summary.group_counts(), goals.as_object_mut()) {
+        map.insert("groups".into(), serde_json::json!(groups));
+    }
+    (s, goals)
 }
 
 /// Writes a merged summary (`lemma-eval merge`) in `format`, as `eval` writes its summary: the
@@ -720,6 +786,7 @@ pub fn warnings(report: &Report, counts: &GoalCounts) -> Vec<String> {
     }
     w.extend(report.premises.warnings());
     w.extend(report.groups.as_ref().and_then(crate::GroupReport::warning));
+    w.extend(report.strata.iter().flat_map(crate::StrataReport::warnings));
     w
 }
 

@@ -149,6 +149,20 @@ pub struct PremiseReport {
 }
 
 impl PremiseReport {
+    /// The counts by name, as `eval --format json`'s `premises` object and Python's
+    /// `Result.premises` give them: goals ranked under the corpus, predicted premises masked,
+    /// predicted premises the corpus does not define, goals in files it does not list, relevant
+    /// premises not accessible.
+    pub fn counts(&self) -> [(&'static str, u64); 5] {
+        [
+            ("goals", self.goals),
+            ("masked", self.masked),
+            ("not_in_corpus", self.unknown_premises),
+            ("goals_in_unlisted_files", self.unlisted_files),
+            ("relevant_inaccessible", self.gold_inaccessible),
+        ]
+    }
+
     /// Adds `other`'s counts (a later part of the input: its first cases come after ours).
     pub fn add(&mut self, other: &PremiseReport) {
         self.goals += other.goals;

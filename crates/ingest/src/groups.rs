@@ -91,6 +91,11 @@ impl GoalGroups {
         })
     }
 
+    /// The name of group `group` (a number [`GoalGroups::get`] gave).
+    pub fn group_name(&self, group: u32) -> &[u8] {
+        self.names.name(group)
+    }
+
     /// Puts goal `goal` in group `group`.
     pub fn set(&mut self, goal: &[u8], group: &[u8]) {
         let g = self.goals.intern(goal) as usize;
@@ -126,6 +131,10 @@ mod tests {
         );
         assert_eq!((t.get(b"g4"), t.get(b"g5")), (None, None));
         assert_eq!(t.group_count(), 2);
+        assert_eq!(
+            (t.group_name(0), t.group_name(1)),
+            (&b"A.foo"[..], &b"A.bar"[..])
+        );
         let mut s = GoalGroups::new("split");
         s.read_from(Path::new("x.jsonl"), text.as_bytes()).unwrap();
         assert_eq!((s.get(b"g1"), s.get(b"g3")), (None, Some(0)));

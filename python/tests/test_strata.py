@@ -1,0 +1,81 @@
+"""by= (--by): a summary per stratum of goals, against sums done by hand."""
+
+import json
+
+import pytest
+
+import lemma_eval
+
+# (goal, [(relevant premise, its rank)], theorem). AP: g1 1; g2 (1 + 2/3)/2 = 5/6; g3
+# (1/2 + 2/3 + 3/6)/3 = 5/9; g4 (1 + 1 + 3/4 + 4/8)/4 = 13/16; g5 1/2. Trained on p1, p2, p3:
+# g3 (p4), g4 (p5) and g5 (p6) are novel.
+GOALS = [
+    ("g1", [("p1", 1)], "T1"),
+    ("g2", [("p1", 1), ("p2", 3)], "T1"),
+    ("g3", [("p2", 2), ("p3", 3), ("p4", 6)], "T2"),
+    ("g4", [("p1", 1), ("p2", 2), ("p3", 4), ("p5", 8)], "T2"),
+    ("g5", [("p6", 2)], None),
+]
+
+
+@pytest.fixture
+def files(tmp_path):
+    actual, run, train = tmp_path / "actual.jsonl", tmp_path / "run.txt", tmp_path / "train.txt"
+    lines, ranked = [], []
+    for g, rel, t in GOALS:
+        rec = {"goal_id": g, "premises": [p for p, _ in rel]}
+        if t:
+            rec["theorem"] = t
+        lines.append(json.dumps(rec))
+        at = {k: p for p, k in rel}
+        for r in range(1, max(at) + 1):
+            ranked.append(f"{g} Q0 {at.get(r, 'x%d' % r)} {r} {10 - r} run")
+    actual.write_text("\n".join(lines) + "\n")
+    run.write_text("\n".join(ranked) + "\n")
+    train.write_text("p1\np2\n\np3\n")
+    return str(actual), str(run), str(train)
+
+
+def test_strata_against_hand_sums(files):
+    actual, run, train = files
+    with pytest.warns(lemma_eval.LemmaEvalWarning, match="--by theorem: 1 goals have no"):
+        r = lemma_eval.evaluate(
+            actual, run, ["AP", "NumRel"], by=["gold-size", "novelty", "theorem"],
+            train_premises=train,
+        )
+    assert r.summary["AP"] == pytest.approx(533 / 720, abs=1e-15)
+    assert list(r.strata) == [
+        "gold-size=1", "gold-size=2-3", "gold-size=4-7", "novelty=novel", "novelty=seen",
+        "theorem=T1", "theorem=T2",
+    ]
+    want = {
+        "gold-size=1": (0.75, 2, 2),
+        "gold-size=2-3": (25 / 36, 5, 2),
+        "gold-size=4-7": (13 / 16, 4, 1),
+        "novelty=novel": (269 / 432, 8, 3),
+        "novelty=seen": (11 / 12, 3, 2),
+        "theorem=T1": (11 / 12, 3, 2),
+        "theorem=T2": (197 / 288, 7, 2),
+    }
+    for label, (ap, num_rel, goals) in want.items():
+        s = r.strata[label]
+        assert s["summary"]["AP"] == pytest.approx(ap, abs=1e-15), label
+        assert s["summary"]["NumRel"] == num_rel, label
+        assert s["counts"]["evaluated"] == goals, label
+    # One key as a string; grouped strata count their groups.
+    g = lemma_eval.evaluate(
+        actual, run, ["AP"], by="novelty", train_premises=train, group_by="goal_id"
+    )
+    assert list(g.strata) == ["novelty=novel", "novelty=seen"]
+    assert g.strata["novelty=novel"]["counts"]["groups"] == 3
+    assert lemma_eval.evaluate(actual, run, ["AP"]).strata == {}
+
+
+def test_refusals(files):
+    actual, run, train = files
+    with pytest.raises(Exception, match='by="novelty" needs train_premises='):
+        lemma_eval.evaluate(actual, run, ["AP"], by="novelty")
+    with pytest.raises(Exception, match="goal `g5` has no `theorem` or `full_name`"):
+        lemma_eval.evaluate(actual, run, ["AP"], by="theorem", strict=True)
+    with pytest.raises(Exception, match="given twice"):
+        lemma_eval.evaluate(actual, run, ["AP"], by=["gold-size", "gold-size"])
