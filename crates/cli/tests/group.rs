@@ -2,27 +2,9 @@
 //! done by hand; per-goal rows unchanged; every goal its own group is the ungrouped summary.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
-
-fn ok(args: &[&str]) -> String {
-    let o = run(args);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "exit {:?}: {err}", o.status);
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn fails(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(!o.status.success());
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
+mod common;
+use common::{fails, ok, run};
 
 /// Seven goals, each with one relevant premise `rel` ranked at `k` (AP = 1/k): theorems T1
 /// {g1}, T2 {g2, g3}, T3 {g4, g5, g6} (groups of 1, 2 and 3 goals) and g7 with no theorem; files

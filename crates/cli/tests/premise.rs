@@ -3,22 +3,14 @@
 //! every input shape giving the same numbers, and what the protocol refuses or warns of.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::PathBuf;
 
+mod common;
+use common::run;
+
+/// A file of `fixtures/premise`, as an argument.
 fn fixture(p: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../fixtures/premise")
-        .join(p)
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
-        .args(args)
-        .output()
-        .expect("binary runs")
+    common::fixture_arg(&format!("premise/{p}"))
 }
 
 const MEASURES: &[&str] = &[

@@ -2,26 +2,15 @@
 //! sums done by hand, in every output format.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lemma-eval"))
-        .args(args)
-        .output()
-        .expect("binary runs")
-}
+mod common;
+use common::{fails, run};
 
 fn ok(args: &[&str]) -> (String, String) {
     let o = run(args);
     let err = String::from_utf8_lossy(&o.stderr).into_owned();
     assert!(o.status.success(), "exit {:?}: {err}", o.status);
     (String::from_utf8(o.stdout).unwrap(), err)
-}
-
-fn fails(args: &[&str]) -> String {
-    let o = run(args);
-    assert!(!o.status.success());
-    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 /// Five goals: `(goal, [(relevant premise, its rank)], theorem)`. AP: g1 1; g2 (1 + 2/3)/2 =
