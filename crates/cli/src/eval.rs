@@ -60,10 +60,7 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             "only one of ACTUAL and PREDICTED can be - (stdin)".into(),
         ));
     }
-    let mut builder = Evaluator::builder()
-        .relevance_level(a.relevance_level)
-        .interpolation(a.interpolation)
-        .ranking((&a.ranking).into())
+    let mut builder = (a.rules.apply(Evaluator::builder()))
         .missing(a.missing)
         .zero_relevant(if a.keep_zero_relevant {
             ZeroRelMode::Evaluate
@@ -94,7 +91,7 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         &a.actual,
         a.goals.as_deref(),
         a.strict,
-        a.relevance_level,
+        a.rules.relevance_level,
     )?;
     let mut measures = a.measures.clone();
     if let Some(t) = a.threshold {

@@ -147,10 +147,10 @@ struct CurveArgs {
     output: Option<PathBuf>,
 }
 
-/// What decides the numbers of `curve`, `report` and `compare`: relevance, ranking,
-/// interpolation, threads.
+/// What decides a goal's numbers, for every command that evaluates: relevance, ranking,
+/// interpolation.
 #[derive(Args)]
-struct Scoring {
+struct Rules {
     /// A lemma is relevant when its grade is at least this.
     #[arg(
         long = "relevance-level",
@@ -160,9 +160,25 @@ struct Scoring {
     relevance_level: i32,
     #[command(flatten)]
     ranking: RankingArgs,
-    /// Relevant count needed at a recall level (the macro curve's IPrec).
+    /// Relevant count needed at a recall level (IPrec, AP11, the macro curve).
     #[arg(long, value_parser = choice::<Interpolation>(), default_value = "textbook")]
     interpolation: Interpolation,
+}
+
+impl Rules {
+    /// `b` with these rules.
+    fn apply(&self, b: lemma_eval::EvaluatorBuilder) -> lemma_eval::EvaluatorBuilder {
+        b.relevance_level(self.relevance_level)
+            .interpolation(self.interpolation)
+            .ranking((&self.ranking).into())
+    }
+}
+
+/// What decides the numbers of `curve`, `report` and `compare`: the rules and the threads.
+#[derive(Args)]
+struct Scoring {
+    #[command(flatten)]
+    rules: Rules,
     /// Worker threads, 1 to 1024 (default: all cores), also those that read the actual sets.
     #[arg(long, value_parser = parse_threads)]
     threads: Option<usize>,
@@ -176,10 +192,8 @@ impl Scoring {
 
     /// An evaluator's builder with these settings (measures to be named).
     fn builder(&self) -> lemma_eval::EvaluatorBuilder {
-        Evaluator::builder()
-            .relevance_level(self.relevance_level)
-            .interpolation(self.interpolation)
-            .ranking((&self.ranking).into())
+        self.rules
+            .apply(Evaluator::builder())
             .threads(self.threads())
     }
 }
@@ -380,15 +394,8 @@ struct EvalArgs {
     /// Goals with an actual set but no predictions.
     #[arg(long, value_parser = choice::<MissingMode>(), default_value = "zero")]
     missing: MissingMode,
-    /// A lemma is relevant when its grade is at least this.
-    #[arg(
-        long = "relevance-level",
-        default_value_t = 1,
-        allow_negative_numbers = true
-    )]
-    relevance_level: i32,
     #[command(flatten)]
-    ranking: RankingArgs,
+    rules: Rules,
     /// Accept goals whose lines are not contiguous: the lines are sorted by goal first (natural
     /// order; rows come in that order), in memory or on disk within --memory.
     #[arg(long)]
@@ -399,9 +406,6 @@ struct EvalArgs {
     hold_actual: bool,
     #[command(flatten)]
     memory: MemoryArg,
-    /// Relevant count needed at a recall level for IPrec/AP11.
-    #[arg(long, value_parser = choice::<Interpolation>(), default_value = "textbook")]
-    interpolation: Interpolation,
     /// Evaluate goals with no relevant lemma (R = 0) as all zeros instead of skipping them.
     #[arg(long)]
     keep_zero_relevant: bool,
