@@ -684,8 +684,9 @@ def _aggregate_plain(measure: str, vals: List[float]) -> float:
 
 def _pytrec_printed(name: str) -> str:
     """The name pytrec_eval reports for a trec_eval printed name: measures of one value read
-    from a parameter list (``set_F_0.5``, ``utility_2,-1,0,0``) without the parameters."""
-    for base in ("set_F", "utility"):
+    from a parameter list (``set_F_0.5``, ``utility_2,-1,0,0``, ``relstring_20``) without the
+    parameters."""
+    for base in ("set_F", "utility", "relstring"):
         if name.startswith(base + "_"):
             return base
     return name

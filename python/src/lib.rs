@@ -996,11 +996,15 @@ impl NativeEvaluator {
         Ok(trec_pairs(tm))
     }
 
-    /// The trec_eval measure names lemma-eval computes (`runid` included, as pytrec_eval lists
-    /// it), and the nicknames pytrec_eval takes with their members among them.
+    /// The trec_eval measure names pytrec_eval takes that lemma-eval computes (`runid` included,
+    /// as pytrec_eval lists it), and the nicknames pytrec_eval takes with their members among
+    /// them.
     #[staticmethod]
     fn pytrec_supported() -> (Vec<String>, Vec<(String, Vec<String>)>) {
-        let names = trec::table().iter().map(|e| e.name.to_string()).collect();
+        let names = (trec::table().iter())
+            .filter(|e| e.in_pytrec())
+            .map(|e| e.name.to_string())
+            .collect();
         let nicknames = trec::PYTREC_NICKNAMES
             .iter()
             .map(|n| {
@@ -1021,8 +1025,12 @@ type Lacking = Vec<(String, u64, u64, u64, Vec<(u64, u64)>)>;
 
 /// Each printed name with the measure behind it.
 fn trec_pairs(tm: Vec<trec::TrecMeasure>) -> Vec<(String, Option<String>)> {
+    // A text (`relstring`) has no number; pytrec_eval reports 0 for it.
     tm.into_iter()
-        .map(|m| (m.name.to_string(), m.measure.map(|x| x.to_string())))
+        .map(|m| {
+            let native = m.measure.filter(|_| !m.text).map(|x| x.to_string());
+            (m.name.to_string(), native)
+        })
         .collect()
 }
 

@@ -9,6 +9,7 @@
 
 use crate::measure::Measure;
 use crate::plan::{LevelRule, Plan, Slot, Ties};
+use crate::walk::Walk;
 use std::sync::Arc;
 
 /// What the caller knows of one ranked item: its relevance grade if the item is judged.
@@ -92,6 +93,25 @@ impl<'a> Truth<'a> {
         self
     }
 
+    /// Every judged grade, in descending order.
+    pub(crate) fn grades_desc(&self) -> GradesDesc<'a> {
+        match self.judged {
+            Judged::Binary {
+                relevant,
+                nonrelevant,
+            } => GradesDesc {
+                ones: relevant,
+                zeros: nonrelevant,
+                rest: [].iter(),
+            },
+            Judged::Graded(g) => GradesDesc {
+                ones: 0,
+                zeros: 0,
+                rest: g.iter(),
+            },
+        }
+    }
+
     /// `(R, judged non-relevant)` at relevance level `level`.
     pub fn counts(&self, level: i32) -> (u64, u64) {
         match self.judged {
@@ -114,6 +134,30 @@ impl<'a> Truth<'a> {
                 let judged = g.partition_point(|&x| x >= 0.min(level)) as u64;
                 (r, judged - r)
             }
+        }
+    }
+}
+
+/// The judged grades of a [`Truth`], descending.
+#[derive(Clone, Debug)]
+pub(crate) struct GradesDesc<'a> {
+    ones: u64,
+    zeros: u64,
+    rest: std::slice::Iter<'a, i32>,
+}
+
+impl Iterator for GradesDesc<'_> {
+    type Item = i32;
+
+    fn next(&mut self) -> Option<i32> {
+        if self.ones > 0 {
+            self.ones -= 1;
+            Some(1)
+        } else if self.zeros > 0 {
+            self.zeros -= 1;
+            Some(0)
+        } else {
+            self.rest.next().copied()
         }
     }
 }
@@ -188,6 +232,10 @@ pub struct GoalAccumulator {
     leak_first: u64,
     leak_next: usize,
     leak_at: Vec<u64>,
+    /// The walk over the judged items, when a measure reads it (crate::walk).
+    walk: Option<Box<Walk>>,
+    /// Under tie groups with a walk: the current group's judged grades.
+    group_grades: Vec<i32>,
 }
 
 /// Why a goal could not be accumulated.
@@ -285,6 +333,8 @@ impl GoalAccumulator {
         let nt = plan.thresholds.len();
         let nm = plan.measures.len();
         let plan_leaks = plan.leak_cutoffs.len();
+        let walk = (!plan.walk.is_empty())
+            .then(|| Box::new(Walk::new(&plan.walk, plan.config.relevance_level)));
         GoalAccumulator {
             level: plan.config.relevance_level,
             plan,
@@ -324,6 +374,8 @@ impl GoalAccumulator {
             leak_first: 0,
             leak_next: 0,
             leak_at: vec![0; plan_leaks],
+            walk,
+            group_grades: Vec::new(),
         }
     }
 
@@ -373,6 +425,10 @@ impl GoalAccumulator {
         self.leak_next = 0;
         if self.plan.needs_ndcg {
             self.compute_ideal(truth);
+        }
+        self.group_grades.clear();
+        if let Some(w) = &mut self.walk {
+            w.begin(r, truth.grades_desc());
         }
         self.started = true;
     }
@@ -536,6 +592,9 @@ impl GoalAccumulator {
     /// Counts a judged item of the current tie group: its gain, and whether it is relevant or
     /// judged non-relevant.
     fn group_judged(&mut self, grade: i32) {
+        if self.walk.is_some() {
+            self.group_grades.push(grade);
+        }
         if grade > 0 {
             self.group_gain += grade as f64;
         }
@@ -650,6 +709,15 @@ impl GoalAccumulator {
             self.rprec_s = Some(s0);
         }
         self.nonrel_seen += j;
+        if let Some(w) = &mut self.walk {
+            // The walk reads the group in ascending grade, its unjudged items first.
+            self.group_grades.sort_unstable();
+            let first = end + 1 - self.group_grades.len() as u64;
+            for (i, &grade) in self.group_grades.iter().enumerate() {
+                w.event(first + i as u64, grade);
+            }
+            self.group_grades.clear();
+        }
         self.group_n = 0;
         self.group_rel = 0;
         self.group_nonrel = 0;
@@ -673,6 +741,9 @@ impl GoalAccumulator {
             self.relevant(rank);
         } else if grade >= 0 {
             self.nonrel_seen += 1;
+        }
+        if let Some(w) = &mut self.walk {
+            w.event(rank, grade);
         }
     }
 
@@ -760,6 +831,9 @@ impl GoalAccumulator {
         self.started = false;
         if self.plan.config.ties == Ties::Group {
             self.close_group();
+        }
+        if let Some(w) = &mut self.walk {
+            w.finish(self.n);
         }
         let fin = self.rec_now();
         for rec in &mut self.cut_rec[self.next_cut..] {
@@ -934,6 +1008,13 @@ impl GoalView<'_> {
     #[inline]
     pub fn tied_pairs(&self) -> u64 {
         self.acc.tied_pairs
+    }
+
+    /// The walk over the judged items (crate::walk), and the measure's index among its needs.
+    #[inline]
+    pub fn walk(&self) -> (&Walk, usize) {
+        let w = self.acc.walk.as_deref().expect("the plan has a walk");
+        (w, self.slot.walk.expect("the measure needs the walk"))
     }
 
     /// The universe size, when the truth gave one.

@@ -6,7 +6,7 @@
 //! the cost of a measure set is paid at relevant items and at crossings, not at every item.
 
 use crate::measure::{Aggregation, Measure};
-use crate::measures::{LevelNeed, Needs};
+use crate::measures::{LevelNeed, Needs, WalkNeed};
 
 /// How many relevant items a recall level `r` requires, for interpolated precision (METRICS.md §8).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -90,6 +90,8 @@ pub(crate) struct Slot {
     pub threshold: Option<usize>,
     /// Index into the plan's leak cutoffs.
     pub leak: Option<usize>,
+    /// Index into the plan's walk needs.
+    pub walk: Option<usize>,
 }
 
 /// A compiled measure set. Build it once; share it (it is `Sync`) between accumulators.
@@ -111,6 +113,8 @@ pub struct Plan {
     pub(crate) needs_leaks: bool,
     /// Whether `LeakRank` is asked for.
     pub(crate) needs_leak_rank: bool,
+    /// What the walk over the judged items keeps (crate::walk), distinct.
+    pub(crate) walk: Vec<WalkNeed>,
     /// The pooled curve the summaries keep ([`Plan::with_pooled`]).
     pub(crate) pooled: Option<crate::PooledSpec>,
     /// How goals are grouped for the summary ([`Plan::with_grouping`]).
@@ -184,6 +188,16 @@ impl Plan {
                     .expect("leak cutoff collected")
             });
         }
+        let mut walk: Vec<WalkNeed> = Vec::new();
+        for (need, slot) in needs.iter().zip(&mut slots) {
+            slot.walk = need.walk.map(|w| match walk.iter().position(|&x| x == w) {
+                Some(i) => i,
+                None => {
+                    walk.push(w);
+                    walk.len() - 1
+                }
+            });
+        }
         let needs_leak_rank = needs.iter().any(|n| n.leak_rank);
         let needs_leaks = needs_leak_rank || !leak_cutoffs.is_empty();
         let needs_scores =
@@ -201,6 +215,7 @@ impl Plan {
             leak_cutoffs,
             needs_leaks,
             needs_leak_rank,
+            walk,
             pooled: None,
             grouping: None,
         }
