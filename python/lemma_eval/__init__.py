@@ -182,6 +182,7 @@ def _evaluator(actual: Any, measures: Any, options: Dict[str, Any], trec9: bool 
         options.get("strict", False),
         options.get("strict_gold", False),
         options.get("group_by"),
+        options.get("judged_only", False),
     )
 
 
@@ -704,8 +705,6 @@ class RelevanceEvaluator:
         relevance_level: int = 1,
         judged_docs_only_flag: bool = False,
     ) -> None:
-        if judged_docs_only_flag:
-            raise ValueError("judged_docs_only_flag is not supported")
         # pytrec_eval's reading of the names (P_5 spellings, parameters taken together): the
         # engine's.
         # Nicknames (all_trec, official, set) expand as pytrec_eval expands them; an empty set
@@ -717,7 +716,11 @@ class RelevanceEvaluator:
         self._ev = _evaluator(
             query_relevance,
             native,
-            dict(relevance_level=relevance_level, missing="skip"),
+            dict(
+                relevance_level=relevance_level,
+                missing="skip",
+                judged_only=bool(judged_docs_only_flag),
+            ),
             trec9=True,
         )
         index = {k: i for i, k in enumerate(self._ev.keys)}

@@ -626,7 +626,7 @@ impl NativeEvaluator {
     /// pytrec_eval's trec_eval 9.0.8 rules (scores as f32, goals without predictions skipped, the
     /// run's order by score).
     #[new]
-    #[pyo3(signature = (actual, measures=None, relevance_level=None, missing="zero", ties="trec", depth=None, threads=None, trec9=false, order=None, duplicates="first", interpolation="textbook", keep_zero_relevant=false, universe=None, regroup=false, hold_actual=false, memory=None, corpus=None, mask="none", goals=None, strict=false, strict_gold=false, group_by=None))]
+    #[pyo3(signature = (actual, measures=None, relevance_level=None, missing="zero", ties="trec", depth=None, threads=None, trec9=false, order=None, duplicates="first", interpolation="textbook", keep_zero_relevant=false, universe=None, regroup=false, hold_actual=false, memory=None, corpus=None, mask="none", goals=None, strict=false, strict_gold=false, group_by=None, judged_only=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -652,6 +652,7 @@ impl NativeEvaluator {
         strict: bool,
         strict_gold: bool,
         group_by: Option<String>,
+        judged_only: bool,
     ) -> PyResult<Self> {
         let given = measures.unwrap_or_default();
         let one = 1i32.into_pyobject(py)?.into_any();
@@ -673,6 +674,7 @@ impl NativeEvaluator {
         if trec9 {
             b = b.trec_eval(trec::TrecVersion::V9, false);
         }
+        b = b.judged_only(judged_only);
         let actual = if let Ok(d) = actual.cast::<PyDict>() {
             ActualInput::Sets(std::sync::Arc::new(guarded(|| actual_from_dict(d))?))
         } else if actual.is_instance_of::<PyString>() || actual.hasattr("__fspath__")? {

@@ -500,6 +500,9 @@ impl GoalAccumulator {
     #[inline(always)]
     pub fn push(&mut self, label: Label) {
         debug_assert!(self.started, "push before begin");
+        if self.plan.config.judged_only && label.grade().is_none_or(|g| g < 0) {
+            return;
+        }
         self.n += 1;
         if let Some(g) = label.grade() {
             self.event(self.n, g);
@@ -509,11 +512,19 @@ impl GoalAccumulator {
     /// Pushes `count` unjudged items (the common case of a full-library ranking). O(1).
     #[inline]
     pub fn push_unjudged(&mut self, count: u64) {
-        self.n += count;
+        if !self.plan.config.judged_only {
+            self.n += count;
+        }
     }
 
     /// Pushes a run of items. Unjudged stretches are skipped without per-item work.
     pub fn push_labels(&mut self, labels: &[Label]) {
+        if self.plan.config.judged_only {
+            for &l in labels {
+                self.push(l);
+            }
+            return;
+        }
         let mut rest = labels;
         loop {
             // Find the next judged item; the unjudged prefix only advances n.
@@ -537,6 +548,9 @@ impl GoalAccumulator {
     pub fn push_scored(&mut self, label: Label, score: f64) -> Result<(), GoalError> {
         if !score.is_finite() {
             return Err(GoalError::NonFiniteScore);
+        }
+        if self.plan.config.judged_only && label.grade().is_none_or(|g| g < 0) {
+            return Ok(());
         }
         let relevant = label.grade().is_some_and(|g| g >= self.level);
         if self.plan.pooled.is_some() {
@@ -578,10 +592,16 @@ impl GoalAccumulator {
             return Err(GoalError::NeedsScores);
         }
         self.close_group();
+        let size = match self.plan.config.judged_only {
+            true => grades.iter().filter(|&&g| g >= 0).count() as u64,
+            false => size,
+        };
         self.n += size;
         self.group_n = size;
         for &g in grades {
-            self.group_judged(g);
+            if g >= 0 || !self.plan.config.judged_only {
+                self.group_judged(g);
+            }
         }
         self.close_group();
         // The next pushed item starts a group of its own.
@@ -807,6 +827,7 @@ impl GoalAccumulator {
             return Err(GoalError::NeedsScores);
         }
         self.begin(truth);
+        let judged_only = self.plan.config.judged_only;
         let mut prev = 0u64;
         for (rank, grade) in judged {
             if rank <= prev || rank > n {
@@ -818,10 +839,20 @@ impl GoalAccumulator {
                 });
             }
             prev = rank;
+            if judged_only {
+                // Only the judged items are ranked: they take ranks 1, 2, ... in order.
+                if grade >= 0 {
+                    self.n += 1;
+                    self.event(self.n, grade);
+                }
+                continue;
+            }
             self.n = rank;
             self.event(rank, grade);
         }
-        self.n = n;
+        if !judged_only {
+            self.n = n;
+        }
         self.finish()
     }
 
@@ -916,6 +947,12 @@ impl GoalView<'_> {
     #[inline]
     pub fn r(&self) -> u64 {
         self.acc.num_rel
+    }
+
+    /// The collection's size, when the plan knows it (trec_eval's `-N`; else 0).
+    #[inline]
+    pub fn collection_size(&self) -> u64 {
+        self.acc.plan.config.collection_size
     }
 
     /// `s(n)`: relevant items retrieved.

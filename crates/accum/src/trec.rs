@@ -636,21 +636,37 @@ fn parse_level(s: &str) -> Option<f64> {
         .filter(|x| (0.0..=1.0).contains(x))
 }
 
+/// A whole number as C's `atol` reads it: leading white space skipped, then the longest prefix
+/// `[+-]digits` (`23.4` is 23); 0 when there is none.
+fn atol(s: &str) -> i64 {
+    let b = s.trim_start().as_bytes();
+    let neg = b.first() == Some(&b'-');
+    let start = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let mut v: i64 = 0;
+    for &d in b[start..].iter().take_while(|d| d.is_ascii_digit()) {
+        v = v.saturating_mul(10).saturating_add(i64::from(d - b'0'));
+    }
+    if neg {
+        -v
+    } else {
+        v
+    }
+}
+
+/// trec_eval's whole-number cutoffs: each read as C's `atol` reads it (`23.4` is 23), sorted,
+/// positive, no two equal.
 fn parse_cutoffs(base: &str, params: &str) -> Result<Vec<u32>, TrecMeasureError> {
     let mut v = Vec::new();
     for p in params.split(',') {
-        let k: u32 = p.trim().parse().map_err(|_| {
-            err(
-                2,
-                format!("measure `{base}`: expected whole-number cutoffs, found `{p}`"),
-            )
-        })?;
-        if k == 0 {
+        let k = atol(p);
+        if k <= 0 {
             return Err(err(
                 2,
-                format!("measure `{base}`: cutoffs must be positive, found `{p}`"),
+                format!("measure `{base}`: expected positive whole-number cutoffs, found `{p}`"),
             ));
         }
+        let k = u32::try_from(k)
+            .map_err(|_| err(2, format!("measure `{base}`: cutoff `{p}` is too large")))?;
         v.push(k);
     }
     v.sort_unstable();
@@ -1116,6 +1132,21 @@ mod tests {
                 coefficients: [2.0, 0.0, 0.0, 0.0]
             }]
         );
+    }
+
+    #[test]
+    fn cutoffs_are_read_as_atol_reads_them() {
+        assert_eq!(
+            names_of(&["ndcg_cut.10,20,23.4"]),
+            ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"]
+        );
+        assert_eq!(names_of(&["P. 7,+3"]), ["P_3", "P_7"]);
+        assert_eq!(resolve(&["P.5,5.9"]).unwrap_err().code, 2);
+        assert_eq!(resolve(&["P.x"]).unwrap_err().code, 2);
+        assert_eq!(resolve(&["P.-3"]).unwrap_err().code, 2);
+        assert_eq!(atol("23.4"), 23);
+        assert_eq!(atol(" -12x"), -12);
+        assert_eq!(atol(""), 0);
     }
 
     #[test]

@@ -408,6 +408,10 @@ fn every_kind_is_checked_against_the_reference() {
 }
 
 fn plan_for(c: &Case, names: &[&str], ties: Ties) -> Arc<Plan> {
+    plan_with(c, names, ties, false)
+}
+
+fn plan_with(c: &Case, names: &[&str], ties: Ties, judged_only: bool) -> Arc<Plan> {
     let ms = Measure::parse_all(names.iter().copied()).unwrap();
     Arc::new(Plan::new(
         &ms,
@@ -415,6 +419,8 @@ fn plan_for(c: &Case, names: &[&str], ties: Ties) -> Arc<Plan> {
             relevance_level: c.level,
             interpolation: c.interpolation,
             ties,
+            judged_only,
+            ..Config::default()
         },
     ))
 }
@@ -468,6 +474,22 @@ proptest! {
             let want = reference(&c, m);
             prop_assert!(agree(v, want), "{}: streamed {:?}, reference {:?}", m, v, want);
         }
+    }
+
+    #[test]
+    fn judged_only_is_the_reference_of_the_judged_ranking(c in case_strategy()) {
+        // trec_eval's -J: the ranking of the judged lemmas (grade >= 0) alone, by every path.
+        let names: Vec<&str> = MEASURES.iter().chain(trec_reference::WALK_MEASURES).copied()
+            .filter(|m| !m.starts_with("Leak") && !m.starts_with("AUC")).collect();
+        let plan = plan_with(&c, &names, Ties::Given, true);
+        let mut judged = c.clone();
+        judged.ranking.retain(|(l, _)| c.grade_of(*l).is_some_and(|g| g >= 0));
+        let got = stream(&c, &plan, true);
+        for (m, v) in plan.measures().iter().zip(&got) {
+            let want = reference(&judged, m);
+            prop_assert!(agree(*v, want), "{}: judged only {:?}, reference {:?}", m, v, want);
+        }
+        prop_assert_eq!(&stream(&c, &plan, false), &got);
     }
 
     #[test]

@@ -542,6 +542,7 @@ fn streamed(
             relevance_level: truth.level,
             interpolation: truth.interpolation,
             ties: Ties::Group,
+            ..Config::default()
         },
     ));
     let mut grades = truth.grades.clone();
@@ -1176,6 +1177,7 @@ proptest! {
                 relevance_level: g.truth.level,
                 interpolation: g.truth.interpolation,
                 ties: Ties::Given,
+                ..Config::default()
             }));
             let mut grades = g.truth.grades.clone();
             grades.sort_unstable_by(|a, b| b.cmp(a));

@@ -131,6 +131,12 @@ pub struct EvalOptions {
     pub premises: Option<Arc<crate::Premises>>,
     /// `--group-by`: the summary's means over groups of goals.
     pub group_by: Option<Arc<crate::GroupBy>>,
+    /// trec_eval's `-J`: only judged lemmas (grade `>= 0`) are ranked ([`lemma_accum::Config`]).
+    /// Not recorded in summaries: an evaluation with it writes none.
+    pub judged_only: bool,
+    /// trec_eval's `-N`: the collection's size, read by `Utility` (0: unknown). Not recorded in
+    /// summaries: an evaluation with it writes none.
+    pub collection_size: u64,
 }
 
 impl Default for EvalOptions {
@@ -151,6 +157,8 @@ impl Default for EvalOptions {
             pooled: None,
             premises: None,
             group_by: None,
+            judged_only: false,
+            collection_size: 0,
         }
     }
 }
@@ -174,6 +182,8 @@ pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
             } else {
                 Ties::Given
             },
+            judged_only: opts.judged_only,
+            collection_size: opts.collection_size,
         },
     );
     let plan = match &opts.pooled {

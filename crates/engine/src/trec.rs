@@ -208,6 +208,10 @@ pub struct TrecOptions {
     pub level: i32,
     /// The version reproduced.
     pub version: TrecVersion,
+    /// `-J`: only judged lemmas (grade `>= 0`) are ranked.
+    pub judged_only: bool,
+    /// `-N`: the collection's size (`utility` reads it).
+    pub collection_size: u64,
     /// Worker threads.
     pub threads: usize,
     /// Memory-map a plain run file.
@@ -227,6 +231,8 @@ impl Default for TrecOptions {
             max_docs: None,
             level: 1,
             version: TrecVersion::V10,
+            judged_only: false,
+            collection_size: 0,
             threads: EvalOptions::default().threads,
             mmap: false,
             spill: lemma_ingest::SpillOptions::default(),
@@ -316,6 +322,8 @@ pub fn run_to(
         .relevance_level(o.level)
         .depth(o.max_docs)
         .trec_eval(o.version, o.complete)
+        .judged_only(o.judged_only)
+        .collection_size(o.collection_size)
         // A run read once (stdin, a pipe, a FIFO) is regrouped from the start: it could not be
         // read again when its goals turn out not to be contiguous.
         .regroup(lemma_ingest::read_once(run))
