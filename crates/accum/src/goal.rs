@@ -236,6 +236,8 @@ pub struct GoalAccumulator {
     walk: Option<Box<Walk>>,
     /// Under tie groups with a walk: the current group's judged grades.
     group_grades: Vec<i32>,
+    /// The plan's `Config::judged_only`, at hand in `push`.
+    judged_only: bool,
 }
 
 /// Why a goal could not be accumulated.
@@ -333,6 +335,7 @@ impl GoalAccumulator {
         let nt = plan.thresholds.len();
         let nm = plan.measures.len();
         let plan_leaks = plan.leak_cutoffs.len();
+        let judged_only = plan.config.judged_only;
         let walk = (!plan.walk.is_empty())
             .then(|| Box::new(Walk::new(&plan.walk, plan.config.relevance_level)));
         GoalAccumulator {
@@ -376,6 +379,7 @@ impl GoalAccumulator {
             leak_at: vec![0; plan_leaks],
             walk,
             group_grades: Vec::new(),
+            judged_only,
         }
     }
 
@@ -500,7 +504,7 @@ impl GoalAccumulator {
     #[inline(always)]
     pub fn push(&mut self, label: Label) {
         debug_assert!(self.started, "push before begin");
-        if self.plan.config.judged_only && label.grade().is_none_or(|g| g < 0) {
+        if self.judged_only && label.grade().is_none_or(|g| g < 0) {
             return;
         }
         self.n += 1;
@@ -512,14 +516,14 @@ impl GoalAccumulator {
     /// Pushes `count` unjudged items (the common case of a full-library ranking). O(1).
     #[inline]
     pub fn push_unjudged(&mut self, count: u64) {
-        if !self.plan.config.judged_only {
+        if !self.judged_only {
             self.n += count;
         }
     }
 
     /// Pushes a run of items. Unjudged stretches are skipped without per-item work.
     pub fn push_labels(&mut self, labels: &[Label]) {
-        if self.plan.config.judged_only {
+        if self.judged_only {
             for &l in labels {
                 self.push(l);
             }
@@ -549,7 +553,7 @@ impl GoalAccumulator {
         if !score.is_finite() {
             return Err(GoalError::NonFiniteScore);
         }
-        if self.plan.config.judged_only && label.grade().is_none_or(|g| g < 0) {
+        if self.judged_only && label.grade().is_none_or(|g| g < 0) {
             return Ok(());
         }
         let relevant = label.grade().is_some_and(|g| g >= self.level);
@@ -592,14 +596,14 @@ impl GoalAccumulator {
             return Err(GoalError::NeedsScores);
         }
         self.close_group();
-        let size = match self.plan.config.judged_only {
+        let size = match self.judged_only {
             true => grades.iter().filter(|&&g| g >= 0).count() as u64,
             false => size,
         };
         self.n += size;
         self.group_n = size;
         for &g in grades {
-            if g >= 0 || !self.plan.config.judged_only {
+            if g >= 0 || !self.judged_only {
                 self.group_judged(g);
             }
         }
@@ -827,7 +831,7 @@ impl GoalAccumulator {
             return Err(GoalError::NeedsScores);
         }
         self.begin(truth);
-        let judged_only = self.plan.config.judged_only;
+        let judged_only = self.judged_only;
         let mut prev = 0u64;
         for (rank, grade) in judged {
             if rank <= prev || rank > n {
