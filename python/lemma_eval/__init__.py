@@ -191,6 +191,7 @@ def _evaluator(actual: Any, measures: Any, options: Dict[str, Any], trec9: bool 
         options.get("group_by"),
         _by(options.get("by")),
         _path_or_none(options.get("train_premises")),
+        options.get("judged_only", False),
     )
 
 
@@ -711,8 +712,9 @@ def _aggregate_plain(measure: str, vals: List[float]) -> float:
 
 def _pytrec_printed(name: str) -> str:
     """The name pytrec_eval reports for a trec_eval printed name: measures of one value read
-    from a parameter list (``set_F_0.5``, ``utility_2,-1,0,0``) without the parameters."""
-    for base in ("set_F", "utility"):
+    from a parameter list (``set_F_0.5``, ``utility_2,-1,0,0``, ``relstring_20``) without the
+    parameters."""
+    for base in ("set_F", "utility", "relstring"):
         if name.startswith(base + "_"):
             return base
     return name
@@ -730,8 +732,6 @@ class RelevanceEvaluator:
         relevance_level: int = 1,
         judged_docs_only_flag: bool = False,
     ) -> None:
-        if judged_docs_only_flag:
-            raise ValueError("judged_docs_only_flag is not supported")
         # pytrec_eval's reading of the names (P_5 spellings, parameters taken together): the
         # engine's.
         # Nicknames (all_trec, official, set) expand as pytrec_eval expands them; an empty set
@@ -743,7 +743,11 @@ class RelevanceEvaluator:
         self._ev = _evaluator(
             query_relevance,
             native,
-            dict(relevance_level=relevance_level, missing="skip"),
+            dict(
+                relevance_level=relevance_level,
+                missing="skip",
+                judged_only=bool(judged_docs_only_flag),
+            ),
             trec9=True,
         )
         index = {k: i for i, k in enumerate(self._ev.keys)}

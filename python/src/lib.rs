@@ -657,7 +657,7 @@ impl NativeEvaluator {
     /// pytrec_eval's trec_eval 9.0.8 rules (scores as f32, goals without predictions skipped, the
     /// run's order by score).
     #[new]
-    #[pyo3(signature = (actual, measures=None, relevance_level=None, missing="zero", ties="trec", depth=None, threads=None, trec9=false, order=None, duplicates="first", interpolation="textbook", keep_zero_relevant=false, universe=None, regroup=false, hold_actual=false, memory=None, corpus=None, mask="none", goals=None, strict=false, strict_gold=false, group_by=None, by=None, train_premises=None))]
+    #[pyo3(signature = (actual, measures=None, relevance_level=None, missing="zero", ties="trec", depth=None, threads=None, trec9=false, order=None, duplicates="first", interpolation="textbook", keep_zero_relevant=false, universe=None, regroup=false, hold_actual=false, memory=None, corpus=None, mask="none", goals=None, strict=false, strict_gold=false, group_by=None, by=None, train_premises=None, judged_only=false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -685,6 +685,7 @@ impl NativeEvaluator {
         group_by: Option<String>,
         by: Option<Vec<String>>,
         train_premises: Option<PathBuf>,
+        judged_only: bool,
     ) -> PyResult<Self> {
         let given = measures.unwrap_or_default();
         let one = 1i32.into_pyobject(py)?.into_any();
@@ -706,6 +707,7 @@ impl NativeEvaluator {
         if trec9 {
             b = b.trec_eval(trec::TrecVersion::V9, false);
         }
+        b = b.judged_only(judged_only);
         let actual = if let Ok(d) = actual.cast::<PyDict>() {
             ActualInput::Sets(std::sync::Arc::new(guarded(|| actual_from_dict(d))?))
         } else if actual.is_instance_of::<PyString>() || actual.hasattr("__fspath__")? {
@@ -1046,11 +1048,15 @@ impl NativeEvaluator {
         Ok(trec_pairs(tm))
     }
 
-    /// The trec_eval measure names lemma-eval computes (`runid` included, as pytrec_eval lists
-    /// it), and the nicknames pytrec_eval takes with their members among them.
+    /// The trec_eval measure names pytrec_eval takes that lemma-eval computes (`runid` included,
+    /// as pytrec_eval lists it), and the nicknames pytrec_eval takes with their members among
+    /// them.
     #[staticmethod]
     fn pytrec_supported() -> (Vec<String>, Vec<(String, Vec<String>)>) {
-        let names = trec::table().iter().map(|e| e.name.to_string()).collect();
+        let names = (trec::table().iter())
+            .filter(|e| e.in_pytrec())
+            .map(|e| e.name.to_string())
+            .collect();
         let nicknames = trec::PYTREC_NICKNAMES
             .iter()
             .map(|n| {
@@ -1071,8 +1077,12 @@ type Lacking = Vec<(String, u64, u64, u64, Vec<(u64, u64)>)>;
 
 /// Each printed name with the measure behind it.
 fn trec_pairs(tm: Vec<trec::TrecMeasure>) -> Vec<(String, Option<String>)> {
+    // A text (`relstring`) has no number; pytrec_eval reports 0 for it.
     tm.into_iter()
-        .map(|m| (m.name.to_string(), m.measure.map(|x| x.to_string())))
+        .map(|m| {
+            let native = m.measure.filter(|_| !m.text).map(|x| x.to_string());
+            (m.name.to_string(), native)
+        })
         .collect()
 }
 

@@ -389,7 +389,10 @@ impl NativeSession {
         let s = self.session.take().ok_or_else(|| self.finished())?;
         let mut rows = std::mem::take(&mut self.rows);
         let per_goal = self.per_goal;
-        let (done, partial): (Evaluation, Partial) = py
+        // A summary does not record -J or -N: such a session hands none on.
+        let o = s.evaluator().options();
+        let travels = !o.judged_only && o.collection_size == 0;
+        let (done, partial): (Evaluation, Option<Partial>) = py
             .detach(|| {
                 let mut unseen = Vec::new();
                 let sink: &mut dyn Sink = if per_goal {
@@ -397,7 +400,10 @@ impl NativeSession {
                 } else {
                     &mut SummaryOnly
                 };
-                let r = s.finish_partial(sink);
+                let r = match travels {
+                    true => s.finish_partial(sink).map(|(d, p)| (d, Some(p))),
+                    false => s.finish(sink).map(|d| (d, None)),
+                };
                 rows.extend(unseen);
                 r
             })
@@ -407,7 +413,7 @@ impl NativeSession {
             &self.keys,
             &done.summary,
             per_goal.then_some(rows),
-            Some(partial.encode()),
+            partial.map(|p| p.encode()),
             warned,
             Vec::new(),
         ))

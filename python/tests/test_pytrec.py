@@ -13,7 +13,8 @@ from conftest import cli, read_qrels, read_run
 MEASURES = [
     "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
     "iprec_at_recall", "P", "recall", "11pt_avg", "ndcg", "ndcg_cut", "map_cut", "relative_P",
-    "success", "set_P", "set_recall", "set_F",
+    "success", "set_P", "set_recall", "set_F", "gm_bpref", "utility", "set_relative_P", "set_map",
+    "num_nonrel_judged_ret", "infAP", "Rprec_mult", "binG", "G", "ndcg_rel", "Rndcg", "relstring",
 ]
 
 

@@ -261,3 +261,24 @@ def test_new_set_measures_by_hand():
     # q1: d2 below two judged non-relevant (N = 2, R = 1): 1 - 1/1 = 0, floored at 1e-5.
     assert got["q1"]["gm_bpref"] == math.log(1e-5) and got["q2"]["gm_bpref"] == 0.0
     assert got == pytrec_eval.RelevanceEvaluator(QRELS, ms).evaluate(RUN)
+
+
+def test_judged_docs_only_flag_equals_pytrec_eval(generated):
+    """pytrec_eval's ``judged_docs_only_flag`` (trec_eval's -J): only the judged lemmas are
+    ranked; every measure both compute, bit for bit, except where a goal is left with no judged
+    lemma and trec_eval divides 0 by 0 (``iprec_at_recall``, ``11pt_avg``): lemma-eval gives 0
+    there (docs/METRICS.md §8.3)."""
+    qrels, run = generated
+    ms = set(lemma_eval.supported_measures)
+    want = pytrec_eval.RelevanceEvaluator(qrels, ms, judged_docs_only_flag=True).evaluate(run)
+    got = lemma_eval.RelevanceEvaluator(qrels, ms, judged_docs_only_flag=True).evaluate(run)
+    assert set(got) == set(want)
+    for goal, values in want.items():
+        assert set(got[goal]) == set(values), goal
+        for name, v in values.items():
+            if math.isnan(v):
+                assert got[goal][name] == 0.0 and got[goal]["num_ret"] == 0.0, (goal, name)
+            else:
+                assert got[goal][name] == v, (goal, name, got[goal][name], v)
+    plain = lemma_eval.RelevanceEvaluator(qrels, {"num_ret"}).evaluate(run)
+    assert any(got[g]["num_ret"] < plain[g]["num_ret"] for g in got)

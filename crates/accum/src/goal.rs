@@ -9,6 +9,7 @@
 
 use crate::measure::Measure;
 use crate::plan::{LevelRule, Plan, Slot, Ties};
+use crate::walk::Walk;
 use std::sync::Arc;
 
 /// What the caller knows of one ranked item: its relevance grade if the item is judged.
@@ -92,6 +93,25 @@ impl<'a> Truth<'a> {
         self
     }
 
+    /// Every judged grade, in descending order.
+    pub(crate) fn grades_desc(&self) -> GradesDesc<'a> {
+        match self.judged {
+            Judged::Binary {
+                relevant,
+                nonrelevant,
+            } => GradesDesc {
+                ones: relevant,
+                zeros: nonrelevant,
+                rest: [].iter(),
+            },
+            Judged::Graded(g) => GradesDesc {
+                ones: 0,
+                zeros: 0,
+                rest: g.iter(),
+            },
+        }
+    }
+
     /// `(R, judged non-relevant)` at relevance level `level`.
     pub fn counts(&self, level: i32) -> (u64, u64) {
         match self.judged {
@@ -114,6 +134,30 @@ impl<'a> Truth<'a> {
                 let judged = g.partition_point(|&x| x >= 0.min(level)) as u64;
                 (r, judged - r)
             }
+        }
+    }
+}
+
+/// The judged grades of a [`Truth`], descending.
+#[derive(Clone, Debug)]
+pub(crate) struct GradesDesc<'a> {
+    ones: u64,
+    zeros: u64,
+    rest: std::slice::Iter<'a, i32>,
+}
+
+impl Iterator for GradesDesc<'_> {
+    type Item = i32;
+
+    fn next(&mut self) -> Option<i32> {
+        if self.ones > 0 {
+            self.ones -= 1;
+            Some(1)
+        } else if self.zeros > 0 {
+            self.zeros -= 1;
+            Some(0)
+        } else {
+            self.rest.next().copied()
         }
     }
 }
@@ -188,6 +232,12 @@ pub struct GoalAccumulator {
     leak_first: u64,
     leak_next: usize,
     leak_at: Vec<u64>,
+    /// The walk over the judged items, when a measure reads it (crate::walk).
+    walk: Option<Box<Walk>>,
+    /// Under tie groups with a walk: the current group's judged grades.
+    group_grades: Vec<i32>,
+    /// The plan's `Config::judged_only`, at hand in `push`.
+    judged_only: bool,
 }
 
 /// Why a goal could not be accumulated.
@@ -285,6 +335,9 @@ impl GoalAccumulator {
         let nt = plan.thresholds.len();
         let nm = plan.measures.len();
         let plan_leaks = plan.leak_cutoffs.len();
+        let judged_only = plan.config.judged_only;
+        let walk = (!plan.walk.is_empty())
+            .then(|| Box::new(Walk::new(&plan.walk, plan.config.relevance_level)));
         GoalAccumulator {
             level: plan.config.relevance_level,
             plan,
@@ -324,6 +377,9 @@ impl GoalAccumulator {
             leak_first: 0,
             leak_next: 0,
             leak_at: vec![0; plan_leaks],
+            walk,
+            group_grades: Vec::new(),
+            judged_only,
         }
     }
 
@@ -373,6 +429,10 @@ impl GoalAccumulator {
         self.leak_next = 0;
         if self.plan.needs_ndcg {
             self.compute_ideal(truth);
+        }
+        self.group_grades.clear();
+        if let Some(w) = &mut self.walk {
+            w.begin(r, truth.grades_desc());
         }
         self.started = true;
     }
@@ -444,6 +504,9 @@ impl GoalAccumulator {
     #[inline(always)]
     pub fn push(&mut self, label: Label) {
         debug_assert!(self.started, "push before begin");
+        if self.judged_only && label.grade().is_none_or(|g| g < 0) {
+            return;
+        }
         self.n += 1;
         if let Some(g) = label.grade() {
             self.event(self.n, g);
@@ -453,11 +516,19 @@ impl GoalAccumulator {
     /// Pushes `count` unjudged items (the common case of a full-library ranking). O(1).
     #[inline]
     pub fn push_unjudged(&mut self, count: u64) {
-        self.n += count;
+        if !self.judged_only {
+            self.n += count;
+        }
     }
 
     /// Pushes a run of items. Unjudged stretches are skipped without per-item work.
     pub fn push_labels(&mut self, labels: &[Label]) {
+        if self.judged_only {
+            for &l in labels {
+                self.push(l);
+            }
+            return;
+        }
         let mut rest = labels;
         loop {
             // Find the next judged item; the unjudged prefix only advances n.
@@ -481,6 +552,9 @@ impl GoalAccumulator {
     pub fn push_scored(&mut self, label: Label, score: f64) -> Result<(), GoalError> {
         if !score.is_finite() {
             return Err(GoalError::NonFiniteScore);
+        }
+        if self.judged_only && label.grade().is_none_or(|g| g < 0) {
+            return Ok(());
         }
         let relevant = label.grade().is_some_and(|g| g >= self.level);
         if self.plan.pooled.is_some() {
@@ -522,10 +596,16 @@ impl GoalAccumulator {
             return Err(GoalError::NeedsScores);
         }
         self.close_group();
+        let size = match self.judged_only {
+            true => grades.iter().filter(|&&g| g >= 0).count() as u64,
+            false => size,
+        };
         self.n += size;
         self.group_n = size;
         for &g in grades {
-            self.group_judged(g);
+            if g >= 0 || !self.judged_only {
+                self.group_judged(g);
+            }
         }
         self.close_group();
         // The next pushed item starts a group of its own.
@@ -536,6 +616,9 @@ impl GoalAccumulator {
     /// Counts a judged item of the current tie group: its gain, and whether it is relevant or
     /// judged non-relevant.
     fn group_judged(&mut self, grade: i32) {
+        if self.walk.is_some() {
+            self.group_grades.push(grade);
+        }
         if grade > 0 {
             self.group_gain += grade as f64;
         }
@@ -650,6 +733,15 @@ impl GoalAccumulator {
             self.rprec_s = Some(s0);
         }
         self.nonrel_seen += j;
+        if let Some(w) = &mut self.walk {
+            // The walk reads the group in ascending grade, its unjudged items first.
+            self.group_grades.sort_unstable();
+            let first = end + 1 - self.group_grades.len() as u64;
+            for (i, &grade) in self.group_grades.iter().enumerate() {
+                w.event(first + i as u64, grade);
+            }
+            self.group_grades.clear();
+        }
         self.group_n = 0;
         self.group_rel = 0;
         self.group_nonrel = 0;
@@ -673,6 +765,9 @@ impl GoalAccumulator {
             self.relevant(rank);
         } else if grade >= 0 {
             self.nonrel_seen += 1;
+        }
+        if let Some(w) = &mut self.walk {
+            w.event(rank, grade);
         }
     }
 
@@ -736,6 +831,7 @@ impl GoalAccumulator {
             return Err(GoalError::NeedsScores);
         }
         self.begin(truth);
+        let judged_only = self.judged_only;
         let mut prev = 0u64;
         for (rank, grade) in judged {
             if rank <= prev || rank > n {
@@ -747,10 +843,20 @@ impl GoalAccumulator {
                 });
             }
             prev = rank;
+            if judged_only {
+                // Only the judged items are ranked: they take ranks 1, 2, ... in order.
+                if grade >= 0 {
+                    self.n += 1;
+                    self.event(self.n, grade);
+                }
+                continue;
+            }
             self.n = rank;
             self.event(rank, grade);
         }
-        self.n = n;
+        if !judged_only {
+            self.n = n;
+        }
         self.finish()
     }
 
@@ -760,6 +866,9 @@ impl GoalAccumulator {
         self.started = false;
         if self.plan.config.ties == Ties::Group {
             self.close_group();
+        }
+        if let Some(w) = &mut self.walk {
+            w.finish(self.n);
         }
         let fin = self.rec_now();
         for rec in &mut self.cut_rec[self.next_cut..] {
@@ -842,6 +951,12 @@ impl GoalView<'_> {
     #[inline]
     pub fn r(&self) -> u64 {
         self.acc.num_rel
+    }
+
+    /// The collection's size, when the plan knows it (trec_eval's `-N`; else 0).
+    #[inline]
+    pub fn collection_size(&self) -> u64 {
+        self.acc.plan.config.collection_size
     }
 
     /// `s(n)`: relevant items retrieved.
@@ -934,6 +1049,13 @@ impl GoalView<'_> {
     #[inline]
     pub fn tied_pairs(&self) -> u64 {
         self.acc.tied_pairs
+    }
+
+    /// The walk over the judged items (crate::walk), and the measure's index among its needs.
+    #[inline]
+    pub fn walk(&self) -> (&Walk, usize) {
+        let w = self.acc.walk.as_deref().expect("the plan has a walk");
+        (w, self.slot.walk.expect("the measure needs the walk"))
     }
 
     /// The universe size, when the truth gave one.

@@ -57,6 +57,7 @@ mod pooled;
 mod summary;
 pub mod trec;
 mod trec_sum;
+mod walk;
 
 pub use exact::ExactSum;
 pub use goal::{GoalAccumulator, GoalError, GoalValues, Label, Truth};
@@ -64,6 +65,7 @@ pub use measure::{
     Aggregation, ApNorm, Level, Measure, MeasureError, MeasureKind, RecallNorm, Syntax,
     TREC_CUTOFFS, TREC_SUCCESS_CUTOFFS,
 };
+pub use measures::{relstring_chunks, relstring_text};
 pub use order::{trec_cmp, OutOfOrder, TrecOrder};
 pub use plan::{Config, Interpolation, Plan, Ties};
 pub use pooled::{

@@ -507,7 +507,7 @@ mod tests {
         }
         assert!(Measure::parse("F(beta=1e100)").is_ok());
         assert!(Measure::parse("P.").is_err());
-        assert!(Measure::parse("infAP")
+        assert!(Measure::parse("prefs_simp")
             .unwrap_err()
             .reason
             .contains("not supported"));

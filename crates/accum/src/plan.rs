@@ -6,7 +6,7 @@
 //! the cost of a measure set is paid at relevant items and at crossings, not at every item.
 
 use crate::measure::{Aggregation, Measure};
-use crate::measures::{LevelNeed, Needs};
+use crate::measures::{LevelNeed, Needs, WalkNeed};
 
 /// How many relevant items a recall level `r` requires, for interpolated precision (METRICS.md §8).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
@@ -58,6 +58,12 @@ pub struct Config {
     pub interpolation: Interpolation,
     /// The tie policy.
     pub ties: Ties,
+    /// trec_eval's `-J`: only the judged items (grade `>= 0`) are ranked; the others (not in
+    /// the actual set, or graded negative) are dropped before ranks are given.
+    pub judged_only: bool,
+    /// trec_eval's `-N`: the collection's size, which `Utility`'s fourth cell reads (0: unknown,
+    /// trec_eval's default).
+    pub collection_size: u64,
 }
 
 impl Default for Config {
@@ -66,6 +72,8 @@ impl Default for Config {
             relevance_level: 1,
             interpolation: Interpolation::Textbook,
             ties: Ties::Given,
+            judged_only: false,
+            collection_size: 0,
         }
     }
 }
@@ -90,6 +98,8 @@ pub(crate) struct Slot {
     pub threshold: Option<usize>,
     /// Index into the plan's leak cutoffs.
     pub leak: Option<usize>,
+    /// Index into the plan's walk needs.
+    pub walk: Option<usize>,
 }
 
 /// A compiled measure set. Build it once; share it (it is `Sync`) between accumulators.
@@ -111,6 +121,8 @@ pub struct Plan {
     pub(crate) needs_leaks: bool,
     /// Whether `LeakRank` is asked for.
     pub(crate) needs_leak_rank: bool,
+    /// What the walk over the judged items keeps (crate::walk), distinct.
+    pub(crate) walk: Vec<WalkNeed>,
     /// The pooled curve the summaries keep ([`Plan::with_pooled`]).
     pub(crate) pooled: Option<crate::PooledSpec>,
     /// How goals are grouped for the summary ([`Plan::with_grouping`]).
@@ -187,6 +199,16 @@ impl Plan {
                     .expect("leak cutoff collected")
             });
         }
+        let mut walk: Vec<WalkNeed> = Vec::new();
+        for (need, slot) in needs.iter().zip(&mut slots) {
+            slot.walk = need.walk.map(|w| match walk.iter().position(|&x| x == w) {
+                Some(i) => i,
+                None => {
+                    walk.push(w);
+                    walk.len() - 1
+                }
+            });
+        }
         let needs_leak_rank = needs.iter().any(|n| n.leak_rank);
         let needs_leaks = needs_leak_rank || !leak_cutoffs.is_empty();
         let needs_scores =
@@ -204,6 +226,7 @@ impl Plan {
             leak_cutoffs,
             needs_leaks,
             needs_leak_rank,
+            walk,
             pooled: None,
             grouping: None,
             strata: None,
@@ -300,6 +323,38 @@ mod tests {
         assert_eq!(Interpolation::Trec9.need(0.4, 3), 2); // (long)(1.2 + 0.9)
         assert_eq!(Interpolation::Textbook.need(0.4, 3), 2); // ceil(1.2)
         assert_eq!(Interpolation::Trec9.need(1.0, 3), 3);
+    }
+
+    #[test]
+    fn judged_only_ranks_the_judged_items_alone() {
+        use crate::{GoalAccumulator, Label, Truth};
+        // Ranking: unjudged, 0, -1, 1, unjudged, 2 with grades {2, 1, 0, -1}, R = 2. Judged
+        // only: 0, 1, 2 at ranks 1, 2, 3: AP = (1/2 + 2/3) / 2, n = 3. The dense path agrees.
+        let ms = Measure::parse_all(["AP", "NumRet", "P@2"]).unwrap();
+        let config = Config {
+            judged_only: true,
+            ..Config::default()
+        };
+        let plan = std::sync::Arc::new(Plan::new(&ms, config));
+        let grades = [2, 1, 0, -1];
+        let truth = Truth::graded(&grades).unwrap();
+        let labels = [-9, 0, -1, 1, -9, 2].map(|g| match g {
+            -9 => Label::UNJUDGED,
+            g => Label::judged(g),
+        });
+        let want = [Some((0.5 + 2.0 / 3.0) / 2.0), Some(3.0), Some(0.5)];
+        let mut acc = GoalAccumulator::new(plan.clone());
+        acc.begin(&truth);
+        acc.push_labels(&labels);
+        assert_eq!(acc.finish().unwrap().values(), want);
+        acc.begin(&truth);
+        for l in labels {
+            acc.push_scored(l, 1.0).unwrap();
+        }
+        assert_eq!(acc.finish().unwrap().values(), want);
+        let judged = [(2, 0), (3, -1), (4, 1), (6, 2)];
+        let v = acc.evaluate_ranks(&truth, 6, judged).unwrap();
+        assert_eq!(v.values(), want);
     }
 
     #[test]

@@ -11,6 +11,7 @@
 
 use crate::measure::{parse_u32_cutoff, Aggregation, Measure};
 use crate::measures::KINDS;
+use crate::trec_sum::TrecRules;
 use std::fmt;
 use std::sync::OnceLock;
 
@@ -19,9 +20,11 @@ use std::sync::OnceLock;
 pub struct TrecEntry {
     /// The name `-m` takes (`P`, `map_cut`, `set_F`).
     pub name: &'static str,
-    /// Index in trec_eval's measure table (`te_trec_measures[]` of trec_eval 9's `measures.c`:
-    /// `runid` 0, `P` 11, `set_F` 32), which is the order trec_eval prints measures in. Measures
-    /// lemma-eval lacks leave gaps, so a new entry takes its trec_eval index unchanged.
+    /// Index in trec_eval's measure table (`te_trec_measures[]` of trec_eval 10.0's `measures.c`:
+    /// `runid` 0, `P` 11, `set_F` 34), which is the order trec_eval prints measures in. 9.0.8's
+    /// table is 10.0's without `dcg` (21), `ideal_dcg` (22), `rbp` (54), `rbp_resid` (55) and
+    /// `unj` (56), in the same order. Measures lemma-eval lacks leave gaps, so a new entry takes
+    /// its trec_eval index unchanged.
     pub order: u8,
     /// Part of trec_eval's `official` set (its default).
     pub official: bool,
@@ -64,6 +67,30 @@ pub enum TrecParams {
         /// The measure of the numbers (an error for a list it cannot take).
         make: fn(&[f64]) -> Result<Measure, String>,
     },
+    /// One measure per number of a list, each read as C's `atof` reads it (`Rprec_mult.0.2,1.5`),
+    /// sorted ascending, no two equal, each printed `name_%3.2f` (trec_eval's `double` cutoffs);
+    /// `default` without parameters.
+    Doubles {
+        /// The numbers without parameters.
+        default: &'static [f64],
+        /// The measure of one number.
+        make: fn(f64) -> Measure,
+    },
+    /// One measure of `key=value` pairs (`rbp.p=0.8`), each value read as C's `atof` reads it,
+    /// printed `name_params` as given; `default` without parameters.
+    Pairs {
+        /// The measure without parameters.
+        default: Measure,
+        /// The measure of the pairs (an error for pairs it cannot take).
+        make: PairsFn,
+    },
+    /// A text per goal (`relstring.20`: the judgments of the first 20 items), its length read as
+    /// C's `atof` reads the first number and truncated; printed `name_params` as given, per goal
+    /// only. Its measures are [`crate::relstring_chunks`] of the length.
+    Text {
+        /// The length without parameters.
+        default: u32,
+    },
     /// One measure with a number parameter (`set_F.0.5`), printed `name_param` as given.
     Float {
         /// The measure without parameters.
@@ -73,6 +100,9 @@ pub enum TrecParams {
     },
 }
 
+/// The measure of `name=value` pairs, or why there is none.
+pub type PairsFn = fn(&[(&str, f64)]) -> Result<Measure, String>;
+
 /// The parameter under which an entry names one measure (see [`TrecEntry::printed_name`]).
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub(crate) enum TrecArg {
@@ -81,6 +111,10 @@ pub(crate) enum TrecArg {
     Cutoff(u32),
     Level(f64),
     Float(f64),
+    /// A number of a [`TrecParams::Doubles`] list.
+    Double(f64),
+    /// The pair `p=x` of a [`TrecParams::Pairs`] entry.
+    P(f64),
 }
 
 /// One measure as trec_eval prints it.
@@ -94,6 +128,18 @@ pub struct TrecMeasure {
     pub integer: bool,
     /// Printed per goal with `-q` (`runid`, `num_q` and `gm_map` only in the summary).
     pub per_goal: bool,
+    /// A text, not a number (`relstring`): printed per goal only, quoted, from the values of
+    /// `measure` and `parts` ([`crate::relstring_text`]).
+    pub text: bool,
+    /// The further measures a text's value continues in (empty for a number).
+    pub parts: Vec<Measure>,
+}
+
+impl TrecMeasure {
+    /// Every measure behind the printed name: `measure`, then `parts`.
+    pub fn measures(&self) -> impl Iterator<Item = Measure> + '_ {
+        self.measure.into_iter().chain(self.parts.iter().copied())
+    }
 }
 
 /// A `-m` error: `(exit code, message)` with trec_eval's exit codes (1 for an illegal measure, 2 for
@@ -118,34 +164,187 @@ fn err(code: i32, message: String) -> TrecMeasureError {
     TrecMeasureError { code, message }
 }
 
-/// trec_eval measures lemma-eval does not compute (named in the error).
-pub const UNSUPPORTED: [&str; 25] = [
-    "relstring",
-    "infAP",
-    "Rprec_mult",
-    "binG",
-    "G",
-    "dcg",
-    "ideal_dcg",
-    "ndcg_rel",
-    "Rndcg",
+/// trec_eval measures lemma-eval does not compute (named in the error): the measures of
+/// preference judgments (`-R prefs`, `-R qrels_prefs`) and of judgment groups (`-R qrels_jg`).
+pub const UNSUPPORTED: &[&str] = &[
     "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
     "prefs_simp",
     "prefs_pair",
     "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
     "map_avgjg",
     "P_avgjg",
-    "yaap",
-    "rbp",
-    "rbp_resid",
-    "unj",
-    "all_trec",
-    "all_prefs",
-    "prefs",
-    "qrels_jg",
-    "set",
     "Rprec_mult_avgjg",
 ];
+
+/// trec_eval's `official` nickname (its default).
+const OFFICIAL: &[&str] = &[
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+];
+
+/// trec_eval's `set` nickname (the measures of the retrieved set as a whole).
+const SET: &[&str] = &[
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "utility",
+    "set_P",
+    "set_recall",
+    "set_relative_P",
+    "set_map",
+    "set_F",
+];
+
+/// trec_eval 10.0's `all_trec` nickname.
+const ALL_TREC_10: &[&str] = &[
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+    "relstring",
+    "recall",
+    "unj",
+    "rbp",
+    "rbp_resid",
+    "infAP",
+    "gm_bpref",
+    "utility",
+    "11pt_avg",
+    "ndcg",
+    "relative_P",
+    "Rprec_mult",
+    "success",
+    "map_cut",
+    "ndcg_cut",
+    "ndcg_rel",
+    "Rndcg",
+    "binG",
+    "G",
+    "set_P",
+    "set_recall",
+    "set_relative_P",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+];
+
+/// trec_eval 9.0.8's `all_trec` nickname (pytrec_eval's).
+const ALL_TREC_9: &[&str] = &[
+    "runid",
+    "num_q",
+    "num_ret",
+    "num_rel",
+    "num_rel_ret",
+    "map",
+    "gm_map",
+    "Rprec",
+    "bpref",
+    "recip_rank",
+    "iprec_at_recall",
+    "P",
+    "relstring",
+    "recall",
+    "infAP",
+    "gm_bpref",
+    "utility",
+    "11pt_avg",
+    "ndcg",
+    "relative_P",
+    "Rprec_mult",
+    "success",
+    "map_cut",
+    "ndcg_cut",
+    "ndcg_rel",
+    "Rndcg",
+    "binG",
+    "G",
+    "set_P",
+    "set_recall",
+    "set_relative_P",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+];
+
+/// trec_eval's `all_prefs` nickname.
+const ALL_PREFS: &[&str] = &[
+    "runid",
+    "num_q",
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+    "prefs_avgjg_Rnonrel",
+    "prefs_simp_ret",
+    "prefs_pair_ret",
+    "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret",
+    "prefs_simp_imp",
+    "prefs_pair_imp",
+    "prefs_avgjg_imp",
+];
+
+/// trec_eval's `prefs` nickname.
+const PREFS: &[&str] = &[
+    "runid",
+    "num_q",
+    "prefs_num_prefs_poss",
+    "prefs_num_prefs_ful",
+    "prefs_num_prefs_ful_ret",
+    "prefs_simp",
+    "prefs_pair",
+    "prefs_avgjg",
+];
+
+/// trec_eval's `qrels_jg` nickname.
+const QRELS_JG: &[&str] = &["runid", "num_q", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg"];
+
+/// The members of trec_eval's nickname `name` (`official`, `set`, `all_trec`, `all_prefs`,
+/// `prefs`, `qrels_jg`) as `version` lists them, lemma-eval's or not; `None` for another name.
+pub fn nickname(name: &str, version: TrecRules) -> Option<&'static [&'static str]> {
+    Some(match name {
+        "official" => OFFICIAL,
+        "set" => SET,
+        "all_trec" if version == TrecRules::V9 => ALL_TREC_9,
+        "all_trec" => ALL_TREC_10,
+        "all_prefs" => ALL_PREFS,
+        "prefs" => PREFS,
+        "qrels_jg" => QRELS_JG,
+        _ => return None,
+    })
+}
 
 /// `runid`, the one entry that is not a measure.
 const RUNID: TrecEntry = TrecEntry {
@@ -194,7 +393,11 @@ impl TrecEntry {
             TrecParams::Cutoffs { .. } => format!("{}.k1,k2,...", self.name),
             TrecParams::Levels { .. } => format!("{}.r1,r2,...", self.name),
             TrecParams::Float { .. } => format!("{}.x", self.name),
-            TrecParams::Numbers { .. } => format!("{}.x1,x2,...", self.name),
+            TrecParams::Numbers { .. } | TrecParams::Doubles { .. } => {
+                format!("{}.x1,x2,...", self.name)
+            }
+            TrecParams::Pairs { .. } => format!("{}.p=x", self.name),
+            TrecParams::Text { .. } => format!("{}.k", self.name),
         }
     }
 
@@ -205,7 +408,26 @@ impl TrecEntry {
             TrecArg::Cutoff(k) => format!("{}_{k}", self.name),
             TrecArg::Level(x) => format!("{}_{x:.2}", self.name),
             TrecArg::Float(x) => format!("{}_{x}", self.name),
+            TrecArg::Double(x) => {
+                // `%3.2f` into a buffer of the name's length + 10 bytes (the NUL included).
+                let mut s = format!("{}_{x:.2}", self.name);
+                s.truncate(self.name.len() + 9);
+                s
+            }
+            TrecArg::P(x) => format!("{}_p={x}", self.name),
         }
+    }
+
+    /// Whether trec_eval 9.0.8 has the entry (10.0 added `dcg`, `ideal_dcg`, `rbp`,
+    /// `rbp_resid` and `unj`).
+    pub fn in_v9(&self) -> bool {
+        !matches!(self.order, 21 | 22 | 54..=56)
+    }
+
+    /// Whether pytrec_eval-terrier takes the entry (`pytrec_eval.supported_measures`: 9.0.8's
+    /// table up to `num_nonrel_judged_ret`).
+    pub fn in_pytrec(&self) -> bool {
+        self.in_v9() && self.order <= 35
     }
 
     /// The measures of this entry given `-m name.params` (or `-m name`), as trec_eval prints them.
@@ -217,7 +439,27 @@ impl TrecEntry {
                 measure: None,
                 integer: false,
                 per_goal: false,
+                text: false,
+                parts: Vec::new(),
             }],
+            TrecParams::Text { default } => {
+                let len = match params {
+                    None => default,
+                    Some(p) => {
+                        atof(p.split(',').next().unwrap_or(p)).clamp(0.0, u32::MAX as f64) as u32
+                    }
+                };
+                let mut ms = crate::relstring_chunks(len);
+                let first = ms.next().expect("one chunk at least");
+                vec![TrecMeasure {
+                    name: params.map_or_else(|| name.into(), |p| format!("{name}_{p}")),
+                    measure: Some(first),
+                    integer: false,
+                    per_goal: true,
+                    text: true,
+                    parts: ms.collect(),
+                }]
+            }
             TrecParams::Fixed { measure, refused } => {
                 match (params, refused) {
                     (Some(p), Some(what)) => {
@@ -261,6 +503,22 @@ impl TrecEntry {
                     printed(format!("{name}_{p}"), make(&xs).map_err(|e| err(2, e))?)
                 }
             }],
+            TrecParams::Doubles { default, make } => {
+                let xs = match params {
+                    Some(p) => parse_doubles(name, p)?,
+                    None => default.to_vec(),
+                };
+                xs.into_iter()
+                    .map(|x| printed(self.printed_name(TrecArg::Double(x)), make(x)))
+                    .collect()
+            }
+            TrecParams::Pairs { default, make } => vec![match params {
+                None => printed(name.into(), default),
+                Some(p) => {
+                    let pairs = parse_pairs(p).map_err(|e| err(2, e))?;
+                    printed(format!("{name}_{p}"), make(&pairs).map_err(|e| err(2, e))?)
+                }
+            }],
             TrecParams::Float { default, make } => vec![match params {
                 None => printed(name.into(), default),
                 Some(p) => {
@@ -285,6 +543,8 @@ fn printed(name: String, measure: Measure) -> TrecMeasure {
         measure: Some(measure),
         integer: measure.aggregation() == Aggregation::Sum,
         per_goal: measure.per_goal(),
+        text: false,
+        parts: Vec::new(),
     }
 }
 
@@ -328,6 +588,40 @@ pub(crate) fn atof(s: &str) -> f64 {
     text.parse().unwrap_or(0.0)
 }
 
+/// trec_eval's `double` cutoffs: numbers read with `atof`, sorted, no two equal.
+fn parse_doubles(base: &str, params: &str) -> Result<Vec<f64>, TrecMeasureError> {
+    let mut v: Vec<f64> = params.split(',').map(atof).collect();
+    v.sort_by(|a, b| a.partial_cmp(b).expect("atof reads finite numbers"));
+    if v.windows(2).any(|w| w[0] == w[1]) {
+        return Err(err(
+            2,
+            format!("measure `{base}`: duplicate cutoffs in `{params}`"),
+        ));
+    }
+    Ok(v)
+}
+
+/// trec_eval's `name=value` pairs (`p=0.8`, `1=3,2=9`): every comma-separated part one name, one
+/// `=` and a value read with `atof`.
+pub(crate) fn parse_pairs(params: &str) -> Result<Vec<(&str, f64)>, String> {
+    params
+        .split(',')
+        .map(|part| {
+            let mut it = part.split('=');
+            match (it.next(), it.next(), it.next()) {
+                (Some(k), Some(v), None) => Ok((k, atof(v))),
+                _ => Err(format!("malformed pair parameters in `{params}`")),
+            }
+        })
+        .collect()
+}
+
+/// Whether a pair's name is a whole number (trec_eval's gain of a relevance level: `1=3`).
+pub(crate) fn is_level_name(name: &str) -> bool {
+    let digits = name.strip_prefix(['-', '+']).unwrap_or(name);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
 fn parse_positive(s: &str) -> Option<f64> {
     s.trim()
         .parse::<f64>()
@@ -342,21 +636,37 @@ fn parse_level(s: &str) -> Option<f64> {
         .filter(|x| (0.0..=1.0).contains(x))
 }
 
+/// A whole number as C's `atol` reads it: leading white space skipped, then the longest prefix
+/// `[+-]digits` (`23.4` is 23); 0 when there is none.
+fn atol(s: &str) -> i64 {
+    let b = s.trim_start().as_bytes();
+    let neg = b.first() == Some(&b'-');
+    let start = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+    let mut v: i64 = 0;
+    for &d in b[start..].iter().take_while(|d| d.is_ascii_digit()) {
+        v = v.saturating_mul(10).saturating_add(i64::from(d - b'0'));
+    }
+    if neg {
+        -v
+    } else {
+        v
+    }
+}
+
+/// trec_eval's whole-number cutoffs: each read as C's `atol` reads it (`23.4` is 23), sorted,
+/// positive, no two equal.
 fn parse_cutoffs(base: &str, params: &str) -> Result<Vec<u32>, TrecMeasureError> {
     let mut v = Vec::new();
     for p in params.split(',') {
-        let k: u32 = p.trim().parse().map_err(|_| {
-            err(
-                2,
-                format!("measure `{base}`: expected whole-number cutoffs, found `{p}`"),
-            )
-        })?;
-        if k == 0 {
+        let k = atol(p);
+        if k <= 0 {
             return Err(err(
                 2,
-                format!("measure `{base}`: cutoffs must be positive, found `{p}`"),
+                format!("measure `{base}`: expected positive whole-number cutoffs, found `{p}`"),
             ));
         }
+        let k = u32::try_from(k)
+            .map_err(|_| err(2, format!("measure `{base}`: cutoff `{p}` is too large")))?;
         v.push(k);
     }
     v.sort_unstable();
@@ -392,30 +702,40 @@ fn parse_levels(base: &str, params: &str) -> Result<Vec<f64>, TrecMeasureError> 
 
 /// What one `-m` argument designates.
 enum Arg<'a> {
-    /// `official` (its parameters, if any, are ignored, as trec_eval does).
-    Official,
+    /// A nickname's members (its parameters, if any, are ignored, as trec_eval does).
+    Nickname(&'static str, &'static [&'static str]),
     /// An entry of the table, with the text after its first `.`.
     Entry(&'static TrecEntry, Option<&'a str>),
 }
 
 /// The one trec_eval name parser: `Ok(None)` when `arg` is not a trec_eval name at all.
-fn classify(arg: &str) -> Result<Option<Arg<'_>>, TrecMeasureError> {
+fn classify(arg: &str, version: TrecRules) -> Result<Option<Arg<'_>>, TrecMeasureError> {
     let (base, params) = match arg.split_once('.') {
         Some((b, p)) => (b, Some(p)),
         None => (arg, None),
     };
-    let target = if base == "official" {
-        Arg::Official
-    } else if let Some(e) = entry(base) {
+    let target = if let Some(members) = nickname(base, version) {
+        let name = [
+            "official",
+            "set",
+            "all_trec",
+            "all_prefs",
+            "prefs",
+            "qrels_jg",
+        ]
+        .into_iter()
+        .find(|n| *n == base)
+        .expect("a nickname");
+        Arg::Nickname(name, members)
+    } else if let Some(e) = entry(base).filter(|e| version == TrecRules::V10 || e.in_v9()) {
         Arg::Entry(e, params)
-    } else if UNSUPPORTED.contains(&base) {
+    } else if entry(base).is_some() {
         return Err(err(
             1,
-            format!(
-                "trec_eval measure `{base}` is not supported by lemma-eval; supported: {}",
-                names()
-            ),
+            format!("illegal measure `{base}`: trec_eval 9.0.8 does not have it (10.0 does)"),
         ));
+    } else if UNSUPPORTED.contains(&base) {
+        return Err(unsupported(base));
     } else {
         return Ok(None);
     };
@@ -428,28 +748,66 @@ fn classify(arg: &str) -> Result<Option<Arg<'_>>, TrecMeasureError> {
     Ok(Some(target))
 }
 
-/// Resolves `-m` arguments (none: `official`) to the measures trec_eval would print, in its order.
+fn unsupported(base: &str) -> TrecMeasureError {
+    err(
+        1,
+        format!(
+            "trec_eval measure `{base}` is not supported by lemma-eval; supported: {}",
+            names()
+        ),
+    )
+}
+
+/// The entries of nickname `nick`'s members, each of the table (an error naming the first that
+/// lemma-eval does not compute).
+fn members(nick: &str, names: &[&str]) -> Result<Vec<&'static TrecEntry>, TrecMeasureError> {
+    names
+        .iter()
+        .map(|n| {
+            entry(n).ok_or_else(|| {
+                let mut e = unsupported(n);
+                e.message = format!("`{nick}`: {}", e.message);
+                e
+            })
+        })
+        .collect()
+}
+
+/// Resolves `-m` arguments (none: `official`) to the measures trec_eval 10.0 would print, in its
+/// order.
 pub fn resolve<S: AsRef<str>>(args: &[S]) -> Result<Vec<TrecMeasure>, TrecMeasureError> {
+    resolve_for(args, TrecRules::V10)
+}
+
+/// Resolves `-m` arguments (none: `official`) to the measures `version` would print, in its
+/// order: 9.0.8 refuses the measures 10.0 added, and has its own `all_trec`.
+pub fn resolve_for<S: AsRef<str>>(
+    args: &[S],
+    version: TrecRules,
+) -> Result<Vec<TrecMeasure>, TrecMeasureError> {
     let table = table();
     let mut marked = vec![false; table.len()];
     let mut params: Vec<Option<&str>> = vec![None; table.len()];
-    let mark_official = |marked: &mut [bool]| {
-        for (m, e) in marked.iter_mut().zip(table) {
-            *m |= e.official;
-        }
+    let position = |e: &TrecEntry| {
+        table
+            .iter()
+            .position(|t| std::ptr::eq(t, e))
+            .expect("entry of the table")
     };
-    if args.is_empty() {
-        mark_official(&mut marked);
-    }
+    let default = [String::from("official")];
+    let args: Vec<&str> = match args.is_empty() {
+        true => default.iter().map(|s| s.as_str()).collect(),
+        false => args.iter().map(|a| a.as_ref()).collect(),
+    };
     for a in args {
-        let a = a.as_ref();
-        match classify(a)? {
-            Some(Arg::Official) => mark_official(&mut marked),
+        match classify(a, version)? {
+            Some(Arg::Nickname(nick, names)) => {
+                for e in members(nick, names)? {
+                    marked[position(e)] = true;
+                }
+            }
             Some(Arg::Entry(e, p)) => {
-                let i = table
-                    .iter()
-                    .position(|t| std::ptr::eq(t, e))
-                    .expect("entry of the table");
+                let i = position(e);
                 marked[i] = true;
                 if params[i].is_none() {
                     params[i] = p;
@@ -478,13 +836,15 @@ pub(crate) fn parse_arg(arg: &str) -> Option<Result<Vec<Measure>, String>> {
     let measures = |e: &TrecEntry, p: Option<&str>| -> Result<Vec<Measure>, TrecMeasureError> {
         Ok(e.expand(p)?.into_iter().filter_map(|m| m.measure).collect())
     };
-    let r = match classify(arg) {
+    let r = match classify(arg, TrecRules::V10) {
         Ok(None) => return None,
         Err(e) => Err(e),
-        Ok(Some(Arg::Official)) => official()
-            .map(|e| measures(e, None))
-            .collect::<Result<Vec<_>, _>>()
-            .map(|v| v.concat()),
+        Ok(Some(Arg::Nickname(nick, names))) => members(nick, names).and_then(|es| {
+            es.into_iter()
+                .map(|e| measures(e, None))
+                .collect::<Result<Vec<_>, _>>()
+                .map(|v| v.concat())
+        }),
         Ok(Some(Arg::Entry(e, _))) if matches!(e.params, TrecParams::RunId) => Err(err(
             1,
             "`runid` is the run's name in trec_eval's output, not a measure".into(),
@@ -529,6 +889,48 @@ pub(crate) fn parse_printed(name: &str) -> Option<Result<Measure, String>> {
                     return Some(make(&xs));
                 }
             }
+            TrecParams::Text { default } => {
+                if name == e.name {
+                    return Some(Ok(Measure::RelString {
+                        len: default,
+                        chunk: 0,
+                    }));
+                }
+                if let Some(k) =
+                    suffix.filter(|k| !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+                {
+                    return Some(
+                        k.parse()
+                            .map(|len| Measure::RelString { len, chunk: 0 })
+                            .map_err(|_| format!("expected a length after `{}_`", e.name)),
+                    );
+                }
+            }
+            TrecParams::Doubles { make, .. } => {
+                if let Some(x) = suffix.filter(|x| !x.is_empty() && !x.contains(',')) {
+                    return Some(
+                        x.trim()
+                            .parse::<f64>()
+                            .ok()
+                            .filter(|x| x.is_finite())
+                            .map(make)
+                            .ok_or_else(|| format!("expected a number after `{}_`", e.name)),
+                    );
+                }
+            }
+            TrecParams::Pairs { default, make } => {
+                if name == e.name {
+                    return Some(Ok(default));
+                }
+                // `rbp_resid` is no pair list of `rbp`.
+                let pairs = |p: &&str| {
+                    parse_pairs(p)
+                        .is_ok_and(|v| v.iter().all(|(k, _)| *k == "p" || is_level_name(k)))
+                };
+                if let Some(p) = suffix.filter(pairs) {
+                    return Some(parse_pairs(p).and_then(|pairs| make(&pairs)));
+                }
+            }
             TrecParams::Float { make, .. } => {
                 if let Some(x) = suffix.filter(|x| !x.is_empty()) {
                     return Some(
@@ -569,11 +971,20 @@ mod tests {
                 "recip_rank",
                 "iprec_at_recall",
                 "P",
+                "relstring",
                 "recall",
+                "infAP",
                 "gm_bpref",
+                "Rprec_mult",
                 "utility",
                 "11pt_avg",
+                "binG",
+                "G",
+                "dcg",
+                "ideal_dcg",
                 "ndcg",
+                "ndcg_rel",
+                "Rndcg",
                 "ndcg_cut",
                 "map_cut",
                 "relative_P",
@@ -584,6 +995,10 @@ mod tests {
                 "set_map",
                 "set_F",
                 "num_nonrel_judged_ret",
+                "yaap",
+                "rbp",
+                "rbp_resid",
+                "unj",
             ]
         );
         let orders: Vec<u8> = table().iter().map(|e| e.order).collect();
@@ -662,10 +1077,10 @@ mod tests {
 
     #[test]
     fn errors() {
-        let e = resolve(&["infAP"]).unwrap_err();
+        let e = resolve(&["prefs_simp"]).unwrap_err();
         assert_eq!(e.code, 1);
         assert!(
-            e.message.contains("`infAP` is not supported"),
+            e.message.contains("`prefs_simp` is not supported"),
             "{}",
             e.message
         );
@@ -720,6 +1135,21 @@ mod tests {
     }
 
     #[test]
+    fn cutoffs_are_read_as_atol_reads_them() {
+        assert_eq!(
+            names_of(&["ndcg_cut.10,20,23.4"]),
+            ["ndcg_cut_10", "ndcg_cut_20", "ndcg_cut_23"]
+        );
+        assert_eq!(names_of(&["P. 7,+3"]), ["P_3", "P_7"]);
+        assert_eq!(resolve(&["P.5,5.9"]).unwrap_err().code, 2);
+        assert_eq!(resolve(&["P.x"]).unwrap_err().code, 2);
+        assert_eq!(resolve(&["P.-3"]).unwrap_err().code, 2);
+        assert_eq!(atol("23.4"), 23);
+        assert_eq!(atol(" -12x"), -12);
+        assert_eq!(atol(""), 0);
+    }
+
+    #[test]
     fn set_f_keeps_the_parameter_text() {
         let v = resolve(&["set_F.0.50,3"]).unwrap();
         assert_eq!(v[0].name, "set_F_0.50,3");
@@ -766,36 +1196,24 @@ pub fn pytrec_name(measure: &str) -> String {
     measure.to_string()
 }
 
-/// The names of trec_eval's `set` nickname (the measures of the retrieved set as a whole).
-const SET_NICKNAME: [&str; 11] = [
-    "runid",
-    "num_q",
-    "num_ret",
-    "num_rel",
-    "num_rel_ret",
-    "utility",
-    "set_P",
-    "set_relative_P",
-    "set_recall",
-    "set_map",
-    "set_F",
-];
-
 /// The nicknames pytrec_eval takes for sets of measures (`official`, `set`, `all_trec`), each
 /// as the base names of the entries lemma-eval computes, in table order.
 pub const PYTREC_NICKNAMES: [&str; 3] = ["official", "set", "all_trec"];
 
-/// The members of one of [`PYTREC_NICKNAMES`]: `official` (trec_eval's default), `set`
-/// (`runid`, the counts and the `set_*` measures) and `all_trec` (every entry), restricted to
-/// the table's entries. `None` for another name.
+/// The members of one of [`PYTREC_NICKNAMES`] as pytrec_eval (trec_eval 9.0.8) lists them,
+/// restricted to the table's entries, in table order. `None` for another name.
 pub fn pytrec_nickname(name: &str) -> Option<Vec<&'static str>> {
-    let keep: fn(&TrecEntry) -> bool = match name {
-        "official" => |e| e.official,
-        "set" => |e| SET_NICKNAME.contains(&e.name),
-        "all_trec" => |_| true,
-        _ => return None,
-    };
-    Some(table().iter().filter(|e| keep(e)).map(|e| e.name).collect())
+    if !PYTREC_NICKNAMES.contains(&name) {
+        return None;
+    }
+    let names = nickname(name, TrecRules::V9).expect("a nickname");
+    Some(
+        table()
+            .iter()
+            .filter(|e| names.contains(&e.name))
+            .map(|e| e.name)
+            .collect(),
+    )
 }
 
 /// pytrec_eval's reading of a set of measure names (its `RelevanceEvaluator`): nicknames
@@ -913,7 +1331,10 @@ mod pytrec_tests {
         );
         let all = names(&["all_trec"]);
         for e in table() {
-            assert!(all.iter().any(|n| n.starts_with(e.name)), "{}", e.name);
+            let listed = all
+                .iter()
+                .any(|n| *n == e.name || n.starts_with(&format!("{}_", e.name)));
+            assert_eq!(listed, ALL_TREC_9.contains(&e.name), "{}", e.name);
         }
         // A nickname beside a parameterised name: the parameters win, as in pytrec_eval.
         let with_p = names(&["official", "P.7"]);

@@ -8,6 +8,8 @@ use lemma_accum::*;
 use proptest::prelude::*;
 use std::sync::Arc;
 
+mod trec_reference;
+
 /// One generated goal: a universe of lemma ids, graded judgments, a ranking with scores.
 #[derive(Clone, Debug)]
 struct Case {
@@ -159,6 +161,9 @@ const MEASURES: &[&str] = &[
     "Leak@1",
     "Leak@10",
     "LeakRank",
+    "Yaap",
+    "DCG",
+    "IDCG",
 ];
 
 /// Which lemmas the streamed goals call inaccessible (`Leak@k`, `LeakRank`).
@@ -222,6 +227,9 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
             .map(|i| g[i - 1] as f64 / ((i + 1) as f64).log2())
             .sum::<f64>()
     };
+    if let Some(v) = trec_reference::walk_measure(m, &grades, &c.grades_desc(), c.level) {
+        return Some(v);
+    }
     let first_rel = (1..=n).find(|&k| rel[k - 1]);
     let thresh = |t: f64| {
         let idx: Vec<usize> = (0..n).filter(|&i| c.ranking[i].1 >= t).collect();
@@ -351,6 +359,19 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
             .count() as f64,
         Measure::NumQ => 1.0,
         Measure::GMAP => div(apsum(n), rf),
+        Measure::Yaap => ((1.0 + apsum(n)) / (1.0 + rf - apsum(n))).ln(),
+        Measure::DCG => dcg(usize::MAX),
+        Measure::IDCG => idcg(usize::MAX),
+        Measure::RprecMult { .. }
+        | Measure::BinG
+        | Measure::G
+        | Measure::NDCGRel
+        | Measure::RNDCG
+        | Measure::InfAP
+        | Measure::RBP { .. }
+        | Measure::RBPResid { .. }
+        | Measure::RelString { .. }
+        | Measure::Unj { .. } => unreachable!("trec_reference"),
         // Every item of the ranking is also the unmasked ranking's; `inaccessible` marks some.
         Measure::Leak { k } => {
             let bad = c.ranking[..(k as usize).min(n)]
@@ -369,7 +390,14 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
 
 #[test]
 fn every_kind_is_checked_against_the_reference() {
-    let tested = Measure::parse_all(MEASURES.iter().chain(SCORED).copied()).unwrap();
+    let tested = Measure::parse_all(
+        MEASURES
+            .iter()
+            .chain(SCORED)
+            .chain(trec_reference::WALK_MEASURES)
+            .copied(),
+    )
+    .unwrap();
     for kind in Measure::kinds() {
         assert!(
             tested.iter().any(|m| m.kind().variant == kind.variant),
@@ -380,6 +408,10 @@ fn every_kind_is_checked_against_the_reference() {
 }
 
 fn plan_for(c: &Case, names: &[&str], ties: Ties) -> Arc<Plan> {
+    plan_with(c, names, ties, false)
+}
+
+fn plan_with(c: &Case, names: &[&str], ties: Ties, judged_only: bool) -> Arc<Plan> {
     let ms = Measure::parse_all(names.iter().copied()).unwrap();
     Arc::new(Plan::new(
         &ms,
@@ -387,6 +419,8 @@ fn plan_for(c: &Case, names: &[&str], ties: Ties) -> Arc<Plan> {
             relevance_level: c.level,
             interpolation: c.interpolation,
             ties,
+            judged_only,
+            ..Config::default()
         },
     ))
 }
@@ -431,6 +465,7 @@ proptest! {
     fn streamed_equals_reference(c in case_strategy()) {
         let mut names = MEASURES.to_vec();
         names.extend_from_slice(SCORED);
+        names.extend_from_slice(trec_reference::WALK_MEASURES);
         // Every declared kind's examples too, so a new kind is checked as soon as it exists.
         names.extend(Measure::kinds().iter().flat_map(|k| k.examples.iter().copied()));
         let plan = plan_for(&c, &names, Ties::Given);
@@ -442,9 +477,26 @@ proptest! {
     }
 
     #[test]
+    fn judged_only_is_the_reference_of_the_judged_ranking(c in case_strategy()) {
+        // trec_eval's -J: the ranking of the judged lemmas (grade >= 0) alone, by every path.
+        let names: Vec<&str> = MEASURES.iter().chain(trec_reference::WALK_MEASURES).copied()
+            .filter(|m| !m.starts_with("Leak") && !m.starts_with("AUC")).collect();
+        let plan = plan_with(&c, &names, Ties::Given, true);
+        let mut judged = c.clone();
+        judged.ranking.retain(|(l, _)| c.grade_of(*l).is_some_and(|g| g >= 0));
+        let got = stream(&c, &plan, true);
+        for (m, v) in plan.measures().iter().zip(&got) {
+            let want = reference(&judged, m);
+            prop_assert!(agree(*v, want), "{}: judged only {:?}, reference {:?}", m, v, want);
+        }
+        prop_assert_eq!(&stream(&c, &plan, false), &got);
+    }
+
+    #[test]
     fn ranks_only_equals_streamed(c in case_strategy()) {
         // The ranks-only path has no unmasked ranking: the leak measures are not asked of it.
-        let names: Vec<&str> = MEASURES.iter().copied().filter(|m| !m.starts_with("Leak")).collect();
+        let names: Vec<&str> = MEASURES.iter().chain(trec_reference::WALK_MEASURES).copied()
+            .filter(|m| !m.starts_with("Leak")).collect();
         let plan = plan_for(&c, &names, Ties::Given);
         let streamed = stream(&c, &plan, false);
         let judged: Vec<(u64, i32)> = c.labels().iter().enumerate()

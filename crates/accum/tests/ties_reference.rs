@@ -13,7 +13,11 @@
 //!   from the expected count, not the expected `F`);
 //! * `Bpref` counts a tied judged non-relevant item as half an item above; `AUC` counts a tied
 //!   (relevant, non-relevant) pair as 1/2;
-//! * `NumRet`, `NumRel`, `NumRelRet`, `SetP`, `SetR`, `SetF` do not depend on order.
+//! * `NumRet`, `NumRel`, `NumRelRet`, `SetP`, `SetR`, `SetF` do not depend on order;
+//! * the measures that read the ranking item by item (trec_eval's `binG`, `G`, `ndcg_rel`,
+//!   `Rndcg`, `infAP`, `Rprec_mult`, `unj`, `rbp`, `rbp_resid`) read each group in ascending grade,
+//!   its unjudged items first (its relevant items last); `Yaap` is AP's sum as above, `DCG` the
+//!   expected DCG.
 //!
 //! The property tests are one per measure family, so that each can be un-ignored when tie groups
 //! land for it. A family marked `#[ignore]` failed against the accumulator when this file was
@@ -28,6 +32,8 @@ use proptest::test_runner::TestCaseError;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
+
+mod trec_reference;
 
 /// The grade of an item the actual set does not mention.
 const UNJUDGED: i32 = i32::MIN;
@@ -315,6 +321,21 @@ fn reference(
     let ap = div(ap_sum(n), rf);
     let s_n = rel.iter().filter(|&&x| x).count();
 
+    // The walk's measures read each group in ascending grade, the unjudged items first.
+    let mut walked: Vec<(f64, i32)> = Vec::with_capacity(n);
+    for grp in groups(items) {
+        let mut g: Vec<(f64, i32)> = items[grp].to_vec();
+        g.sort_by_key(|&(_, grade)| grade);
+        walked.extend(g);
+    }
+    let walked: Vec<Option<i32>> = walked
+        .iter()
+        .map(|&(_, g)| (g != UNJUDGED).then_some(g))
+        .collect();
+    if let Some(v) = trec_reference::walk_measure(measure, &walked, &truth.grades, truth.level) {
+        return Some(v);
+    }
+
     Some(match *measure {
         Measure::P { k } => expect_s(k as usize) / k as f64,
         Measure::R {
@@ -439,6 +460,19 @@ fn reference(
             .filter(|&&(_, g)| truth.is_judged_nonrel(g))
             .count() as f64,
         Measure::NumQ => 1.0,
+        Measure::Yaap => ((1.0 + ap_sum(n)) / (1.0 + rf - ap_sum(n))).ln(),
+        Measure::DCG => expect_dcg(usize::MAX),
+        Measure::IDCG => idcg(usize::MAX),
+        Measure::RprecMult { .. }
+        | Measure::BinG
+        | Measure::G
+        | Measure::NDCGRel
+        | Measure::RNDCG
+        | Measure::InfAP
+        | Measure::RBP { .. }
+        | Measure::RBPResid { .. }
+        | Measure::RelString { .. }
+        | Measure::Unj { .. } => unreachable!("trec_reference"),
         // No unmasked ranking is told of here (nothing is inaccessible): the leak measures
         // depend on accessibility alone, never on ties.
         Measure::Leak { .. } => 0.0,
@@ -508,6 +542,7 @@ fn streamed(
             relevance_level: truth.level,
             interpolation: truth.interpolation,
             ties: Ties::Group,
+            ..Config::default()
         },
     ));
     let mut grades = truth.grades.clone();
@@ -1004,6 +1039,11 @@ fn family(name: &str) -> Vec<String> {
             "NumRet(threshold=0.5)",
             "NumRelRet(threshold=0.6)",
         ]),
+        "walk" => {
+            let mut v = fixed(trec_reference::WALK_MEASURES);
+            v.extend(fixed(&["Yaap", "DCG", "IDCG"]));
+            v
+        }
         "all" => FAMILIES.iter().flat_map(|f| family(f)).collect(),
         _ => panic!("no family {name}"),
     }
@@ -1023,6 +1063,7 @@ const FAMILIES: &[&str] = &[
     "bpref",
     "auc",
     "counts_and_sets",
+    "walk",
 ];
 
 fn measures_of(name: &str) -> Vec<Measure> {
@@ -1112,6 +1153,9 @@ proptest! {
     #[test]
     fn counts_and_sets(g in goal_strategy()) { check_family(&g, "counts_and_sets")?; }
 
+    #[test]
+    fn walk(g in goal_strategy()) { check_family(&g, "walk")?; }
+
     /// Every family in one plan, so that measures share cutoff and level slots; passes only once
     /// every family does.
     #[test]
@@ -1133,6 +1177,7 @@ proptest! {
                 relevance_level: g.truth.level,
                 interpolation: g.truth.interpolation,
                 ties: Ties::Given,
+                ..Config::default()
             }));
             let mut grades = g.truth.grades.clone();
             grades.sort_unstable_by(|a, b| b.cmp(a));

@@ -269,6 +269,7 @@ pub(crate) fn run_trec(a: TrecArgs) -> Result<(), Fail> {
     o.max_docs = a.max_docs;
     o.level = a.level;
     o.version = a.version;
+    a.flags.apply(&mut o)?;
     if let Some(t) = a.common.threads {
         o.threads = t.max(1);
     }

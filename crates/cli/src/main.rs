@@ -12,6 +12,7 @@ mod gen;
 mod groups;
 mod out;
 mod parsers;
+mod trec_flags;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use lemma_accum::Interpolation;
@@ -491,6 +492,8 @@ struct TrecArgs {
     /// Relevance level.
     #[arg(short = 'l', default_value_t = 1, allow_negative_numbers = true)]
     level: i32,
+    #[command(flatten)]
+    flags: trec_flags::TrecFlags,
     /// trec_eval version to reproduce.
     #[arg(long = "trec-version", value_parser = choice::<TrecVersion>(), default_value = "10")]
     version: TrecVersion,

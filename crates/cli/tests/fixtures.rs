@@ -432,9 +432,15 @@ fn bad_inputs_fail_clearly() {
     let o = run(&["eval", &q, &fixture("seed/run.txt"), "-m", "Foo@3"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("measure `Foo@3`: unknown measure"));
-    let o = run(&["trec_eval", "-m", "infAP", &q, &fixture("seed/run.txt")]);
+    let o = run(&[
+        "trec_eval",
+        "-m",
+        "prefs_simp",
+        &q,
+        &fixture("seed/run.txt"),
+    ]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("`infAP` is not supported"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`prefs_simp` is not supported"));
 }
 
 #[test]

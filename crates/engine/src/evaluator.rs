@@ -583,6 +583,20 @@ impl EvaluatorBuilder {
         self
     }
 
+    /// trec_eval's `-J`: rank only the judged lemmas (grade `>= 0`), dropping the others before
+    /// ranks are given. Not recorded in summaries: such an evaluation writes none.
+    pub fn judged_only(mut self, on: bool) -> Self {
+        self.options.judged_only = on;
+        self
+    }
+
+    /// trec_eval's `-N`: the collection's size, which `Utility` reads (default 0, trec_eval's).
+    /// Not recorded in summaries: such an evaluation writes none.
+    pub fn collection_size(mut self, n: u64) -> Self {
+        self.options.collection_size = n;
+        self
+    }
+
     /// Relevant count needed at a recall level for IPrec and AP11 (default textbook).
     pub fn interpolation(mut self, i: Interpolation) -> Self {
         self.options.interpolation = i;

@@ -133,6 +133,12 @@ pub struct EvalOptions {
     pub group_by: Option<Arc<crate::GroupBy>>,
     /// `--by`: a summary per stratum of goals besides the whole.
     pub strata: Option<Arc<crate::Strata>>,
+    /// trec_eval's `-J`: only judged lemmas (grade `>= 0`) are ranked ([`lemma_accum::Config`]).
+    /// Not recorded in summaries: an evaluation with it writes none.
+    pub judged_only: bool,
+    /// trec_eval's `-N`: the collection's size, read by `Utility` (0: unknown). Not recorded in
+    /// summaries: an evaluation with it writes none.
+    pub collection_size: u64,
 }
 
 impl Default for EvalOptions {
@@ -154,6 +160,8 @@ impl Default for EvalOptions {
             premises: None,
             group_by: None,
             strata: None,
+            judged_only: false,
+            collection_size: 0,
         }
     }
 }
@@ -177,6 +185,8 @@ pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
             } else {
                 Ties::Given
             },
+            judged_only: opts.judged_only,
+            collection_size: opts.collection_size,
         },
     );
     let plan = match &opts.pooled {

@@ -466,6 +466,11 @@ impl Partial {
                 seen_ids.insert(rank[gid]);
             }
         }
+        if opts.judged_only || opts.collection_size != 0 {
+            return Err(EvalError::Options(
+                "a summary does not record -J (judged only) or -N (collection size)".into(),
+            ));
+        }
         Ok(Partial {
             version: VERSION,
             plan: PlanKey::of(opts, universe),

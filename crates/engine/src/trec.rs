@@ -14,8 +14,8 @@ use lemma_accum::{Interpolation, TrecAdder, TrecRules};
 use std::fmt::Write as _;
 
 pub use lemma_accum::trec::{
-    pytrec_name, pytrec_nickname, resolve, resolve_pytrec, table, TrecMeasure, TrecMeasureError,
-    PYTREC_NICKNAMES,
+    pytrec_name, pytrec_nickname, resolve, resolve_for, resolve_pytrec, table, TrecMeasure,
+    TrecMeasureError, PYTREC_NICKNAMES,
 };
 
 /// Appends one trec_eval line.
@@ -23,6 +23,19 @@ pub fn line(out: &mut String, m: &TrecMeasure, goal: &str, value: f64) {
     let mut b = Vec::new();
     push_line(&mut b, m, goal.as_bytes(), value);
     out.push_str(std::str::from_utf8(&b).expect("the name, the goal and ASCII"));
+}
+
+/// A text measure's line (`relstring`): trec_eval's `%-22s\t%s\t'%s'`.
+fn push_text_line(out: &mut Vec<u8>, m: &TrecMeasure, goal: &[u8], text: &str) {
+    let name = &m.name;
+    let pad = 22usize.saturating_sub(name.chars().count());
+    out.extend_from_slice(name.as_bytes());
+    out.extend(std::iter::repeat_n(b' ', pad));
+    out.push(b'\t');
+    out.extend_from_slice(goal);
+    out.extend_from_slice(b"\t'");
+    out.extend_from_slice(text.as_bytes());
+    out.extend_from_slice(b"'\n");
 }
 
 /// [`line`] onto bytes (`trec_eval -q` writes one per goal and measure, on one thread).
@@ -41,7 +54,7 @@ pub fn summary_block(
     runid: &str,
     num_rel_override: Option<u64>,
 ) {
-    for m in measures {
+    for m in measures.iter().filter(|m| !m.text) {
         let Some(measure) = m.measure else {
             let _ = writeln!(out, "{:<22}\tall\t{}", m.name, runid);
             continue;
@@ -97,6 +110,8 @@ mod tests {
             measure: None,
             integer: false,
             per_goal: true,
+            text: false,
+            parts: Vec::new(),
         };
         line(&mut s, &m, "q1", 0.533_333);
         let n = TrecMeasure {
@@ -104,6 +119,8 @@ mod tests {
             measure: None,
             integer: true,
             per_goal: true,
+            text: false,
+            parts: Vec::new(),
         };
         line(&mut s, &n, "all", 1000.0);
         assert_eq!(
@@ -191,6 +208,10 @@ pub struct TrecOptions {
     pub level: i32,
     /// The version reproduced.
     pub version: TrecVersion,
+    /// `-J`: only judged lemmas (grade `>= 0`) are ranked.
+    pub judged_only: bool,
+    /// `-N`: the collection's size (`utility` reads it).
+    pub collection_size: u64,
     /// Worker threads.
     pub threads: usize,
     /// Memory-map a plain run file.
@@ -210,6 +231,8 @@ impl Default for TrecOptions {
             max_docs: None,
             level: 1,
             version: TrecVersion::V10,
+            judged_only: false,
+            collection_size: 0,
             threads: EvalOptions::default().threads,
             mmap: false,
             spill: lemma_ingest::SpillOptions::default(),
@@ -288,16 +311,19 @@ pub fn run_to(
     out: &mut dyn std::io::Write,
 ) -> Result<Evaluation, TrecError> {
     use lemma_ingest::{ActualSets, ErrorKind};
-    let tm = resolve(&o.measures).map_err(|e| TrecError {
+    let v10 = o.version == TrecVersion::V10;
+    let rules = if v10 { TrecRules::V10 } else { TrecRules::V9 };
+    let tm = resolve_for(&o.measures, rules).map_err(|e| TrecError {
         code: e.code as u8,
         message: e.message,
     })?;
-    let v10 = o.version == TrecVersion::V10;
     let opts = Evaluator::builder()
-        .measures(tm.iter().filter_map(|m| m.measure))
+        .measures(tm.iter().flat_map(|m| m.measures()))
         .relevance_level(o.level)
         .depth(o.max_docs)
         .trec_eval(o.version, o.complete)
+        .judged_only(o.judged_only)
+        .collection_size(o.collection_size)
         // A run read once (stdin, a pipe, a FIFO) is regrouped from the start: it could not be
         // read again when its goals turn out not to be contiguous.
         .regroup(lemma_ingest::read_once(run))
@@ -410,15 +436,22 @@ fn finish(
         code: 2,
         message: e.to_string(),
     };
-    let per_goal: Vec<(&TrecMeasure, usize)> = if o.per_query {
+    let index = |measure: Measure| {
+        plan_measures
+            .iter()
+            .position(|x| *x == measure)
+            .expect("in plan")
+    };
+    // Each per-goal name with the index of its value, and of a text's further values.
+    let per_goal: Vec<(&TrecMeasure, usize, Vec<usize>)> = if o.per_query {
         (tm.iter().filter(|m| m.per_goal))
             .map(|m| {
                 let measure = m.measure.expect("per-goal measures are computed");
-                let i = plan_measures
-                    .iter()
-                    .position(|x| *x == measure)
-                    .expect("in plan");
-                (m, i)
+                (
+                    m,
+                    index(measure),
+                    m.parts.iter().map(|&p| index(p)).collect(),
+                )
             })
             .collect()
     } else {
@@ -435,8 +468,14 @@ fn finish(
             }
             lines.clear();
             let goal = String::from_utf8_lossy(goal);
-            for &(m, i) in &per_goal {
-                push_line(&mut lines, m, goal.as_bytes(), values[i]);
+            for (m, i, parts) in &per_goal {
+                if m.text {
+                    let chunks = std::iter::once(*i).chain(parts.iter().copied());
+                    let text = lemma_accum::relstring_text(chunks.map(|k| values[k]));
+                    push_text_line(&mut lines, m, goal.as_bytes(), &text);
+                } else {
+                    push_line(&mut lines, m, goal.as_bytes(), values[*i]);
+                }
             }
             out.write_all(&lines)
         })

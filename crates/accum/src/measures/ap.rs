@@ -61,7 +61,7 @@ impl Def for Ap {
         Alias {
             entry: TrecEntry {
                 name: "map_cut",
-                order: 25,
+                order: 27,
                 official: false,
                 params: TrecParams::Cutoffs {
                     default: &TREC_CUTOFFS,

@@ -28,7 +28,7 @@ impl Def for NumNonRelJudgedRet {
     const TREC: &'static [Alias<()>] = &[Alias {
         entry: TrecEntry {
             name: "num_nonrel_judged_ret",
-            order: 33,
+            order: 35,
             official: false,
             params: TrecParams::Fixed {
                 measure: Measure::NumNonRelJudgedRet,

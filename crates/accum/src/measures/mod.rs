@@ -29,29 +29,42 @@ use crate::goal::GoalView;
 use crate::measure::{Aggregation, ApNorm, Level, NativeName, RecallNorm};
 use crate::plan::LevelRule;
 use crate::trec::{TrecArg, TrecEntry};
+pub(crate) use crate::walk::WalkNeed;
+pub use relstring::{chunks as relstring_chunks, text as relstring_text};
 use std::fmt;
 
 mod ap;
 mod auc;
+mod bin_g;
 mod bpref;
 mod counts;
+mod dcg;
 mod depth;
 mod f;
+mod g;
 mod gm_bpref;
 mod gmap;
+mod infap;
 mod iprec;
 mod judged;
 mod leak;
 mod ndcg;
+mod ndcg_rel;
 mod precision;
+mod rbp;
 mod recall;
+mod relstring;
+mod rndcg;
 mod rprec;
+mod rprec_mult;
 mod rr;
 mod set;
 mod set_map;
 mod set_relative_p;
 mod success;
+mod unj;
 mod utility;
+mod yaap;
 
 /// One measure kind (one `Measure` variant): everything the crate knows about it.
 ///
@@ -131,6 +144,8 @@ pub(crate) struct Needs {
     pub leak: Option<u32>,
     /// The rank of the first inaccessible premise of the unmasked ranking (`LeakRank`).
     pub leak_rank: bool,
+    /// A record of the walk over the judged items (crate::walk): `binG`, `G`, `infAP`, ...
+    pub walk: Option<WalkNeed>,
 }
 
 impl Needs {
@@ -143,12 +158,21 @@ impl Needs {
         universe: false,
         leak: None,
         leak_rank: false,
+        walk: None,
     };
 
     /// The record at cutoff `k`, when there is one.
     pub const fn cutoff(k: Option<u32>) -> Needs {
         Needs {
             cutoff: k,
+            ..Needs::NOTHING
+        }
+    }
+
+    /// A record of the walk.
+    pub const fn walk(w: WalkNeed) -> Needs {
+        Needs {
+            walk: Some(w),
             ..Needs::NOTHING
         }
     }
@@ -402,6 +426,49 @@ registry! {
     } => utility::Utility,
     /// `NumNonRelJudgedRet`: judged non-relevant items ranked (summed).
     NumNonRelJudgedRet => judged::NumNonRelJudgedRet,
+    /// `Rprec(mult=x) = s(c)/c`, `c = floor(x·R + 0.9)`.
+    RprecMult {
+        /// The multiple of `R`.
+        mult: f64,
+    } => rprec_mult::RprecMult,
+    /// `binG`: sum of `1/log2(2 + non-relevant above)` over retrieved relevant items, over `R`.
+    BinG => bin_g::BinG,
+    /// `G`: normalised gain.
+    G => g::G,
+    /// `nDCG_rel`: nDCG averaged over the positive grades.
+    NDCGRel => ndcg_rel::NdcgRel,
+    /// `RnDCG`: nDCG averaged over the ideal ranking's R-levels.
+    RNDCG => rndcg::Rndcg,
+    /// `infAP`: inferred AP.
+    InfAP => infap::InfAp,
+    /// `Yaap = ln((1 + A)/(1 + R - A))`.
+    Yaap => yaap::Yaap,
+    /// `DCG` of the whole ranking.
+    DCG => dcg::Dcg,
+    /// `IDCG`: DCG of the ideal ranking.
+    IDCG => dcg::Idcg,
+    /// `RBP(p=x)`: rank-biased precision.
+    RBP {
+        /// The persistence.
+        p: f64,
+    } => rbp::Rbp,
+    /// `RBPResid(p=x)`: what the unjudged items could add to `RBP(p=x)`.
+    RBPResid {
+        /// The persistence.
+        p: f64,
+    } => rbp::RbpResid,
+    /// `RelString(len=k,chunk=c)`: trec_eval's `relstring`, 13 characters a value.
+    RelString {
+        /// The characters (items) of the text.
+        len: u32,
+        /// Which 13 of them this value codes.
+        chunk: u32,
+    } => relstring::RelString,
+    /// `Unj@k`: unjudged items among the first `k`, over `k`.
+    Unj {
+        /// The cutoff.
+        k: u32,
+    } => unj::Unj,
     /// `GM_AP = exp(mean(ln(max(AP, 1e-5))))`; summary only.
     GMAP => gmap::GmAp,
     /// `Leak@k`: inaccessible premises among the first `k` of the unmasked ranking, over `k`.

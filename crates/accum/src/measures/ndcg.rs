@@ -33,7 +33,7 @@ impl Def for Ndcg {
         Alias {
             entry: TrecEntry {
                 name: "ndcg",
-                order: 21,
+                order: 23,
                 official: false,
                 params: TrecParams::Fixed {
                     measure: Measure::NDCG { cutoff: None },
@@ -45,7 +45,7 @@ impl Def for Ndcg {
         Alias {
             entry: TrecEntry {
                 name: "ndcg_cut",
-                order: 24,
+                order: 26,
                 official: false,
                 params: TrecParams::Cutoffs {
                     default: &TREC_CUTOFFS,

@@ -52,7 +52,7 @@ impl Def for Recall {
         Alias {
             entry: TrecEntry {
                 name: "relative_P",
-                order: 26,
+                order: 28,
                 official: false,
                 params: TrecParams::Cutoffs {
                     default: &TREC_CUTOFFS,

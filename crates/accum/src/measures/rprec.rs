@@ -38,7 +38,7 @@ impl Def for Rprec {
     }];
 
     fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
-        n.is(&["Rprec", "RPrec"])
+        (n.is(&["Rprec", "RPrec"]) && !n.has("mult"))
             .then(|| n.no_cutoff().map(|()| Measure::Rprec))
     }
 

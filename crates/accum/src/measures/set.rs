@@ -67,7 +67,7 @@ impl Def for SetP {
     const TREC: &'static [Alias<(Option<f64>,)>] = &[Alias {
         entry: TrecEntry {
             name: "set_P",
-            order: 28,
+            order: 30,
             official: false,
             params: TrecParams::Fixed {
                 measure: Measure::SetP { threshold: None },
@@ -109,7 +109,7 @@ impl Def for SetR {
     const TREC: &'static [Alias<(Option<f64>,)>] = &[Alias {
         entry: TrecEntry {
             name: "set_recall",
-            order: 30,
+            order: 32,
             official: false,
             params: TrecParams::Fixed {
                 measure: Measure::SetR { threshold: None },
@@ -155,7 +155,7 @@ impl Def for SetF {
     const TREC: &'static [Alias<(f64, Option<f64>)>] = &[Alias {
         entry: TrecEntry {
             name: "set_F",
-            order: 32,
+            order: 34,
             official: false,
             params: TrecParams::Float {
                 default: Measure::SetF {

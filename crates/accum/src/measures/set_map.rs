@@ -26,7 +26,7 @@ impl Def for SetAp {
     const TREC: &'static [Alias<()>] = &[Alias {
         entry: TrecEntry {
             name: "set_map",
-            order: 31,
+            order: 33,
             official: false,
             params: TrecParams::Fixed {
                 measure: Measure::SetAP,

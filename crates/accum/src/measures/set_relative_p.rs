@@ -27,7 +27,7 @@ impl Def for SetRelP {
     const TREC: &'static [Alias<()>] = &[Alias {
         entry: TrecEntry {
             name: "set_relative_P",
-            order: 29,
+            order: 31,
             official: false,
             params: TrecParams::Fixed {
                 measure: Measure::SetRelP,

@@ -27,7 +27,7 @@ impl Def for Success {
     const TREC: &'static [Alias<(u32,)>] = &[Alias {
         entry: TrecEntry {
             name: "success",
-            order: 27,
+            order: 29,
             official: false,
             params: TrecParams::Cutoffs {
                 default: &TREC_SUCCESS_CUTOFFS,

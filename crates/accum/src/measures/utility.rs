@@ -8,8 +8,9 @@
 //! `Utility = a·s(n) + b·(n - s(n)) + c·(R - s(n)) + d·(N - n - R + s(n))`,
 //!
 //! added in that order. The defaults are `a = 1`, `b = -1`, `c = d = 0` (a relevant item retrieved
-//! gains 1, another item retrieved costs 1). `N` is taken as 0, as trec_eval takes it without
-//! `-N`, so a non-zero `d` multiplies `s(n) - n - R`. Averaged over goals.
+//! gains 1, another item retrieved costs 1). `N` is the plan's collection size (trec_eval's
+//! `-N`), 0 when not given, as trec_eval takes it: then a non-zero `d` multiplies
+//! `s(n) - n - R`. Averaged over goals.
 //!
 //! trec_eval: `utility` (not official), `-m utility.a,b,c,d`: four numbers, each read as C's
 //! `atof` reads it (the longest prefix that is a number, 0 when there is none), the printed name
@@ -96,12 +97,13 @@ impl Def for Utility {
 
     fn value((c,): ([f64; 4],), g: &GoalView<'_>) -> Option<f64> {
         let (n, r, s) = (g.n() as i64, g.r() as i64, g.s() as i64);
+        let big_n = g.collection_size() as i64;
         // trec_eval's arithmetic: counts subtracted as integers, then each term in doubles.
         Some(
             c[0] * s as f64
                 + c[1] * (n - s) as f64
                 + c[2] * (r - s) as f64
-                + c[3] * (s - n - r) as f64,
+                + c[3] * (big_n + s - n - r) as f64,
         )
     }
 }
@@ -128,5 +130,22 @@ mod tests {
             [Some(-0.5)]
         );
         assert_eq!(empty("Utility(c=-1)", 3), Some(-3.0));
+    }
+
+    #[test]
+    fn collection_size() {
+        // N = 100, n = 6, R = 3, s = 3, d = 0.5: 0 + 0.5 · (100 - 6 - 3 + 3) = 47.
+        use crate::{Config, GoalAccumulator, Label, Measure, Plan, Truth};
+        let ms = Measure::parse("Utility(d=0.5)").unwrap();
+        let config = Config {
+            collection_size: 100,
+            ..Config::default()
+        };
+        let mut acc = GoalAccumulator::new(std::sync::Arc::new(Plan::new(&ms, config)));
+        acc.begin(&Truth::binary(3, 0));
+        for r in super::super::testing::SEED {
+            acc.push(if r { Label::judged(1) } else { Label::UNJUDGED });
+        }
+        assert_eq!(acc.finish().unwrap().values(), [Some(47.0)]);
     }
 }

@@ -1,0 +1,59 @@
+//! `trec_eval`'s flags beyond the common ones: `-J`, `-N`, and the input formats `-R` and `-T`
+//! (only trec_eval's defaults are read) and `-Z` (refused, named).
+
+use crate::out::Fail;
+use lemma_eval::trec::TrecOptions;
+
+/// trec_eval's `-J`, `-N`, `-R`, `-T`, `-Z`.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub(crate) struct TrecFlags {
+    /// Rank only the judged lemmas (grade >= 0): the others are dropped before ranks are given.
+    #[arg(short = 'J')]
+    judged_only: bool,
+    /// The collection's size, which `utility`'s fourth coefficient reads (default 0).
+    #[arg(short = 'N', value_name = "N")]
+    collection_size: Option<u64>,
+    /// The qrels' format: `qrels` (the only one read; `prefs`, `qrels_prefs` and `qrels_jg` are
+    /// named in an error).
+    #[arg(short = 'R', value_name = "FORMAT")]
+    rel_format: Option<String>,
+    /// The run's format: `trec_results` (the only one).
+    #[arg(short = 'T', value_name = "FORMAT")]
+    results_format: Option<String>,
+    /// Z-scores against a reference file: not supported (named in an error).
+    #[arg(short = 'Z', value_name = "FILE")]
+    zscores: Option<String>,
+}
+
+impl TrecFlags {
+    /// Sets `o` as the flags say; trec_eval's exit code 2 for a format or a file lemma-eval does
+    /// not read.
+    pub(crate) fn apply(&self, o: &mut TrecOptions) -> Result<(), Fail> {
+        match self.rel_format.as_deref() {
+            None | Some("qrels") => {}
+            Some(f @ ("prefs" | "qrels_prefs" | "qrels_jg")) => {
+                return Err(Fail(
+                    2,
+                    format!(
+                        "-R {f}: preference and judgment-group files are not supported by \
+                         lemma-eval (only -R qrels)"
+                    ),
+                ))
+            }
+            Some(f) => return Err(Fail(2, format!("illegal rel_format `{f}`"))),
+        }
+        match self.results_format.as_deref() {
+            None | Some("trec_results") => {}
+            Some(f) => return Err(Fail(2, format!("illegal retrieval results format `{f}`"))),
+        }
+        if let Some(z) = &self.zscores {
+            return Err(Fail(
+                2,
+                format!("-Z {z}: z-scores are not supported by lemma-eval"),
+            ));
+        }
+        o.judged_only = self.judged_only;
+        o.collection_size = self.collection_size.unwrap_or(0);
+        Ok(())
+    }
+}
