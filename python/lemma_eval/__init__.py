@@ -375,10 +375,13 @@ def compare(
     (mean of b - a), ``p_t`` (paired t-test), ``p_randomization`` (Fisher's, ``permutations``
     sign patterns, ``seed``), ``p_adjusted`` (the ``test``'s p-value, ``"t"``,
     ``"randomization"`` or ``"bootstrap"``, adjusted by ``correction``, ``"holm"``,
-    ``"bonferroni"``, ``"bh"`` or ``"none"``, over every comparison), ``ci_low`` and ``ci_high``
+    ``"bonferroni"``, ``"bh"`` or ``"none"``, over every comparison; or ``"tukey"``, with
+    ``all_pairs=True``: Tukey's HSD over every run, as ``scipy.stats.tukey_hsd``, adjusted for
+    every pair already and not corrected further), ``ci_low`` and ``ci_high``
     (bootstrap 95% interval of ``diff``), ``effect`` (mean / sd of the differences), ``wins``,
-    ``ties``, ``losses`` (goals where b is higher, equal, lower); and ``p_bootstrap`` and
-    ``significant`` (``p_adjusted < alpha``). Undefined values (fewer than two goals) are NaN.
+    ``ties``, ``losses`` (goals where b is higher, equal, lower); and ``p_bootstrap``,
+    ``p_tukey`` (None unless ``test="tukey"``) and ``significant`` (``p_adjusted < alpha``).
+    Undefined values (fewer than two goals) are NaN.
 
     ``runs`` are paths of any kind ``evaluate`` reads (``.npy`` matrices with ``goal_names`` and
     ``lemma_names``, or ``names``), or values files (``Result.values_bytes()`` or ``eval

@@ -845,7 +845,7 @@ impl NativeEvaluator {
     /// Compares runs as `lemma-eval compare` does ([`lemma_eval::compare`]): each a path of any
     /// kind the command reads (`.npy` matrices named by `goal_names` and `lemma_names`, paths,
     /// or `names`, a store), labelled by `labels` (default: the paths as given). Returns the
-    /// rows (dicts of the tsv's fields, with `p_bootstrap` and `significant`), the warnings and
+    /// rows (dicts of the tsv's fields, with `p_bootstrap`, `p_tukey` and `significant`), the warnings and
     /// the number of goals compared.
     #[pyo3(signature = (runs, labels=None, all_pairs=false, test="t", correction="holm", alpha=0.05, permutations=None, seed=None, goal_names=None, lemma_names=None, names=None, mmap=false))]
     #[allow(clippy::too_many_arguments)]
@@ -937,6 +937,12 @@ impl NativeEvaluator {
             d.set_item("ties", r.ties)?;
             d.set_item("losses", r.losses)?;
             d.set_item("p_bootstrap", r.p_bootstrap)?;
+            // None, not NaN, where Tukey's test was not asked for: rows compare equal.
+            if c.options.test == lemma_eval::compare::Test::Tukey {
+                d.set_item("p_tukey", r.p_tukey)?;
+            } else {
+                d.set_item("p_tukey", py.None())?;
+            }
             d.set_item("significant", r.significant)?;
             rows.push(d);
         }

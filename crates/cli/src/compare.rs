@@ -29,9 +29,10 @@ pub(crate) struct CompareArgs {
     /// The p-value that decides significance.
     #[arg(long, value_parser = choice::<Test>(), default_value = "t")]
     test: Test,
-    /// The correction for multiple comparisons, over every comparison made (measures × pairs).
-    #[arg(long, value_parser = choice::<Correction>(), default_value = "holm")]
-    correction: Correction,
+    /// The correction for multiple comparisons, over every comparison made (measures × pairs);
+    /// default holm (none with --test tukey, whose p-values are adjusted already).
+    #[arg(long, value_parser = choice::<Correction>())]
+    correction: Option<Correction>,
     /// Significance level: a difference is significant when its adjusted p-value is below it.
     #[arg(long, default_value_t = 0.05, value_parser = parse_alpha)]
     alpha: f64,
@@ -148,15 +149,26 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
             predicted: p.as_path().into(),
         })
         .collect();
+    let correction =
+        match (a.test, a.correction) {
+            (Test::Tukey, Some(c)) if c != Correction::None => return Err(Fail(
+                2,
+                "--test tukey: Tukey's HSD p-values are adjusted for every pair of runs already; \
+                 --correction does not apply"
+                    .into(),
+            )),
+            (_, c) => c.unwrap_or(Correction::Holm),
+        };
     let options = CompareOptions {
         all_pairs: a.all_pairs,
         test: a.test,
-        correction: a.correction,
+        correction,
         alpha: a.alpha,
         permutations: a.permutations,
         seed: a.seed,
         ..CompareOptions::default()
     };
+    options.check().map_err(|e| Fail(2, e))?;
     // Created first: an output that cannot be written fails before the evaluations.
     let mut out = Output::create(a.output.as_deref())?;
     let name = out.name();

@@ -392,3 +392,87 @@ fn readme_example_is_what_the_command_prints() {
         "README:\n{md}\nprinted:\n{printed}"
     );
 }
+
+/// Student's t on 6 degrees of freedom: `P(|T| >= t) = 1 - x (1 + (1 - x²) / 2 + 3 (1 - x²)² /
+/// 8)`, `x = t / sqrt(t² + 6)`.
+fn t6_two_sided(t: f64) -> f64 {
+    let x = t / (t * t + 6.0).sqrt();
+    let y = 1.0 - x * x;
+    1.0 - x * (1.0 + y / 2.0 + 3.0 * y * y / 8.0)
+}
+
+#[test]
+fn tukey_of_two_runs_is_the_pooled_t_test() {
+    // Two runs: Tukey's HSD is the two-sample t-test with the variance pooled, on 2·4 - 2 = 6
+    // degrees of freedom. RR: A (1/2, 1, 1/3, 1), B (1, 1, 1, 1/2).
+    let fx = files();
+    let (out, _) = ok(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        "-m",
+        "RR",
+        "--all-pairs",
+        "--test",
+        "tukey",
+        "--format",
+        "json",
+    ]);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ss = |v: &[f64]| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
+    };
+    let mse = (ss(&[0.5, 1.0, 1.0 / 3.0, 1.0]) + ss(&[1.0, 1.0, 1.0, 0.5])) / 6.0;
+    let t = (1.0 / 6.0) / (mse * 2.0 / 4.0).sqrt();
+    let row = &j["rows"][0];
+    close(row["p_tukey"].as_f64().unwrap(), t6_two_sided(t), 1e-9);
+    // Not corrected further.
+    assert_eq!(row["p_adjusted"], row["p_tukey"]);
+    assert_eq!(j["correction"], "none");
+    assert_eq!(j["test"], "tukey");
+    // Three runs, the third a copy of A: A against it, p = 1.
+    let (out, _) = ok(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        s(&fx.a),
+        "-m",
+        "RR",
+        "--all-pairs",
+        "--test",
+        "tukey",
+        "--format",
+        "tsv",
+        "--labels",
+        "A,B,A2",
+    ]);
+    let r = rows(&out);
+    assert_eq!(r.len(), 3);
+    assert_eq!(&r[1][..3], ["RR", "A", "A2"]);
+    assert_eq!(f(&r[1][8]), 1.0);
+    // Without every pair, or with a correction, refused.
+    let e = fails(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        "--test",
+        "tukey",
+    ]);
+    assert!(e.contains("add --all-pairs"), "{e}");
+    let e = fails(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        "--all-pairs",
+        "--test",
+        "tukey",
+        "--correction",
+        "holm",
+    ]);
+    assert!(e.contains("--correction does not apply"), "{e}");
+}

@@ -6,7 +6,9 @@
 //! measure with [`lemma_stats`]: the paired t-test, Fisher's randomization test, a percentile
 //! bootstrap interval of the mean difference, the effect size and the goals won, tied and lost.
 //! One p-value per comparison decides ([`Test`]); it is adjusted for multiple comparisons
-//! ([`Correction`]) over every comparison made (every measure, every pair).
+//! ([`Correction`]) over every comparison made (every measure, every pair). Over more than two
+//! runs, Tukey's HSD ([`Test::Tukey`]) tests every pair of runs at once, its p-values adjusted
+//! for every pair already.
 //!
 //! A run given as a path to a values file ([`crate::values`], `eval --values-out`) is read, not
 //! evaluated: its values, checked against the comparison's options and measures, enter as the
@@ -37,7 +39,7 @@ use crate::values::{is_values_file, Values};
 use crate::{ActualInput, EvalError, EvaluatorBuilder, Job, MatrixNames, PredictedInput, RowFn};
 use hashbrown::HashMap;
 use lemma_accum::{Aggregation, ExactSum, GoalCounts, Measure};
-use lemma_stats::{adjust, Paired, Rng};
+use lemma_stats::{adjust, Paired, Rng, TukeyHsd};
 use std::sync::Arc;
 
 pub use lemma_stats::Correction;
@@ -52,6 +54,11 @@ pub enum Test {
     /// The bootstrap's: the share of resampled mean differences, shifted to a zero mean, at
     /// least as far from zero as the observed one.
     Bootstrap,
+    /// Tukey's honestly significant difference test over every run (`p_tukey`, as SciPy's
+    /// `stats.tukey_hsd`; [`lemma_stats::TukeyHsd`]): the runs' values of a measure as
+    /// independent samples, each pair's p-value adjusted for every pair of runs already, so no
+    /// further correction is made. Needs [`CompareOptions::all_pairs`].
+    Tukey,
 }
 
 impl crate::Choice for Test {
@@ -71,6 +78,12 @@ impl crate::Choice for Test {
             "bootstrap",
             "the paired bootstrap: resampled goals, the mean difference shifted to zero",
             Test::Bootstrap,
+        ),
+        (
+            "tukey",
+            "Tukey's HSD over every run (scipy's tukey_hsd; with --all-pairs; no further \
+             correction)",
+            Test::Tukey,
         ),
     ];
 }
@@ -131,8 +144,14 @@ impl Default for CompareOptions {
 }
 
 impl CompareOptions {
-    /// Refuses an alpha outside (0, 1), a level outside (0, 1).
+    /// Refuses an alpha outside (0, 1), a level outside (0, 1), Tukey's test without every
+    /// pair.
     pub fn check(&self) -> Result<(), String> {
+        if self.test == Test::Tukey && !self.all_pairs {
+            return Err(
+                "Tukey's HSD compares every pair of runs: add --all-pairs (all_pairs=True)".into(),
+            );
+        }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Err(format!("alpha must be in (0, 1), not {}", self.alpha));
         }
@@ -185,7 +204,10 @@ pub struct CompareRow {
     pub p_randomization: f64,
     /// The bootstrap's p-value ([`lemma_stats::Bootstrap::p`]).
     pub p_bootstrap: f64,
-    /// The deciding p-value ([`CompareOptions::test`]), adjusted over every comparison made.
+    /// Tukey's HSD p-value ([`lemma_stats::TukeyHsd::p`]) under [`Test::Tukey`], NaN otherwise.
+    pub p_tukey: f64,
+    /// The deciding p-value ([`CompareOptions::test`]), adjusted over every comparison made
+    /// (Tukey's as it is: adjusted for every pair of runs already).
     pub p_adjusted: f64,
     /// The bootstrap interval of `diff`: its lower end.
     pub ci_low: f64,
@@ -216,7 +238,7 @@ pub struct Comparison {
     pub means: Vec<Vec<f64>>,
     /// The comparisons: for each measure, each pair.
     pub rows: Vec<CompareRow>,
-    /// The options compared with.
+    /// The options compared with (under [`Test::Tukey`], the correction [`Correction::None`]).
     pub options: CompareOptions,
     /// What the command prints on stderr as warnings (the Python package raises them).
     pub warnings: Vec<String>,
@@ -489,6 +511,15 @@ impl Compare {
         } else {
             (1..runs).map(|b| (0, b)).collect()
         };
+        // Tukey's test pools each measure's values over every run.
+        let tukey: Vec<Option<TukeyHsd>> = (0..nm)
+            .map(|m| {
+                (options.test == Test::Tukey).then(|| {
+                    let groups: Vec<&[f64]> = packed.iter().map(|run| &run[m][..]).collect();
+                    TukeyHsd::new(&groups)
+                })
+            })
+            .collect();
         // One unit of parallel work per comparison, on the evaluation's threads.
         let units: Vec<(usize, usize, usize)> = (0..nm)
             .flat_map(|m| pairs.iter().map(move |&(a, b)| (m, a, b)))
@@ -496,13 +527,22 @@ impl Compare {
         let mut rows =
             lemma_par::Ordered::new(builder.settings().threads).map(units, |(m, a, b)| {
                 let (va, vb) = (&packed[a][m], &packed[b][m]);
-                compare_pair(m, (a, va), (b, vb), options, &mean)
+                let mut row = compare_pair(m, (a, va), (b, vb), options, &mean);
+                if let Some(t) = &tukey[m] {
+                    row.p_tukey = t.p(a, b);
+                }
+                row
             });
+        let mut options = options.clone();
+        if options.test == Test::Tukey {
+            options.correction = Correction::None;
+        }
         let deciding: Vec<f64> = (rows.iter())
             .map(|r| match options.test {
                 Test::T => r.p_t,
                 Test::Randomization => r.p_randomization,
                 Test::Bootstrap => r.p_bootstrap,
+                Test::Tukey => r.p_tukey,
             })
             .collect();
         for (r, p) in rows.iter_mut().zip(adjust(&deciding, options.correction)) {
@@ -515,7 +555,7 @@ impl Compare {
             goals: n as u64,
             means,
             rows,
-            options: options.clone(),
+            options,
             warnings,
         })
     }
@@ -552,6 +592,7 @@ fn compare_pair(
         p_t: t.p,
         p_randomization,
         p_bootstrap: boot.p,
+        p_tukey: f64::NAN,
         p_adjusted: f64::NAN,
         ci_low: boot.low,
         ci_high: boot.high,

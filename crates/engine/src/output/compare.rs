@@ -7,8 +7,9 @@
 //! style); the table then lists every comparison. `tsv` has one row per comparison, the header
 //! `measure run_a run_b mean_a mean_b diff p_t p_randomization p_adjusted ci_low ci_high effect
 //! wins ties losses`, numbers at full precision (`NaN` where undefined, `inf` for an infinite
-//! effect); `json` one object whose `rows` carry the same fields (`null` where undefined), with
-//! the runs, the goals compared and the options.
+//! effect); `json` one object whose `rows` carry the same fields (`null` where undefined) and
+//! `p_bootstrap`, `p_tukey` (`null` unless the test is Tukey's) and `significant`, with the
+//! runs, the goals compared and the options.
 
 use super::push_f64;
 use crate::compare::{CompareRow, Comparison, Test};
@@ -142,6 +143,7 @@ fn json(c: &Comparison) -> serde_json::Value {
             o.insert("ties".into(), json!(r.ties));
             o.insert("losses".into(), json!(r.losses));
             o.insert("p_bootstrap".into(), num(r.p_bootstrap));
+            o.insert("p_tukey".into(), num(r.p_tukey));
             o.insert("significant".into(), json!(r.significant));
             Value::Object(o)
         })
@@ -200,6 +202,15 @@ fn legend(c: &Comparison, best: &str, letters: &str) -> String {
         Test::T => "paired t-test",
         Test::Randomization => "randomization test",
         Test::Bootstrap => "bootstrap test",
+        Test::Tukey => {
+            return format!(
+                "{best}: the best mean of the measure; {letters}: the runs it beats (Tukey's HSD \
+                 over the {} runs, p < {}); {} goals compared",
+                c.runs.len(),
+                o.alpha,
+                c.goals
+            )
+        }
     };
     format!(
         "{best}: the best mean of the measure; {letters}: the runs it beats ({test}, {} \
