@@ -247,6 +247,28 @@ fn table_and_markdown_mark_the_best() {
     assert!(md.contains("| a | base | 0.7083 |"), "{md}");
     // At alpha 0.6, new beats base.
     assert!(md.contains("| b | new | **0.8750**<sup>a</sup> |"), "{md}");
+    // LaTeX (booktabs): the same marks, special characters escaped.
+    let mut tex_args = base.to_vec();
+    tex_args.extend(["--format", "latex", "--alpha", "0.6"]);
+    tex_args[7] = "base_1,new&2";
+    let (tex, _) = ok(&tex_args);
+    assert_eq!(
+        tex.lines().take(7).collect::<Vec<_>>(),
+        [
+            "\\begin{tabular}{llr}",
+            "\\toprule",
+            " & run & RR \\\\",
+            "\\midrule",
+            "a & base\\_1 & 0.7083 \\\\",
+            "b & new\\&2 & \\textbf{0.8750}$^{\\mathrm{a}}$ \\\\",
+            "\\bottomrule",
+        ],
+        "{tex}"
+    );
+    assert!(
+        tex.contains("\\end{tabular}\n% Bold: the best mean"),
+        "{tex}"
+    );
 }
 
 #[test]

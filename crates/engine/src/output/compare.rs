@@ -1,9 +1,9 @@
-//! Output of `lemma-eval compare`: `table` for the terminal, `markdown` for a report, `tsv` and
-//! `json` for programs, from a [`Comparison`].
+//! Output of `lemma-eval compare`: `table` for the terminal, `markdown` and `latex` (booktabs)
+//! for a report, `tsv` and `json` for programs, from a [`Comparison`].
 //!
-//! `table` and `markdown` lay out runs × measures: each run's mean (4 decimals), the best mean
-//! of each measure marked (`*` in the table, bold in markdown), and after it the letters of the
-//! runs it beats significantly (its mean higher, the adjusted p-value below alpha; ranx's
+//! `table`, `markdown` and `latex` lay out runs × measures: each run's mean (4 decimals), the
+//! best mean of each measure marked (`*` in the table, bold in markdown and LaTeX), and after it
+//! the letters of the runs it beats significantly (superscript in markdown and LaTeX) (its mean higher, the adjusted p-value below alpha; ranx's
 //! style); the table then lists every comparison. `tsv` has one row per comparison, the header
 //! `measure run_a run_b mean_a mean_b diff p_t p_randomization p_adjusted ci_low ci_high effect
 //! wins ties losses`, numbers at full precision (`NaN` where undefined, `inf` for an infinite
@@ -24,6 +24,8 @@ pub enum CompareFormat {
     Table,
     /// Runs × measures as a Markdown table.
     Markdown,
+    /// Runs × measures as a LaTeX table (booktabs).
+    Latex,
     /// A row per comparison, tab-separated, a header first.
     Tsv,
     /// One JSON object.
@@ -42,6 +44,11 @@ impl Choice for CompareFormat {
             "markdown",
             "runs × measures as a Markdown table",
             CompareFormat::Markdown,
+        ),
+        (
+            "latex",
+            "runs × measures as a LaTeX tabular (booktabs: \\toprule, \\midrule, \\bottomrule)",
+            CompareFormat::Latex,
         ),
         (
             "tsv",
@@ -80,6 +87,7 @@ pub fn write_comparison(
     let text = match format {
         CompareFormat::Table => table(c),
         CompareFormat::Markdown => markdown(c),
+        CompareFormat::Latex => latex(c),
         CompareFormat::Tsv => tsv(c),
         CompareFormat::Json => format!("{}\n", json(c)),
     };
@@ -362,6 +370,59 @@ fn markdown(c: &Comparison) -> String {
         out.push('\n');
     }
     out.push('\n');
+    out.push_str(&legend(c, "Bold", "superscript letters"));
+    out.push_str(".\n");
+    out
+}
+
+/// `s` with LaTeX's special characters escaped.
+fn tex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\\' => out.push_str("\\textbackslash{}"),
+            '~' => out.push_str("\\textasciitilde{}"),
+            '^' => out.push_str("\\textasciicircum{}"),
+            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Runs × measures as a booktabs tabular (`\\usepackage{booktabs}`), the legend after it as a
+/// LaTeX comment.
+fn latex(c: &Comparison) -> String {
+    let cells = cells(c);
+    let mut out = format!(
+        "\\begin{{tabular}}{{ll{}}}\n\\toprule\n & run",
+        "r".repeat(c.measures.len())
+    );
+    for m in &c.measures {
+        let _ = write!(out, " & {}", tex(&m.to_string()));
+    }
+    out.push_str(" \\\\\n\\midrule\n");
+    for (r, row) in cells.iter().enumerate() {
+        let _ = write!(out, "{} & {}", Comparison::letter(r), tex(&c.runs[r].label));
+        for (v, best, letters) in row {
+            let v = if *best {
+                format!("\\textbf{{{v}}}")
+            } else {
+                v.clone()
+            };
+            let sup = if letters.is_empty() {
+                String::new()
+            } else {
+                format!("$^{{\\mathrm{{{letters}}}}}$")
+            };
+            let _ = write!(out, " & {v}{sup}");
+        }
+        out.push_str(" \\\\\n");
+    }
+    out.push_str("\\bottomrule\n\\end{tabular}\n% ");
     out.push_str(&legend(c, "Bold", "superscript letters"));
     out.push_str(".\n");
     out
