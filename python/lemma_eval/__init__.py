@@ -367,6 +367,7 @@ def compare(
     lemma_names: Optional[PathLike] = None,
     names: Optional[PathLike] = None,
     mmap: bool = False,
+    group_by: Optional[str] = None,
 ) -> List[Dict[str, Any]]:
     """Compares runs, as ``lemma-eval compare`` does: each run evaluated against ``actual`` (a
     path or a dict, as :func:`evaluate` takes it), then, for each measure and pair of runs (the
@@ -387,7 +388,9 @@ def compare(
     ``lemma_names``, or ``names``), or values files (``Result.values_bytes()`` or ``eval
     --values-out`` written to a file: read, not evaluated, giving the rows the run gives);
     ``labels`` names them (default: the paths as given). The
-    other options are :func:`evaluate`'s. Warnings (goals a run lacks, fewer than two goals) are
+    other options are :func:`evaluate`'s; with ``group_by`` (:func:`evaluate`'s, ``--group-by``)
+    the tests' units are the groups of goals, each run's value of a group the mean of its goals',
+    and the means are means over groups. Warnings (goals a run lacks, fewer than two goals) are
     raised as :class:`LemmaEvalWarning`.
     """
     if isinstance(runs, (str, bytes)) or hasattr(runs, "__fspath__"):
@@ -407,6 +410,7 @@ def compare(
         keep_zero_relevant=keep_zero_relevant,
         universe=universe,
         threads=threads,
+        group_by=group_by,
     )
     ev = _evaluator(actual, measures, options)
     rows, warned, _goals = ev.compare(

@@ -59,6 +59,10 @@ pub(crate) struct CompareArgs {
     universe: Option<u64>,
     #[command(flatten)]
     scoring: Scoring,
+    /// Goals grouped (as eval's --group-by, the groups read from the actual sets' JSONL
+    /// records): the tests run on the groups' means, the bootstrap resamples groups.
+    #[command(flatten)]
+    grouping: crate::groups::GroupArgs,
     /// For .npy matrices: the goal names of their rows, one per line.
     #[arg(long)]
     goal_names: Option<PathBuf>,
@@ -122,6 +126,7 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
             ZeroRelMode::Skip
         })
         .universe(a.universe);
+    builder = crate::groups::apply(builder, &a.grouping, None, &a.actual, None, false)?;
     if !a.measures.is_empty() {
         builder = builder
             .measure_names(&a.measures)

@@ -24,6 +24,13 @@
 //! [`RunInfo`] says, for each run, how many goals it had no predictions for and how many goals of
 //! the other runs it lacked; [`Comparison::warnings`] says it in words.
 //!
+//! **Groups.** Under `--group-by` ([`crate::EvaluatorBuilder::group_by`]) the goals of one
+//! group (states of one theorem, say) are not independent: the units of every test are then the
+//! groups, each run's value of a group the mean of its goals' values (a goal no record places in
+//! a group is one of its own), so the randomization test flips groups, the bootstrap resamples
+//! groups, wins, ties and losses count groups, and the means are means over groups, as
+//! `eval --group-by` gives them.
+//!
 //! **Memory.** 8 bytes × goals × runs × measures for the values, plus each goal's id once; each
 //! run's evaluation costs what `eval`'s does, one run at a time. **Time.** The evaluations, then
 //! per comparison `O(permutations × goals)` for the randomization test and as much for the
@@ -234,7 +241,11 @@ pub struct Comparison {
     pub runs: Vec<RunInfo>,
     /// Goals that entered the tests (every run has a value for them).
     pub goals: u64,
-    /// Each run's mean of each measure over those goals: `means[run][measure]`.
+    /// Under `--group-by` ([`crate::EvaluatorBuilder::group_by`]), the groups of those goals:
+    /// the units of the tests, each run's value of a group the mean of its goals'.
+    pub groups: Option<u64>,
+    /// Each run's mean of each measure over those goals (grouped, over the groups' means, as
+    /// `eval --group-by` summarizes): `means[run][measure]`.
     pub means: Vec<Vec<f64>>,
     /// The comparisons: for each measure, each pair.
     pub rows: Vec<CompareRow>,
@@ -476,22 +487,6 @@ impl Compare {
                 ));
             }
         }
-        let n = keep.len();
-        if n < 2 {
-            warnings.push(format!(
-                "{n} goal{} in common: no test can be made (p-values, intervals and effects \
-                 are NaN)",
-                if n == 1 { "" } else { "s" }
-            ));
-        }
-        // The kept goals' values, packed: packed[run][measure] is a column of n values.
-        let packed: Vec<Vec<Vec<f64>>> = (values.into_iter())
-            .map(|v| {
-                (v.into_iter())
-                    .map(|col| keep.iter().map(|&g| col[g]).collect())
-                    .collect()
-            })
-            .collect();
         let mean = |x: &[f64]| -> f64 {
             if x.is_empty() {
                 return f64::NAN;
@@ -500,6 +495,53 @@ impl Compare {
             x.iter().for_each(|&v| s.add(v));
             s.value() / x.len() as f64
         };
+        // The units of the tests: the kept goals, or under --group-by their groups (a goal no
+        // record places in a group is one of its own), by first appearance.
+        let units: Option<Vec<Vec<usize>>> = (builder.settings().group_by.as_ref()).map(|by| {
+            let mut names: Vec<&[u8]> = vec![&[]; total];
+            for (goal, &i) in &ids {
+                names[i] = goal;
+            }
+            let mut index: HashMap<u32, usize> = HashMap::new();
+            let mut units: Vec<Vec<usize>> = Vec::new();
+            for &g in &keep {
+                let u = match by.get(names[g]) {
+                    Some(id) => *index.entry(id).or_insert_with(|| {
+                        units.push(Vec::new());
+                        units.len() - 1
+                    }),
+                    None => {
+                        units.push(Vec::new());
+                        units.len() - 1
+                    }
+                };
+                units[u].push(g);
+            }
+            units
+        });
+        let n = units.as_ref().map_or(keep.len(), |u| u.len());
+        if n < 2 {
+            let what = if units.is_some() { "group" } else { "goal" };
+            warnings.push(format!(
+                "{n} {what}{} in common: no test can be made (p-values, intervals and effects \
+                 are NaN)",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        // The units' values, packed: packed[run][measure] is a column of n values (a group's
+        // the mean of its goals').
+        let packed: Vec<Vec<Vec<f64>>> = (values.into_iter())
+            .map(|v| {
+                (v.into_iter())
+                    .map(|col| match &units {
+                        None => keep.iter().map(|&g| col[g]).collect(),
+                        Some(units) => (units.iter())
+                            .map(|u| mean(&u.iter().map(|&g| col[g]).collect::<Vec<_>>()))
+                            .collect(),
+                    })
+                    .collect()
+            })
+            .collect();
         let means: Vec<Vec<f64>> = (packed.iter())
             .map(|run| run.iter().map(|col| mean(col)).collect())
             .collect();
@@ -521,11 +563,11 @@ impl Compare {
             })
             .collect();
         // One unit of parallel work per comparison, on the evaluation's threads.
-        let units: Vec<(usize, usize, usize)> = (0..nm)
+        let work: Vec<(usize, usize, usize)> = (0..nm)
             .flat_map(|m| pairs.iter().map(move |&(a, b)| (m, a, b)))
             .collect();
         let mut rows =
-            lemma_par::Ordered::new(builder.settings().threads).map(units, |(m, a, b)| {
+            lemma_par::Ordered::new(builder.settings().threads).map(work, |(m, a, b)| {
                 let (va, vb) = (&packed[a][m], &packed[b][m]);
                 let mut row = compare_pair(m, (a, va), (b, vb), options, &mean);
                 if let Some(t) = &tukey[m] {
@@ -552,7 +594,8 @@ impl Compare {
         Ok(Comparison {
             measures,
             runs: infos,
-            goals: n as u64,
+            goals: keep.len() as u64,
+            groups: units.as_ref().map(|u| u.len() as u64),
             means,
             rows,
             options,

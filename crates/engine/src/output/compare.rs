@@ -171,6 +171,7 @@ fn json(c: &Comparison) -> serde_json::Value {
     let o = &c.options;
     json!({
         "goals": c.goals,
+        "groups": c.groups,
         "measures": c.measures.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
         "runs": runs,
         "test": o.test.word(),
@@ -213,21 +214,32 @@ fn legend(c: &Comparison, best: &str, letters: &str) -> String {
         Test::Tukey => {
             return format!(
                 "{best}: the best mean of the measure; {letters}: the runs it beats (Tukey's HSD \
-                 over the {} runs, p < {}); {} goals compared",
+                 over the {} runs, p < {}); {}",
                 c.runs.len(),
                 o.alpha,
-                c.goals
+                units(c)
             )
         }
     };
     format!(
         "{best}: the best mean of the measure; {letters}: the runs it beats ({test}, {} \
-         correction over {} comparisons, adjusted p < {}); {} goals compared",
+         correction over {} comparisons, adjusted p < {}); {}",
         o.correction.word(),
         c.rows.len(),
         o.alpha,
-        c.goals
+        units(c)
     )
+}
+
+/// What the tests were over: goals, or groups of them.
+fn units(c: &Comparison) -> String {
+    match c.groups {
+        None => format!("{} goals compared", c.goals),
+        Some(g) => format!(
+            "{} goals in {g} groups compared (the groups are the tests' units)",
+            c.goals
+        ),
+    }
 }
 
 /// Each cell of the runs × measures grid: the mean, whether it is the best, the letters of the
