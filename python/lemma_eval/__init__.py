@@ -368,6 +368,7 @@ def compare(
     names: Optional[PathLike] = None,
     mmap: bool = False,
     group_by: Optional[str] = None,
+    systems: Optional[Mapping[str, Sequence[PathLike]]] = None,
 ) -> List[Dict[str, Any]]:
     """Compares runs, as ``lemma-eval compare`` does: each run evaluated against ``actual`` (a
     path or a dict, as :func:`evaluate` takes it), then, for each measure and pair of runs (the
@@ -390,7 +391,9 @@ def compare(
     ``labels`` names them (default: the paths as given). The
     other options are :func:`evaluate`'s; with ``group_by`` (:func:`evaluate`'s, ``--group-by``)
     the tests' units are the groups of goals, each run's value of a group the mean of its goals',
-    and the means are means over groups. Warnings (goals a run lacks, fewer than two goals) are
+    and the means are means over groups. ``systems`` (``--system NAME=RUN1,RUN2``) maps a name to
+    several runs of one system (seeds, folds), compared after ``runs`` as one run whose value of
+    a goal is the mean of its runs'. Warnings (goals a run lacks, fewer than two goals) are
     raised as :class:`LemmaEvalWarning`.
     """
     if isinstance(runs, (str, bytes)) or hasattr(runs, "__fspath__"):
@@ -399,6 +402,16 @@ def compare(
     for r in runs:
         if not _is_path(r):
             raise TypeError(f"runs: expected paths, got {type(r).__name__}")
+    grouped = None
+    if systems is not None:
+        grouped = []
+        for name, members in systems.items():
+            if isinstance(members, (str, bytes)) or hasattr(members, "__fspath__"):
+                raise TypeError(f"systems[{name!r}]: expected a list of paths, got one path")
+            members = list(members)
+            if not members or not all(_is_path(m) for m in members):
+                raise TypeError(f"systems[{name!r}]: expected a non-empty list of paths")
+            grouped.append((str(name), [os.fspath(m) for m in members]))
     options = dict(
         relevance_level=relevance_level,
         missing=missing,
@@ -426,6 +439,7 @@ def compare(
         os.fspath(lemma_names) if lemma_names is not None else None,
         os.fspath(names) if names is not None else None,
         mmap,
+        grouped,
     )
     _warn(warned)
     return rows

@@ -498,3 +498,51 @@ fn tukey_of_two_runs_is_the_pooled_t_test() {
     ]);
     assert!(e.contains("--correction does not apply"), "{e}");
 }
+
+#[test]
+fn a_system_of_runs_is_their_mean_per_goal() {
+    // System S = {A, B}: RR per goal (3/4, 1, 2/3, 3/4), mean 19/24; against A the differences
+    // are half of B's against A: the same t, the same p-value; the spread of its runs' means
+    // (17/24, 7/8) is (1/6) / sqrt(2).
+    let fx = files();
+    let sys = format!("S={},{}", s(&fx.a), s(&fx.b));
+    let args = [
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        "--system",
+        &sys,
+        "-m",
+        "RR",
+        "--labels",
+        "A",
+    ];
+    let mut tsv = args.to_vec();
+    tsv.extend(["--format", "tsv"]);
+    let (out, _) = ok(&tsv);
+    let r = rows(&out);
+    assert_eq!(&r[0][..3], ["RR", "A", "S"]);
+    close(f(&r[0][4]), 19.0 / 24.0, 1e-15);
+    close(f(&r[0][5]), 1.0 / 12.0, 1e-15);
+    let t_rr = (1.0 / 6.0) / ((5.0f64 / 18.0).sqrt() / 2.0);
+    close(f(&r[0][6]), t3_two_sided(t_rr), 1e-12);
+    let mut json = args.to_vec();
+    json.extend(["--format", "json"]);
+    let (out, _) = ok(&json);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["runs"][1]["members"], 2);
+    close(
+        j["runs"][1]["spread"]["RR"].as_f64().unwrap(),
+        (1.0 / 6.0) / 2f64.sqrt(),
+        1e-14,
+    );
+    assert_eq!(j["runs"][0]["spread"], serde_json::json!({}));
+    let (table, _) = ok(&args);
+    assert!(table.contains("S    0.7917±0.1179*"), "{table}");
+    assert!(table.contains("±: the standard deviation of a system's runs' means (S of 2 runs)"));
+    // A system alone is not a comparison; a malformed one is named.
+    let e = fails(&["compare", s(&fx.qrels), "--system", &sys]);
+    assert!(e.contains("at least two runs or systems"), "{e}");
+    let e = fails(&["compare", s(&fx.qrels), s(&fx.a), "--system", "S"]);
+    assert!(e.contains("expected NAME=RUN1,RUN2,..."), "{e}");
+}

@@ -24,6 +24,10 @@
 //! [`RunInfo`] says, for each run, how many goals it had no predictions for and how many goals of
 //! the other runs it lacked; [`Comparison::warnings`] says it in words.
 //!
+//! **Systems.** Several runs of one system (seeds, folds) compare as one ([`System`],
+//! [`Compare::systems`]): each goal's value is the mean of its runs' values (a goal one of them
+//! lacks has none), and [`RunInfo::spread`] is the standard deviation of the runs' means.
+//!
 //! **Groups.** Under `--group-by` ([`crate::EvaluatorBuilder::group_by`]) the goals of one
 //! group (states of one theorem, say) are not independent: the units of every test are then the
 //! groups, each run's value of a group the mean of its goals' values (a goal no record places in
@@ -177,16 +181,40 @@ pub struct Run {
     pub predicted: PredictedInput,
 }
 
+/// Several runs of one system (seeds, folds) compared as one: for each goal the mean of the
+/// runs' values enters the tests, and [`RunInfo::spread`] says how far the runs' means lie
+/// apart.
+pub struct System {
+    /// The name its rows and columns carry.
+    pub label: String,
+    /// Its runs' predictions (one or more).
+    pub runs: Vec<PredictedInput>,
+}
+
+impl From<Run> for System {
+    fn from(r: Run) -> System {
+        System {
+            label: r.label,
+            runs: vec![r.predicted],
+        }
+    }
+}
+
 /// What became of one run's goals.
 #[derive(Clone, Debug)]
 pub struct RunInfo {
     /// Its label.
     pub label: String,
-    /// Its evaluation's goal counts, as `eval` reports them.
+    /// Its evaluation's goal counts, as `eval` reports them (a system's: its first run's).
     pub counts: GoalCounts,
     /// Goals of the other runs with no value in this one (only under `--missing skip`): left
     /// out of every comparison.
     pub lacking: u64,
+    /// For a [`System`] of several runs: how many.
+    pub members: usize,
+    /// For a [`System`] of several runs, for each measure the standard deviation (`n - 1`) of
+    /// its runs' means over the goals compared; empty for a single run.
+    pub spread: Vec<f64>,
 }
 
 /// One comparison: run B against run A on one measure, over the goals every run has.
@@ -323,7 +351,7 @@ impl Comparison {
 pub struct Compare {
     builder: EvaluatorBuilder,
     actual: ActualInput,
-    runs: Vec<Run>,
+    runs: Vec<System>,
     names: Option<MatrixNames>,
     mmap: bool,
 }
@@ -332,10 +360,23 @@ impl Compare {
     /// The comparison of `runs` against `actual` with `builder`'s options and measures (the
     /// default measures when none were named).
     pub fn new(builder: EvaluatorBuilder, actual: impl Into<ActualInput>, runs: Vec<Run>) -> Self {
+        Compare::systems(
+            builder,
+            actual,
+            runs.into_iter().map(System::from).collect(),
+        )
+    }
+
+    /// The comparison of systems, each of one run or several ([`System`]).
+    pub fn systems(
+        builder: EvaluatorBuilder,
+        actual: impl Into<ActualInput>,
+        systems: Vec<System>,
+    ) -> Self {
         Compare {
             builder,
             actual: actual.into(),
-            runs,
+            runs: systems,
             names: None,
             mmap: false,
         }
@@ -408,63 +449,105 @@ impl Compare {
         let mut values: Vec<Vec<Vec<f64>>> = Vec::with_capacity(self.runs.len());
         let mut infos = Vec::with_capacity(self.runs.len());
         let mut warnings = Vec::new();
-        for run in self.runs {
-            let mut v: Vec<Vec<f64>> = vec![Vec::new(); nm];
-            let mut add = |goal: Vec<u8>, row: &mut dyn Iterator<Item = f64>| {
-                let next = ids.len();
-                let g = *ids.entry(goal).or_insert(next);
-                for (m, x) in row.enumerate() {
-                    if v[m].len() <= g {
-                        v[m].resize(g + 1, f64::NAN);
-                    }
-                    v[m][g] = x;
-                }
-            };
-            let saved = match &run.predicted {
-                PredictedInput::Path(p) if is_values_file(p) => Some(p.clone()),
-                _ => None,
-            };
-            let (counts, run_warnings) = if let Some(p) = saved {
-                // Saved values: read, checked against this comparison's options, fed in the
-                // order they were evaluated.
-                let file = Values::read(&p).map_err(EvalError::Options)?;
-                let cols = (file.columns(builder.settings(), &measures))
-                    .map_err(|e| EvalError::Options(format!("{}: {e}", p.display())))?;
-                for (i, goal) in file.goals.iter().enumerate() {
-                    add(goal.clone(), &mut cols.iter().map(|&c| file.values[c][i]));
-                }
-                (file.counts, file.warnings)
-            } else {
-                let mut sink = RowFn(|row: crate::GoalRow| {
-                    add(
-                        row.goal,
-                        &mut row.values.iter().map(|x| x.unwrap_or(f64::NAN)),
-                    );
-                    Ok(())
-                });
-                let done = Job::new(builder.clone(), actual.clone(), run.predicted)
-                    .names(self.names.clone())
-                    .mmap(self.mmap)
-                    .run(&mut sink, None)?;
-                let ev = &done.evaluation;
-                let counts = ev.summary.counts();
-                (counts, crate::output::warnings(&ev.report, &counts))
-            };
-            for w in run_warnings {
-                warnings.push(format!("{}: {w}", run.label));
+        // members[run]: a system's runs' values, [member][measure][goal].
+        let mut members: Vec<Vec<Vec<Vec<f64>>>> = Vec::with_capacity(self.runs.len());
+        for system in self.runs {
+            if system.runs.is_empty() {
+                return Err(EvalError::Options(format!(
+                    "system `{}` has no runs",
+                    system.label
+                )));
             }
-            values.push(v);
+            let several = system.runs.len() > 1;
+            let mut first_counts = None;
+            let mut member_values = Vec::with_capacity(system.runs.len());
+            for (member, predicted) in system.runs.into_iter().enumerate() {
+                let label = if several {
+                    format!("{} (run {})", system.label, member + 1)
+                } else {
+                    system.label.clone()
+                };
+                let run = Run { label, predicted };
+                let mut v: Vec<Vec<f64>> = vec![Vec::new(); nm];
+                let mut add = |goal: Vec<u8>, row: &mut dyn Iterator<Item = f64>| {
+                    let next = ids.len();
+                    let g = *ids.entry(goal).or_insert(next);
+                    for (m, x) in row.enumerate() {
+                        if v[m].len() <= g {
+                            v[m].resize(g + 1, f64::NAN);
+                        }
+                        v[m][g] = x;
+                    }
+                };
+                let saved = match &run.predicted {
+                    PredictedInput::Path(p) if is_values_file(p) => Some(p.clone()),
+                    _ => None,
+                };
+                let (counts, run_warnings) = if let Some(p) = saved {
+                    // Saved values: read, checked against this comparison's options, fed in the
+                    // order they were evaluated.
+                    let file = Values::read(&p).map_err(EvalError::Options)?;
+                    let cols = (file.columns(builder.settings(), &measures))
+                        .map_err(|e| EvalError::Options(format!("{}: {e}", p.display())))?;
+                    for (i, goal) in file.goals.iter().enumerate() {
+                        add(goal.clone(), &mut cols.iter().map(|&c| file.values[c][i]));
+                    }
+                    (file.counts, file.warnings)
+                } else {
+                    let mut sink = RowFn(|row: crate::GoalRow| {
+                        add(
+                            row.goal,
+                            &mut row.values.iter().map(|x| x.unwrap_or(f64::NAN)),
+                        );
+                        Ok(())
+                    });
+                    let done = Job::new(builder.clone(), actual.clone(), run.predicted)
+                        .names(self.names.clone())
+                        .mmap(self.mmap)
+                        .run(&mut sink, None)?;
+                    let ev = &done.evaluation;
+                    let counts = ev.summary.counts();
+                    (counts, crate::output::warnings(&ev.report, &counts))
+                };
+                for w in run_warnings {
+                    warnings.push(format!("{}: {w}", run.label));
+                }
+                member_values.push(v);
+                first_counts.get_or_insert(counts);
+            }
+            members.push(member_values);
             infos.push(RunInfo {
-                label: run.label,
-                counts,
+                label: system.label,
+                counts: first_counts.expect("a system has a run"),
                 lacking: 0,
+                members: members.last().map_or(0, |m| m.len()),
+                spread: Vec::new(),
             });
         }
         let total = ids.len();
-        for v in &mut values {
-            for col in v.iter_mut() {
-                col.resize(total, f64::NAN);
+        for system in &mut members {
+            for v in system.iter_mut() {
+                for col in v.iter_mut() {
+                    col.resize(total, f64::NAN);
+                }
             }
+        }
+        // A system's value of a goal: the mean of its runs' (NaN when one lacks it).
+        for system in &mut members {
+            if system.len() == 1 {
+                values.push(std::mem::take(&mut system[0]));
+                continue;
+            }
+            let k = system.len() as f64;
+            values.push(
+                (0..nm)
+                    .map(|m| {
+                        (0..total)
+                            .map(|g| system.iter().map(|v| v[m][g]).sum::<f64>() / k)
+                            .collect()
+                    })
+                    .collect(),
+            );
         }
         // The goals every run has a value of every measure for.
         let keep: Vec<usize> = (0..total)
@@ -530,18 +613,32 @@ impl Compare {
         }
         // The units' values, packed: packed[run][measure] is a column of n values (a group's
         // the mean of its goals').
-        let packed: Vec<Vec<Vec<f64>>> = (values.into_iter())
-            .map(|v| {
-                (v.into_iter())
-                    .map(|col| match &units {
-                        None => keep.iter().map(|&g| col[g]).collect(),
-                        Some(units) => (units.iter())
-                            .map(|u| mean(&u.iter().map(|&g| col[g]).collect::<Vec<_>>()))
-                            .collect(),
-                    })
-                    .collect()
-            })
+        let pack = |col: &[f64]| -> Vec<f64> {
+            match &units {
+                None => keep.iter().map(|&g| col[g]).collect(),
+                Some(units) => (units.iter())
+                    .map(|u| mean(&u.iter().map(|&g| col[g]).collect::<Vec<_>>()))
+                    .collect(),
+            }
+        };
+        let packed: Vec<Vec<Vec<f64>>> = (values.iter())
+            .map(|v| v.iter().map(|col| pack(col)).collect())
             .collect();
+        drop(values);
+        // A system's spread: the sd of its runs' means over the same units.
+        for (info, system) in infos.iter_mut().zip(&members) {
+            if system.len() > 1 {
+                info.spread = (0..nm)
+                    .map(|m| {
+                        let means: Vec<f64> = (system.iter()).map(|v| mean(&pack(&v[m]))).collect();
+                        let mu = means.iter().sum::<f64>() / means.len() as f64;
+                        let ss: f64 = means.iter().map(|x| (x - mu) * (x - mu)).sum();
+                        (ss / (means.len() - 1) as f64).sqrt()
+                    })
+                    .collect();
+            }
+        }
+        drop(members);
         let means: Vec<Vec<f64>> = (packed.iter())
             .map(|run| run.iter().map(|col| mean(col)).collect())
             .collect();

@@ -165,6 +165,10 @@ fn json(c: &Comparison) -> serde_json::Value {
                     .collect::<Map<String, Value>>(),
                 "goals": super::counts_json(&r.counts),
                 "lacking": r.lacking,
+                "members": r.members,
+                "spread": (c.measures.iter().zip(&r.spread))
+                    .map(|(m, &v)| (m.to_string(), num(v)))
+                    .collect::<Map<String, Value>>(),
             })
         })
         .collect();
@@ -231,6 +235,22 @@ fn legend(c: &Comparison, best: &str, letters: &str) -> String {
     )
 }
 
+/// For systems of several runs: what the `±` means.
+fn systems_note(c: &Comparison) -> String {
+    let several: Vec<String> = (c.runs.iter())
+        .filter(|r| r.members > 1)
+        .map(|r| format!("{} of {} runs", r.label, r.members))
+        .collect();
+    if several.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; ±: the standard deviation of a system's runs' means ({}), each goal's value the mean \
+         of its runs'",
+        several.join(", ")
+    )
+}
+
 /// What the tests were over: goals, or groups of them.
 fn units(c: &Comparison) -> String {
     match c.groups {
@@ -244,7 +264,8 @@ fn units(c: &Comparison) -> String {
 
 /// Each cell of the runs × measures grid: the mean, whether it is the best, the letters of the
 /// runs it beats.
-fn cells(c: &Comparison) -> Vec<Vec<(String, bool, String)>> {
+/// (`pm` separates a system's mean from its runs' spread: `±` in the table.)
+fn cells(c: &Comparison, pm: &str) -> Vec<Vec<(String, bool, String)>> {
     let beaten: Vec<Vec<Vec<usize>>> = (0..c.measures.len()).map(|m| c.beaten(m)).collect();
     let best: Vec<Option<usize>> = (0..c.measures.len()).map(|m| c.best(m)).collect();
     (0..c.runs.len())
@@ -255,7 +276,11 @@ fn cells(c: &Comparison) -> Vec<Vec<(String, bool, String)>> {
                         .iter()
                         .map(|&i| Comparison::letter(i))
                         .collect();
-                    (fixed(c.means[r][m]), best[m] == Some(r), letters)
+                    let mut v = fixed(c.means[r][m]);
+                    if let Some(sd) = c.runs[r].spread.get(m) {
+                        let _ = write!(v, "{pm}{}", fixed(*sd));
+                    }
+                    (v, best[m] == Some(r), letters)
                 })
                 .collect()
         })
@@ -263,7 +288,7 @@ fn cells(c: &Comparison) -> Vec<Vec<(String, bool, String)>> {
 }
 
 fn table(c: &Comparison) -> String {
-    let cells = cells(c);
+    let cells = cells(c, "±");
     let mut grid: Vec<Vec<String>> = Vec::new();
     let mut head = vec![String::new(), "run".to_string()];
     head.extend(c.measures.iter().map(|m| m.to_string()));
@@ -278,6 +303,7 @@ fn table(c: &Comparison) -> String {
     }
     let mut out = aligned(&grid);
     out.push_str(&legend(c, "*", "letters"));
+    out.push_str(&systems_note(c));
     out.push_str("\n\n");
     let mut list = vec![[
         "measure", "a", "b", "diff", "95% CI", "p_t", "p_rand", "p_adj", "effect", "w/t/l",
@@ -352,7 +378,7 @@ fn aligned(grid: &[Vec<String>]) -> String {
 }
 
 fn markdown(c: &Comparison) -> String {
-    let cells = cells(c);
+    let cells = cells(c, " ± ");
     let escape = |s: &str| s.replace('|', "\\|");
     let mut out = String::from("| | run |");
     for m in &c.measures {
@@ -383,6 +409,7 @@ fn markdown(c: &Comparison) -> String {
     }
     out.push('\n');
     out.push_str(&legend(c, "Bold", "superscript letters"));
+    out.push_str(&systems_note(c));
     out.push_str(".\n");
     out
 }
@@ -408,7 +435,7 @@ fn tex(s: &str) -> String {
 /// Runs × measures as a booktabs tabular (`\\usepackage{booktabs}`), the legend after it as a
 /// LaTeX comment.
 fn latex(c: &Comparison) -> String {
-    let cells = cells(c);
+    let cells = cells(c, " $\\pm$ ");
     let mut out = format!(
         "\\begin{{tabular}}{{ll{}}}\n\\toprule\n & run",
         "r".repeat(c.measures.len())
@@ -436,6 +463,7 @@ fn latex(c: &Comparison) -> String {
     }
     out.push_str("\\bottomrule\n\\end{tabular}\n% ");
     out.push_str(&legend(c, "Bold", "superscript letters"));
+    out.push_str(&systems_note(c));
     out.push_str(".\n");
     out
 }
