@@ -12,7 +12,8 @@
 //!
 //! A run given as a path to a values file ([`crate::values`], `eval --values-out`) is read, not
 //! evaluated: its values, checked against the comparison's options and measures, enter as the
-//! run's would have, in the order it was evaluated in, with its goal counts and warnings.
+//! run's would have, in the order it was evaluated in, with its goal counts and warnings. When
+//! every run is a values file the actual sets are not read at all.
 //!
 //! **Goals.** A goal enters the tests when every run has a value for it. Which goals have values
 //! follows `eval`'s rules: goals of the actual sets with no relevant lemma are skipped (unless
@@ -436,15 +437,13 @@ impl Compare {
         // The plan's measures are these, in this order: rows' values line up with them.
         let builder = self.builder.measures(measures);
         let measures = builder.plan().measures().to_vec();
-        let actual = match self.actual {
-            ActualInput::Path(p) => ActualInput::Sets(Arc::new(crate::read_actual_with_threads(
-                &p,
-                builder.settings().threads,
-            )?)),
-            sets => sets,
-        };
+        // Read once, when a run is first evaluated: values files alone need no actual sets.
+        let mut actual = Some(self.actual);
+        let mut read: Option<ActualInput> = None;
         let nm = measures.len();
         let mut ids: HashMap<Vec<u8>, usize> = HashMap::new();
+        // The goals by index, as `ids` numbers them.
+        let mut order: Vec<Vec<u8>> = Vec::new();
         // values[run][measure][goal], NaN where the run has no value.
         let mut values: Vec<Vec<Vec<f64>>> = Vec::with_capacity(self.runs.len());
         let mut infos = Vec::with_capacity(self.runs.len());
@@ -469,9 +468,24 @@ impl Compare {
                 };
                 let run = Run { label, predicted };
                 let mut v: Vec<Vec<f64>> = vec![Vec::new(); nm];
+                // Runs over the same goals in the same order (values files of one evaluation's
+                // goals, say) are matched in sequence, without a hash look-up.
+                let mut pos = 0usize;
                 let mut add = |goal: Vec<u8>, row: &mut dyn Iterator<Item = f64>| {
-                    let next = ids.len();
-                    let g = *ids.entry(goal).or_insert(next);
+                    let g = if order.get(pos).is_some_and(|o| *o == goal) {
+                        pos
+                    } else {
+                        let next = ids.len();
+                        match ids.entry(goal) {
+                            hashbrown::hash_map::Entry::Occupied(e) => *e.get(),
+                            hashbrown::hash_map::Entry::Vacant(e) => {
+                                order.push(e.key().clone());
+                                e.insert(next);
+                                next
+                            }
+                        }
+                    };
+                    pos = g + 1;
                     for (m, x) in row.enumerate() {
                         if v[m].len() <= g {
                             v[m].resize(g + 1, f64::NAN);
@@ -486,11 +500,11 @@ impl Compare {
                 let (counts, run_warnings) = if let Some(p) = saved {
                     // Saved values: read, checked against this comparison's options, fed in the
                     // order they were evaluated.
-                    let file = Values::read(&p).map_err(EvalError::Options)?;
+                    let mut file = Values::read(&p).map_err(EvalError::Options)?;
                     let cols = (file.columns(builder.settings(), &measures))
                         .map_err(|e| EvalError::Options(format!("{}: {e}", p.display())))?;
-                    for (i, goal) in file.goals.iter().enumerate() {
-                        add(goal.clone(), &mut cols.iter().map(|&c| file.values[c][i]));
+                    for (i, goal) in std::mem::take(&mut file.goals).into_iter().enumerate() {
+                        add(goal, &mut cols.iter().map(|&c| file.values[c][i]));
                     }
                     (file.counts, file.warnings)
                 } else {
@@ -501,7 +515,16 @@ impl Compare {
                         );
                         Ok(())
                     });
-                    let done = Job::new(builder.clone(), actual.clone(), run.predicted)
+                    if read.is_none() {
+                        read = Some(match actual.take().expect("taken once") {
+                            ActualInput::Path(p) => ActualInput::Sets(Arc::new(
+                                crate::read_actual_with_threads(&p, builder.settings().threads)?,
+                            )),
+                            sets => sets,
+                        });
+                    }
+                    let actual = read.clone().expect("read above");
+                    let done = Job::new(builder.clone(), actual, run.predicted)
                         .names(self.names.clone())
                         .mmap(self.mmap)
                         .run(&mut sink, None)?;
@@ -581,14 +604,11 @@ impl Compare {
         // The units of the tests: the kept goals, or under --group-by their groups (a goal no
         // record places in a group is one of its own), by first appearance.
         let units: Option<Vec<Vec<usize>>> = (builder.settings().group_by.as_ref()).map(|by| {
-            let mut names: Vec<&[u8]> = vec![&[]; total];
-            for (goal, &i) in &ids {
-                names[i] = goal;
-            }
+            let names = &order;
             let mut index: HashMap<u32, usize> = HashMap::new();
             let mut units: Vec<Vec<usize>> = Vec::new();
             for &g in &keep {
-                let u = match by.get(names[g]) {
+                let u = match by.get(&names[g]) {
                     Some(id) => *index.entry(id).or_insert_with(|| {
                         units.push(Vec::new());
                         units.len() - 1
