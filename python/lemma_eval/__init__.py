@@ -395,6 +395,8 @@ def compare(
     lemma_names: Optional[PathLike] = None,
     names: Optional[PathLike] = None,
     mmap: bool = False,
+    group_by: Optional[str] = None,
+    systems: Optional[Mapping[str, Sequence[PathLike]]] = None,
 ) -> List[Dict[str, Any]]:
     """Compares runs, as ``lemma-eval compare`` does: each run evaluated against ``actual`` (a
     path or a dict, as :func:`evaluate` takes it), then, for each measure and pair of runs (the
@@ -403,16 +405,23 @@ def compare(
     (mean of b - a), ``p_t`` (paired t-test), ``p_randomization`` (Fisher's, ``permutations``
     sign patterns, ``seed``), ``p_adjusted`` (the ``test``'s p-value, ``"t"``,
     ``"randomization"`` or ``"bootstrap"``, adjusted by ``correction``, ``"holm"``,
-    ``"bonferroni"``, ``"bh"`` or ``"none"``, over every comparison), ``ci_low`` and ``ci_high``
+    ``"bonferroni"``, ``"bh"`` or ``"none"``, over every comparison; or ``"tukey"``, with
+    ``all_pairs=True``: Tukey's HSD over every run, as ``scipy.stats.tukey_hsd``, adjusted for
+    every pair already and not corrected further), ``ci_low`` and ``ci_high``
     (bootstrap 95% interval of ``diff``), ``effect`` (mean / sd of the differences), ``wins``,
-    ``ties``, ``losses`` (goals where b is higher, equal, lower); and ``p_bootstrap`` and
-    ``significant`` (``p_adjusted < alpha``). Undefined values (fewer than two goals) are NaN.
+    ``ties``, ``losses`` (goals where b is higher, equal, lower); and ``p_bootstrap``,
+    ``p_tukey`` (None unless ``test="tukey"``) and ``significant`` (``p_adjusted < alpha``).
+    Undefined values (fewer than two goals) are NaN.
 
     ``runs`` are paths of any kind ``evaluate`` reads (``.npy`` matrices with ``goal_names`` and
     ``lemma_names``, or ``names``), or values files (``Result.values_bytes()`` or ``eval
     --values-out`` written to a file: read, not evaluated, giving the rows the run gives);
     ``labels`` names them (default: the paths as given). The
-    other options are :func:`evaluate`'s. Warnings (goals a run lacks, fewer than two goals) are
+    other options are :func:`evaluate`'s; with ``group_by`` (:func:`evaluate`'s, ``--group-by``)
+    the tests' units are the groups of goals, each run's value of a group the mean of its goals',
+    and the means are means over groups. ``systems`` (``--system NAME=RUN1,RUN2``) maps a name to
+    several runs of one system (seeds, folds), compared after ``runs`` as one run whose value of
+    a goal is the mean of its runs'. Warnings (goals a run lacks, fewer than two goals) are
     raised as :class:`LemmaEvalWarning`.
     """
     if isinstance(runs, (str, bytes)) or hasattr(runs, "__fspath__"):
@@ -421,6 +430,16 @@ def compare(
     for r in runs:
         if not _is_path(r):
             raise TypeError(f"runs: expected paths, got {type(r).__name__}")
+    grouped = None
+    if systems is not None:
+        grouped = []
+        for name, members in systems.items():
+            if isinstance(members, (str, bytes)) or hasattr(members, "__fspath__"):
+                raise TypeError(f"systems[{name!r}]: expected a list of paths, got one path")
+            members = list(members)
+            if not members or not all(_is_path(m) for m in members):
+                raise TypeError(f"systems[{name!r}]: expected a non-empty list of paths")
+            grouped.append((str(name), [os.fspath(m) for m in members]))
     options = dict(
         relevance_level=relevance_level,
         missing=missing,
@@ -432,6 +451,7 @@ def compare(
         keep_zero_relevant=keep_zero_relevant,
         universe=universe,
         threads=threads,
+        group_by=group_by,
     )
     ev = _evaluator(actual, measures, options)
     rows, warned, _goals = ev.compare(
@@ -447,6 +467,7 @@ def compare(
         os.fspath(lemma_names) if lemma_names is not None else None,
         os.fspath(names) if names is not None else None,
         mmap,
+        grouped,
     )
     _warn(warned)
     return rows

@@ -897,9 +897,9 @@ impl NativeEvaluator {
     /// Compares runs as `lemma-eval compare` does ([`lemma_eval::compare`]): each a path of any
     /// kind the command reads (`.npy` matrices named by `goal_names` and `lemma_names`, paths,
     /// or `names`, a store), labelled by `labels` (default: the paths as given). Returns the
-    /// rows (dicts of the tsv's fields, with `p_bootstrap` and `significant`), the warnings and
+    /// rows (dicts of the tsv's fields, with `p_bootstrap`, `p_tukey` and `significant`), the warnings and
     /// the number of goals compared.
-    #[pyo3(signature = (runs, labels=None, all_pairs=false, test="t", correction="holm", alpha=0.05, permutations=None, seed=None, goal_names=None, lemma_names=None, names=None, mmap=false))]
+    #[pyo3(signature = (runs, labels=None, all_pairs=false, test="t", correction="holm", alpha=0.05, permutations=None, seed=None, goal_names=None, lemma_names=None, names=None, mmap=false, systems=None))]
     #[allow(clippy::too_many_arguments)]
     fn compare<'py>(
         &self,
@@ -916,8 +916,9 @@ impl NativeEvaluator {
         lemma_names: Option<PathBuf>,
         names: Option<PathBuf>,
         mmap: bool,
+        systems: Option<Vec<(String, Vec<PathBuf>)>>,
     ) -> PyResult<(Vec<Bound<'py, PyDict>>, Vec<String>, u64)> {
-        use lemma_eval::compare::{Compare, CompareOptions, Run};
+        use lemma_eval::compare::{Compare, CompareOptions, System};
         let labels = match labels {
             None => runs.iter().map(|p| p.display().to_string()).collect(),
             Some(l) if l.len() == runs.len() => l,
@@ -956,13 +957,19 @@ impl NativeEvaluator {
                 ))
             }
         };
-        let runs: Vec<Run> = (labels.into_iter().zip(runs))
-            .map(|(label, p)| Run {
+        let mut runs: Vec<System> = (labels.into_iter().zip(runs))
+            .map(|(label, p)| System {
                 label,
-                predicted: PredictedInput::Path(p),
+                runs: vec![PredictedInput::Path(p)],
             })
             .collect();
-        let compare = Compare::new(self.builder.clone(), self.actual_input(), runs)
+        for (label, paths) in systems.unwrap_or_default() {
+            runs.push(System {
+                label,
+                runs: paths.into_iter().map(PredictedInput::Path).collect(),
+            });
+        }
+        let compare = Compare::systems(self.builder.clone(), self.actual_input(), runs)
             .names(matrix_names)
             .mmap(mmap);
         let c = run_released(py, move || compare.run(&options))?.map_err(py_err)?;
@@ -989,6 +996,12 @@ impl NativeEvaluator {
             d.set_item("ties", r.ties)?;
             d.set_item("losses", r.losses)?;
             d.set_item("p_bootstrap", r.p_bootstrap)?;
+            // None, not NaN, where Tukey's test was not asked for: rows compare equal.
+            if c.options.test == lemma_eval::compare::Test::Tukey {
+                d.set_item("p_tukey", r.p_tukey)?;
+            } else {
+                d.set_item("p_tukey", py.None())?;
+            }
             d.set_item("significant", r.significant)?;
             rows.push(d);
         }

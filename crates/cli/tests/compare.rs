@@ -247,6 +247,28 @@ fn table_and_markdown_mark_the_best() {
     assert!(md.contains("| a | base | 0.7083 |"), "{md}");
     // At alpha 0.6, new beats base.
     assert!(md.contains("| b | new | **0.8750**<sup>a</sup> |"), "{md}");
+    // LaTeX (booktabs): the same marks, special characters escaped.
+    let mut tex_args = base.to_vec();
+    tex_args.extend(["--format", "latex", "--alpha", "0.6"]);
+    tex_args[7] = "base_1,new&2";
+    let (tex, _) = ok(&tex_args);
+    assert_eq!(
+        tex.lines().take(7).collect::<Vec<_>>(),
+        [
+            "\\begin{tabular}{llr}",
+            "\\toprule",
+            " & run & RR \\\\",
+            "\\midrule",
+            "a & base\\_1 & 0.7083 \\\\",
+            "b & new\\&2 & \\textbf{0.8750}$^{\\mathrm{a}}$ \\\\",
+            "\\bottomrule",
+        ],
+        "{tex}"
+    );
+    assert!(
+        tex.contains("\\end{tabular}\n% Bold: the best mean"),
+        "{tex}"
+    );
 }
 
 #[test]
@@ -391,4 +413,136 @@ fn readme_example_is_what_the_command_prints() {
         printed.starts_with(md),
         "README:\n{md}\nprinted:\n{printed}"
     );
+}
+
+/// Student's t on 6 degrees of freedom: `P(|T| >= t) = 1 - x (1 + (1 - x²) / 2 + 3 (1 - x²)² /
+/// 8)`, `x = t / sqrt(t² + 6)`.
+fn t6_two_sided(t: f64) -> f64 {
+    let x = t / (t * t + 6.0).sqrt();
+    let y = 1.0 - x * x;
+    1.0 - x * (1.0 + y / 2.0 + 3.0 * y * y / 8.0)
+}
+
+#[test]
+fn tukey_of_two_runs_is_the_pooled_t_test() {
+    // Two runs: Tukey's HSD is the two-sample t-test with the variance pooled, on 2·4 - 2 = 6
+    // degrees of freedom. RR: A (1/2, 1, 1/3, 1), B (1, 1, 1, 1/2).
+    let fx = files();
+    let (out, _) = ok(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        "-m",
+        "RR",
+        "--all-pairs",
+        "--test",
+        "tukey",
+        "--format",
+        "json",
+    ]);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let ss = |v: &[f64]| {
+        let m = v.iter().sum::<f64>() / v.len() as f64;
+        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>()
+    };
+    let mse = (ss(&[0.5, 1.0, 1.0 / 3.0, 1.0]) + ss(&[1.0, 1.0, 1.0, 0.5])) / 6.0;
+    let t = (1.0 / 6.0) / (mse * 2.0 / 4.0).sqrt();
+    let row = &j["rows"][0];
+    close(row["p_tukey"].as_f64().unwrap(), t6_two_sided(t), 1e-9);
+    // Not corrected further.
+    assert_eq!(row["p_adjusted"], row["p_tukey"]);
+    assert_eq!(j["correction"], "none");
+    assert_eq!(j["test"], "tukey");
+    // Three runs, the third a copy of A: A against it, p = 1.
+    let (out, _) = ok(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        s(&fx.a),
+        "-m",
+        "RR",
+        "--all-pairs",
+        "--test",
+        "tukey",
+        "--format",
+        "tsv",
+        "--labels",
+        "A,B,A2",
+    ]);
+    let r = rows(&out);
+    assert_eq!(r.len(), 3);
+    assert_eq!(&r[1][..3], ["RR", "A", "A2"]);
+    assert_eq!(f(&r[1][8]), 1.0);
+    // Without every pair, or with a correction, refused.
+    let e = fails(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        "--test",
+        "tukey",
+    ]);
+    assert!(e.contains("add --all-pairs"), "{e}");
+    let e = fails(&[
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        s(&fx.b),
+        "--all-pairs",
+        "--test",
+        "tukey",
+        "--correction",
+        "holm",
+    ]);
+    assert!(e.contains("--correction does not apply"), "{e}");
+}
+
+#[test]
+fn a_system_of_runs_is_their_mean_per_goal() {
+    // System S = {A, B}: RR per goal (3/4, 1, 2/3, 3/4), mean 19/24; against A the differences
+    // are half of B's against A: the same t, the same p-value; the spread of its runs' means
+    // (17/24, 7/8) is (1/6) / sqrt(2).
+    let fx = files();
+    let sys = format!("S={},{}", s(&fx.a), s(&fx.b));
+    let args = [
+        "compare",
+        s(&fx.qrels),
+        s(&fx.a),
+        "--system",
+        &sys,
+        "-m",
+        "RR",
+        "--labels",
+        "A",
+    ];
+    let mut tsv = args.to_vec();
+    tsv.extend(["--format", "tsv"]);
+    let (out, _) = ok(&tsv);
+    let r = rows(&out);
+    assert_eq!(&r[0][..3], ["RR", "A", "S"]);
+    close(f(&r[0][4]), 19.0 / 24.0, 1e-15);
+    close(f(&r[0][5]), 1.0 / 12.0, 1e-15);
+    let t_rr = (1.0 / 6.0) / ((5.0f64 / 18.0).sqrt() / 2.0);
+    close(f(&r[0][6]), t3_two_sided(t_rr), 1e-12);
+    let mut json = args.to_vec();
+    json.extend(["--format", "json"]);
+    let (out, _) = ok(&json);
+    let j: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(j["runs"][1]["members"], 2);
+    close(
+        j["runs"][1]["spread"]["RR"].as_f64().unwrap(),
+        (1.0 / 6.0) / 2f64.sqrt(),
+        1e-14,
+    );
+    assert_eq!(j["runs"][0]["spread"], serde_json::json!({}));
+    let (table, _) = ok(&args);
+    assert!(table.contains("S    0.7917±0.1179*"), "{table}");
+    assert!(table.contains("±: the standard deviation of a system's runs' means (S of 2 runs)"));
+    // A system alone is not a comparison; a malformed one is named.
+    let e = fails(&["compare", s(&fx.qrels), "--system", &sys]);
+    assert!(e.contains("at least two runs or systems"), "{e}");
+    let e = fails(&["compare", s(&fx.qrels), s(&fx.a), "--system", "S"]);
+    assert!(e.contains("expected NAME=RUN1,RUN2,..."), "{e}");
 }

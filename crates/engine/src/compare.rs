@@ -6,11 +6,14 @@
 //! measure with [`lemma_stats`]: the paired t-test, Fisher's randomization test, a percentile
 //! bootstrap interval of the mean difference, the effect size and the goals won, tied and lost.
 //! One p-value per comparison decides ([`Test`]); it is adjusted for multiple comparisons
-//! ([`Correction`]) over every comparison made (every measure, every pair).
+//! ([`Correction`]) over every comparison made (every measure, every pair). Over more than two
+//! runs, Tukey's HSD ([`Test::Tukey`]) tests every pair of runs at once, its p-values adjusted
+//! for every pair already.
 //!
 //! A run given as a path to a values file ([`crate::values`], `eval --values-out`) is read, not
 //! evaluated: its values, checked against the comparison's options and measures, enter as the
-//! run's would have, in the order it was evaluated in, with its goal counts and warnings.
+//! run's would have, in the order it was evaluated in, with its goal counts and warnings. When
+//! every run is a values file the actual sets are not read at all.
 //!
 //! **Goals.** A goal enters the tests when every run has a value for it. Which goals have values
 //! follows `eval`'s rules: goals of the actual sets with no relevant lemma are skipped (unless
@@ -21,6 +24,17 @@
 //! pairs). Goals of the predictions with no actual set are skipped, as `eval` skips them.
 //! [`RunInfo`] says, for each run, how many goals it had no predictions for and how many goals of
 //! the other runs it lacked; [`Comparison::warnings`] says it in words.
+//!
+//! **Systems.** Several runs of one system (seeds, folds) compare as one ([`System`],
+//! [`Compare::systems`]): each goal's value is the mean of its runs' values (a goal one of them
+//! lacks has none), and [`RunInfo::spread`] is the standard deviation of the runs' means.
+//!
+//! **Groups.** Under `--group-by` ([`crate::EvaluatorBuilder::group_by`]) the goals of one
+//! group (states of one theorem, say) are not independent: the units of every test are then the
+//! groups, each run's value of a group the mean of its goals' values (a goal no record places in
+//! a group is one of its own), so the randomization test flips groups, the bootstrap resamples
+//! groups, wins, ties and losses count groups, and the means are means over groups, as
+//! `eval --group-by` gives them.
 //!
 //! **Memory.** 8 bytes × goals × runs × measures for the values, plus each goal's id once; each
 //! run's evaluation costs what `eval`'s does, one run at a time. **Time.** The evaluations, then
@@ -37,7 +51,7 @@ use crate::values::{is_values_file, Values};
 use crate::{ActualInput, EvalError, EvaluatorBuilder, Job, MatrixNames, PredictedInput, RowFn};
 use hashbrown::HashMap;
 use lemma_accum::{Aggregation, ExactSum, GoalCounts, Measure};
-use lemma_stats::{adjust, Paired, Rng};
+use lemma_stats::{adjust, Paired, Rng, TukeyHsd};
 use std::sync::Arc;
 
 pub use lemma_stats::Correction;
@@ -52,6 +66,11 @@ pub enum Test {
     /// The bootstrap's: the share of resampled mean differences, shifted to a zero mean, at
     /// least as far from zero as the observed one.
     Bootstrap,
+    /// Tukey's honestly significant difference test over every run (`p_tukey`, as SciPy's
+    /// `stats.tukey_hsd`; [`lemma_stats::TukeyHsd`]): the runs' values of a measure as
+    /// independent samples, each pair's p-value adjusted for every pair of runs already, so no
+    /// further correction is made. Needs [`CompareOptions::all_pairs`].
+    Tukey,
 }
 
 impl crate::Choice for Test {
@@ -71,6 +90,12 @@ impl crate::Choice for Test {
             "bootstrap",
             "the paired bootstrap: resampled goals, the mean difference shifted to zero",
             Test::Bootstrap,
+        ),
+        (
+            "tukey",
+            "Tukey's HSD over every run (scipy's tukey_hsd; with --all-pairs; no further \
+             correction)",
+            Test::Tukey,
         ),
     ];
 }
@@ -131,8 +156,14 @@ impl Default for CompareOptions {
 }
 
 impl CompareOptions {
-    /// Refuses an alpha outside (0, 1), a level outside (0, 1).
+    /// Refuses an alpha outside (0, 1), a level outside (0, 1), Tukey's test without every
+    /// pair.
     pub fn check(&self) -> Result<(), String> {
+        if self.test == Test::Tukey && !self.all_pairs {
+            return Err(
+                "Tukey's HSD compares every pair of runs: add --all-pairs (all_pairs=True)".into(),
+            );
+        }
         if !(self.alpha > 0.0 && self.alpha < 1.0) {
             return Err(format!("alpha must be in (0, 1), not {}", self.alpha));
         }
@@ -151,16 +182,40 @@ pub struct Run {
     pub predicted: PredictedInput,
 }
 
+/// Several runs of one system (seeds, folds) compared as one: for each goal the mean of the
+/// runs' values enters the tests, and [`RunInfo::spread`] says how far the runs' means lie
+/// apart.
+pub struct System {
+    /// The name its rows and columns carry.
+    pub label: String,
+    /// Its runs' predictions (one or more).
+    pub runs: Vec<PredictedInput>,
+}
+
+impl From<Run> for System {
+    fn from(r: Run) -> System {
+        System {
+            label: r.label,
+            runs: vec![r.predicted],
+        }
+    }
+}
+
 /// What became of one run's goals.
 #[derive(Clone, Debug)]
 pub struct RunInfo {
     /// Its label.
     pub label: String,
-    /// Its evaluation's goal counts, as `eval` reports them.
+    /// Its evaluation's goal counts, as `eval` reports them (a system's: its first run's).
     pub counts: GoalCounts,
     /// Goals of the other runs with no value in this one (only under `--missing skip`): left
     /// out of every comparison.
     pub lacking: u64,
+    /// For a [`System`] of several runs: how many.
+    pub members: usize,
+    /// For a [`System`] of several runs, for each measure the standard deviation (`n - 1`) of
+    /// its runs' means over the goals compared; empty for a single run.
+    pub spread: Vec<f64>,
 }
 
 /// One comparison: run B against run A on one measure, over the goals every run has.
@@ -185,7 +240,10 @@ pub struct CompareRow {
     pub p_randomization: f64,
     /// The bootstrap's p-value ([`lemma_stats::Bootstrap::p`]).
     pub p_bootstrap: f64,
-    /// The deciding p-value ([`CompareOptions::test`]), adjusted over every comparison made.
+    /// Tukey's HSD p-value ([`lemma_stats::TukeyHsd::p`]) under [`Test::Tukey`], NaN otherwise.
+    pub p_tukey: f64,
+    /// The deciding p-value ([`CompareOptions::test`]), adjusted over every comparison made
+    /// (Tukey's as it is: adjusted for every pair of runs already).
     pub p_adjusted: f64,
     /// The bootstrap interval of `diff`: its lower end.
     pub ci_low: f64,
@@ -212,11 +270,15 @@ pub struct Comparison {
     pub runs: Vec<RunInfo>,
     /// Goals that entered the tests (every run has a value for them).
     pub goals: u64,
-    /// Each run's mean of each measure over those goals: `means[run][measure]`.
+    /// Under `--group-by` ([`crate::EvaluatorBuilder::group_by`]), the groups of those goals:
+    /// the units of the tests, each run's value of a group the mean of its goals'.
+    pub groups: Option<u64>,
+    /// Each run's mean of each measure over those goals (grouped, over the groups' means, as
+    /// `eval --group-by` summarizes): `means[run][measure]`.
     pub means: Vec<Vec<f64>>,
     /// The comparisons: for each measure, each pair.
     pub rows: Vec<CompareRow>,
-    /// The options compared with.
+    /// The options compared with (under [`Test::Tukey`], the correction [`Correction::None`]).
     pub options: CompareOptions,
     /// What the command prints on stderr as warnings (the Python package raises them).
     pub warnings: Vec<String>,
@@ -290,7 +352,7 @@ impl Comparison {
 pub struct Compare {
     builder: EvaluatorBuilder,
     actual: ActualInput,
-    runs: Vec<Run>,
+    runs: Vec<System>,
     names: Option<MatrixNames>,
     mmap: bool,
 }
@@ -299,10 +361,23 @@ impl Compare {
     /// The comparison of `runs` against `actual` with `builder`'s options and measures (the
     /// default measures when none were named).
     pub fn new(builder: EvaluatorBuilder, actual: impl Into<ActualInput>, runs: Vec<Run>) -> Self {
+        Compare::systems(
+            builder,
+            actual,
+            runs.into_iter().map(System::from).collect(),
+        )
+    }
+
+    /// The comparison of systems, each of one run or several ([`System`]).
+    pub fn systems(
+        builder: EvaluatorBuilder,
+        actual: impl Into<ActualInput>,
+        systems: Vec<System>,
+    ) -> Self {
         Compare {
             builder,
             actual: actual.into(),
-            runs,
+            runs: systems,
             names: None,
             mmap: false,
         }
@@ -362,76 +437,140 @@ impl Compare {
         // The plan's measures are these, in this order: rows' values line up with them.
         let builder = self.builder.measures(measures);
         let measures = builder.plan().measures().to_vec();
-        let actual = match self.actual {
-            ActualInput::Path(p) => ActualInput::Sets(Arc::new(crate::read_actual_with_threads(
-                &p,
-                builder.settings().threads,
-            )?)),
-            sets => sets,
-        };
+        // Read once, when a run is first evaluated: values files alone need no actual sets.
+        let mut actual = Some(self.actual);
+        let mut read: Option<ActualInput> = None;
         let nm = measures.len();
         let mut ids: HashMap<Vec<u8>, usize> = HashMap::new();
+        // The goals by index, as `ids` numbers them.
+        let mut order: Vec<Vec<u8>> = Vec::new();
         // values[run][measure][goal], NaN where the run has no value.
         let mut values: Vec<Vec<Vec<f64>>> = Vec::with_capacity(self.runs.len());
         let mut infos = Vec::with_capacity(self.runs.len());
         let mut warnings = Vec::new();
-        for run in self.runs {
-            let mut v: Vec<Vec<f64>> = vec![Vec::new(); nm];
-            let mut add = |goal: Vec<u8>, row: &mut dyn Iterator<Item = f64>| {
-                let next = ids.len();
-                let g = *ids.entry(goal).or_insert(next);
-                for (m, x) in row.enumerate() {
-                    if v[m].len() <= g {
-                        v[m].resize(g + 1, f64::NAN);
-                    }
-                    v[m][g] = x;
-                }
-            };
-            let saved = match &run.predicted {
-                PredictedInput::Path(p) if is_values_file(p) => Some(p.clone()),
-                _ => None,
-            };
-            let (counts, run_warnings) = if let Some(p) = saved {
-                // Saved values: read, checked against this comparison's options, fed in the
-                // order they were evaluated.
-                let file = Values::read(&p).map_err(EvalError::Options)?;
-                let cols = (file.columns(builder.settings(), &measures))
-                    .map_err(|e| EvalError::Options(format!("{}: {e}", p.display())))?;
-                for (i, goal) in file.goals.iter().enumerate() {
-                    add(goal.clone(), &mut cols.iter().map(|&c| file.values[c][i]));
-                }
-                (file.counts, file.warnings)
-            } else {
-                let mut sink = RowFn(|row: crate::GoalRow| {
-                    add(
-                        row.goal,
-                        &mut row.values.iter().map(|x| x.unwrap_or(f64::NAN)),
-                    );
-                    Ok(())
-                });
-                let done = Job::new(builder.clone(), actual.clone(), run.predicted)
-                    .names(self.names.clone())
-                    .mmap(self.mmap)
-                    .run(&mut sink, None)?;
-                let ev = &done.evaluation;
-                let counts = ev.summary.counts();
-                (counts, crate::output::warnings(&ev.report, &counts))
-            };
-            for w in run_warnings {
-                warnings.push(format!("{}: {w}", run.label));
+        // members[run]: a system's runs' values, [member][measure][goal].
+        let mut members: Vec<Vec<Vec<Vec<f64>>>> = Vec::with_capacity(self.runs.len());
+        for system in self.runs {
+            if system.runs.is_empty() {
+                return Err(EvalError::Options(format!(
+                    "system `{}` has no runs",
+                    system.label
+                )));
             }
-            values.push(v);
+            let several = system.runs.len() > 1;
+            let mut first_counts = None;
+            let mut member_values = Vec::with_capacity(system.runs.len());
+            for (member, predicted) in system.runs.into_iter().enumerate() {
+                let label = if several {
+                    format!("{} (run {})", system.label, member + 1)
+                } else {
+                    system.label.clone()
+                };
+                let run = Run { label, predicted };
+                let mut v: Vec<Vec<f64>> = vec![Vec::new(); nm];
+                // Runs over the same goals in the same order (values files of one evaluation's
+                // goals, say) are matched in sequence, without a hash look-up.
+                let mut pos = 0usize;
+                let mut add = |goal: Vec<u8>, row: &mut dyn Iterator<Item = f64>| {
+                    let g = if order.get(pos).is_some_and(|o| *o == goal) {
+                        pos
+                    } else {
+                        let next = ids.len();
+                        match ids.entry(goal) {
+                            hashbrown::hash_map::Entry::Occupied(e) => *e.get(),
+                            hashbrown::hash_map::Entry::Vacant(e) => {
+                                order.push(e.key().clone());
+                                e.insert(next);
+                                next
+                            }
+                        }
+                    };
+                    pos = g + 1;
+                    for (m, x) in row.enumerate() {
+                        if v[m].len() <= g {
+                            v[m].resize(g + 1, f64::NAN);
+                        }
+                        v[m][g] = x;
+                    }
+                };
+                let saved = match &run.predicted {
+                    PredictedInput::Path(p) if is_values_file(p) => Some(p.clone()),
+                    _ => None,
+                };
+                let (counts, run_warnings) = if let Some(p) = saved {
+                    // Saved values: read, checked against this comparison's options, fed in the
+                    // order they were evaluated.
+                    let mut file = Values::read(&p).map_err(EvalError::Options)?;
+                    let cols = (file.columns(builder.settings(), &measures))
+                        .map_err(|e| EvalError::Options(format!("{}: {e}", p.display())))?;
+                    for (i, goal) in std::mem::take(&mut file.goals).into_iter().enumerate() {
+                        add(goal, &mut cols.iter().map(|&c| file.values[c][i]));
+                    }
+                    (file.counts, file.warnings)
+                } else {
+                    let mut sink = RowFn(|row: crate::GoalRow| {
+                        add(
+                            row.goal,
+                            &mut row.values.iter().map(|x| x.unwrap_or(f64::NAN)),
+                        );
+                        Ok(())
+                    });
+                    if read.is_none() {
+                        read = Some(match actual.take().expect("taken once") {
+                            ActualInput::Path(p) => ActualInput::Sets(Arc::new(
+                                crate::read_actual_with_threads(&p, builder.settings().threads)?,
+                            )),
+                            sets => sets,
+                        });
+                    }
+                    let actual = read.clone().expect("read above");
+                    let done = Job::new(builder.clone(), actual, run.predicted)
+                        .names(self.names.clone())
+                        .mmap(self.mmap)
+                        .run(&mut sink, None)?;
+                    let ev = &done.evaluation;
+                    let counts = ev.summary.counts();
+                    (counts, crate::output::warnings(&ev.report, &counts))
+                };
+                for w in run_warnings {
+                    warnings.push(format!("{}: {w}", run.label));
+                }
+                member_values.push(v);
+                first_counts.get_or_insert(counts);
+            }
+            members.push(member_values);
             infos.push(RunInfo {
-                label: run.label,
-                counts,
+                label: system.label,
+                counts: first_counts.expect("a system has a run"),
                 lacking: 0,
+                members: members.last().map_or(0, |m| m.len()),
+                spread: Vec::new(),
             });
         }
         let total = ids.len();
-        for v in &mut values {
-            for col in v.iter_mut() {
-                col.resize(total, f64::NAN);
+        for system in &mut members {
+            for v in system.iter_mut() {
+                for col in v.iter_mut() {
+                    col.resize(total, f64::NAN);
+                }
             }
+        }
+        // A system's value of a goal: the mean of its runs' (NaN when one lacks it).
+        for system in &mut members {
+            if system.len() == 1 {
+                values.push(std::mem::take(&mut system[0]));
+                continue;
+            }
+            let k = system.len() as f64;
+            values.push(
+                (0..nm)
+                    .map(|m| {
+                        (0..total)
+                            .map(|g| system.iter().map(|v| v[m][g]).sum::<f64>() / k)
+                            .collect()
+                    })
+                    .collect(),
+            );
         }
         // The goals every run has a value of every measure for.
         let keep: Vec<usize> = (0..total)
@@ -454,22 +593,6 @@ impl Compare {
                 ));
             }
         }
-        let n = keep.len();
-        if n < 2 {
-            warnings.push(format!(
-                "{n} goal{} in common: no test can be made (p-values, intervals and effects \
-                 are NaN)",
-                if n == 1 { "" } else { "s" }
-            ));
-        }
-        // The kept goals' values, packed: packed[run][measure] is a column of n values.
-        let packed: Vec<Vec<Vec<f64>>> = (values.into_iter())
-            .map(|v| {
-                (v.into_iter())
-                    .map(|col| keep.iter().map(|&g| col[g]).collect())
-                    .collect()
-            })
-            .collect();
         let mean = |x: &[f64]| -> f64 {
             if x.is_empty() {
                 return f64::NAN;
@@ -478,6 +601,64 @@ impl Compare {
             x.iter().for_each(|&v| s.add(v));
             s.value() / x.len() as f64
         };
+        // The units of the tests: the kept goals, or under --group-by their groups (a goal no
+        // record places in a group is one of its own), by first appearance.
+        let units: Option<Vec<Vec<usize>>> = (builder.settings().group_by.as_ref()).map(|by| {
+            let names = &order;
+            let mut index: HashMap<u32, usize> = HashMap::new();
+            let mut units: Vec<Vec<usize>> = Vec::new();
+            for &g in &keep {
+                let u = match by.get(&names[g]) {
+                    Some(id) => *index.entry(id).or_insert_with(|| {
+                        units.push(Vec::new());
+                        units.len() - 1
+                    }),
+                    None => {
+                        units.push(Vec::new());
+                        units.len() - 1
+                    }
+                };
+                units[u].push(g);
+            }
+            units
+        });
+        let n = units.as_ref().map_or(keep.len(), |u| u.len());
+        if n < 2 {
+            let what = if units.is_some() { "group" } else { "goal" };
+            warnings.push(format!(
+                "{n} {what}{} in common: no test can be made (p-values, intervals and effects \
+                 are NaN)",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+        // The units' values, packed: packed[run][measure] is a column of n values (a group's
+        // the mean of its goals').
+        let pack = |col: &[f64]| -> Vec<f64> {
+            match &units {
+                None => keep.iter().map(|&g| col[g]).collect(),
+                Some(units) => (units.iter())
+                    .map(|u| mean(&u.iter().map(|&g| col[g]).collect::<Vec<_>>()))
+                    .collect(),
+            }
+        };
+        let packed: Vec<Vec<Vec<f64>>> = (values.iter())
+            .map(|v| v.iter().map(|col| pack(col)).collect())
+            .collect();
+        drop(values);
+        // A system's spread: the sd of its runs' means over the same units.
+        for (info, system) in infos.iter_mut().zip(&members) {
+            if system.len() > 1 {
+                info.spread = (0..nm)
+                    .map(|m| {
+                        let means: Vec<f64> = (system.iter()).map(|v| mean(&pack(&v[m]))).collect();
+                        let mu = means.iter().sum::<f64>() / means.len() as f64;
+                        let ss: f64 = means.iter().map(|x| (x - mu) * (x - mu)).sum();
+                        (ss / (means.len() - 1) as f64).sqrt()
+                    })
+                    .collect();
+            }
+        }
+        drop(members);
         let means: Vec<Vec<f64>> = (packed.iter())
             .map(|run| run.iter().map(|col| mean(col)).collect())
             .collect();
@@ -489,20 +670,38 @@ impl Compare {
         } else {
             (1..runs).map(|b| (0, b)).collect()
         };
+        // Tukey's test pools each measure's values over every run.
+        let tukey: Vec<Option<TukeyHsd>> = (0..nm)
+            .map(|m| {
+                (options.test == Test::Tukey).then(|| {
+                    let groups: Vec<&[f64]> = packed.iter().map(|run| &run[m][..]).collect();
+                    TukeyHsd::new(&groups)
+                })
+            })
+            .collect();
         // One unit of parallel work per comparison, on the evaluation's threads.
-        let units: Vec<(usize, usize, usize)> = (0..nm)
+        let work: Vec<(usize, usize, usize)> = (0..nm)
             .flat_map(|m| pairs.iter().map(move |&(a, b)| (m, a, b)))
             .collect();
         let mut rows =
-            lemma_par::Ordered::new(builder.settings().threads).map(units, |(m, a, b)| {
+            lemma_par::Ordered::new(builder.settings().threads).map(work, |(m, a, b)| {
                 let (va, vb) = (&packed[a][m], &packed[b][m]);
-                compare_pair(m, (a, va), (b, vb), options, &mean)
+                let mut row = compare_pair(m, (a, va), (b, vb), options, &mean);
+                if let Some(t) = &tukey[m] {
+                    row.p_tukey = t.p(a, b);
+                }
+                row
             });
+        let mut options = options.clone();
+        if options.test == Test::Tukey {
+            options.correction = Correction::None;
+        }
         let deciding: Vec<f64> = (rows.iter())
             .map(|r| match options.test {
                 Test::T => r.p_t,
                 Test::Randomization => r.p_randomization,
                 Test::Bootstrap => r.p_bootstrap,
+                Test::Tukey => r.p_tukey,
             })
             .collect();
         for (r, p) in rows.iter_mut().zip(adjust(&deciding, options.correction)) {
@@ -512,10 +711,11 @@ impl Compare {
         Ok(Comparison {
             measures,
             runs: infos,
-            goals: n as u64,
+            goals: keep.len() as u64,
+            groups: units.as_ref().map(|u| u.len() as u64),
             means,
             rows,
-            options: options.clone(),
+            options,
             warnings,
         })
     }
@@ -552,6 +752,7 @@ fn compare_pair(
         p_t: t.p,
         p_randomization,
         p_bootstrap: boot.p,
+        p_tukey: f64::NAN,
         p_adjusted: f64::NAN,
         ci_low: boot.low,
         ci_high: boot.high,

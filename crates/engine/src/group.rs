@@ -80,6 +80,12 @@ impl GroupBy {
         self.groups.by()
     }
 
+    /// The group of `goal`, if a record placed it in one (not counted among the goals
+    /// evaluated without a group, as an evaluation's look-ups are).
+    pub fn get(&self, goal: &[u8]) -> Option<u32> {
+        self.groups.get(goal)
+    }
+
     /// After an evaluation: what grouping did (from `summary`, the evaluation's), or under
     /// `--strict` an error naming the first goal without a group.
     pub(crate) fn finish(&self, summary: &Summary) -> Result<GroupReport, crate::EvalError> {

@@ -1,8 +1,8 @@
 //! # lemma-stats: paired significance tests for comparing runs
 //!
 //! Two runs scored on the same goals give two values per goal; this crate answers whether their
-//! difference is more than chance, over those paired values alone (no I/O, no formats, no
-//! dependencies). [`Paired`] holds the differences `d_i = b_i - a_i` (run B minus run A, so
+//! difference is more than chance, over those paired values alone (no I/O, no formats; `libm`
+//! for `erfc`). [`Paired`] holds the differences `d_i = b_i - a_i` (run B minus run A, so
 //! that a positive difference means B scored higher) and gives:
 //!
 //! - [`Paired::t_test`]: the paired t-test's two-sided p-value, as SciPy's `stats.ttest_rel`;
@@ -13,6 +13,9 @@
 //! - [`Paired::effect`] (mean over standard deviation of the differences) and
 //!   [`Paired::wins_ties_losses`];
 //!
+//! Over more than two runs, [`TukeyHsd`] is Tukey's honestly significant difference test, as
+//! SciPy's `stats.tukey_hsd`, on the studentized range distribution's tail
+//! [`studentized_range_sf`];
 //! and [`adjust`] corrects a family of p-values for multiple comparisons (Holm, Bonferroni,
 //! Benjamini-Hochberg), as statsmodels' `multipletests` does.
 //!
@@ -33,9 +36,11 @@
 #![deny(missing_docs)]
 
 mod rng;
+mod srange;
 mod tdist;
 
 pub use rng::Rng;
+pub use srange::{studentized_range_sf, TukeyHsd};
 pub use tdist::t_two_sided;
 
 use std::fmt;

@@ -1,14 +1,15 @@
-//! Output of `lemma-eval compare`: `table` for the terminal, `markdown` for a report, `tsv` and
-//! `json` for programs, from a [`Comparison`].
+//! Output of `lemma-eval compare`: `table` for the terminal, `markdown` and `latex` (booktabs)
+//! for a report, `tsv` and `json` for programs, from a [`Comparison`].
 //!
-//! `table` and `markdown` lay out runs × measures: each run's mean (4 decimals), the best mean
-//! of each measure marked (`*` in the table, bold in markdown), and after it the letters of the
-//! runs it beats significantly (its mean higher, the adjusted p-value below alpha; ranx's
+//! `table`, `markdown` and `latex` lay out runs × measures: each run's mean (4 decimals), the
+//! best mean of each measure marked (`*` in the table, bold in markdown and LaTeX), and after it
+//! the letters of the runs it beats significantly (superscript in markdown and LaTeX) (its mean higher, the adjusted p-value below alpha; ranx's
 //! style); the table then lists every comparison. `tsv` has one row per comparison, the header
 //! `measure run_a run_b mean_a mean_b diff p_t p_randomization p_adjusted ci_low ci_high effect
 //! wins ties losses`, numbers at full precision (`NaN` where undefined, `inf` for an infinite
-//! effect); `json` one object whose `rows` carry the same fields (`null` where undefined), with
-//! the runs, the goals compared and the options.
+//! effect); `json` one object whose `rows` carry the same fields (`null` where undefined) and
+//! `p_bootstrap`, `p_tukey` (`null` unless the test is Tukey's) and `significant`, with the
+//! runs, the goals compared and the options.
 
 use super::push_f64;
 use crate::compare::{CompareRow, Comparison, Test};
@@ -23,6 +24,8 @@ pub enum CompareFormat {
     Table,
     /// Runs × measures as a Markdown table.
     Markdown,
+    /// Runs × measures as a LaTeX table (booktabs).
+    Latex,
     /// A row per comparison, tab-separated, a header first.
     Tsv,
     /// One JSON object.
@@ -41,6 +44,11 @@ impl Choice for CompareFormat {
             "markdown",
             "runs × measures as a Markdown table",
             CompareFormat::Markdown,
+        ),
+        (
+            "latex",
+            "runs × measures as a LaTeX tabular (booktabs: \\toprule, \\midrule, \\bottomrule)",
+            CompareFormat::Latex,
         ),
         (
             "tsv",
@@ -79,6 +87,7 @@ pub fn write_comparison(
     let text = match format {
         CompareFormat::Table => table(c),
         CompareFormat::Markdown => markdown(c),
+        CompareFormat::Latex => latex(c),
         CompareFormat::Tsv => tsv(c),
         CompareFormat::Json => format!("{}\n", json(c)),
     };
@@ -142,6 +151,7 @@ fn json(c: &Comparison) -> serde_json::Value {
             o.insert("ties".into(), json!(r.ties));
             o.insert("losses".into(), json!(r.losses));
             o.insert("p_bootstrap".into(), num(r.p_bootstrap));
+            o.insert("p_tukey".into(), num(r.p_tukey));
             o.insert("significant".into(), json!(r.significant));
             Value::Object(o)
         })
@@ -155,12 +165,17 @@ fn json(c: &Comparison) -> serde_json::Value {
                     .collect::<Map<String, Value>>(),
                 "goals": super::counts_json(&r.counts),
                 "lacking": r.lacking,
+                "members": r.members,
+                "spread": (c.measures.iter().zip(&r.spread))
+                    .map(|(m, &v)| (m.to_string(), num(v)))
+                    .collect::<Map<String, Value>>(),
             })
         })
         .collect();
     let o = &c.options;
     json!({
         "goals": c.goals,
+        "groups": c.groups,
         "measures": c.measures.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
         "runs": runs,
         "test": o.test.word(),
@@ -200,20 +215,57 @@ fn legend(c: &Comparison, best: &str, letters: &str) -> String {
         Test::T => "paired t-test",
         Test::Randomization => "randomization test",
         Test::Bootstrap => "bootstrap test",
+        Test::Tukey => {
+            return format!(
+                "{best}: the best mean of the measure; {letters}: the runs it beats (Tukey's HSD \
+                 over the {} runs, p < {}); {}",
+                c.runs.len(),
+                o.alpha,
+                units(c)
+            )
+        }
     };
     format!(
         "{best}: the best mean of the measure; {letters}: the runs it beats ({test}, {} \
-         correction over {} comparisons, adjusted p < {}); {} goals compared",
+         correction over {} comparisons, adjusted p < {}); {}",
         o.correction.word(),
         c.rows.len(),
         o.alpha,
-        c.goals
+        units(c)
     )
+}
+
+/// For systems of several runs: what the `±` means.
+fn systems_note(c: &Comparison) -> String {
+    let several: Vec<String> = (c.runs.iter())
+        .filter(|r| r.members > 1)
+        .map(|r| format!("{} of {} runs", r.label, r.members))
+        .collect();
+    if several.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; ±: the standard deviation of a system's runs' means ({}), each goal's value the mean \
+         of its runs'",
+        several.join(", ")
+    )
+}
+
+/// What the tests were over: goals, or groups of them.
+fn units(c: &Comparison) -> String {
+    match c.groups {
+        None => format!("{} goals compared", c.goals),
+        Some(g) => format!(
+            "{} goals in {g} groups compared (the groups are the tests' units)",
+            c.goals
+        ),
+    }
 }
 
 /// Each cell of the runs × measures grid: the mean, whether it is the best, the letters of the
 /// runs it beats.
-fn cells(c: &Comparison) -> Vec<Vec<(String, bool, String)>> {
+/// (`pm` separates a system's mean from its runs' spread: `±` in the table.)
+fn cells(c: &Comparison, pm: &str) -> Vec<Vec<(String, bool, String)>> {
     let beaten: Vec<Vec<Vec<usize>>> = (0..c.measures.len()).map(|m| c.beaten(m)).collect();
     let best: Vec<Option<usize>> = (0..c.measures.len()).map(|m| c.best(m)).collect();
     (0..c.runs.len())
@@ -224,7 +276,11 @@ fn cells(c: &Comparison) -> Vec<Vec<(String, bool, String)>> {
                         .iter()
                         .map(|&i| Comparison::letter(i))
                         .collect();
-                    (fixed(c.means[r][m]), best[m] == Some(r), letters)
+                    let mut v = fixed(c.means[r][m]);
+                    if let Some(sd) = c.runs[r].spread.get(m) {
+                        let _ = write!(v, "{pm}{}", fixed(*sd));
+                    }
+                    (v, best[m] == Some(r), letters)
                 })
                 .collect()
         })
@@ -232,7 +288,7 @@ fn cells(c: &Comparison) -> Vec<Vec<(String, bool, String)>> {
 }
 
 fn table(c: &Comparison) -> String {
-    let cells = cells(c);
+    let cells = cells(c, "±");
     let mut grid: Vec<Vec<String>> = Vec::new();
     let mut head = vec![String::new(), "run".to_string()];
     head.extend(c.measures.iter().map(|m| m.to_string()));
@@ -247,6 +303,7 @@ fn table(c: &Comparison) -> String {
     }
     let mut out = aligned(&grid);
     out.push_str(&legend(c, "*", "letters"));
+    out.push_str(&systems_note(c));
     out.push_str("\n\n");
     let mut list = vec![[
         "measure", "a", "b", "diff", "95% CI", "p_t", "p_rand", "p_adj", "effect", "w/t/l",
@@ -321,7 +378,7 @@ fn aligned(grid: &[Vec<String>]) -> String {
 }
 
 fn markdown(c: &Comparison) -> String {
-    let cells = cells(c);
+    let cells = cells(c, " ± ");
     let escape = |s: &str| s.replace('|', "\\|");
     let mut out = String::from("| | run |");
     for m in &c.measures {
@@ -352,6 +409,61 @@ fn markdown(c: &Comparison) -> String {
     }
     out.push('\n');
     out.push_str(&legend(c, "Bold", "superscript letters"));
+    out.push_str(&systems_note(c));
+    out.push_str(".\n");
+    out
+}
+
+/// `s` with LaTeX's special characters escaped.
+fn tex(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '\\' => out.push_str("\\textbackslash{}"),
+            '~' => out.push_str("\\textasciitilde{}"),
+            '^' => out.push_str("\\textasciicircum{}"),
+            '&' | '%' | '$' | '#' | '_' | '{' | '}' => {
+                out.push('\\');
+                out.push(ch);
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// Runs × measures as a booktabs tabular (`\\usepackage{booktabs}`), the legend after it as a
+/// LaTeX comment.
+fn latex(c: &Comparison) -> String {
+    let cells = cells(c, " $\\pm$ ");
+    let mut out = format!(
+        "\\begin{{tabular}}{{ll{}}}\n\\toprule\n & run",
+        "r".repeat(c.measures.len())
+    );
+    for m in &c.measures {
+        let _ = write!(out, " & {}", tex(&m.to_string()));
+    }
+    out.push_str(" \\\\\n\\midrule\n");
+    for (r, row) in cells.iter().enumerate() {
+        let _ = write!(out, "{} & {}", Comparison::letter(r), tex(&c.runs[r].label));
+        for (v, best, letters) in row {
+            let v = if *best {
+                format!("\\textbf{{{v}}}")
+            } else {
+                v.clone()
+            };
+            let sup = if letters.is_empty() {
+                String::new()
+            } else {
+                format!("$^{{\\mathrm{{{letters}}}}}$")
+            };
+            let _ = write!(out, " & {v}{sup}");
+        }
+        out.push_str(" \\\\\n");
+    }
+    out.push_str("\\bottomrule\n\\end{tabular}\n% ");
+    out.push_str(&legend(c, "Bold", "superscript letters"));
+    out.push_str(&systems_note(c));
     out.push_str(".\n");
     out
 }
