@@ -149,7 +149,15 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
             ZeroRelMode::Skip
         })
         .universe(a.universe);
-    builder = crate::groups::apply(builder, &a.grouping, None, &a.actual, None, false)?;
+    builder = crate::groups::apply(
+        builder,
+        &a.grouping,
+        None,
+        &a.actual,
+        None,
+        false,
+        a.scoring.rules.relevance_level,
+    )?;
     if !a.measures.is_empty() {
         builder = builder
             .measure_names(&a.measures)

@@ -1,7 +1,8 @@
 //! `lemma-eval`: evaluate ranked premise predictions against the lemmas actually used.
 
 //!
-//! A thin layer over the `lemma-eval` library: the arguments parsed here, each command's call of
+//! A thin layer over the `lemma-eval` library: the arguments parsed here (those that decide a
+//! goal's numbers, shared by every command that evaluates, in `rules.rs`), each command's call of
 //! the library in `eval.rs`, `curve.rs`, `compare.rs` and `gen.rs`, where outputs go and how
 //! errors end the process in `out.rs`.
 
@@ -12,18 +13,17 @@ mod gen;
 mod groups;
 mod out;
 mod parsers;
+mod rules;
 mod trec_flags;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
-use lemma_accum::Interpolation;
 use lemma_eval::output::{CurveFormat, OutFormat};
 use lemma_eval::trec::TrecVersion;
-use lemma_eval::{
-    DuplicateMode, Evaluator, MaskMode, MissingMode, OrderMode, RankingOptions, TieMode,
-};
+use lemma_eval::{MaskMode, MissingMode};
 use lemma_ingest::SpillOptions;
 use out::Fail;
 use parsers::{choice, parse_finite, parse_shard, parse_size, parse_threads};
+use rules::{RankingArgs, Rules, Scoring};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -148,57 +148,6 @@ struct CurveArgs {
     output: Option<PathBuf>,
 }
 
-/// What decides a goal's numbers, for every command that evaluates: relevance, ranking,
-/// interpolation.
-#[derive(Args)]
-struct Rules {
-    /// A lemma is relevant when its grade is at least this.
-    #[arg(
-        long = "relevance-level",
-        default_value_t = 1,
-        allow_negative_numbers = true
-    )]
-    relevance_level: i32,
-    #[command(flatten)]
-    ranking: RankingArgs,
-    /// Relevant count needed at a recall level (IPrec, AP11, the macro curve).
-    #[arg(long, value_parser = choice::<Interpolation>(), default_value = "textbook")]
-    interpolation: Interpolation,
-}
-
-impl Rules {
-    /// `b` with these rules.
-    fn apply(&self, b: lemma_eval::EvaluatorBuilder) -> lemma_eval::EvaluatorBuilder {
-        b.relevance_level(self.relevance_level)
-            .interpolation(self.interpolation)
-            .ranking((&self.ranking).into())
-    }
-}
-
-/// What decides the numbers of `curve`, `report` and `compare`: the rules and the threads.
-#[derive(Args)]
-struct Scoring {
-    #[command(flatten)]
-    rules: Rules,
-    /// Worker threads, 1 to 1024 (default: all cores), also those that read the actual sets.
-    #[arg(long, value_parser = parse_threads)]
-    threads: Option<usize>,
-}
-
-impl Scoring {
-    /// Worker threads: as given, or all cores.
-    fn threads(&self) -> usize {
-        self.threads.unwrap_or_else(lemma_eval::default_threads)
-    }
-
-    /// An evaluator's builder with these settings (measures to be named).
-    fn builder(&self) -> lemma_eval::EvaluatorBuilder {
-        self.rules
-            .apply(Evaluator::builder())
-            .threads(self.threads())
-    }
-}
-
 #[derive(Args)]
 struct MergeArgs {
     /// Summary files, one per shard (`eval --summary-out`).
@@ -230,34 +179,6 @@ struct ConvertArgs {
     output: PathBuf,
     #[command(flatten)]
     ranking: RankingArgs,
-}
-
-/// How each goal's ranking is formed from its lines (shared by `eval` and `convert`).
-#[derive(Args)]
-struct RankingArgs {
-    /// Evaluate (or keep) only the first N lemmas of each goal, after ordering.
-    #[arg(long)]
-    depth: Option<u64>,
-    /// Ranking order (default: score for TREC runs, file for JSONL).
-    #[arg(long, value_parser = choice::<OrderMode>())]
-    order: Option<OrderMode>,
-    /// Equal scores under score order.
-    #[arg(long, value_parser = choice::<TieMode>(), default_value = "trec")]
-    ties: TieMode,
-    /// A lemma repeated in one goal.
-    #[arg(long, value_parser = choice::<DuplicateMode>(), default_value = "first")]
-    duplicates: DuplicateMode,
-}
-
-impl From<&RankingArgs> for RankingOptions {
-    fn from(a: &RankingArgs) -> RankingOptions {
-        let mut r = RankingOptions::default();
-        r.order = a.order;
-        r.ties = a.ties;
-        r.duplicates = a.duplicates;
-        r.depth = a.depth;
-        r
-    }
 }
 
 #[derive(Copy, Clone, ValueEnum, PartialEq, Eq)]
