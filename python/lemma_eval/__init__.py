@@ -165,6 +165,20 @@ def _matrix(x: Any, what: str = "predicted") -> Tuple[Any, int, int, int, int, s
     return a, int(info["data"][0]), int(a.nbytes), int(a.shape[0]), int(a.shape[1]), info["typestr"]
 
 
+# The options every entry point hands to the engine, named as the command's flags.
+_OPTIONS = (
+    "relevance_level", "missing", "ties", "depth", "threads", "order", "duplicates",
+    "interpolation", "keep_zero_relevant", "universe", "regroup", "hold_actual", "memory",
+    "corpus", "mask", "goals", "strict", "strict_gold", "group_by", "by", "train_premises",
+    "judged_only",
+)
+
+
+def _options(scope: Mapping[str, Any]) -> Dict[str, Any]:
+    """The engine's options among a function's arguments (its ``locals()``)."""
+    return {k: scope[k] for k in _OPTIONS if k in scope}
+
+
 def _evaluator(actual: Any, measures: Any, options: Dict[str, Any], trec9: bool = False) -> Any:
     return _native.NativeEvaluator(
         _actual(actual),
@@ -296,29 +310,7 @@ def evaluate(
     when a relevant premise is not in ``train_premises``, a file of names one a line, else
     ``seen``), or a record key as ``group_by`` reads it.
     """
-    options = dict(
-        by=by,
-        train_premises=train_premises,
-        group_by=group_by,
-        corpus=corpus,
-        mask=mask,
-        goals=goals,
-        strict=strict,
-        strict_gold=strict_gold,
-        relevance_level=relevance_level,
-        missing=missing,
-        ties=ties,
-        order=order,
-        duplicates=duplicates,
-        depth=depth,
-        interpolation=interpolation,
-        keep_zero_relevant=keep_zero_relevant,
-        universe=universe,
-        regroup=regroup,
-        hold_actual=hold_actual,
-        memory=memory,
-        threads=threads,
-    )
+    options = _options(locals())
     if isinstance(predicted, (set, frozenset)):
         raise TypeError(
             "predicted: a set has no order (its order is its hash order, another in every "
@@ -440,19 +432,7 @@ def compare(
             if not members or not all(_is_path(m) for m in members):
                 raise TypeError(f"systems[{name!r}]: expected a non-empty list of paths")
             grouped.append((str(name), [os.fspath(m) for m in members]))
-    options = dict(
-        relevance_level=relevance_level,
-        missing=missing,
-        ties=ties,
-        order=order,
-        duplicates=duplicates,
-        depth=depth,
-        interpolation=interpolation,
-        keep_zero_relevant=keep_zero_relevant,
-        universe=universe,
-        threads=threads,
-        group_by=group_by,
-    )
+    options = _options(locals())
     ev = _evaluator(actual, measures, options)
     rows, warned, _goals = ev.compare(
         [os.fspath(r) for r in runs],
@@ -545,18 +525,7 @@ class Session:
         universe: Optional[int] = None,
         threads: Optional[int] = None,
     ) -> None:
-        options = dict(
-            relevance_level=relevance_level,
-            missing=missing,
-            ties=ties,
-            order=order,
-            duplicates=duplicates,
-            depth=depth,
-            interpolation=interpolation,
-            keep_zero_relevant=keep_zero_relevant,
-            universe=universe,
-            threads=threads,
-        )
+        options = _options(locals())
         self._ev = _evaluator(actual, measures, options)
         self._native = self._ev.session()
         self._native.keep_rows(per_goal)
