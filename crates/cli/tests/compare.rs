@@ -3,33 +3,10 @@
 //! p-value, Holm's adjustment), a run against itself, seeds, outputs, bad inputs.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_lemma-eval");
-
-fn run(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().expect("binary runs")
-}
-
-fn ok(args: &[&str]) -> (String, String) {
-    let o = run(args);
-    assert!(
-        o.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    (
-        String::from_utf8(o.stdout).unwrap(),
-        String::from_utf8(o.stderr).unwrap(),
-    )
-}
-
-fn fails(args: &[&str]) -> String {
-    let o = run(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}");
-    assert!(o.stdout.is_empty());
-    String::from_utf8(o.stderr).unwrap()
-}
+mod common;
+use common::{fails, ok_err as ok, run, BIN};
 
 /// Four goals, one relevant lemma each; run A ranks it at 2, 1, 3, 1 and run B at 1, 1, 1, 2.
 /// RR: A (1/2, 1, 1/3, 1), B (1, 1, 1, 1/2): differences (1/2, 0, 2/3, -1/2).

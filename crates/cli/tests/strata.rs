@@ -4,14 +4,7 @@
 use std::path::Path;
 
 mod common;
-use common::{fails, run};
-
-fn ok(args: &[&str]) -> (String, String) {
-    let o = run(args);
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert!(o.status.success(), "exit {:?}: {err}", o.status);
-    (String::from_utf8(o.stdout).unwrap(), err)
-}
+use common::{fails, ok_err as ok};
 
 /// Five goals: `(goal, [(relevant premise, its rank)], theorem)`. AP: g1 1; g2 (1 + 2/3)/2 =
 /// 5/6; g3 (1/2 + 2/3 + 3/6)/3 = 5/9; g4 (1 + 1 + 3/4 + 4/8)/4 = 13/16; g5 1/2. Trained on p1,

@@ -36,6 +36,20 @@ pub fn ok(args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// Standard output and standard error of a run that must succeed.
+pub fn ok_err(args: &[&str]) -> (String, String) {
+    let o = run(args);
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    (
+        String::from_utf8(o.stdout).unwrap(),
+        String::from_utf8(o.stderr).unwrap(),
+    )
+}
+
 /// Standard error of a run that must fail with exit 2 and print nothing on standard output.
 pub fn fails(args: &[&str]) -> String {
     let o = run(args);
