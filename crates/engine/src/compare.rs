@@ -470,17 +470,27 @@ impl Compare {
                 let mut v: Vec<Vec<f64>> = vec![Vec::new(); nm];
                 // Runs over the same goals in the same order (values files of one evaluation's
                 // goals, say) are matched in sequence, without a hash look-up.
+                // The first run's goals (distinct: one evaluation's) are taken in order; the
+                // map from names to indexes is built only when a later run leaves that order.
                 let mut pos = 0usize;
-                let mut add = |goal: Vec<u8>, row: &mut dyn Iterator<Item = f64>| {
-                    let g = if order.get(pos).is_some_and(|o| *o == goal) {
+                let first = order.is_empty();
+                let mut add = |goal: &[u8], row: &mut dyn Iterator<Item = f64>| {
+                    let g = if order.get(pos).is_some_and(|o| o.as_slice() == goal) {
                         pos
+                    } else if first {
+                        order.push(goal.to_vec());
+                        order.len() - 1
                     } else {
-                        let next = ids.len();
-                        match ids.entry(goal) {
-                            hashbrown::hash_map::Entry::Occupied(e) => *e.get(),
-                            hashbrown::hash_map::Entry::Vacant(e) => {
-                                order.push(e.key().clone());
-                                e.insert(next);
+                        if ids.is_empty() {
+                            ids.reserve(order.len());
+                            ids.extend(order.iter().cloned().zip(0..));
+                        }
+                        match ids.get(goal) {
+                            Some(&g) => g,
+                            None => {
+                                let next = order.len();
+                                ids.insert(goal.to_vec(), next);
+                                order.push(goal.to_vec());
                                 next
                             }
                         }
@@ -500,17 +510,17 @@ impl Compare {
                 let (counts, run_warnings) = if let Some(p) = saved {
                     // Saved values: read, checked against this comparison's options, fed in the
                     // order they were evaluated.
-                    let mut file = Values::read(&p).map_err(EvalError::Options)?;
+                    let file = Values::read(&p).map_err(EvalError::Options)?;
                     let cols = (file.columns(builder.settings(), &measures))
                         .map_err(|e| EvalError::Options(format!("{}: {e}", p.display())))?;
-                    for (i, goal) in std::mem::take(&mut file.goals).into_iter().enumerate() {
-                        add(goal, &mut cols.iter().map(|&c| file.values[c][i]));
+                    for i in 0..file.goal_count() {
+                        add(file.goal(i), &mut cols.iter().map(|&c| file.values[c][i]));
                     }
                     (file.counts, file.warnings)
                 } else {
                     let mut sink = RowFn(|row: crate::GoalRow| {
                         add(
-                            row.goal,
+                            &row.goal,
                             &mut row.values.iter().map(|x| x.unwrap_or(f64::NAN)),
                         );
                         Ok(())
@@ -547,7 +557,7 @@ impl Compare {
                 spread: Vec::new(),
             });
         }
-        let total = ids.len();
+        let total = order.len();
         for system in &mut members {
             for v in system.iter_mut() {
                 for col in v.iter_mut() {
@@ -641,10 +651,14 @@ impl Compare {
                     .collect(),
             }
         };
-        let packed: Vec<Vec<Vec<f64>>> = (values.iter())
-            .map(|v| v.iter().map(|col| pack(col)).collect())
-            .collect();
-        drop(values);
+        // Every goal kept and no groups: the columns are already packed (no copy).
+        let packed: Vec<Vec<Vec<f64>>> = if units.is_none() && keep.len() == total {
+            values
+        } else {
+            (values.iter())
+                .map(|v| v.iter().map(|col| pack(col)).collect())
+                .collect()
+        };
         // A system's spread: the sd of its runs' means over the same units.
         for (info, system) in infos.iter_mut().zip(&members) {
             if system.len() > 1 {

@@ -26,8 +26,10 @@ pub struct Values {
     pub counts: GoalCounts,
     /// The warnings its evaluation gave.
     pub warnings: Vec<String>,
-    /// The goals, in the order evaluated.
-    pub goals: Vec<Vec<u8>>,
+    /// The goals' names end to end, in the order evaluated ([`Values::goal`]).
+    names: Vec<u8>,
+    /// Where each goal's name ends in `names`.
+    ends: Vec<usize>,
     /// `values[measure][goal]`, NaN where the goal has no value.
     pub values: Vec<Vec<f64>>,
 }
@@ -167,9 +169,12 @@ impl Values {
         if n > (body.len() - r.at) as u64 / 8 {
             return Err(format!("corrupt: {n} goals in {} bytes", body.len() - r.at));
         }
-        let mut goals = Vec::with_capacity(n as usize);
+        // One buffer for every name (not one allocation a goal: 2 M goals read in a moment).
+        let mut names = Vec::new();
+        let mut ends = Vec::with_capacity(n as usize);
         for _ in 0..n {
-            goals.push(r.bytes().map_err(e)?.to_vec());
+            names.extend_from_slice(r.bytes().map_err(e)?);
+            ends.push(names.len());
         }
         let nm = plan.measures.len();
         let need = (n as u128) * (nm as u128) * 8;
@@ -191,9 +196,21 @@ impl Values {
             plan,
             counts,
             warnings,
-            goals,
+            names,
+            ends,
             values,
         })
+    }
+
+    /// How many goals it holds values of.
+    pub fn goal_count(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// The name of goal `i` (in the order evaluated).
+    pub fn goal(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.names[start..self.ends[i]]
     }
 
     /// The measures it holds values of.
