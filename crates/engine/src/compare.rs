@@ -443,7 +443,7 @@ impl Compare {
         let nm = measures.len();
         let mut ids: HashMap<Vec<u8>, usize> = HashMap::new();
         // The goals by index, as `ids` numbers them.
-        let mut order: Vec<Vec<u8>> = Vec::new();
+        let mut order = GoalNames::default();
         // values[run][measure][goal], NaN where the run has no value.
         let mut values: Vec<Vec<Vec<f64>>> = Vec::with_capacity(self.runs.len());
         let mut infos = Vec::with_capacity(self.runs.len());
@@ -475,22 +475,22 @@ impl Compare {
                 let mut pos = 0usize;
                 let first = order.is_empty();
                 let mut add = |goal: &[u8], row: &mut dyn Iterator<Item = f64>| {
-                    let g = if order.get(pos).is_some_and(|o| o.as_slice() == goal) {
+                    let g = if pos < order.len() && order.get(pos) == goal {
                         pos
                     } else if first {
-                        order.push(goal.to_vec());
+                        order.push(goal);
                         order.len() - 1
                     } else {
                         if ids.is_empty() {
                             ids.reserve(order.len());
-                            ids.extend(order.iter().cloned().zip(0..));
+                            ids.extend((0..order.len()).map(|g| (order.get(g).to_vec(), g)));
                         }
                         match ids.get(goal) {
                             Some(&g) => g,
                             None => {
                                 let next = order.len();
                                 ids.insert(goal.to_vec(), next);
-                                order.push(goal.to_vec());
+                                order.push(goal);
                                 next
                             }
                         }
@@ -618,7 +618,7 @@ impl Compare {
             let mut index: HashMap<u32, usize> = HashMap::new();
             let mut units: Vec<Vec<usize>> = Vec::new();
             for &g in &keep {
-                let u = match by.get(&names[g]) {
+                let u = match by.get(names.get(g)) {
                     Some(id) => *index.entry(id).or_insert_with(|| {
                         units.push(Vec::new());
                         units.len() - 1
@@ -732,6 +732,34 @@ impl Compare {
             options,
             warnings,
         })
+    }
+}
+
+/// The goals compared, by index: their names end to end (one allocation, not one a goal).
+#[derive(Default)]
+struct GoalNames {
+    names: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl GoalNames {
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Goal `g`'s name (`g < len()`).
+    fn get(&self, g: usize) -> &[u8] {
+        let start = if g == 0 { 0 } else { self.ends[g - 1] };
+        &self.names[start..self.ends[g]]
+    }
+
+    fn push(&mut self, name: &[u8]) {
+        self.names.extend_from_slice(name);
+        self.ends.push(self.names.len());
     }
 }
 
