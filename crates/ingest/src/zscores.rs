@@ -89,6 +89,11 @@ impl ZScores {
         self.goals.get(goal)
     }
 
+    /// Every goal's entries, goals in byte order.
+    pub fn goals(&self) -> impl Iterator<Item = (&[u8], &GoalZScores)> {
+        self.goals.iter().map(|(g, z)| (g.as_slice(), z))
+    }
+
     /// How many goals the file has entries for.
     pub fn len(&self) -> usize {
         self.goals.len()
