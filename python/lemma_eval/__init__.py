@@ -730,6 +730,11 @@ class RelevanceEvaluator:
         native = [n for _, n in pairs if n is not None] or ["num_ret"]
         # A goal without judgments is no goal of trec_eval's (pytrec_eval drops it too).
         query_relevance = {g: r for g, r in query_relevance.items() if len(r) > 0}
+        # No judged goal: every run evaluates to no goal, as pytrec_eval's does.
+        self._ev = None
+        self._columns: List[Tuple[str, Optional[int]]] = []
+        if not query_relevance:
+            return
         self._ev = _evaluator(
             query_relevance,
             native,
@@ -748,7 +753,7 @@ class RelevanceEvaluator:
         ]
 
     def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
-        if not scores:
+        if not scores or self._ev is None:
             return {}
         session = self._ev.session()
         session.keep_rows(True)

@@ -117,6 +117,16 @@ def test_an_empty_run_gives_an_empty_dict():
         assert lemma_eval.RelevanceEvaluator(QRELS, ms).evaluate({}) == {}
 
 
+@pytest.mark.parametrize("ms", [{"map", "ndcg"}, set(), {}])
+def test_qrels_without_a_judged_goal_give_no_goal(ms):
+    """No qrels, or only goals with no judgment: pytrec_eval evaluates any run to ``{}``."""
+    for qrels in [{}, {"q1": {}}]:
+        for run in [RUN, {}]:
+            want = pytrec_eval.RelevanceEvaluator(qrels, ms).evaluate(run)
+            assert want == {}
+            assert lemma_eval.RelevanceEvaluator(qrels, ms).evaluate(run) == want
+
+
 def test_runid_alone():
     """runid is no number: pytrec_eval reports whatever its slot holds (0, or uninitialised
     memory when it is the only measure); lemma_eval reports 0, for the same goals."""

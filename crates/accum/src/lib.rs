@@ -76,4 +76,4 @@ pub use summary::{
     Aggregate, GoalCounts, GoalFate, Grouping, MergeError, Stratifier, Summary, SummaryState,
     GM_AP_FLOOR,
 };
-pub use trec_sum::{TrecAdder, TrecRules, TrecSum};
+pub use trec_sum::{trec_stored, zscore, TrecAdder, TrecRules, TrecSum, MISSING_ZSCORE};

@@ -140,6 +140,29 @@ impl TrecSum {
     }
 }
 
+/// The value trec_eval keeps for a goal's `measure` whose value is `value`: `ln(max(value,
+/// 1e-5))` for the geometric means (`gm_map`, `gm_bpref`), `value` for the others.
+pub fn trec_stored(measure: Measure, value: f64) -> f64 {
+    match measure.aggregation() {
+        Aggregation::GeoMean => value.max(GM_AP_FLOOR).ln(),
+        _ => value,
+    }
+}
+
+/// What trec_eval's `-Z` puts in place of a value it has no reference for: -1,000,000.
+pub const MISSING_ZSCORE: f64 = -1_000_000.0;
+
+/// trec_eval's z-score (`-Z`) of a goal's stored value ([`trec_stored`]) against the reference
+/// `(mean, stddev)`: `(value - mean) / stddev`; with a zero stddev, 0 if the value is the mean;
+/// [`MISSING_ZSCORE`] without a reference or when the value differs from a mean of zero spread.
+pub fn zscore(value: f64, reference: Option<(f64, f64)>) -> f64 {
+    match reference {
+        Some((mean, stddev)) if stddev != 0.0 => (value - mean) / stddev,
+        Some((mean, _)) if value == mean => 0.0,
+        _ => MISSING_ZSCORE,
+    }
+}
+
 /// trec_eval's running sums: goals' values added one at a time, in the order given (trec_eval's
 /// order is the caller's to keep), then divided. What [`TrecSum::values`] does over the goals it
 /// holds; with goals that arrive in trec_eval's order it needs nothing per goal.
@@ -169,6 +192,17 @@ impl TrecAdder {
 
     /// Adds one goal's values (parallel to the measures; `empty` when it had no predictions).
     pub fn add(&mut self, values: &[f64], empty: bool) {
+        self.add_as(values, empty, false);
+    }
+
+    /// [`TrecAdder::add`] of values in the form trec_eval keeps them per goal, which
+    /// [`trec_stored`] gives (the geometric means' logs), perhaps changed since (`-Z`'s
+    /// z-scores): added as they are.
+    pub fn add_stored(&mut self, values: &[f64], empty: bool) {
+        self.add_as(values, empty, true);
+    }
+
+    fn add_as(&mut self, values: &[f64], empty: bool, stored: bool) {
         assert_eq!(values.len(), self.sums.len(), "one value per measure");
         // 9.0.8 leaves a goal without predictions out of gm_map's sum (patched in `finish`).
         let skip_geo = self.rules == TrecRules::V9 && empty;
@@ -176,6 +210,7 @@ impl TrecAdder {
         for ((sum, &v), &geo) in self.sums.iter_mut().zip(values).zip(&self.geo) {
             match (geo, skip_geo) {
                 (false, _) => *sum += v,
+                (true, false) if stored => *sum += v,
                 (true, false) => *sum += v.max(GM_AP_FLOOR).ln(),
                 (true, true) => {}
             }
@@ -265,6 +300,29 @@ mod tests {
             t.values(2, TrecRules::V9)[0],
             ((l(0.5) + l(1e-5)) / 2.0).exp()
         );
+    }
+
+    /// z-scores by hand: (0.5 - 0.25) / 0.5 = 0.5; a zero stddev gives 0 at the mean and the
+    /// missing value elsewhere; no reference gives the missing value. gm_map's stored value is
+    /// ln(max(AP, 1e-5)), and `add_stored` sums it as it is: two goals of z-scores 1 and -3
+    /// give exp(-1).
+    #[test]
+    fn zscores_and_stored_values() {
+        assert_eq!(zscore(0.5, Some((0.25, 0.5))), 0.5);
+        assert_eq!(zscore(3.0, Some((3.0, 0.0))), 0.0);
+        assert_eq!(zscore(3.5, Some((3.0, 0.0))), -1_000_000.0);
+        assert_eq!(zscore(3.5, None), MISSING_ZSCORE);
+        let gm = Measure::parse("GM_AP").unwrap()[0];
+        let p = p200();
+        assert_eq!(trec_stored(gm, 0.0), 1e-5f64.ln());
+        assert_eq!(trec_stored(gm, 0.5), 0.5f64.ln());
+        assert_eq!(trec_stored(p, 0.0), 0.0);
+        for rules in [TrecRules::V9, TrecRules::V10] {
+            let mut a = TrecAdder::new(&[gm, p], rules);
+            a.add_stored(&[1.0, 2.0], false);
+            a.add_stored(&[-3.0, -1.0], false);
+            assert_eq!(a.finish(2), vec![(-1.0f64).exp(), 0.5]);
+        }
     }
 
     /// Counts are sums; a missing value adds 0; the divisor is the caller's (`-c`).

@@ -1,5 +1,5 @@
 //! `trec_eval`'s flags beyond the common ones: `-J`, `-N`, and the input formats `-R` and `-T`
-//! (only trec_eval's defaults are read) and `-Z` (refused, named).
+//! (only trec_eval's defaults are read) and `-Z`, z-scores against a reference file.
 
 use crate::out::Fail;
 use lemma_eval::trec::TrecOptions;
@@ -20,9 +20,10 @@ pub(crate) struct TrecFlags {
     /// The run's format: `trec_results` (the only one).
     #[arg(short = 'T', value_name = "FORMAT")]
     results_format: Option<String>,
-    /// Z-scores against a reference file: not supported (named in an error).
+    /// Z-scores against FILE (lines `goal measure mean stddev`): each goal's values become
+    /// (value - mean) / stddev before they are printed and averaged, names prefixed `Z`.
     #[arg(short = 'Z', value_name = "FILE")]
-    zscores: Option<String>,
+    zscores: Option<std::path::PathBuf>,
 }
 
 impl TrecFlags {
@@ -46,12 +47,7 @@ impl TrecFlags {
             None | Some("trec_results") => {}
             Some(f) => return Err(Fail(2, format!("illegal retrieval results format `{f}`"))),
         }
-        if let Some(z) = &self.zscores {
-            return Err(Fail(
-                2,
-                format!("-Z {z}: z-scores are not supported by lemma-eval"),
-            ));
-        }
+        o.zscores = self.zscores.clone();
         o.judged_only = self.judged_only;
         o.collection_size = self.collection_size.unwrap_or(0);
         Ok(())

@@ -1,4 +1,4 @@
-//! `trec_eval`'s flags `-J`, `-N`, `-R`, `-Z`, its `relstring` text and its nicknames, on one goal
+//! `trec_eval`'s flags `-J`, `-N`, `-R`, its `relstring` text and its nicknames, on one goal
 //! worked by hand: grades a 2, b 0, c -1, d 1 (R = 2); the run ranks x (not in the qrels), a, c,
 //! b, d.
 
@@ -113,7 +113,7 @@ fn unsupported_inputs_are_named() {
     for (args, code, what) in [
         (&["-R", "prefs"][..], 2, "-R prefs"),
         (&["-R", "qrels_jg"][..], 2, "-R qrels_jg"),
-        (&["-Z", "z.txt"][..], 2, "z-scores"),
+        (&["-Z", "no-such-z.txt"][..], 2, "no-such-z.txt"),
         (&["--trec-version", "9", "-m", "rbp"][..], 1, "`rbp`"),
         (&["-m", "prefs"][..], 1, "`prefs_num_prefs_poss`"),
     ] {

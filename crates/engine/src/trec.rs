@@ -54,6 +54,28 @@ pub fn summary_block(
     runid: &str,
     num_rel_override: Option<u64>,
 ) {
+    summary_lines(
+        out,
+        measures,
+        summary,
+        trec_values,
+        runid,
+        num_rel_override,
+        false,
+    );
+}
+
+/// [`summary_block`]; under `-Z` (`z`) each number's line is trec_eval's z-score line
+/// ([`z_line`]).
+fn summary_lines(
+    out: &mut String,
+    measures: &[TrecMeasure],
+    summary: &Summary,
+    trec_values: Option<&[f64]>,
+    runid: &str,
+    num_rel_override: Option<u64>,
+    z: bool,
+) {
     for m in measures.iter().filter(|m| !m.text) {
         let Some(measure) = m.measure else {
             let _ = writeln!(out, "{:<22}\tall\t{}", m.name, runid);
@@ -73,8 +95,21 @@ pub fn summary_block(
             (Measure::NumRel, Some(n)) => n as f64,
             _ => v,
         };
-        line(out, m, "all", v);
+        if z {
+            let mut b = Vec::new();
+            z_line(&mut b, m, b"all", v);
+            out.push_str(std::str::from_utf8(&b).expect("the name, the goal and ASCII"));
+        } else {
+            line(out, m, "all", v);
+        }
     }
+}
+
+/// A line of trec_eval under `-Z`: `Z`, then the name padded to 22 characters, the goal and the
+/// value to four decimals, counts included (`Z%-22s\t%s\t%6.4f`).
+fn z_line(out: &mut Vec<u8>, m: &TrecMeasure, goal: &[u8], value: f64) {
+    out.push(b'Z');
+    crate::output::push_trec_line(out, &m.name, goal, value, false);
 }
 
 #[cfg(test)]
@@ -219,6 +254,9 @@ pub struct TrecOptions {
     /// The memory budget of a run whose goals are not contiguous (sorted by goal, in memory or
     /// on disk).
     pub spill: lemma_ingest::SpillOptions,
+    /// `-Z`: a z-score file (`goal measure mean stddev` lines); each goal's values become
+    /// z-scores against it before they are printed and averaged (METRICS.md §8).
+    pub zscores: Option<std::path::PathBuf>,
 }
 
 impl Default for TrecOptions {
@@ -236,6 +274,7 @@ impl Default for TrecOptions {
             threads: EvalOptions::default().threads,
             mmap: false,
             spill: lemma_ingest::SpillOptions::default(),
+            zscores: None,
         }
     }
 }
@@ -337,6 +376,10 @@ pub fn run_to(
             message: "only one of QRELS and RUN can be - (stdin)".into(),
         });
     }
+    let zscores = match &o.zscores {
+        Some(path) => Some(lemma_ingest::ZScores::read(path)?),
+        None => None,
+    };
     let actual = if v10 {
         ActualSets::read_path_within(qrels, opts.threads, &opts.spill)?
     } else {
@@ -362,16 +405,7 @@ pub fn run_to(
         }
         r => r?,
     };
-    let num_rel = evaluator.actual().positive_rows;
-    finish(
-        &tm,
-        goals,
-        done,
-        num_rel,
-        evaluator.plan().measures(),
-        o,
-        out,
-    )
+    finish(&tm, goals, done, &evaluator, zscores.as_ref(), o, out)
 }
 
 /// The sink of trec_eval mode: every evaluated goal's values, for the summary in trec_eval's
@@ -416,11 +450,13 @@ fn finish(
     tm: &[TrecMeasure],
     goals: GoalValues,
     done: Evaluation,
-    positive_rows: u64,
-    plan_measures: &[Measure],
+    evaluator: &Evaluator,
+    zscores: Option<&lemma_ingest::ZScores>,
     o: &TrecOptions,
     out: &mut dyn std::io::Write,
 ) -> Result<Evaluation, TrecError> {
+    let positive_rows = evaluator.actual().positive_rows;
+    let plan_measures = evaluator.plan().measures();
     let v10 = o.version == TrecVersion::V10;
     // 10.0 evaluates the goals of the qrels alone under -c (empty rankings); 9.0.8 needs a goal
     // in both files whatever the flags.
@@ -460,9 +496,40 @@ fn finish(
     let rules = if v10 { TrecRules::V10 } else { TrecRules::V9 };
     let mut adder = TrecAdder::new(plan_measures, rules);
     let mut lines = Vec::new();
+    // -Z: each plan measure's trec_eval name, which the z-score file's lines name. num_q's
+    // summary is the number of goals whatever its per-goal values, as trec_eval's is.
+    let mut z_names: Vec<Option<&str>> = vec![None; plan_measures.len()];
+    for m in tm.iter().filter(|m| !m.text && m.name != "num_q") {
+        if let Some(measure) = m.measure {
+            z_names[index(measure)].get_or_insert(&m.name);
+        }
+    }
+    let mut converted = Vec::with_capacity(plan_measures.len());
     goals
         .visit_sorted(|goal, empty, values| {
-            adder.add(values, empty);
+            // 9.0.8 never evaluates a goal without predictions (-c): nothing to convert.
+            let values = match zscores {
+                Some(z) if v10 || !empty => {
+                    let reference = z.goal(goal);
+                    converted.clear();
+                    for ((&v, &measure), name) in values.iter().zip(plan_measures).zip(&z_names) {
+                        let stored = lemma_accum::trec_stored(measure, v);
+                        converted.push(match name {
+                            Some(n) => lemma_accum::zscore(
+                                stored,
+                                reference.and_then(|r| r.get(*n)).copied(),
+                            ),
+                            None => stored,
+                        });
+                    }
+                    adder.add_stored(&converted, empty);
+                    &converted[..]
+                }
+                _ => {
+                    adder.add(values, empty);
+                    values
+                }
+            };
             if per_goal.is_empty() || (empty && !v10) {
                 return Ok(());
             }
@@ -473,6 +540,8 @@ fn finish(
                     let chunks = std::iter::once(*i).chain(parts.iter().copied());
                     let text = lemma_accum::relstring_text(chunks.map(|k| values[k]));
                     push_text_line(&mut lines, m, goal.as_bytes(), &text);
+                } else if zscores.is_some() {
+                    z_line(&mut lines, m, goal.as_bytes(), values[*i]);
                 } else {
                     push_line(&mut lines, m, goal.as_bytes(), values[*i]);
                 }
@@ -486,7 +555,15 @@ fn finish(
         let num_rel = o.complete.then_some(positive_rows);
         let values = adder.finish(counts.evaluated);
         text.clear();
-        summary_block(&mut text, tm, &done.summary, Some(&values), &runid, num_rel);
+        summary_lines(
+            &mut text,
+            tm,
+            &done.summary,
+            Some(&values),
+            &runid,
+            num_rel,
+            zscores.is_some(),
+        );
         out.write_all(text.as_bytes()).map_err(io)?;
     }
     Ok(done)

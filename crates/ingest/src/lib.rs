@@ -30,6 +30,7 @@ mod sorted;
 mod spill;
 mod store;
 mod truth;
+mod zscores;
 
 // The parsers under their own names too (`crate::fields`, ...): what reads them says what it reads.
 use parse::{fields, jsonl, run};
@@ -63,6 +64,7 @@ pub use store::{
     Store, StoreRanking, StoreTies, StoreWriter, MAGIC as STORE_MAGIC, VERSION as STORE_VERSION,
 };
 pub use truth::{ActualSets, GoalTruth, Interner, PushGoalError};
+pub use zscores::{GoalZScores, ZScores};
 
 /// Byte-level helpers for code that works on a batch's bytes directly (the engine's duplicate
 /// table): what ends a field, where it ends, equality, the lemma hash.
