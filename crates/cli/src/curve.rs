@@ -185,11 +185,16 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
         let r = lemma_report::evaluate_run(&name, builder, actual.clone(), p.as_path(), &setup)?;
         runs.push(r);
     }
+    let labelled: Vec<_> = (a.predicted.iter())
+        .map(|p| (p.display().to_string(), p.as_path().into()))
+        .collect();
+    let comparison = lemma_report::compare_runs(a.scoring.builder(), actual, labelled)?;
     let command = lemma_report::command_line(std::env::args_os());
     let page = lemma_report::Page {
         command,
         inputs,
         runs,
+        comparison,
     };
     let html = lemma_report::html(&page).map_err(|e| Fail(2, e))?;
     let mut out = Output::create(a.output.as_deref())?;

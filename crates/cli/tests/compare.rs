@@ -523,3 +523,55 @@ fn a_system_of_runs_is_their_mean_per_goal() {
     let e = fails(&["compare", s(&fx.qrels), s(&fx.a), "--system", "S"]);
     assert!(e.contains("expected NAME=RUN1,RUN2,..."), "{e}");
 }
+
+/// `report` with two runs shows each measure's difference from the first run as `compare` finds
+/// it with its defaults (the same evaluation, tests and seed): RR's difference by hand is
+/// (1/2 + 0 + 2/3 - 1/2) / 4 = 1/6 and P@1's (1 + 0 + 1 - 1) / 4 = 1/4; the interval and the
+/// adjusted p-value are compare's, printed to four places; a significant cell is in bold.
+#[test]
+fn report_shows_each_difference_as_compare_finds_it() {
+    let fs = files();
+    let page = fs._dir.path().join("page.html");
+    ok(&["report", s(&fs.qrels), s(&fs.a), s(&fs.b), "-o", s(&page)]);
+    let html = std::fs::read_to_string(&page).unwrap();
+    let (tsv, _) = ok(&[
+        "compare",
+        s(&fs.qrels),
+        s(&fs.a),
+        s(&fs.b),
+        "--format",
+        "tsv",
+    ]);
+    let section = html
+        .split("<h2>Differences from ")
+        .nth(1)
+        .expect("a section of differences")
+        .split("</table>")
+        .next()
+        .unwrap();
+    let table = rows(&tsv);
+    assert!(table.len() >= 2, "{tsv}");
+    for r in &table {
+        let (diff, p, low, high) = (f(&r[5]), f(&r[8]), f(&r[9]), f(&r[10]));
+        let p_text = if p < 1e-4 {
+            "p < 0.0001".to_string()
+        } else {
+            format!("p = {p:.4}")
+        };
+        let cell = format!("{diff:+.4} [{low:+.4}, {high:+.4}] {p_text}");
+        let row = format!("<tr><td>{}</td><td", r[0]);
+        let at = section
+            .find(&row)
+            .unwrap_or_else(|| panic!("{row} in {section}"));
+        let line = section[at..].lines().next().unwrap();
+        assert!(line.contains(&cell), "{cell} in {line}");
+        assert_eq!(line.contains("class=\"best\""), p < 0.05, "{line}");
+    }
+    let diff_of = |m: &str| f(&table.iter().find(|r| r[0] == m).expect(m)[5]);
+    close(diff_of("RR"), 1.0 / 6.0, 1e-12);
+    close(diff_of("P@1"), 0.25, 1e-12);
+    // One run: no section.
+    ok(&["report", s(&fs.qrels), s(&fs.a), "-o", s(&page)]);
+    let one = std::fs::read_to_string(&page).unwrap();
+    assert!(!one.contains("Differences from"));
+}

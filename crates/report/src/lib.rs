@@ -11,9 +11,12 @@
 //! every run (the best value of each measure in bold: the highest, the lowest for `Depth`); the
 //! goal counts (evaluated, evaluated with no predictions, skipped and why); the macro and pooled
 //! precision-recall curves of every run overlaid; the histograms of per-goal AP and of
-//! `Depth(recall=1.0)`.
+//! `Depth(recall=1.0)`; with two runs or more, each run's difference from the first
+//! ([`compare_runs`]: `lemma-eval compare`'s tests with its defaults), its 95% interval and
+//! whether it is significant.
 
 use lemma_accum::{Aggregate, GoalCounts, Measure};
+use lemma_eval::compare::{Compare, CompareOptions, Comparison, Run};
 use lemma_eval::curve::{macro_measures, recall_levels};
 use lemma_eval::pooled::PooledSetup;
 use lemma_eval::{
@@ -147,6 +150,85 @@ pub struct Page {
     pub inputs: Vec<InputFile>,
     /// The runs, in the command's order.
     pub runs: Vec<RunReport>,
+    /// With two runs or more: each run against the first ([`compare_runs`]).
+    pub comparison: Option<Comparison>,
+}
+
+/// Each run against the first, as `lemma-eval compare ACTUAL RUN...` compares them with its
+/// defaults: the default measures that are means of per-goal values, the paired t-test deciding,
+/// Holm's correction over every comparison, alpha 0.05, a 95% bootstrap interval of each
+/// difference (10,000 draws, seed 0). The runs are evaluated again for it (their per-goal values
+/// are what the tests need): 8 bytes × goals × runs × measures held. `None` below two runs.
+pub fn compare_runs(
+    builder: EvaluatorBuilder,
+    actual: Arc<ActualSets>,
+    runs: Vec<(String, PredictedInput)>,
+) -> Result<Option<Comparison>, EvalError> {
+    if runs.len() < 2 {
+        return Ok(None);
+    }
+    let runs = (runs.into_iter())
+        .map(|(label, predicted)| Run { label, predicted })
+        .collect();
+    Compare::new(builder, actual, runs)
+        .run(&CompareOptions::default())
+        .map(Some)
+}
+
+/// The page's section of differences from the first run: a row per measure, a column per other
+/// run; each cell the difference with its interval, its adjusted p-value, and in bold (with `*`)
+/// when significant.
+fn differences(h: &mut String, c: &Comparison) {
+    let first = c.runs.first().map_or("", |r| r.label.as_str());
+    let _ = write!(
+        h,
+        "<h2>Differences from {}</h2>\n<table>\n<thead><tr><th>measure</th>",
+        escape(first)
+    );
+    for r in c.runs.iter().skip(1) {
+        let _ = write!(h, "<th>{} − {}</th>", escape(&r.label), escape(first));
+    }
+    h.push_str("</tr></thead>\n<tbody>\n");
+    for (m, measure) in c.measures.iter().enumerate() {
+        let _ = write!(h, "<tr><td>{}</td>", escape(&measure.to_string()));
+        for row in c.rows.iter().filter(|r| r.measure == m && r.a == 0) {
+            let _ = write!(
+                h,
+                "<td{}>{:+.4} [{:+.4}, {:+.4}] {}{}</td>",
+                if row.significant {
+                    " class=\"best\""
+                } else {
+                    ""
+                },
+                row.diff,
+                row.ci_low,
+                row.ci_high,
+                p_text(row.p_adjusted),
+                if row.significant { " *" } else { "" },
+            );
+        }
+        h.push_str("</tr>\n");
+    }
+    let _ = write!(
+        h,
+        "</tbody>\n</table>\n<p class=\"note\">Each cell: the mean over the {} goals that every run \
+         has a value for of the paired differences (this run's value less the first's), its 95% \
+         bootstrap interval ({} draws, seed {}), and the paired t-test's p-value adjusted by \
+         Holm's method over every comparison of the table. In bold, with *: significant at {} \
+         (<code>lemma-eval compare</code> prints the same comparisons).</p>\n",
+        c.goals, c.options.permutations, c.options.seed, c.options.alpha
+    );
+}
+
+/// A p-value as the page prints it: `p = ` four decimals, or `p < 0.0001`.
+fn p_text(p: f64) -> String {
+    if p.is_nan() {
+        "p –".into()
+    } else if p < 1e-4 {
+        "p < 0.0001".into()
+    } else {
+        format!("p = {p:.4}")
+    }
 }
 
 /// `s` with `&`, `<`, `>` and `"` escaped for HTML text and attributes.
@@ -312,6 +394,9 @@ pub fn html(page: &Page) -> Result<String, String> {
         .collect();
     row(&mut h, "pooled best F1", f1, Some(true));
     h.push_str("</tbody>\n</table>\n<p class=\"note\">Means over the evaluated goals; Depth(recall=1.0) is the mean rank at which a goal has found all its relevant lemmas, over the goals that do; each run's mean covers its own goals, so it is not compared. In bold: the best run.</p>\n");
+    if let Some(c) = &page.comparison {
+        differences(&mut h, c);
+    }
     // Goals.
     h.push_str("<h2>Goals</h2>\n");
     header(&mut h, "goals");
