@@ -833,7 +833,8 @@ fn per_goal_rows_are_streamed_not_held() {
 /// the README's formula with `A` = the judgments held at once (the command prints the figure)
 /// and 8 MiB of mapped qrels a reading thread. Generated: 400,000 and 2,000,000 goals, 2 ranked a
 /// goal, 1–2 judgments a goal. (With the pages let go every 32 MiB the peak rose from 48 to 72
-/// MiB between these sizes: two order-checking threads alone held 64 MiB of the mapping.)
+/// MiB between these sizes: two order-checking threads alone held 64 MiB of the mapping; now
+/// 41 and 45–49 MiB.)
 #[test]
 fn sorted_qrels_read_along_do_not_grow_with_the_goals() {
     let dir = tempdir();
@@ -868,8 +869,11 @@ fn sorted_qrels_read_along_do_not_grow_with_the_goals() {
         within_formula(ran.peak, bound);
         peaks.push(ran.peak);
     }
+    // Five times the goals, and at most the batches in flight's worth more (the peak moves by a
+    // few MiB from run to run with how far the reader gets ahead of the workers): with the pages
+    // let go every 32 MiB it grew by 24 MiB.
     assert!(
-        peaks[1] <= peaks[0] + 8 * MIB,
+        peaks[1] <= peaks[0] + 16 * MIB,
         "peak RSS {} MiB at 400,000 goals, {} MiB at 2,000,000",
         peaks[0] / MIB,
         peaks[1] / MIB
