@@ -5,7 +5,7 @@ use crate::{choice, Scoring};
 use clap::Args;
 use lemma_eval::compare::{Compare, CompareOptions, Correction, System, Test};
 use lemma_eval::output::{write_comparison, CompareFormat};
-use lemma_eval::{MatrixNames, MissingMode, ZeroRelMode};
+use lemma_eval::{MissingMode, ZeroRelMode};
 use lemma_outfile::Output;
 use std::path::{Path, PathBuf};
 
@@ -163,22 +163,7 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
             .measure_names(&a.measures)
             .map_err(|e| Fail(2, e.to_string()))?;
     }
-    let names = match (&a.names, &a.goal_names, &a.lemma_names) {
-        (Some(store), None, None) => Some(MatrixNames::Store(store.clone())),
-        (None, Some(goals), Some(lemmas)) => Some(MatrixNames::Lists {
-            goals: goals.clone(),
-            lemmas: lemmas.clone(),
-        }),
-        (None, None, None) => None,
-        _ => {
-            return Err(Fail(
-                2,
-                "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or \
-                 --names STORE"
-                    .into(),
-            ))
-        }
-    };
+    let names = crate::parsers::matrix_names(&a.names, &a.goal_names, &a.lemma_names)?;
     let mut runs: Vec<System> = (labels.into_iter().zip(&a.runs))
         .map(|(label, p)| System {
             label,

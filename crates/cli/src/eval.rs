@@ -8,8 +8,8 @@ use crate::{ConvertArgs, EvalArgs, MergeArgs, TrecArgs};
 use lemma_eval::output::{counts_text, report_text, write_merged, Writer};
 use lemma_eval::trec::{self, TrecOptions};
 use lemma_eval::{
-    Evaluator, Job, MatrixNames, PredictedInput, PremiseOptions, Premises, RankingOptions, RowFn,
-    Sink, SummaryOnly, ZeroRelMode,
+    Evaluator, Job, PredictedInput, PremiseOptions, Premises, RankingOptions, RowFn, Sink,
+    SummaryOnly, ZeroRelMode,
 };
 use lemma_ingest::ActualSets;
 use lemma_outfile::Output;
@@ -106,20 +106,7 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             .measure_names(&measures)
             .map_err(|e| Fail(2, e.to_string()))?;
     }
-    let names = match (&a.names, &a.goal_names, &a.lemma_names) {
-        (Some(store), None, None) => Some(MatrixNames::Store(store.clone())),
-        (None, Some(goals), Some(lemmas)) => Some(MatrixNames::Lists {
-            goals: goals.clone(),
-            lemmas: lemmas.clone(),
-        }),
-        (None, None, None) => None,
-        _ => {
-            return Err(Fail(
-                2,
-                "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or --names STORE".into(),
-            ))
-        }
-    };
+    let names = crate::parsers::matrix_names(&a.names, &a.goal_names, &a.lemma_names)?;
     let predicted = match a.shard {
         Some((index, count)) => PredictedInput::Shard {
             path: a.predicted.clone(),

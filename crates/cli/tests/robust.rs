@@ -780,3 +780,21 @@ fn qrels_sorted_on_disk_merge_within_a_low_open_file_limit() {
     assert!(runs >= 32, "{runs} runs: {err}");
     assert_eq!(String::from_utf8(o.stdout).unwrap(), in_order);
 }
+
+/// A `.npy` matrix's names come as `--names STORE` or as both lists: `eval` and `compare` refuse
+/// any other mixture with the same message, before reading anything.
+#[test]
+fn matrix_names_half_given_are_refused_by_eval_and_compare() {
+    let (q, r) = (fixture("seed/qrels.txt"), fixture("seed/run.txt"));
+    let (q, r) = (q.to_str().unwrap(), r.to_str().unwrap());
+    let want = "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or \
+                --names STORE";
+    for args in [
+        vec!["eval", q, r, "--goal-names", "g"],
+        vec!["eval", q, r, "--names", "s", "--lemma-names", "l"],
+        vec!["compare", q, r, r, "--lemma-names", "l"],
+    ] {
+        let err = fails(&args);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
