@@ -389,6 +389,11 @@ def compare(
     mmap: bool = False,
     group_by: Optional[str] = None,
     systems: Optional[Mapping[str, Sequence[PathLike]]] = None,
+    corpus: Optional[PathLike] = None,
+    mask: str = "none",
+    goals: Optional[PathLike] = None,
+    strict: bool = False,
+    strict_gold: bool = False,
 ) -> List[Dict[str, Any]]:
     """Compares runs, as ``lemma-eval compare`` does: each run evaluated against ``actual`` (a
     path or a dict, as :func:`evaluate` takes it), then, for each measure and pair of runs (the
@@ -409,7 +414,8 @@ def compare(
     ``lemma_names``, or ``names``), or values files (``Result.values_bytes()`` or ``eval
     --values-out`` written to a file: read, not evaluated, giving the rows the run gives);
     ``labels`` names them (default: the paths as given). The
-    other options are :func:`evaluate`'s; with ``group_by`` (:func:`evaluate`'s, ``--group-by``)
+    other options are :func:`evaluate`'s, the premise protocol's (``corpus``, ``mask``,
+    ``goals``, ``strict``, ``strict_gold``) included; with ``group_by`` (:func:`evaluate`'s, ``--group-by``)
     the tests' units are the groups of goals, each run's value of a group the mean of its goals',
     and the means are means over groups. ``systems`` (``--system NAME=RUN1,RUN2``) maps a name to
     several runs of one system (seeds, folds), compared after ``runs`` as one run whose value of

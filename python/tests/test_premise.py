@@ -84,3 +84,21 @@ def test_errors_name_python_arguments():
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=F / "nope.jsonl")
     with pytest.raises(ValueError, match=r"pushed goals cannot be masked yet"):
         lemma_eval.evaluate(F / "actual.jsonl", {"g1": ["a2"]}, ["AP"], corpus=CORPUS)
+
+
+def test_compare_masks_as_evaluate_does():
+    """``compare`` takes the premise options: each run's mean under ``mask="accessible"`` is
+    ``evaluate``'s masked mean, not the unmasked one; the TREC run and the JSONL predictions
+    rank alike (difference 0, every goal a tie)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lemma_eval.LemmaEvalWarning)
+        masked = lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP", "R@3"],
+                                     corpus=CORPUS, mask="accessible").summary
+        plain = lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP", "R@3"]).summary
+        rows = lemma_eval.compare(F / "actual.jsonl", [F / "run.txt", F / "predictions.jsonl"],
+                                  ["AP", "R@3"], corpus=CORPUS, mask="accessible")
+    for row in rows:
+        m = row["measure"]
+        assert row["mean_a"] == row["mean_b"] == masked[m] != plain[m]
+        assert (row["diff"], row["wins"], row["ties"], row["losses"]) == (0, 0, 3, 0)
+    assert masked["R@3"] == pytest.approx(13 / 18, rel=1e-15)

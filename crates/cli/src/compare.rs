@@ -68,6 +68,8 @@ pub(crate) struct CompareArgs {
     /// records): the tests run on the groups' means, the bootstrap resamples groups.
     #[command(flatten)]
     grouping: crate::groups::GroupArgs,
+    #[command(flatten)]
+    premise: crate::groups::PremiseArgs,
     /// For .npy matrices: the goal names of their rows, one per line.
     #[arg(long)]
     goal_names: Option<PathBuf>,
@@ -115,10 +117,16 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
     );
     let stdin = inputs.iter().filter(|p| **p == Path::new("-")).count();
     inputs.extend(
-        [&a.goal_names, &a.lemma_names, &a.names]
-            .into_iter()
-            .flatten()
-            .map(|p| p.as_path()),
+        [
+            &a.goal_names,
+            &a.lemma_names,
+            &a.names,
+            &a.premise.corpus,
+            &a.premise.goals,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|p| p.as_path()),
     );
     distinct(&[a.output.as_deref()], &inputs)?;
     if stdin > 1 {
@@ -149,13 +157,11 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
             ZeroRelMode::Skip
         })
         .universe(a.universe);
-    builder = crate::groups::apply(
+    builder = crate::groups::apply_all(
         builder,
+        &a.premise,
         &a.grouping,
-        None,
         &a.actual,
-        None,
-        false,
         a.scoring.rules.relevance_level,
     )?;
     if !a.measures.is_empty() {

@@ -8,8 +8,7 @@ use crate::{ConvertArgs, EvalArgs, MergeArgs, TrecArgs};
 use lemma_eval::output::{counts_text, report_text, write_merged, Writer};
 use lemma_eval::trec::{self, TrecOptions};
 use lemma_eval::{
-    Evaluator, Job, PredictedInput, PremiseOptions, Premises, RankingOptions, RowFn, Sink,
-    SummaryOnly, ZeroRelMode,
+    Evaluator, Job, PredictedInput, RankingOptions, RowFn, Sink, SummaryOnly, ZeroRelMode,
 };
 use lemma_ingest::ActualSets;
 use lemma_outfile::Output;
@@ -19,10 +18,16 @@ use std::path::Path;
 pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     let mut inputs = vec![a.actual.as_path(), a.predicted.as_path()];
     inputs.extend(
-        [&a.goal_names, &a.lemma_names, &a.names, &a.corpus, &a.goals]
-            .into_iter()
-            .flatten()
-            .map(|p| p.as_path()),
+        [
+            &a.goal_names,
+            &a.lemma_names,
+            &a.names,
+            &a.premise.corpus,
+            &a.premise.goals,
+        ]
+        .into_iter()
+        .flatten()
+        .map(|p| p.as_path()),
     );
     distinct(
         &[
@@ -73,24 +78,11 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     if let Some(t) = a.common.threads {
         builder = builder.threads(t);
     }
-    if let Some(corpus) = &a.corpus {
-        let opts = PremiseOptions {
-            corpus: corpus.clone(),
-            mask: a.mask,
-            goals: a.goals.clone(),
-            strict: a.strict,
-            strict_gold: a.strict_gold,
-        };
-        let premises = Premises::load(&opts, Some(&a.actual))?;
-        builder = builder.premises(std::sync::Arc::new(premises));
-    }
-    builder = crate::groups::apply(
+    builder = crate::groups::apply_all(
         builder,
+        &a.premise,
         &a.grouping,
-        a.corpus.as_ref(),
         &a.actual,
-        a.goals.as_deref(),
-        a.strict,
         a.rules.relevance_level,
     )?;
     let mut measures = a.measures.clone();
@@ -165,7 +157,7 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         if let Some(t) = a.threshold {
             w.set_extra(lemma_eval::curve::pooled_at_threshold(t, summary));
         }
-        if a.corpus.is_some() {
+        if a.premise.corpus.is_some() {
             w.set_premises(&done.evaluation.report.premises);
         }
         w.finish(summary, a.per_goal)

@@ -1,8 +1,69 @@
-//! `eval --group-by` and `--by`: their arguments, and the groups and strata they read.
+//! The premise-selection arguments (`--corpus`, `--mask`, `--goals`, `--strict`, `--strict-gold`)
+//! and `--group-by`/`--by`, shared by `eval` and `compare`: their arguments, and the premises,
+//! groups and strata they read.
 
-use lemma_eval::{EvaluatorBuilder, GroupBy, Strata, StrataSources};
+use lemma_eval::{
+    EvaluatorBuilder, GroupBy, MaskMode, PremiseOptions, Premises, Strata, StrataSources,
+};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// The premise-selection protocol's arguments (docs/METRICS.md §9).
+#[derive(clap::Args, Clone, Debug, Default)]
+pub(crate) struct PremiseArgs {
+    /// LeanDojo's corpus.jsonl (plain, .gz, .zst): which premises each goal may use, from its
+    /// file's imports and its theorem's position (README, "Premise selection"). Needed by --mask
+    /// and the Leak measures; TREC and JSONL predictions.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) corpus: Option<PathBuf>,
+    /// Which predicted premises are ranked: `accessible` removes those not accessible at the
+    /// goal's theorem before ranks are given (ranks count accessible premises only).
+    #[arg(long, value_parser = crate::parsers::choice::<MaskMode>(), default_value = "none", requires = "corpus")]
+    pub(crate) mask: MaskMode,
+    /// JSONL of goal records {"goal_id", "file_path", "theorem_pos": [line, col]}: adds to and
+    /// overrides the places the actual sets' JSONL records give (for TREC qrels, the only source).
+    #[arg(long = "goals", value_name = "FILE")]
+    pub(crate) goals: Option<PathBuf>,
+    /// A goal whose file the corpus does not list, a predicted premise it does not define, or a
+    /// goal without a group (--group-by) is an error (by default counted and named in a warning).
+    #[arg(long)]
+    pub(crate) strict: bool,
+    /// With --corpus: a relevant premise not accessible at its goal is an error (by default
+    /// counted and named in a warning).
+    #[arg(long, requires = "corpus")]
+    pub(crate) strict_gold: bool,
+}
+
+/// `builder` with the premise protocol `p` asks for (the corpus read, goals placed from `actual`
+/// and --goals), then grouped and stratified as `g` says ([`apply`]); relevant lemmas at `level`.
+pub(crate) fn apply_all(
+    mut builder: EvaluatorBuilder,
+    p: &PremiseArgs,
+    g: &GroupArgs,
+    actual: &Path,
+    level: i32,
+) -> Result<EvaluatorBuilder, crate::out::Fail> {
+    if let Some(corpus) = &p.corpus {
+        let opts = PremiseOptions {
+            corpus: corpus.clone(),
+            mask: p.mask,
+            goals: p.goals.clone(),
+            strict: p.strict,
+            strict_gold: p.strict_gold,
+        };
+        let premises = Premises::load(&opts, Some(actual))?;
+        builder = builder.premises(Arc::new(premises));
+    }
+    apply(
+        builder,
+        g,
+        p.corpus.as_ref(),
+        actual,
+        p.goals.as_deref(),
+        p.strict,
+        level,
+    )
+}
 
 /// How goals are grouped for the summary.
 #[derive(clap::Args, Clone, Debug, Default)]

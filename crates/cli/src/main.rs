@@ -19,7 +19,7 @@ mod trec_flags;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use lemma_eval::output::{CurveFormat, OutFormat};
 use lemma_eval::trec::TrecVersion;
-use lemma_eval::{MaskMode, MissingMode};
+use lemma_eval::MissingMode;
 use lemma_ingest::SpillOptions;
 use out::Fail;
 use parsers::{choice, parse_finite, parse_shard, parse_size, parse_threads};
@@ -340,27 +340,8 @@ struct EvalArgs {
     /// Size of the lemma universe, at least 1 (enables AUC; stores and matrices know theirs).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     universe: Option<u64>,
-    /// LeanDojo's corpus.jsonl (plain, .gz, .zst): which premises each goal may use, from its
-    /// file's imports and its theorem's position (README, "Premise selection"). Needed by --mask
-    /// and the Leak measures; TREC and JSONL predictions.
-    #[arg(long, value_name = "FILE")]
-    corpus: Option<PathBuf>,
-    /// Which predicted premises are ranked: `accessible` removes those not accessible at the
-    /// goal's theorem before ranks are given (ranks count accessible premises only).
-    #[arg(long, value_parser = choice::<MaskMode>(), default_value = "none", requires = "corpus")]
-    mask: MaskMode,
-    /// JSONL of goal records {"goal_id", "file_path", "theorem_pos": [line, col]}: adds to and
-    /// overrides the places the actual sets' JSONL records give (for TREC qrels, the only source).
-    #[arg(long = "goals", value_name = "FILE")]
-    goals: Option<PathBuf>,
-    /// A goal whose file the corpus does not list, a predicted premise it does not define, or a
-    /// goal without a group (--group-by) is an error (by default counted and named in a warning).
-    #[arg(long)]
-    strict: bool,
-    /// With --corpus: a relevant premise not accessible at its goal is an error (by default
-    /// counted and named in a warning).
-    #[arg(long, requires = "corpus")]
-    strict_gold: bool,
+    #[command(flatten)]
+    premise: groups::PremiseArgs,
     /// For a .npy matrix: the goal names of its rows, one per line.
     #[arg(long)]
     goal_names: Option<PathBuf>,

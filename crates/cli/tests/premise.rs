@@ -354,3 +354,64 @@ fn stores_are_not_masked_yet() {
     let e = fails(&["eval", &a, &s, "--corpus", &c]);
     assert!(e.contains("a binary store cannot be masked yet"), "{e}");
 }
+
+/// `compare` takes the premise protocol's options as `eval` does: under `--mask accessible` each
+/// run's mean is `eval`'s masked mean (AP 0.7685..., R@3 13/18 here), not the unmasked one (AP
+/// 0.8009..., R@3 7/9); the TREC run and the JSONL predictions rank alike, so every difference is
+/// 0 and every goal a tie.
+#[test]
+fn compare_masks_as_eval_does() {
+    let (a, r, p, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("predictions.jsonl"),
+        fixture("corpus.jsonl"),
+    );
+    let mask = ["--corpus", c.as_str(), "--mask", "accessible"];
+    let stdout = |args: &[&str]| {
+        let o = run(args);
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let value = |tsv: &str, m: &str| -> f64 {
+        let line = tsv
+            .lines()
+            .find(|l| l.starts_with(&format!("all\t{m}\t")))
+            .unwrap();
+        line.rsplit('\t').next().unwrap().parse().unwrap()
+    };
+    let ms = ["-m", "AP", "-m", "R@3", "--format", "tsv"];
+    let mut args = vec!["eval", a.as_str(), r.as_str()];
+    args.extend(ms);
+    let plain = stdout(&args);
+    args.extend(mask);
+    let masked = stdout(&args);
+    let mut args = vec!["compare", a.as_str(), r.as_str(), p.as_str()];
+    args.extend(ms);
+    args.extend(mask);
+    let compared = stdout(&args);
+    for m in ["AP", "R@3"] {
+        let row: Vec<&str> = (compared.lines())
+            .find(|l| l.starts_with(&format!("{m}\t")))
+            .unwrap()
+            .split('\t')
+            .collect();
+        let (mean_a, mean_b) = (
+            row[3].parse::<f64>().unwrap(),
+            row[4].parse::<f64>().unwrap(),
+        );
+        assert_eq!(mean_a, value(&masked, m), "{m}: {compared}");
+        assert_eq!(mean_b, mean_a, "{m}");
+        assert_ne!(mean_a, value(&plain, m), "{m}: masked equals unmasked");
+        assert_eq!(
+            (row[5], row[12], row[13], row[14]),
+            ("0", "0", "3", "0"),
+            "{m}"
+        );
+    }
+    assert!((value(&masked, "R@3") - 13.0 / 18.0).abs() < 1e-15);
+}
