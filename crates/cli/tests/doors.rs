@@ -100,6 +100,19 @@ fn inputs(dir: &Path, seed: u64, shuffled: bool) -> (PathBuf, PathBuf) {
 }
 
 /// The run's goals as the push API takes them, in file order.
+/// The goals pushed round-robin into `n` sessions of `ev`, the sessions merged into one.
+fn merged_sessions(ev: &Evaluator, gs: &[RankedGoal], n: usize) -> lemma_eval::Session {
+    let mut parts: Vec<_> = (0..n).map(|_| ev.session().unwrap()).collect();
+    for (i, g) in gs.iter().enumerate() {
+        g.push_into(&mut parts[i % n]).unwrap();
+    }
+    let mut merged = parts.remove(0);
+    for p in parts {
+        merged.merge(p).unwrap();
+    }
+    merged
+}
+
 fn goals(run: &Path) -> Vec<RankedGoal> {
     goal_blocks(&std::fs::read_to_string(run).unwrap())
         .iter()
@@ -212,14 +225,7 @@ fn every_door_gives_the_commands_values() {
         }
         let done = s.finish(&mut pushed).unwrap();
         check("Session", &done.summary, Some(&pushed));
-        let mut parts: Vec<_> = (0..3).map(|_| ev.session().unwrap()).collect();
-        for (i, g) in gs.iter().enumerate() {
-            g.push_into(&mut parts[i % 3]).unwrap();
-        }
-        let mut merged = parts.remove(0);
-        for p in parts {
-            merged.merge(p).unwrap();
-        }
+        let merged = merged_sessions(&ev, &gs, 3);
         check(
             "Sessions merged",
             &merged.finish(&mut SummaryOnly).unwrap().summary,
@@ -380,14 +386,7 @@ fn every_door_gives_the_commands_strata() {
             g.push_into(&mut s).unwrap();
         }
         check("Session", &s.finish(&mut SummaryOnly).unwrap().summary);
-        let mut parts: Vec<_> = (0..3).map(|_| ev.session().unwrap()).collect();
-        for (i, g) in gs.iter().enumerate() {
-            g.push_into(&mut parts[i % 3]).unwrap();
-        }
-        let mut merged = parts.remove(0);
-        for p in parts {
-            merged.merge(p).unwrap();
-        }
+        let merged = merged_sessions(&ev, &gs, 3);
         check(
             "Sessions merged",
             &merged.finish(&mut SummaryOnly).unwrap().summary,

@@ -736,11 +736,7 @@ fn hundreds_of_pooled_runs_merge_within_a_low_open_file_limit() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    let runs: usize = err
-        .split_once("outgrew --memory 64 KiB: ")
-        .and_then(|(_, rest)| rest.split_once(" sorted runs"))
-        .map(|(n, _)| n.parse().unwrap())
-        .unwrap_or_else(|| panic!("no spill reported: {err}"));
+    let runs = sorted_runs(&err, "outgrew --memory 64 KiB: ");
     assert!(runs >= 200, "{runs} runs: {err}");
     assert_eq!(String::from_utf8(o.stdout).unwrap(), held);
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 0);
@@ -772,11 +768,7 @@ fn qrels_sorted_on_disk_merge_within_a_low_open_file_limit() {
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    let runs: usize = err
-        .split_once("within --memory 1 MiB: ")
-        .and_then(|(_, rest)| rest.split_once(" sorted runs"))
-        .map(|(n, _)| n.parse().unwrap())
-        .unwrap_or_else(|| panic!("no sort on disk reported: {err}"));
+    let runs = sorted_runs(&err, "within --memory 1 MiB: ");
     assert!(runs >= 32, "{runs} runs: {err}");
     assert_eq!(String::from_utf8(o.stdout).unwrap(), in_order);
 }
@@ -797,4 +789,13 @@ fn matrix_names_half_given_are_refused_by_eval_and_compare() {
         let err = fails(&args);
         assert!(err.contains(want), "{args:?}: {err}");
     }
+}
+
+/// The number of sorted runs a spill wrote, as the command reports it on stderr after `after`
+/// ("... N sorted runs ...").
+fn sorted_runs(err: &str, after: &str) -> usize {
+    err.split_once(after)
+        .and_then(|(_, rest)| rest.split_once(" sorted runs"))
+        .map(|(n, _)| n.parse().unwrap())
+        .unwrap_or_else(|| panic!("no spill to sorted runs reported: {err}"))
 }
