@@ -40,10 +40,8 @@ def _text(x: Any, what: str) -> str:
     raise ValueError(f"{what}: expected a string, found a {_kind(x)}")
 
 
-def _kind(x: Any) -> str:
-    if isinstance(x, _safepickle.PickledObject):
-        return f"{x.pickled_class} object"
-    return type(x).__name__
+# What a value read from a pickle is, for messages: the loader's own wording.
+_kind = _safepickle._kind
 
 
 def _name(premise: Any) -> str:

@@ -738,6 +738,12 @@ impl NativeEvaluator {
             b = b.strata(std::sync::Arc::new(strata));
         }
         if let Some(by) = &group_by {
+            if by.is_empty() {
+                // As the command refuses `--group-by ""`.
+                return Err(PyValueError::new_err(
+                    "group_by: expected theorem, file or a record key",
+                ));
+            }
             let path = match &actual {
                 ActualInput::Path(p) => Some(p.clone()),
                 _ => None,
@@ -774,8 +780,12 @@ impl NativeEvaluator {
                     ("strict_gold", strict_gold),
                 ];
                 if let Some((name, _)) = given.iter().find(|(_, set)| *set) {
+                    let or = match *name {
+                        "goals" | "strict" => ", group_by= or by=",
+                        _ => "",
+                    };
                     return Err(PyValueError::new_err(format!(
-                        "{name}= needs corpus= (LeanDojo's corpus.jsonl)"
+                        "{name}= needs corpus= (LeanDojo's corpus.jsonl){or}"
                     )));
                 }
             }

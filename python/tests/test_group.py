@@ -63,3 +63,6 @@ def test_strict_and_refusals(files):
         lemma_eval.evaluate(actual, run, ["AP"], group_by="theorem", strict=True)
     with pytest.raises(Exception, match="LeakRank|Depth"):
         lemma_eval.evaluate(actual, run, ["AP", "Depth(recall=1.0)"], group_by="theorem")
+    # An empty key is refused as the command refuses `--group-by ""`.
+    with pytest.raises(ValueError, match="group_by: expected theorem, file or a record key"):
+        lemma_eval.evaluate(actual, run, ["AP"], group_by="")

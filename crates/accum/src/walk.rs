@@ -116,7 +116,6 @@ pub(crate) struct Walk {
     nonrel: u64,
     pool_unjudged: u64,
     judged: u64,
-    last: u64,
     bing: f64,
     infap: f64,
     // Gains: the ideal ranking walked to `ideal_at`, its cost (sum of max(gain, 1)) and DCG.
@@ -135,7 +134,9 @@ pub(crate) struct Walk {
     cuts: Vec<Cut>,
     cut_order: Vec<usize>,
     cut_next: usize,
-    rbp: Vec<RbpState>,
+    /// The `Rbp` needs' sums, each with its need's index (only those: every judged item steps
+    /// each of them).
+    rbp: Vec<(usize, RbpState)>,
     /// The grades of the first `prefix_len` items ([`NOT_IN_QRELS`] for those not judged).
     prefix_len: usize,
     prefix: Vec<i32>,
@@ -158,7 +159,6 @@ impl Walk {
             nonrel: 0,
             pool_unjudged: 0,
             judged: 0,
-            last: 0,
             bing: 0.0,
             infap: 0.0,
             ideal_at: 0,
@@ -174,14 +174,16 @@ impl Walk {
             cuts: vec![Cut::default(); needs.len()],
             cut_order: Vec::new(),
             cut_next: 0,
-            rbp: needs
-                .iter()
-                .map(|n| match *n {
-                    WalkNeed::Rbp(p) => RbpState {
-                        p,
-                        ..RbpState::default()
-                    },
-                    _ => RbpState::default(),
+            rbp: (needs.iter().enumerate())
+                .filter_map(|(i, n)| match *n {
+                    WalkNeed::Rbp(p) => Some((
+                        i,
+                        RbpState {
+                            p,
+                            ..RbpState::default()
+                        },
+                    )),
+                    _ => None,
                 })
                 .collect(),
             prefix_len: needs
@@ -204,7 +206,6 @@ impl Walk {
         self.nonrel = 0;
         self.pool_unjudged = 0;
         self.judged = 0;
-        self.last = 0;
         self.bing = 0.0;
         self.infap = 0.0;
         self.ideal_at = 0;
@@ -254,7 +255,7 @@ impl Walk {
         let cuts = &self.cuts;
         self.cut_order.sort_by_key(|&i| cuts[i].rank);
         self.cut_next = 0;
-        for st in &mut self.rbp {
+        for (_, st) in &mut self.rbp {
             st.cur = 1.0;
             st.pos = 0;
             st.gain_sum = 0.0;
@@ -310,7 +311,7 @@ impl Walk {
         }
         let gain = if grade > 0 { grade as f64 } else { 0.0 };
         let max = self.max_grade;
-        for st in &mut self.rbp {
+        for (_, st) in &mut self.rbp {
             st.skip(rank - 1 - st.pos);
             if grade < 0 {
                 st.skip(1);
@@ -360,14 +361,13 @@ impl Walk {
                 self.rel_ret += 1;
             }
         }
-        self.last = rank;
     }
 
     /// Ends the goal: `n` items ranked.
     pub fn finish(&mut self, n: u64) {
         self.pass(u64::MAX);
         self.prefix_to(n.saturating_add(1));
-        for st in &mut self.rbp {
+        for (_, st) in &mut self.rbp {
             st.skip(n - st.pos);
         }
         if self.gain {
@@ -431,7 +431,8 @@ impl Walk {
 
     /// Need `i`'s rank-biased sums.
     pub fn rbp(&self, i: usize) -> &RbpState {
-        &self.rbp[i]
+        let found = self.rbp.iter().find(|(need, _)| *need == i);
+        &found.expect("an Rbp need").1
     }
 
     /// The grades of the first items, [`NOT_IN_QRELS`] for those the qrels do not mention (as

@@ -188,7 +188,11 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
     let labelled: Vec<_> = (a.predicted.iter())
         .map(|p| (p.display().to_string(), p.as_path().into()))
         .collect();
-    let comparison = lemma_report::compare_runs(a.scoring.builder(), actual, labelled)?;
+    let comparison = lemma_report::compare_runs(
+        a.scoring.builder().spill(a.memory.spill()),
+        actual,
+        labelled,
+    )?;
     let command = lemma_report::command_line(std::env::args_os());
     let page = lemma_report::Page {
         command,

@@ -443,7 +443,8 @@ impl Compare {
         let nm = measures.len();
         let mut ids: HashMap<Vec<u8>, usize> = HashMap::new();
         // The goals by index, as `ids` numbers them.
-        let mut order = GoalNames::default();
+        // The goals compared, by index: their names end to end (one allocation, not one a goal).
+        let mut order = lemma_ingest::Names::default();
         // values[run][measure][goal], NaN where the run has no value.
         let mut values: Vec<Vec<Vec<f64>>> = Vec::with_capacity(self.runs.len());
         let mut infos = Vec::with_capacity(self.runs.len());
@@ -700,7 +701,8 @@ impl Compare {
         let mut rows =
             lemma_par::Ordered::new(builder.settings().threads).map(work, |(m, a, b)| {
                 let (va, vb) = (&packed[a][m], &packed[b][m]);
-                let mut row = compare_pair(m, (a, va), (b, vb), options, &mean);
+                let means = (means[a][m], means[b][m]);
+                let mut row = compare_pair(m, (a, va), (b, vb), means, options, &mean);
                 if let Some(t) = &tukey[m] {
                     row.p_tukey = t.p(a, b);
                 }
@@ -735,34 +737,6 @@ impl Compare {
     }
 }
 
-/// The goals compared, by index: their names end to end (one allocation, not one a goal).
-#[derive(Default)]
-struct GoalNames {
-    names: Vec<u8>,
-    ends: Vec<usize>,
-}
-
-impl GoalNames {
-    fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// Goal `g`'s name (`g < len()`).
-    fn get(&self, g: usize) -> &[u8] {
-        let start = if g == 0 { 0 } else { self.ends[g - 1] };
-        &self.names[start..self.ends[g]]
-    }
-
-    fn push(&mut self, name: &[u8]) {
-        self.names.extend_from_slice(name);
-        self.ends.push(self.names.len());
-    }
-}
-
 /// Whether `m` is a mean of per-goal values (what the tests compare).
 fn comparable(m: &Measure) -> bool {
     m.aggregation() == Aggregation::Mean && m.per_goal()
@@ -770,11 +744,13 @@ fn comparable(m: &Measure) -> bool {
 
 /// One measure's comparison of runs `a` and `b` over their aligned values. Each comparison
 /// draws from streams of its own, named by the seed, the measure and the two runs: its
-/// p-values and interval do not depend on which other comparisons are made.
+/// p-values and interval do not depend on which other comparisons are made. `mean_a`, `mean_b`:
+/// the two columns' means, computed once per run and measure.
 fn compare_pair(
     m: usize,
     (a, va): (usize, &[f64]),
     (b, vb): (usize, &[f64]),
+    (mean_a, mean_b): (f64, f64),
     o: &CompareOptions,
     mean: &dyn Fn(&[f64]) -> f64,
 ) -> CompareRow {
@@ -788,8 +764,8 @@ fn compare_pair(
         measure: m,
         a,
         b,
-        mean_a: mean(va),
-        mean_b: mean(vb),
+        mean_a,
+        mean_b,
         diff: mean(paired.differences()),
         p_t: t.p,
         p_randomization,

@@ -11,6 +11,7 @@
 use crate::partial::{put_bytes, put_plan, put_u32, put_u64, PlanKey, Reader};
 use crate::{EvalOptions, GoalRow};
 use lemma_accum::{GoalCounts, Measure};
+use lemma_ingest::Names;
 use std::path::Path;
 
 /// The first eight bytes of a values file.
@@ -26,10 +27,8 @@ pub struct Values {
     pub counts: GoalCounts,
     /// The warnings its evaluation gave.
     pub warnings: Vec<String>,
-    /// The goals' names end to end, in the order evaluated ([`Values::goal`]).
-    names: Vec<u8>,
-    /// Where each goal's name ends in `names`.
-    ends: Vec<usize>,
+    /// The goals' names, in the order evaluated ([`Values::goal`]).
+    names: Names,
     /// `values[measure][goal]`, NaN where the goal has no value.
     pub values: Vec<Vec<f64>>,
 }
@@ -37,7 +36,7 @@ pub struct Values {
 /// Collects an evaluation's rows, then encodes them as a values file.
 pub struct ValuesRecorder {
     plan: PlanKey,
-    goals: Vec<Vec<u8>>,
+    goals: Names,
     values: Vec<Vec<f64>>,
 }
 
@@ -54,14 +53,14 @@ impl ValuesRecorder {
     pub fn new(options: &EvalOptions, measures: &[Measure]) -> ValuesRecorder {
         ValuesRecorder {
             plan: plan_key(options, measures),
-            goals: Vec::new(),
+            goals: Names::default(),
             values: vec![Vec::new(); measures.len()],
         }
     }
 
     /// One goal's row.
     pub fn add(&mut self, row: &GoalRow) {
-        self.goals.push(row.goal.clone());
+        self.goals.push(&row.goal);
         for (col, v) in self.values.iter_mut().zip(&row.values) {
             col.push(v.unwrap_or(f64::NAN));
         }
@@ -79,7 +78,7 @@ impl ValuesRecorder {
             put_bytes(&mut b, w.as_bytes());
         }
         put_u64(&mut b, self.goals.len() as u64);
-        for g in &self.goals {
+        for g in self.goals.iter() {
             put_bytes(&mut b, g);
         }
         for col in &self.values {
@@ -170,11 +169,9 @@ impl Values {
             return Err(format!("corrupt: {n} goals in {} bytes", body.len() - r.at));
         }
         // One buffer for every name (not one allocation a goal: 2 M goals read in a moment).
-        let mut names = Vec::new();
-        let mut ends = Vec::with_capacity(n as usize);
+        let mut names = Names::default();
         for _ in 0..n {
-            names.extend_from_slice(r.bytes().map_err(e)?);
-            ends.push(names.len());
+            names.push(r.bytes().map_err(e)?);
         }
         let nm = plan.measures.len();
         let need = (n as u128) * (nm as u128) * 8;
@@ -197,20 +194,18 @@ impl Values {
             counts,
             warnings,
             names,
-            ends,
             values,
         })
     }
 
     /// How many goals it holds values of.
     pub fn goal_count(&self) -> usize {
-        self.ends.len()
+        self.names.len()
     }
 
     /// The name of goal `i` (in the order evaluated).
     pub fn goal(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.names[start..self.ends[i]]
+        self.names.get(i)
     }
 
     /// The measures it holds values of.
