@@ -78,7 +78,7 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     if let Some(t) = a.common.threads {
         builder = builder.threads(t);
     }
-    builder = crate::groups::apply_all(
+    builder = crate::groups::apply_groups(
         builder,
         &a.premise,
         &a.grouping,
@@ -108,6 +108,7 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
         None => PredictedInput::Path(a.predicted.clone()),
     };
     let job = Job::new(builder, a.actual.as_path(), predicted)
+        .premises(a.premise.options())
         .names(names)
         .mmap(a.common.mmap)
         .hold_actual(a.hold_actual)

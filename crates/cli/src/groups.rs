@@ -34,6 +34,19 @@ pub(crate) struct PremiseArgs {
     pub(crate) strict_gold: bool,
 }
 
+impl PremiseArgs {
+    /// The protocol's options; `None` without `--corpus`.
+    pub(crate) fn options(&self) -> Option<PremiseOptions> {
+        Some(PremiseOptions {
+            corpus: self.corpus.clone()?,
+            mask: self.mask,
+            goals: self.goals.clone(),
+            strict: self.strict,
+            strict_gold: self.strict_gold,
+        })
+    }
+}
+
 /// `builder` with the premise protocol `p` asks for (the corpus read, goals placed from `actual`
 /// and --goals), then grouped and stratified as `g` says ([`apply`]); relevant lemmas at `level`.
 pub(crate) fn apply_all(
@@ -43,17 +56,22 @@ pub(crate) fn apply_all(
     actual: &Path,
     level: i32,
 ) -> Result<EvaluatorBuilder, crate::out::Fail> {
-    if let Some(corpus) = &p.corpus {
-        let opts = PremiseOptions {
-            corpus: corpus.clone(),
-            mask: p.mask,
-            goals: p.goals.clone(),
-            strict: p.strict,
-            strict_gold: p.strict_gold,
-        };
+    if let Some(opts) = p.options() {
         let premises = Premises::load(&opts, Some(actual))?;
         builder = builder.premises(Arc::new(premises));
     }
+    apply_groups(builder, p, g, actual, level)
+}
+
+/// `builder` grouped and stratified as `g` says ([`apply`]), the premises left to the job
+/// ([`PremiseArgs::options`], loaded as the actual sets are read).
+pub(crate) fn apply_groups(
+    builder: EvaluatorBuilder,
+    p: &PremiseArgs,
+    g: &GroupArgs,
+    actual: &Path,
+    level: i32,
+) -> Result<EvaluatorBuilder, crate::out::Fail> {
     apply(
         builder,
         g,

@@ -338,6 +338,27 @@ fn problems_are_errors_when_asked_and_named() {
     );
     let e = fails(&["eval", &a, &r, "--mask", "accessible"]);
     assert!(e.contains("--corpus"), "{e}");
+    // The corpus is read beside the actual sets: when both are bad, the corpus's error is the
+    // one reported (as when it was read first), and either alone is reported.
+    let bad_corpus = dir.path().join("corpus.jsonl");
+    std::fs::write(
+        &bad_corpus,
+        "{\"path\": \"A.lean\", \"imports\": [\"Q.lean\"]}\n",
+    )
+    .unwrap();
+    let bad_actual = dir.path().join("actual.jsonl");
+    std::fs::write(&bad_actual, "{\"goal_id\": \"g1\", \"premises\": 3}\n").unwrap();
+    let (bc, ba) = (
+        bad_corpus.to_string_lossy().into_owned(),
+        bad_actual.to_string_lossy().into_owned(),
+    );
+    for actual in [&ba, &a] {
+        let e = fails(&["eval", actual, &r, "--corpus", &bc, "--mask", "accessible"]);
+        assert!(e.contains("corpus.jsonl:1:"), "{e}");
+        assert!(e.contains("Q.lean"), "{e}");
+    }
+    let e = fails(&["eval", &ba, &r, "--corpus", &c, "--mask", "accessible"]);
+    assert!(e.contains("actual.jsonl:1:"), "{e}");
 }
 
 #[test]

@@ -40,10 +40,10 @@ use crate::evaluator::{read_actual_within, Evaluation};
 use crate::join::JoinReport;
 use crate::{
     EvalError, EvalOptions, Evaluator, EvaluatorBuilder, InputKind, MatrixNames, Partial,
-    Predictions, Sink,
+    Predictions, PremiseOptions, Premises, Sink,
 };
 use lemma_accum::{Aggregation, Plan};
-use lemma_ingest::{ActualSets, GoalOrder, SortedQrels};
+use lemma_ingest::{ActualSets, GoalOrder, InputError, SortedQrels};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -288,6 +288,7 @@ pub struct Job {
     mmap: bool,
     hold_actual: bool,
     mergeable: bool,
+    premises: Option<PremiseOptions>,
 }
 
 impl Job {
@@ -305,6 +306,7 @@ impl Job {
             mmap: false,
             hold_actual: false,
             mergeable: false,
+            premises: None,
         }
     }
 
@@ -354,9 +356,34 @@ impl Job {
         self
     }
 
+    /// The premise-selection protocol (docs/METRICS.md §9), its corpus and the goals' places
+    /// loaded by [`Job::open`] on a thread of their own while the actual sets are read (the
+    /// places from the actual sets' JSONL records, when the actual sets are a path); as
+    /// [`EvaluatorBuilder::premises`] with [`Premises::load`], sooner. `None`: no protocol.
+    pub fn premises(mut self, opts: Option<PremiseOptions>) -> Self {
+        self.premises = opts;
+        self
+    }
+
     /// Opens the inputs: the actual sets read (held) or checked (joined), the predictions opened.
-    /// Errors in either come out here, before any output is begun.
-    pub fn open(self) -> Result<OpenJob, EvalError> {
+    /// Errors in either come out here, before any output is begun; an error in the corpus or the
+    /// places comes before any other.
+    pub fn open(mut self) -> Result<OpenJob, EvalError> {
+        let actual_path = match &self.actual {
+            Actual::Input(ActualInput::Path(p)) => Some(p.clone()),
+            Actual::Sorted(q) => Some(q.path().to_path_buf()),
+            Actual::Input(ActualInput::Sets(_)) => None,
+        };
+        let mut loading =
+            Loading(self.premises.take().map(|opts| {
+                std::thread::spawn(move || Premises::load(&opts, actual_path.as_deref()))
+            }));
+        self.open_loading(&mut loading)
+            .map_err(|e| loading.first_error(e))
+    }
+
+    /// [`Job::open`], the premises joined into the builder before it is built.
+    fn open_loading(self, loading: &mut Loading) -> Result<OpenJob, EvalError> {
         let started = Instant::now();
         let Job {
             builder,
@@ -366,6 +393,7 @@ impl Job {
             mmap,
             hold_actual,
             mergeable,
+            premises: _,
         } = self;
         let shard = matches!(predicted, PredictedInput::Shard { .. });
         check_group_by(&builder, shard || mergeable)?;
@@ -394,7 +422,7 @@ impl Job {
                     let q = q.with_threads(threads);
                     let sets = q.sets_whole()?;
                     let read = ActualRead::held(q.path(), &sets, started.elapsed());
-                    let engine = Engine::Held(builder.build(sets));
+                    let engine = Engine::Held(loading.ready(builder)?.build(sets));
                     return open_predictions(engine, read, predicted, names, mmap, mergeable);
                 }
                 let read = ActualRead::Joined {
@@ -405,7 +433,7 @@ impl Job {
                     elapsed: started.elapsed(),
                     join: JoinReport::default(),
                 };
-                let engine = Engine::Joined(Box::new(builder.build_joined(q)));
+                let engine = Engine::Joined(Box::new(loading.ready(builder)?.build_joined(q)));
                 return open_predictions(engine, read, predicted, names, mmap, mergeable);
             }
         };
@@ -431,6 +459,7 @@ impl Job {
                     elapsed: started.elapsed(),
                     join: JoinReport::default(),
                 };
+                let builder = loading.ready(builder)?;
                 (Engine::Joined(Box::new(builder.build_joined(q))), read)
             }
             (_, ActualInput::Path(path)) => {
@@ -441,13 +470,13 @@ impl Job {
                     "actual sets read"
                 );
                 let read = ActualRead::held(&path, &sets, started.elapsed());
-                (Engine::Held(builder.build(sets)), read)
+                (Engine::Held(loading.ready(builder)?.build(sets)), read)
             }
             (_, ActualInput::Sets(sets)) => {
                 let read = ActualRead::Given {
                     goals: sets.goals.len() as u64,
                 };
-                (Engine::Held(builder.build(sets)), read)
+                (Engine::Held(loading.ready(builder)?.build(sets)), read)
             }
         };
         open_predictions(engine, read, predicted, names, mmap, mergeable)
@@ -460,6 +489,32 @@ impl Job {
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<Outcome, EvalError> {
         self.open()?.evaluate(sink, progress)
+    }
+}
+
+/// The premises a [`Job`] loads while it reads the actual sets.
+struct Loading(Option<std::thread::JoinHandle<Result<Premises, InputError>>>);
+
+impl Loading {
+    /// `builder` with the premises, once loaded (waits for them).
+    fn ready(&mut self, builder: EvaluatorBuilder) -> Result<EvaluatorBuilder, EvalError> {
+        match self.0.take() {
+            None => Ok(builder),
+            Some(h) => {
+                let p = h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))?;
+                Ok(builder.premises(Arc::new(p)))
+            }
+        }
+    }
+
+    /// The error to report when opening failed with `e`: the corpus's or the places', if they
+    /// failed too (they were read first before they were read beside the actual sets).
+    fn first_error(&mut self, e: EvalError) -> EvalError {
+        match self.0.take().map(|h| h.join()) {
+            Some(Ok(Err(p))) => p.into(),
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            _ => e,
+        }
     }
 }
 

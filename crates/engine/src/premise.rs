@@ -81,19 +81,36 @@ impl Premises {
     /// Reads `opts.corpus`, then the places the actual sets' records give (`actual`, when it is a
     /// JSONL file that can be read twice: not stdin or a pipe), then `opts.goals`.
     pub fn load(opts: &PremiseOptions, actual: Option<&Path>) -> Result<Premises, InputError> {
-        let corpus = Corpus::read(&opts.corpus)?;
+        // The corpus on a thread of its own while the places are read (by path, resolved after).
+        let (corpus, places) = std::thread::scope(|s| {
+            let corpus = s.spawn(|| Corpus::read(&opts.corpus));
+            let places = Self::read_places(opts, actual);
+            let corpus = corpus
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
+            (corpus, places)
+        });
+        let corpus = corpus?;
+        let mut places = places?;
+        places.resolve(&corpus);
+        Ok(Premises::new(corpus, places, opts))
+    }
+
+    /// The goals' places from the actual sets' JSONL records, then the `--goals` file; files by
+    /// path.
+    fn read_places(opts: &PremiseOptions, actual: Option<&Path>) -> Result<GoalPlaces, InputError> {
         let mut places = GoalPlaces::new();
         if let Some(a) = actual.filter(|a| !lemma_ingest::read_once(a)) {
             if crate::InputKind::of(a)? == crate::InputKind::Text
                 && lemma_ingest::open_with(a, false)?.format == lemma_ingest::Format::Jsonl
             {
-                places.read(a, &corpus)?;
+                places.read_unresolved(a)?;
             }
         }
         if let Some(g) = &opts.goals {
-            places.read(g, &corpus)?;
+            places.read_unresolved(g)?;
         }
-        Ok(Premises::new(corpus, places, opts))
+        Ok(places)
     }
 
     /// A corpus and places already read, under `opts`'s mask and strictness.

@@ -92,12 +92,50 @@ impl GoalPlaces {
         self.read_from(path, input.reader, corpus)
     }
 
+    /// [`GoalPlaces::read`] before the corpus is read (the two can then be read at once): files
+    /// are kept by path until [`GoalPlaces::resolve`], and a goal read before gets the attributes
+    /// this file gives, as with [`GoalPlaces::read`].
+    pub fn read_unresolved(&mut self, path: &Path) -> Result<(), InputError> {
+        let input = crate::input::open_with(path, false)?;
+        self.read_records(path, input.reader, None)
+    }
+
+    /// Gives the files [`GoalPlaces::read_unresolved`] kept by path their corpus ids (a path the
+    /// corpus does not list stays unlisted). Reading unresolved then resolving gives what
+    /// [`GoalPlaces::read`] gives.
+    pub fn resolve(&mut self, corpus: &Corpus) {
+        let kept = std::mem::take(&mut self.unlisted);
+        let ids: Vec<u32> = (0..kept.len() as u32)
+            .map(|i| {
+                let path = kept.name(i);
+                corpus
+                    .file_id(path)
+                    .unwrap_or_else(|| UNLISTED + self.unlisted.intern(path))
+            })
+            .collect();
+        for f in &mut self.files {
+            if *f != NO_FILE && *f >= UNLISTED {
+                *f = ids[(*f - UNLISTED) as usize];
+            }
+        }
+    }
+
     /// [`GoalPlaces::read`] from `reader`, named `path` in errors.
     pub fn read_from(
         &mut self,
         path: &Path,
         reader: impl BufRead,
         corpus: &Corpus,
+    ) -> Result<(), InputError> {
+        self.read_records(path, reader, Some(corpus))
+    }
+
+    /// The records of `reader`, files resolved against `corpus` or (`None`) kept by path.
+    fn read_records(
+        &mut self,
+        path: &Path,
+        reader: impl BufRead,
+        corpus: Option<&Corpus>,
     ) -> Result<(), InputError> {
         each_record_line(path, reader, |t, err| {
             let r: Record<'_> = serde_json::from_str(t).map_err(|e| {
@@ -108,20 +146,31 @@ impl GoalPlaces {
             })?;
             let file = r.file_path.as_deref().or(r.path.as_deref());
             let pos = r.theorem_pos.or(r.start).map(|(l, c)| Pos::new(l, c));
-            self.set(r.goal_id.as_bytes(), file.map(str::as_bytes), pos, corpus);
+            self.set_in(r.goal_id.as_bytes(), file.map(str::as_bytes), pos, corpus);
             Ok(())
         })
     }
 
     /// Gives goal `goal` the attributes given (`None`: keeps what it had).
     pub fn set(&mut self, goal: &[u8], file: Option<&[u8]>, pos: Option<Pos>, corpus: &Corpus) {
+        self.set_in(goal, file, pos, Some(corpus));
+    }
+
+    /// [`GoalPlaces::set`], the file kept by path without a corpus.
+    fn set_in(
+        &mut self,
+        goal: &[u8],
+        file: Option<&[u8]>,
+        pos: Option<Pos>,
+        corpus: Option<&Corpus>,
+    ) {
         let g = self.goals.intern(goal) as usize;
         if g == self.files.len() {
             self.files.push(NO_FILE);
             self.pos.push(NO_POS);
         }
         if let Some(f) = file {
-            self.files[g] = match corpus.file_id(f) {
+            self.files[g] = match corpus.and_then(|c| c.file_id(f)) {
                 Some(id) => id,
                 None => UNLISTED + self.unlisted.intern(f),
             };
@@ -229,6 +278,56 @@ mod tests {
         assert_eq!(p.get(b"g3"), Some(at(7, 0)));
         assert_eq!(p.get(b"g1"), Some(at(9, 9)));
         assert_eq!(p.get(b"g4"), Some(GoalPlace::Incomplete("file_path")));
+    }
+
+    #[test]
+    fn places_read_before_the_corpus_resolve_to_what_reading_after_gives() {
+        let text = concat!(
+            r#"{"path": "A.lean", "imports": [], "premises": []}"#,
+            "\n",
+            r#"{"path": "B.lean", "imports": ["A.lean"], "premises": []}"#,
+            "\n"
+        );
+        let c = Corpus::from_reader(Path::new("corpus.jsonl"), text.as_bytes()).unwrap();
+        let actual = concat!(
+            r#"{"goal_id": "g1", "file_path": "B.lean", "theorem_pos": [3, 4]}"#,
+            "\n",
+            r#"{"goal_id": "g2", "path": "Z.lean", "start": [1, 1]}"#,
+            "\n",
+            r#"{"goal_id": "g3", "file_path": "Y.lean", "theorem_pos": [2, 2]}"#,
+            "\n",
+            r#"{"goal_id": "g4", "file_path": "A.lean"}"#,
+            "\n",
+            // A later record moves g2 into a listed file, g3 keeps its unlisted one.
+            r#"{"goal_id": "g2", "file_path": "A.lean"}"#,
+            "\n"
+        );
+        let mut after = GoalPlaces::new();
+        after
+            .read_from(Path::new("actual.jsonl"), actual.as_bytes(), &c)
+            .unwrap();
+        let mut before = GoalPlaces::new();
+        before
+            .read_records(Path::new("actual.jsonl"), actual.as_bytes(), None)
+            .unwrap();
+        before.resolve(&c);
+        let (a, b) = (c.file_id(b"A.lean").unwrap(), c.file_id(b"B.lean").unwrap());
+        let at = |file, line, col| {
+            Some(GoalPlace::Known(Place {
+                file,
+                pos: Pos::new(line, col),
+            }))
+        };
+        for p in [&after, &before] {
+            assert_eq!(p.get(b"g1"), at(b, 3, 4));
+            assert_eq!(p.get(b"g2"), at(a, 1, 1));
+            assert_eq!(p.get(b"g3"), Some(GoalPlace::UnlistedFile(b"Y.lean")));
+            assert_eq!(p.get(b"g4"), Some(GoalPlace::Incomplete("theorem_pos")));
+        }
+        // Resolving again changes nothing.
+        before.resolve(&c);
+        assert_eq!(before.get(b"g3"), Some(GoalPlace::UnlistedFile(b"Y.lean")));
+        assert_eq!(before.get(b"g1"), at(b, 3, 4));
     }
 
     #[test]
