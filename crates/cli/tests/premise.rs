@@ -649,3 +649,65 @@ fn recall_by_origin_needs_every_goal_s_place() {
     ]);
     assert!(e.contains("goal `t3`") && e.contains("file_path"), "{e}");
 }
+
+/// `report` takes the premise options as `eval` does: the leak rate and recall by origin (the
+/// values of `eval` on the same files), the premise counts, a section per stratum; under
+/// `--group-by` the measures with no mean over groups are left out.
+#[test]
+fn report_with_the_premise_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let (a, r, p, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("predictions.jsonl"),
+        fixture("corpus.jsonl"),
+    );
+    let out = page.to_string_lossy().into_owned();
+    let mut args = vec!["report", &a, &r, &p, "--corpus", &c, "--mask", "accessible"];
+    args.extend_from_slice(&["--by", "file", "--by", "gold-size", "-o", &out]);
+    common::ok_err(&args);
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Leak@1 (1 + 1 + 0) / 3; R(origin=imported)@10 (2/2 + 1/2) / 2 over g1 and g2; masked: g1
+    // d1 a3 zz a4, g2 a1 d1.
+    for s in [
+        "<h2>Premise selection</h2>",
+        "<tr><td>Leak@1</td><td>0.6667</td><td>0.6667</td></tr>",
+        "<td>0.7500 (over 2 goals)</td>",
+        "<tr><td>predicted premises masked (inaccessible)</td><td>6</td><td>6</td></tr>",
+        "<tr><td>relevant premises not accessible</td><td>1</td><td>1</td></tr>",
+        "<td>corpus</td>",
+        "<h2>Stratum <code>file=A.lean</code></h2>",
+        "<h2>Stratum <code>gold-size=2-3</code></h2>",
+        // gold-size=2-3 holds g1 (R = 3) and g2 (R = 2).
+        "<tr><td>goals evaluated</td><td>2</td><td>2</td></tr>",
+    ] {
+        assert!(html.contains(s), "{s}");
+    }
+    // Grouped by file: Depth and LeakRank (no mean over groups) are not on the page.
+    let args = [
+        "report",
+        &a,
+        &r,
+        "--corpus",
+        &c,
+        "--group-by",
+        "file",
+        "-o",
+        &out,
+    ];
+    common::ok_err(&args);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<tr><td>Leak@1</td>"), "no leak row");
+    assert!(
+        !html.contains("LeakRank") && !html.contains("Depth(recall=1.0)"),
+        "{html}"
+    );
+    // The protocol's errors are eval's.
+    let q = fixture("qrels.txt");
+    let e = fails(&["report", &q, &r, "--corpus", &c, "--mask", "accessible"]);
+    assert!(
+        e.contains("goal `g1` has no record giving its place"),
+        "{e}"
+    );
+}
