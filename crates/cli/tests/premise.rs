@@ -711,3 +711,31 @@ fn report_with_the_premise_protocol() {
         "{e}"
     );
 }
+
+/// Under `--ties group` a cutoff inside a tie group counts the expected share of its premises
+/// of each origin: g3 ranks c2 (in-file, relevant) and c1 at one score, so the first rank holds
+/// c2 with probability 1/2; g1's a2 ranks first alone.
+#[test]
+fn recall_by_origin_under_tie_groups() {
+    let (out, _) = eval(
+        "actual.jsonl",
+        "run.txt",
+        &[
+            "--mask",
+            "accessible",
+            "--ties",
+            "group",
+            "-m",
+            "R(origin=in-file)@1",
+        ],
+    );
+    check(
+        &values(&out),
+        &[
+            ("g1", "R(origin=in-file)@1", Some(1.0)),
+            ("g2", "R(origin=in-file)@1", None),
+            ("g3", "R(origin=in-file)@1", Some(0.5)),
+            ("all", "R(origin=in-file)@1", Some((1.0 + 0.5) / 2.0)),
+        ],
+    );
+}

@@ -633,11 +633,7 @@ fn aggregate_cell(m: &Measure, a: &Aggregate) -> String {
 
 /// Rows of measures, a cell per run: `table` picks a run's `(measure, aggregate)` list (`None`:
 /// the run has none, every cell `–`).
-fn measure_rows(
-    h: &mut String,
-    runs: &[RunReport],
-    table: &TablePick<'_>,
-) {
+fn measure_rows(h: &mut String, runs: &[RunReport], table: &TablePick<'_>) {
     let Some(first) = runs.iter().find_map(table) else {
         return;
     };
