@@ -298,7 +298,9 @@ def evaluate(
     ``corpus`` is LeanDojo's ``corpus.jsonl``; ``mask="accessible"`` removes the premises not
     accessible at each goal's theorem before ranks are given; ``goals`` a JSONL file of goal
     places (``goal_id``, ``file_path``, ``theorem_pos``) adding to the actual sets' records;
-    ``Leak@k`` and ``LeakRank`` need ``corpus``. Paths of TREC or JSONL predictions only.
+    ``Leak@k``, ``LeakRank``, ``R(origin=in-file)@k`` and ``R(origin=imported)@k`` need
+    ``corpus`` (an origin measure's summary is its mean over the goals with relevant premises of
+    that origin; ``None`` when there is none). Paths of TREC or JSONL predictions only.
 
     ``group_by`` (``--group-by``): ``"theorem"``, ``"file"`` or any key of the goal records
     (the actual sets' JSONL records, then ``goals``); the summary is then the mean over groups

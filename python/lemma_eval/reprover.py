@@ -164,7 +164,8 @@ def evaluate(
 ) -> lemma_eval.Result:
     """Evaluates a predictions pickle: by default ReProver's R@1, R@10 and MRR (as fractions).
     ``options`` are :func:`lemma_eval.evaluate`'s. With ``corpus=`` (LeanDojo's
-    ``corpus.jsonl``: ``mask="accessible"``, ``Leak@k``, ``LeakRank``), ``group_by=`` or ``by=``,
+    ``corpus.jsonl``: ``mask="accessible"``, ``Leak@k``, ``LeakRank``, ``R(origin=in-file)@k``),
+    ``group_by=`` or ``by=``,
     each goal's place and theorem come from its record (``file_path``, ``full_name``, ``start``):
     the records are written as JSONL files in a temporary directory and evaluated as paths."""
     if not any(options.get(k) for k in ("corpus", "group_by", "by")):

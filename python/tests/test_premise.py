@@ -1,6 +1,7 @@
 """Premise selection from Python: the hand-built library of fixtures/premise (its README gives
 the values), through the engine path the command takes, and the errors with Python's names."""
 
+import json
 import warnings
 
 import pytest
@@ -72,7 +73,7 @@ def test_errors_name_python_arguments():
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=CORPUS, strict_gold=True)
     with pytest.raises(ValueError, match=r"premise `zz` \(goal `g1`\) is not defined by the corpus .*\(strict=True\)"):
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=CORPUS, strict=True)
-    with pytest.raises(ValueError, match=r"has no record giving its place: mask=\"accessible\" .* or in goals=\)"):
+    with pytest.raises(ValueError, match=r"has no record giving its place: mask=\"accessible\", .* or in goals=\)"):
         lemma_eval.evaluate(F / "qrels.txt", F / "run.txt", ["AP"], corpus=CORPUS, mask="accessible")
     with pytest.raises(ValueError, match=r"LeakRank needs the corpus: pass corpus="):
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["LeakRank"])
@@ -102,3 +103,70 @@ def test_compare_masks_as_evaluate_does():
         assert row["mean_a"] == row["mean_b"] == masked[m] != plain[m]
         assert (row["diff"], row["wins"], row["ties"], row["losses"]) == (0, 0, 3, 0)
     assert masked["R@3"] == pytest.approx(13 / 18, rel=1e-15)
+
+
+def _origin_library(d):
+    """crates/cli/tests/premise.rs's `origin_library`: L.lean (l1 ending at (1, 5), l2 at (2, 5))
+    and M.lean importing it (m1 at (3, 4), m2 exactly at (5, 2), m3 at (5, 3)); t1 at M.lean
+    (5, 2) with m2, m3 in-file, l1 imported and ghost (not in the corpus); t2 at L.lean (9, 0)
+    with l1 in-file and m1 imported (not accessible); t3 at M.lean with l2, no predictions."""
+    def p(n, end):
+        return {"full_name": n, "code": f"theorem {n} : True := trivial", "start": [end[0], 1],
+                "end": end, "kind": "theorem"}
+    (d / "corpus.jsonl").write_text("\n".join(json.dumps(f) for f in [
+        {"path": "L.lean", "imports": [], "premises": [p("l1", [1, 5]), p("l2", [2, 5])]},
+        {"path": "M.lean", "imports": ["L.lean"],
+         "premises": [p("m1", [3, 4]), p("m2", [5, 2]), p("m3", [5, 3])]},
+    ]) + "\n")
+    (d / "actual.jsonl").write_text("\n".join(json.dumps(r) for r in [
+        {"goal_id": "t1", "file_path": "M.lean", "theorem_pos": [5, 2],
+         "premises": ["m2", "m3", "l1", "ghost"]},
+        {"goal_id": "t2", "file_path": "L.lean", "theorem_pos": [9, 0], "premises": ["l1", "m1"]},
+        {"goal_id": "t3", "file_path": "M.lean", "theorem_pos": [9, 0], "premises": ["l2"]},
+    ]) + "\n")
+    (d / "run.txt").write_text("t1 Q0 m3 1 0.9 r\nt1 Q0 l2 2 0.8 r\nt1 Q0 m2 3 0.7 r\n"
+                               "t1 Q0 ghost 4 0.6 r\nt1 Q0 l1 5 0.5 r\nt2 Q0 m1 1 0.9 r\n"
+                               "t2 Q0 l1 2 0.8 r\n")
+    return d / "actual.jsonl", d / "run.txt", d / "corpus.jsonl"
+
+
+ORIGIN = ["R(origin=in-file)@1", "R(origin=in-file)@2", "R(origin=imported)@2",
+          "R(origin=imported)@3", "R@3"]
+
+
+def test_recall_by_origin(tmp_path):
+    """Masked: t1 ranks l2 m2 l1, t2 l1, t3 nothing. A goal with no relevant premise of an origin
+    has no value; the summary is the mean over the goals that have some."""
+    a, run, corpus = _origin_library(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lemma_eval.LemmaEvalWarning)
+        r = lemma_eval.evaluate(a, run, ORIGIN, corpus=corpus, mask="accessible", per_goal=True,
+                                by=["file"])
+    assert r.per_goal["t1"] == pytest.approx({
+        "R(origin=in-file)@1": 0, "R(origin=in-file)@2": 1 / 2, "R(origin=imported)@2": 0,
+        "R(origin=imported)@3": 1, "R@3": 2 / 4}, abs=1e-15)
+    assert r.per_goal["t3"] == {"R(origin=imported)@2": 0, "R(origin=imported)@3": 0, "R@3": 0}
+    assert r.summary == pytest.approx({
+        "R(origin=in-file)@1": (0 + 1) / 2, "R(origin=in-file)@2": (1 / 2 + 1) / 2,
+        "R(origin=imported)@2": 0, "R(origin=imported)@3": (1 + 0 + 0) / 3,
+        "R@3": (2 / 4 + 1 / 2 + 0) / 3}, abs=1e-15)
+    # Per stratum: M.lean holds t1 and t3, L.lean t2.
+    assert r.strata["file=M.lean"]["summary"]["R(origin=in-file)@2"] == 1 / 2
+    assert r.strata["file=M.lean"]["summary"]["R(origin=imported)@3"] == 1 / 2
+    assert r.strata["file=L.lean"]["summary"]["R(origin=in-file)@2"] == 1
+    # The command gives the same means (and the coverage Python leaves out).
+    ms = [x for m in ORIGIN for x in ("-m", m)]
+    want = cli_json(a, run, "--corpus", str(corpus), "--mask", "accessible", *ms)
+    for m in ORIGIN:
+        w = want["summary"][m]
+        assert r.summary[m] == (w["mean"] if isinstance(w, dict) else w), m
+    assert want["summary"]["R(origin=in-file)@2"]["coverage"] == 2 / 3
+    with pytest.raises(ValueError, match=r"R\(origin=in-file\)@2 needs the corpus"):
+        lemma_eval.evaluate(a, run, ["R(origin=in-file)@2"])
+    # compare: each origin measure over the goals that have premises of its origin.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lemma_eval.LemmaEvalWarning)
+        rows = lemma_eval.compare(a, [run, run], ["R(origin=in-file)@2", "R@3"], corpus=corpus,
+                                  mask="accessible")
+    assert [(x["measure"], x["mean_a"], x["ties"]) for x in rows] == [
+        ("R(origin=in-file)@2", 3 / 4, 2), ("R@3", r.summary["R@3"], 3)]

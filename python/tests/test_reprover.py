@@ -241,5 +241,10 @@ def test_masked_with_a_corpus(tmp_path):
     # One theorem, two states: grouped by theorem, one group of the same means.
     g = reprover.evaluate(path, ["R@10"], corpus=corpus, mask="accessible", group_by="theorem")
     assert g.counts["groups"] == 1 and g.summary["R@10"] == pytest.approx(5 / 6, abs=1e-15)
+    # Every relevant premise is defined in another file than A.lean: R(origin=imported)@10 is
+    # R@10, and no goal has one in-file (no value, no mean).
+    o = reprover.evaluate(path, ["R(origin=imported)@10", "R(origin=in-file)@10"], corpus=corpus,
+                          mask="accessible")
+    assert o.summary == {"R(origin=imported)@10": r.summary["R@10"], "R(origin=in-file)@10": None}
     # Without the corpus, the dict path as before.
     assert reprover.evaluate(path, ["R@10"]).summary == {"R@10": (1 / 2 + 2 / 3) / 2}

@@ -7,7 +7,7 @@
 //! recorded once, at [`GoalAccumulator::finish`]. So a goal costs O(n) trivial steps plus
 //! O(judged · levels + cutoffs) real work, and O(cutoffs + levels) memory whatever `n` is.
 
-use crate::measure::Measure;
+use crate::measure::{Measure, Origin};
 use crate::plan::{LevelRule, Plan, Slot, Ties};
 use crate::walk::Walk;
 use std::sync::Arc;
@@ -53,6 +53,9 @@ pub struct Truth<'a> {
     judged: Judged<'a>,
     /// Size of the universe, when known (full-library rankings): enables `AUC`.
     pub universe: Option<u64>,
+    /// The relevant lemmas (at the plan's relevance level) of each origin, in [`Origin::index`]
+    /// order, when the caller knows them (premise selection: `R(origin=...)@k`).
+    pub origins: [u64; 2],
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -72,6 +75,7 @@ impl<'a> Truth<'a> {
                 nonrelevant: judged_nonrelevant,
             },
             universe: None,
+            origins: [0; 2],
         }
     }
 
@@ -84,12 +88,21 @@ impl<'a> Truth<'a> {
         Some(Truth {
             judged: Judged::Graded(grades_desc),
             universe: None,
+            origins: [0; 2],
         })
     }
 
     /// The same truth with a known universe size.
     pub fn with_universe(mut self, universe: u64) -> Self {
         self.universe = Some(universe);
+        self
+    }
+
+    /// The same truth with `in_file` relevant lemmas (at the plan's relevance level) defined in
+    /// the goal's own file and `imported` in others (`R(origin=...)@k`'s denominators). Relevant
+    /// lemmas of neither origin (premises the corpus does not define) are in neither count.
+    pub fn with_origins(mut self, in_file: u64, imported: u64) -> Self {
+        self.origins = [in_file, imported];
         self
     }
 
@@ -176,6 +189,8 @@ struct CutRec {
     hit: f64,
     /// The reciprocal rank of the first relevant item within `k` (0 if none).
     rr: f64,
+    /// `s(k)` of each origin ([`Origin::index`]; `R(origin=...)@k`).
+    origin: [f64; 2],
 }
 
 /// Streams one goal at a time. Reuse one accumulator for many goals: [`begin`](Self::begin) resets
@@ -232,6 +247,13 @@ pub struct GoalAccumulator {
     leak_first: u64,
     leak_next: usize,
     leak_at: Vec<u64>,
+    /// `R(origin=...)@k`: the goal's relevant items of each origin, those ranked so far, those
+    /// of the current tie group, and the origin of the next judged item
+    /// ([`GoalAccumulator::set_origin`]).
+    origin_r: [u64; 2],
+    origin_s: [u64; 2],
+    group_origin: [u64; 2],
+    next_origin: Option<Origin>,
     /// The walk over the judged items, when a measure reads it (crate::walk).
     walk: Option<Box<Walk>>,
     /// Under tie groups with a walk: the current group's judged grades.
@@ -377,6 +399,10 @@ impl GoalAccumulator {
             leak_first: 0,
             leak_next: 0,
             leak_at: vec![0; plan_leaks],
+            origin_r: [0; 2],
+            origin_s: [0; 2],
+            group_origin: [0; 2],
+            next_origin: None,
             walk,
             group_grades: Vec::new(),
             judged_only,
@@ -427,6 +453,10 @@ impl GoalAccumulator {
         self.leak_bad = 0;
         self.leak_first = 0;
         self.leak_next = 0;
+        self.origin_r = truth.origins;
+        self.origin_s = [0; 2];
+        self.group_origin = [0; 2];
+        self.next_origin = None;
         if self.plan.needs_ndcg {
             self.compute_ideal(truth);
         }
@@ -498,6 +528,17 @@ impl GoalAccumulator {
         self.plan.needs_leaks
             && (self.leak_next < self.plan.leak_cutoffs.len()
                 || (self.plan.needs_leak_rank && self.leak_first == 0))
+    }
+
+    /// Says where the next judged item pushed is defined (premise selection, when the plan
+    /// [needs origins](Plan::needs_origins)): `None` for neither origin. Read, and forgotten, by
+    /// the next judged item; call it before each one ([`push`](Self::push),
+    /// [`push_scored`](Self::push_scored)). The items of [`push_labels`](Self::push_labels),
+    /// [`push_group`](Self::push_group) and [`evaluate_ranks`](Self::evaluate_ranks) are of no
+    /// origin.
+    #[inline]
+    pub fn set_origin(&mut self, origin: Option<Origin>) {
+        self.next_origin = origin;
     }
 
     /// Pushes the next item of the ranking.
@@ -622,8 +663,12 @@ impl GoalAccumulator {
         if grade > 0 {
             self.group_gain += grade as f64;
         }
+        let origin = self.next_origin.take();
         if grade >= self.level {
             self.group_rel += 1;
+            if let Some(o) = origin {
+                self.group_origin[o.index()] += 1;
+            }
         } else if grade >= 0 {
             self.group_nonrel += 1;
         }
@@ -661,12 +706,15 @@ impl GoalAccumulator {
         loop {
             while self.next_cut < cutoffs.len() && cutoffs[self.next_cut] == a + m {
                 let frac = m as f64 / gf;
+                let origin =
+                    |o: usize| self.origin_s[o] as f64 + frac * self.group_origin[o] as f64;
                 self.cut_rec[self.next_cut] = CutRec {
                     s: s0 + frac * hf,
                     ap: self.ap + frac * hf * p_end,
                     dcg: self.dcg + gain / gf * dsum,
                     hit: if found_before { 1.0 } else { 1.0 - miss },
                     rr: if found_before { self.rr } else { rr },
+                    origin: [origin(0), origin(1)],
                 };
                 self.next_cut += 1;
             }
@@ -742,6 +790,9 @@ impl GoalAccumulator {
             }
             self.group_grades.clear();
         }
+        for (s, g) in self.origin_s.iter_mut().zip(&mut self.group_origin) {
+            *s += std::mem::take(g);
+        }
         self.group_n = 0;
         self.group_rel = 0;
         self.group_nonrel = 0;
@@ -761,8 +812,12 @@ impl GoalAccumulator {
         if grade > 0 && self.plan.needs_ndcg {
             self.dcg += grade as f64 / ((rank + 1) as f64).log2();
         }
+        let origin = self.next_origin.take();
         if grade >= self.level {
             self.relevant(rank);
+            if let Some(o) = origin {
+                self.origin_s[o.index()] += 1;
+            }
         } else if grade >= 0 {
             self.nonrel_seen += 1;
         }
@@ -780,6 +835,7 @@ impl GoalAccumulator {
             dcg: self.dcg,
             hit: if self.s > 0 { 1.0 } else { 0.0 },
             rr: self.rr,
+            origin: [self.origin_s[0] as f64, self.origin_s[1] as f64],
         }
     }
 
@@ -982,6 +1038,19 @@ impl GoalView<'_> {
     #[inline]
     pub fn s_k(&self) -> f64 {
         self.at.s
+    }
+
+    /// `R_o`: the goal's relevant items of origin `o` (as the caller counted them).
+    #[inline]
+    pub fn r_origin(&self, o: Origin) -> u64 {
+        self.acc.origin_r[o.index()]
+    }
+
+    /// `s_o(k)`: relevant items of origin `o` among the first `k` (under tie groups, its
+    /// expected value).
+    #[inline]
+    pub fn s_origin_k(&self, o: Origin) -> f64 {
+        self.at.origin[o.index()]
     }
 
     /// The probability of a relevant item among the first `k` (0 or 1 for a given order).

@@ -62,7 +62,7 @@ mod walk;
 pub use exact::ExactSum;
 pub use goal::{GoalAccumulator, GoalError, GoalValues, Label, Truth};
 pub use measure::{
-    Aggregation, ApNorm, Level, Measure, MeasureError, MeasureKind, RecallNorm, Syntax,
+    Aggregation, ApNorm, Level, Measure, MeasureError, MeasureKind, Origin, RecallNorm, Syntax,
     TREC_CUTOFFS, TREC_SUCCESS_CUTOFFS,
 };
 pub use measures::{relstring_chunks, relstring_text};

@@ -24,6 +24,34 @@ pub enum RecallNorm {
     Min,
 }
 
+/// Where a goal's relevant premise is defined, against the goal's own file (premise selection:
+/// `R(origin=in-file)@k`, `R(origin=imported)@k`). The engine tells it from the corpus.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// Defined in the goal's own file.
+    InFile,
+    /// Defined in another file.
+    Imported,
+}
+
+impl Origin {
+    /// Both origins, in index order ([`Origin::index`]).
+    pub const ALL: [Origin; 2] = [Origin::InFile, Origin::Imported];
+
+    /// The name in a measure's parameter: `in-file`, `imported`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::InFile => "in-file",
+            Origin::Imported => "imported",
+        }
+    }
+
+    /// 0 for [`Origin::InFile`], 1 for [`Origin::Imported`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// How AP (at a cutoff) is normalised.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum ApNorm {
@@ -67,6 +95,9 @@ pub enum Aggregation {
     Depth,
     /// Geometric mean of AP with a 1e-5 floor.
     GeoMean,
+    /// Mean over the goals where the value is defined, and the fraction of evaluated goals
+    /// where it is (`R(origin=in-file)@k`: goals with a relevant premise of that origin).
+    Covered,
 }
 
 impl Measure {

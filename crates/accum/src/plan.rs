@@ -121,6 +121,8 @@ pub struct Plan {
     pub(crate) needs_leaks: bool,
     /// Whether `LeakRank` is asked for.
     pub(crate) needs_leak_rank: bool,
+    /// Whether a measure reads the relevant premises' origins (`R(origin=...)@k`).
+    pub(crate) needs_origins: bool,
     /// What the walk over the judged items keeps (crate::walk), distinct.
     pub(crate) walk: Vec<WalkNeed>,
     /// The pooled curve the summaries keep ([`Plan::with_pooled`]).
@@ -214,6 +216,7 @@ impl Plan {
         let needs_scores =
             needs.iter().any(|n| n.threshold.is_some()) || config.ties == Ties::Group;
         let needs_ndcg = needs.iter().any(|n| n.ideal_dcg);
+        let needs_origins = needs.iter().any(|n| n.origin);
         Plan {
             measures: ms,
             config,
@@ -226,6 +229,7 @@ impl Plan {
             leak_cutoffs,
             needs_leaks,
             needs_leak_rank,
+            needs_origins,
             walk,
             pooled: None,
             grouping: None,
@@ -236,12 +240,15 @@ impl Plan {
     /// The plan, with every summary of its goals averaging over groups ([`crate::Grouping`]):
     /// the summary's mean of a measure is the mean over groups of each group's mean. An error
     /// naming the first measure whose aggregate is no mean of goal values (`Depth(recall=r)`,
-    /// `LeakRank`: a median and a coverage over goals).
+    /// `LeakRank`: a median and a coverage over goals; `R(origin=...)@k`: a mean over the goals
+    /// where it is defined).
     pub fn with_grouping(
         mut self,
         grouping: std::sync::Arc<dyn crate::Grouping>,
     ) -> Result<Plan, Measure> {
-        if let Some(m) = (self.measures.iter()).find(|m| m.aggregation() == Aggregation::Depth) {
+        let no_mean =
+            |m: &&Measure| matches!(m.aggregation(), Aggregation::Depth | Aggregation::Covered);
+        if let Some(m) = self.measures.iter().find(no_mean) {
             return Err(*m);
         }
         self.grouping = Some(grouping);
@@ -298,6 +305,14 @@ impl Plan {
     /// ([`crate::GoalAccumulator::push_unmasked`]), and needs the corpus to.
     pub fn needs_leaks(&self) -> bool {
         self.needs_leaks
+    }
+
+    /// Whether a measure reads the origins of the relevant premises (`R(origin=in-file)@k`,
+    /// `R(origin=imported)@k`): the caller then gives each goal's counts of relevant premises by
+    /// origin ([`crate::Truth::with_origins`]) and the origin of each judged item before pushing
+    /// it ([`crate::GoalAccumulator::set_origin`]), and needs the corpus to.
+    pub fn needs_origins(&self) -> bool {
+        self.needs_origins
     }
 
     /// Whether items must be pushed with scores ([`crate::GoalAccumulator::push_scored`]): score

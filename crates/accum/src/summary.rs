@@ -121,6 +121,15 @@ pub enum Aggregate {
     },
     /// Geometric mean (GM_AP).
     GeoMean(f64),
+    /// A mean over the goals where the measure is defined (`R(origin=in-file)@k`).
+    Covered {
+        /// The mean over those goals; `None` when there is none.
+        mean: Option<f64>,
+        /// Fraction of evaluated goals where it is defined.
+        coverage: f64,
+        /// Number of goals where it is defined.
+        reached: u64,
+    },
 }
 
 impl Aggregate {
@@ -128,7 +137,7 @@ impl Aggregate {
     pub fn headline(&self) -> Option<f64> {
         match *self {
             Aggregate::Mean(v) | Aggregate::Sum(v) | Aggregate::GeoMean(v) => Some(v),
-            Aggregate::Depth { mean, .. } => mean,
+            Aggregate::Depth { mean, .. } | Aggregate::Covered { mean, .. } => mean,
         }
     }
 
@@ -256,7 +265,8 @@ pub struct SummaryState {
     pub measures: Vec<Measure>,
     /// Per measure: the exact sum of its values (of their logarithms for `GM_AP`).
     pub sums: Vec<ExactSum>,
-    /// Per measure: goals with a value (`Depth`: goals that reached the level; else 0).
+    /// Per measure: goals with a value (`Depth`: goals that reached the level; `Covered`: goals
+    /// where it is defined; else 0).
     pub reached: Vec<u64>,
     /// Per measure: `(depth, goals)` for `Depth`, ascending by depth, no zero counts (else empty).
     pub depths: Vec<Vec<(u64, u64)>>,
@@ -432,6 +442,10 @@ impl Summary {
             match self.measures[i].aggregation() {
                 Aggregation::Mean | Aggregation::Sum => self.sums[i].add(v),
                 Aggregation::GeoMean => self.sums[i].add(v.max(GM_AP_FLOOR).ln()),
+                Aggregation::Covered => {
+                    self.sums[i].add(v);
+                    self.reached[i] += 1;
+                }
                 Aggregation::Depth => {
                     self.sums[i].add(v);
                     self.reached[i] += 1;
@@ -587,13 +601,15 @@ impl Summary {
         let mut kept = Vec::with_capacity(m);
         for (i, depths) in state.depths.into_iter().enumerate() {
             let is_depth = state.measures[i].aggregation() == Aggregation::Depth;
+            let covered = state.measures[i].aggregation() == Aggregation::Covered;
             let total = depths
                 .iter()
                 .try_fold(0u64, |t, &(_, n)| t.checked_add(n))?;
             let ascending = depths.windows(2).all(|w| w[0].0 < w[1].0);
             if !ascending
                 || depths.iter().any(|&(_, n)| n == 0)
-                || (!is_depth && (!depths.is_empty() || state.reached[i] != 0))
+                || (!is_depth && !depths.is_empty())
+                || (!is_depth && !covered && state.reached[i] != 0)
                 || (is_depth && total != state.reached[i])
                 || state.reached[i] > state.counts.evaluated
                 || depths
@@ -692,6 +708,18 @@ impl Summary {
             } else {
                 mean(self.sums[i].value()).exp()
             }),
+            Aggregation::Covered => {
+                let reached = self.reached[i];
+                Aggregate::Covered {
+                    mean: (reached > 0).then(|| self.sums[i].value() / reached as f64),
+                    coverage: if goals == 0 {
+                        0.0
+                    } else {
+                        reached as f64 / goals as f64
+                    },
+                    reached,
+                }
+            }
             Aggregation::Depth => {
                 let reached = self.reached[i];
                 let (mean_d, median) = if reached == 0 {

@@ -223,7 +223,7 @@ impl TrecAdder {
         (self.measures.iter().zip(&self.sums))
             .map(|(measure, &sum)| match measure.aggregation() {
                 Aggregation::Sum => sum,
-                Aggregation::Mean | Aggregation::Depth => divide(sum),
+                Aggregation::Mean | Aggregation::Depth | Aggregation::Covered => divide(sum),
                 Aggregation::GeoMean if n == 0 => 0.0,
                 // 9.0.8 patches the goals it did not add (a long times a double, then added).
                 Aggregation::GeoMean if self.rules == TrecRules::V9 => {

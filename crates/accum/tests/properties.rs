@@ -161,6 +161,8 @@ const MEASURES: &[&str] = &[
     "Leak@1",
     "Leak@10",
     "LeakRank",
+    "R(origin=in-file)@5",
+    "R(origin=imported)@10",
     "Yaap",
     "DCG",
     "IDCG",
@@ -169,6 +171,16 @@ const MEASURES: &[&str] = &[
 /// Which lemmas the streamed goals call inaccessible (`Leak@k`, `LeakRank`).
 fn inaccessible(lemma: u64) -> bool {
     lemma % 7 == 3
+}
+
+/// Where the streamed goals' lemmas are defined (`R(origin=...)@k`): every third lemma of
+/// neither origin (a premise the corpus does not define).
+fn origin_of(lemma: u64) -> Option<Origin> {
+    match lemma % 3 {
+        0 => Some(Origin::InFile),
+        1 => Some(Origin::Imported),
+        _ => None,
+    }
 }
 const SCORED: &[&str] = &[
     "SetP(threshold=0.5)",
@@ -385,6 +397,20 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
                 .find(|&i| inaccessible(c.ranking[i - 1].0))
                 .map(|i| i as f64)
         }
+        // Recall of the relevant lemmas of one origin; undefined without any.
+        Measure::ROrigin { k, origin } => {
+            let of = |l: u64| origin_of(l) == Some(origin);
+            let total = (c.judged.iter())
+                .filter(|&&(l, g)| g >= c.level && of(l))
+                .count();
+            if total == 0 {
+                return None;
+            }
+            let found = (c.ranking[..(k as usize).min(n)].iter())
+                .filter(|(l, _)| c.grade_of(*l).is_some_and(|g| g >= c.level) && of(*l))
+                .count();
+            found as f64 / total as f64
+        }
     })
 }
 
@@ -428,18 +454,32 @@ fn plan_with(c: &Case, names: &[&str], ties: Ties, judged_only: bool) -> Arc<Pla
 fn stream(c: &Case, plan: &Arc<Plan>, scored: bool) -> Vec<Option<f64>> {
     let mut acc = GoalAccumulator::new(plan.clone());
     let grades = c.grades_desc();
-    acc.begin(&Truth::graded(&grades).unwrap().with_universe(c.universe));
+    let mut origins = [0u64; 2];
+    for &(l, g) in &c.judged {
+        if let Some(o) = origin_of(l).filter(|_| g >= c.level) {
+            origins[o.index()] += 1;
+        }
+    }
+    let truth = Truth::graded(&grades).unwrap().with_universe(c.universe);
+    acc.begin(&truth.with_origins(origins[0], origins[1]));
     if scored {
         for (label, (l, score)) in c.labels().into_iter().zip(&c.ranking) {
             acc.push_unmasked(inaccessible(*l));
+            acc.set_origin(origin_of(*l));
             acc.push_scored(label, *score).unwrap();
         }
     } else {
-        // Exercise both item paths: the first half one at a time, the rest as a slice.
+        // Exercise both item paths: the first half one at a time, the rest as a slice (one at
+        // a time when the plan reads origins: a slice tells none).
         let labels = c.labels();
-        let half = labels.len() / 2;
+        let half = if plan.needs_origins() {
+            labels.len()
+        } else {
+            labels.len() / 2
+        };
         for (l, (lemma, _)) in labels[..half].iter().zip(&c.ranking) {
             acc.push_unmasked(inaccessible(*lemma));
+            acc.set_origin(origin_of(*lemma));
             acc.push(*l);
         }
         for (lemma, _) in &c.ranking[half..] {
@@ -496,7 +536,7 @@ proptest! {
     fn ranks_only_equals_streamed(c in case_strategy()) {
         // The ranks-only path has no unmasked ranking: the leak measures are not asked of it.
         let names: Vec<&str> = MEASURES.iter().chain(trec_reference::WALK_MEASURES).copied()
-            .filter(|m| !m.starts_with("Leak")).collect();
+            .filter(|m| !m.starts_with("Leak") && !m.starts_with("R(origin")).collect();
         let plan = plan_for(&c, &names, Ties::Given);
         let streamed = stream(&c, &plan, false);
         let judged: Vec<(u64, i32)> = c.labels().iter().enumerate()

@@ -477,6 +477,8 @@ fn reference(
         // depend on accessibility alone, never on ties.
         Measure::Leak { .. } => 0.0,
         Measure::LeakRank => return None,
+        // No origins are told here either: no relevant lemma has one, so no value.
+        Measure::ROrigin { .. } => return None,
         Measure::SetP { threshold: None } => div(s_n as f64, n as f64),
         Measure::SetAP => div((s_n * s_n) as f64, (n * r) as f64),
         Measure::SetRelP => div(s_n as f64, n.min(r) as f64),
@@ -1020,6 +1022,7 @@ fn family(name: &str) -> Vec<String> {
         "counts_and_sets" => fixed(&[
             "Leak@3",
             "LeakRank",
+            "R(origin=in-file)@3",
             "NumRet",
             "NumRel",
             "NumRelRet",

@@ -172,6 +172,21 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
         path: a.actual.display().to_string(),
         bytes: size(&a.actual),
     }];
+    // The premise protocol and the groups and strata, read once for every run.
+    let base = crate::groups::apply_all(
+        a.scoring.builder().spill(a.memory.spill()),
+        &a.premise,
+        &a.grouping,
+        &a.actual,
+        a.scoring.rules.relevance_level,
+    )?;
+    if let Some(corpus) = &a.premise.corpus {
+        inputs.push(lemma_report::InputFile {
+            role: "corpus".into(),
+            path: corpus.display().to_string(),
+            bytes: size(corpus),
+        });
+    }
     let mut runs = Vec::new();
     for p in &a.predicted {
         inputs.push(lemma_report::InputFile {
@@ -179,7 +194,7 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
             path: p.display().to_string(),
             bytes: size(p),
         });
-        let builder = a.scoring.builder().spill(a.memory.spill());
+        let builder = base.clone();
         let setup = PooledSetup::exact(a.memory.memory, threads, a.memory.spill().directory());
         let name = p.display().to_string();
         let r = lemma_report::evaluate_run(&name, builder, actual.clone(), p.as_path(), &setup)?;
@@ -188,11 +203,7 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
     let labelled: Vec<_> = (a.predicted.iter())
         .map(|p| (p.display().to_string(), p.as_path().into()))
         .collect();
-    let comparison = lemma_report::compare_runs(
-        a.scoring.builder().spill(a.memory.spill()),
-        actual,
-        labelled,
-    )?;
+    let comparison = lemma_report::compare_runs(base, actual, labelled)?;
     let command = lemma_report::command_line(std::env::args_os());
     let page = lemma_report::Page {
         command,

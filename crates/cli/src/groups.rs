@@ -1,6 +1,6 @@
 //! The premise-selection arguments (`--corpus`, `--mask`, `--goals`, `--strict`, `--strict-gold`)
-//! and `--group-by`/`--by`, shared by `eval` and `compare`: their arguments, and the premises,
-//! groups and strata they read.
+//! and `--group-by`/`--by`, shared by `eval`, `compare` and `report`: their arguments, and the
+//! premises, groups and strata they read.
 
 use lemma_eval::{
     EvaluatorBuilder, GroupBy, MaskMode, PremiseOptions, Premises, Strata, StrataSources,
@@ -12,8 +12,8 @@ use std::sync::Arc;
 #[derive(clap::Args, Clone, Debug, Default)]
 pub(crate) struct PremiseArgs {
     /// LeanDojo's corpus.jsonl (plain, .gz, .zst): which premises each goal may use, from its
-    /// file's imports and its theorem's position (README, "Premise selection"). Needed by --mask
-    /// and the Leak measures; TREC and JSONL predictions.
+    /// file's imports and its theorem's position (README, "Premise selection"). Needed by --mask,
+    /// the Leak and R(origin=...) measures; TREC and JSONL predictions.
     #[arg(long, value_name = "FILE")]
     pub(crate) corpus: Option<PathBuf>,
     /// Which predicted premises are ranked: `accessible` removes those not accessible at the

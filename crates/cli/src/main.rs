@@ -95,6 +95,10 @@ struct ReportArgs {
     scoring: Scoring,
     #[command(flatten)]
     memory: MemoryArg,
+    #[command(flatten)]
+    grouping: groups::GroupArgs,
+    #[command(flatten)]
+    premise: groups::PremiseArgs,
     /// Write the page here (atomically: nothing partial is left on error); default stdout, as `-`.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,

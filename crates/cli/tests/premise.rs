@@ -290,7 +290,7 @@ fn problems_are_errors_when_asked_and_named() {
     let q = fixture("qrels.txt");
     let e = fails(&["eval", &q, &r, "--corpus", &c, "--mask", "accessible"]);
     assert!(
-        e.contains("run.txt:1: goal `g1` has no record giving its place: --mask accessible and the Leak measures need"),
+        e.contains("run.txt:1: goal `g1` has no record giving its place: --mask accessible, the Leak and R(origin=...) measures need"),
         "{e}"
     );
     // A file the corpus does not list: a warning (nothing is accessible there), or an error.
@@ -435,4 +435,328 @@ fn compare_masks_as_eval_does() {
         );
     }
     assert!((value(&masked, "R@3") - 13.0 / 18.0).abs() < 1e-15);
+}
+
+/// A library of two files for the origin measures, written to `dir`: `L.lean` (premises `l1`
+/// ending at (1, 5), `l2` at (2, 5)) and `M.lean`, which imports it (`m1` ending at (3, 4), `m2`
+/// exactly at (5, 2), `m3` at (5, 3)). Goals: `t1` at M.lean (5, 2), relevant `m2` and `m3`
+/// (in-file; `m3` ends a column after the theorem: inaccessible), `l1` (imported) and `ghost`
+/// (the corpus does not define it: of neither origin); `t2` at L.lean (9, 0), relevant `l1`
+/// (in-file) and `m1` (another file, not imported: of origin imported, inaccessible); `t3` at
+/// M.lean (9, 0), relevant `l2` (imported), no predictions. The run ranks `t1`
+/// `m3 l2 m2 ghost l1` and `t2` `m1 l1`. Returns (actual, run, corpus, predictions.jsonl).
+fn origin_library(dir: &std::path::Path) -> [String; 4] {
+    let p = |l: &str, end: [u32; 2]| {
+        format!(
+            r#"{{"full_name": "{l}", "code": "theorem {l} : True := trivial", "start": [{}, 1], "end": [{}, {}], "kind": "theorem"}}"#,
+            end[0], end[0], end[1]
+        )
+    };
+    let corpus = format!(
+        "{{\"path\": \"L.lean\", \"imports\": [], \"premises\": [{}, {}]}}\n\
+         {{\"path\": \"M.lean\", \"imports\": [\"L.lean\"], \"premises\": [{}, {}, {}]}}\n",
+        p("l1", [1, 5]),
+        p("l2", [2, 5]),
+        p("m1", [3, 4]),
+        p("m2", [5, 2]),
+        p("m3", [5, 3])
+    );
+    let actual = r#"{"goal_id": "t1", "file_path": "M.lean", "theorem_pos": [5, 2], "premises": ["m2", "m3", "l1", "ghost"]}
+{"goal_id": "t2", "file_path": "L.lean", "theorem_pos": [9, 0], "premises": ["l1", "m1"]}
+{"goal_id": "t3", "file_path": "M.lean", "theorem_pos": [9, 0], "premises": ["l2"]}
+"#;
+    let run = "t1 Q0 m3 1 0.9 r\nt1 Q0 l2 2 0.8 r\nt1 Q0 m2 3 0.7 r\nt1 Q0 ghost 4 0.6 r\n\
+               t1 Q0 l1 5 0.5 r\nt2 Q0 m1 1 0.9 r\nt2 Q0 l1 2 0.8 r\n";
+    let jsonl = "{\"goal_id\": \"t1\", \"retrieved_premises\": [\"m3\", \"l2\", \"m2\", \"ghost\", \"l1\"]}\n\
+                 {\"goal_id\": \"t2\", \"retrieved_premises\": [\"m1\", \"l1\"]}\n";
+    let mut out = Vec::new();
+    for (name, text) in [
+        ("actual.jsonl", actual),
+        ("run.txt", run),
+        ("corpus.jsonl", corpus.as_str()),
+        ("predictions.jsonl", jsonl),
+    ] {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        out.push(path.to_string_lossy().into_owned());
+    }
+    out.try_into().unwrap()
+}
+
+const ORIGIN: &[&str] = &[
+    "-m",
+    "R(origin=in-file)@1",
+    "-m",
+    "R(origin=in-file)@2",
+    "-m",
+    "R(origin=imported)@2",
+    "-m",
+    "R(origin=imported)@3",
+    "-m",
+    "R@3",
+];
+
+/// `lemma-eval ARGS ORIGIN --format tsv`, successful: its values.
+fn origin_values(args: &[&str]) -> BTreeMap<(String, String), Option<f64>> {
+    let mut all = args.to_vec();
+    all.extend_from_slice(ORIGIN);
+    all.extend_from_slice(&["--format", "tsv"]);
+    let o = run(&all);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{all:?}: {err}");
+    values(&String::from_utf8(o.stdout).unwrap())
+}
+
+/// Masked, `t1` ranks `l2 m2 l1` (in-file R 2, imported R 1, `ghost` in neither, R 4) and `t2`
+/// `l1` (in-file 1, imported 1: `m1` masked); `t3` is an empty ranking (imported 1, no in-file:
+/// undefined). Means are over the goals with premises of the origin, coverage their share.
+#[test]
+fn recall_by_origin_is_the_hand_computed_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let [a, r, c, p] = origin_library(dir.path());
+    let masked = [
+        ("t1", "R(origin=in-file)@1", Some(0.0)), // l2: imported
+        ("t1", "R(origin=in-file)@2", Some(0.5)), // m2 at 2 of {m2, m3}
+        ("t1", "R(origin=imported)@2", Some(0.0)),
+        ("t1", "R(origin=imported)@3", Some(1.0)), // l1 at 3
+        ("t1", "R@3", Some(2.0 / 4.0)),
+        ("t2", "R(origin=in-file)@1", Some(1.0)),
+        ("t2", "R(origin=imported)@3", Some(0.0)), // m1 masked: never found
+        ("t3", "R(origin=in-file)@2", None),
+        ("t3", "R(origin=imported)@2", Some(0.0)),
+        ("all", "R(origin=in-file)@1", Some((0.0 + 1.0) / 2.0)),
+        ("all", "R(origin=in-file)@1:coverage", Some(2.0 / 3.0)),
+        ("all", "R(origin=in-file)@2", Some((0.5 + 1.0) / 2.0)),
+        ("all", "R(origin=imported)@2", Some(0.0)),
+        ("all", "R(origin=imported)@2:coverage", Some(1.0)),
+        ("all", "R(origin=imported)@3", Some((1.0 + 0.0 + 0.0) / 3.0)),
+        // R@3: (2/4 + 1/2 + 0) / 3.
+        ("all", "R@3", Some(1.0 / 3.0)),
+    ];
+    let mask = ["--corpus", c.as_str(), "--mask", "accessible", "--per-goal"];
+    for pred in [&r, &p] {
+        let mut args = vec!["eval", a.as_str(), pred.as_str()];
+        args.extend_from_slice(&mask);
+        check(&origin_values(&args), &masked);
+    }
+    // Unmasked (the corpus alone): t1 `m3 l2 m2 ghost l1`, t2 `m1 l1`.
+    let args = ["eval", &a, &r, "--corpus", &c, "--per-goal"];
+    check(
+        &origin_values(&args),
+        &[
+            ("t1", "R(origin=in-file)@1", Some(0.5)), // m3
+            ("t2", "R(origin=in-file)@1", Some(0.0)),
+            ("t2", "R(origin=imported)@2", Some(1.0)), // m1 at 1
+            ("all", "R(origin=in-file)@1", Some((0.5 + 0.0) / 2.0)),
+            ("all", "R(origin=in-file)@2", Some((0.5 + 1.0) / 2.0)),
+            ("all", "R(origin=imported)@2", Some((0.0 + 1.0 + 0.0) / 3.0)),
+            ("all", "R(origin=imported)@3", Some((0.0 + 1.0 + 0.0) / 3.0)),
+        ],
+    );
+    // --missing skip leaves t3 out: imported@3 over t1 and t2.
+    let mut args = vec!["eval", a.as_str(), r.as_str(), "--missing", "skip"];
+    args.extend_from_slice(&mask);
+    check(
+        &origin_values(&args),
+        &[
+            ("all", "R(origin=imported)@3", Some(0.5)),
+            ("all", "R(origin=imported)@3:coverage", Some(1.0)),
+            ("all", "R(origin=in-file)@2:coverage", Some(1.0)),
+        ],
+    );
+    // Per stratum: M.lean holds t1 and t3, L.lean t2.
+    let mut args = vec!["eval", a.as_str(), r.as_str(), "--by", "file"];
+    args.extend_from_slice(&mask);
+    check(
+        &origin_values(&args),
+        &[
+            ("file=M.lean", "R(origin=in-file)@2", Some(0.5)),
+            ("file=M.lean", "R(origin=in-file)@2:coverage", Some(0.5)),
+            (
+                "file=M.lean",
+                "R(origin=imported)@3",
+                Some((1.0 + 0.0) / 2.0),
+            ),
+            ("file=L.lean", "R(origin=in-file)@2", Some(1.0)),
+            ("file=L.lean", "R(origin=imported)@3", Some(0.0)),
+        ],
+    );
+}
+
+#[test]
+fn recall_by_origin_in_json_table_and_compare() {
+    let dir = tempfile::tempdir().unwrap();
+    let [a, r, c, p] = origin_library(dir.path());
+    let mask = ["--corpus", c.as_str(), "--mask", "accessible"];
+    let mut args = vec!["eval", a.as_str(), r.as_str(), "--format", "json"];
+    args.extend_from_slice(&mask);
+    args.extend_from_slice(ORIGIN);
+    let json: serde_json::Value = serde_json::from_str(&common::ok(&args)).unwrap();
+    assert_eq!(
+        json["summary"]["R(origin=in-file)@2"],
+        serde_json::json!({"mean": 0.75, "coverage": 2.0 / 3.0, "reached": 2})
+    );
+    let mut args = vec!["eval", a.as_str(), r.as_str()];
+    args.extend_from_slice(&mask);
+    args.extend_from_slice(ORIGIN);
+    let table = common::ok(&args);
+    assert!(
+        table.contains("R(origin=in-file)@2            0.7500  over 2 of 3 goals (66.7%)"),
+        "{table}"
+    );
+    // compare: each origin measure over the goals that have premises of its origin (2 and 3),
+    // its means eval's; R@3 over all three.
+    let mut args = vec![
+        "compare",
+        a.as_str(),
+        r.as_str(),
+        p.as_str(),
+        "--format",
+        "tsv",
+    ];
+    args.extend_from_slice(&mask);
+    args.extend_from_slice(ORIGIN);
+    let out = common::ok(&args);
+    for (m, mean, ties) in [
+        ("R(origin=in-file)@2", 0.75, "2"),
+        ("R(origin=imported)@3", 1.0 / 3.0, "3"),
+        ("R@3", 1.0 / 3.0, "3"),
+    ] {
+        let row: Vec<&str> = (out.lines())
+            .find(|l| l.starts_with(&format!("{m}\t")))
+            .unwrap_or_else(|| panic!("{m}: {out}"))
+            .split('\t')
+            .collect();
+        let got: f64 = row[3].parse().unwrap();
+        assert!((got - mean).abs() < 1e-15, "{m}: {out}");
+        assert_eq!((row[4], row[13]), (row[3], ties), "{m}");
+    }
+    // Without the corpus, under --group-by, and on a store: refused.
+    let e = fails(&["eval", &a, &r, "-m", "R(origin=in-file)@2"]);
+    assert!(e.contains("R(origin=in-file)@2 needs the corpus"), "{e}");
+    let mut args = vec!["eval", a.as_str(), r.as_str(), "--group-by", "file"];
+    args.extend_from_slice(&mask);
+    args.extend_from_slice(&["-m", "R(origin=imported)@2"]);
+    let e = fails(&args);
+    assert!(e.contains("R(origin=imported)@2"), "{e}");
+    let e = fails(&["eval", &a, &r, "-m", "R(origin=nowhere)@2", "--corpus", &c]);
+    assert!(e.contains("`in-file` or `imported`"), "{e}");
+}
+
+/// A goal evaluated without predictions needs its place too.
+#[test]
+fn recall_by_origin_needs_every_goal_s_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let [_, r, c, _] = origin_library(dir.path());
+    let a = dir.path().join("qrels.txt");
+    std::fs::write(&a, "t1 0 m2 1\nt3 0 l2 1\n").unwrap();
+    let goals = dir.path().join("goals.jsonl");
+    std::fs::write(
+        &goals,
+        "{\"goal_id\": \"t1\", \"file_path\": \"M.lean\", \"theorem_pos\": [5, 2]}\n",
+    )
+    .unwrap();
+    let (a, g) = (a.to_string_lossy(), goals.to_string_lossy());
+    let e = fails(&[
+        "eval",
+        &a,
+        &r,
+        "--corpus",
+        &c,
+        "--goals",
+        &g,
+        "-m",
+        "R(origin=imported)@2",
+    ]);
+    assert!(e.contains("goal `t3`") && e.contains("file_path"), "{e}");
+}
+
+/// `report` takes the premise options as `eval` does: the leak rate and recall by origin (the
+/// values of `eval` on the same files), the premise counts, a section per stratum; under
+/// `--group-by` the measures with no mean over groups are left out.
+#[test]
+fn report_with_the_premise_protocol() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("report.html");
+    let (a, r, p, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("predictions.jsonl"),
+        fixture("corpus.jsonl"),
+    );
+    let out = page.to_string_lossy().into_owned();
+    let mut args = vec!["report", &a, &r, &p, "--corpus", &c, "--mask", "accessible"];
+    args.extend_from_slice(&["--by", "file", "--by", "gold-size", "-o", &out]);
+    common::ok_err(&args);
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Leak@1 (1 + 1 + 0) / 3; R(origin=imported)@10 (2/2 + 1/2) / 2 over g1 and g2; masked: g1
+    // d1 a3 zz a4, g2 a1 d1.
+    for s in [
+        "<h2>Premise selection</h2>",
+        "<tr><td>Leak@1</td><td>0.6667</td><td>0.6667</td></tr>",
+        "<td>0.7500 (over 2 goals)</td>",
+        "<tr><td>predicted premises masked (inaccessible)</td><td>6</td><td>6</td></tr>",
+        "<tr><td>relevant premises not accessible</td><td>1</td><td>1</td></tr>",
+        "<td>corpus</td>",
+        "<h2>Stratum <code>file=A.lean</code></h2>",
+        "<h2>Stratum <code>gold-size=2-3</code></h2>",
+        // gold-size=2-3 holds g1 (R = 3) and g2 (R = 2).
+        "<tr><td>goals evaluated</td><td>2</td><td>2</td></tr>",
+    ] {
+        assert!(html.contains(s), "{s}");
+    }
+    // Grouped by file: Depth and LeakRank (no mean over groups) are not on the page.
+    let args = [
+        "report",
+        &a,
+        &r,
+        "--corpus",
+        &c,
+        "--group-by",
+        "file",
+        "-o",
+        &out,
+    ];
+    common::ok_err(&args);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("<tr><td>Leak@1</td>"), "no leak row");
+    assert!(
+        !html.contains("LeakRank") && !html.contains("Depth(recall=1.0)"),
+        "{html}"
+    );
+    // The protocol's errors are eval's.
+    let q = fixture("qrels.txt");
+    let e = fails(&["report", &q, &r, "--corpus", &c, "--mask", "accessible"]);
+    assert!(
+        e.contains("goal `g1` has no record giving its place"),
+        "{e}"
+    );
+}
+
+/// Under `--ties group` a cutoff inside a tie group counts the expected share of its premises
+/// of each origin: g3 ranks c2 (in-file, relevant) and c1 at one score, so the first rank holds
+/// c2 with probability 1/2; g1's a2 ranks first alone.
+#[test]
+fn recall_by_origin_under_tie_groups() {
+    let (out, _) = eval(
+        "actual.jsonl",
+        "run.txt",
+        &[
+            "--mask",
+            "accessible",
+            "--ties",
+            "group",
+            "-m",
+            "R(origin=in-file)@1",
+        ],
+    );
+    check(
+        &values(&out),
+        &[
+            ("g1", "R(origin=in-file)@1", Some(1.0)),
+            ("g2", "R(origin=in-file)@1", None),
+            ("g3", "R(origin=in-file)@1", Some(0.5)),
+            ("all", "R(origin=in-file)@1", Some((1.0 + 0.5) / 2.0)),
+        ],
+    );
 }

@@ -415,6 +415,7 @@ impl Compare {
                         Aggregation::GeoMean => "a geometric mean",
                         Aggregation::Depth => "a depth, undefined for goals that never reach it",
                         Aggregation::Mean => "a summary of all goals at once",
+                        Aggregation::Covered => "a mean over the goals where it is defined",
                     }
                 )));
             }
@@ -583,12 +584,27 @@ impl Compare {
                     .collect(),
             );
         }
-        // The goals every run has a value of every measure for.
+        // The goals every run has a value of every measure for (of those defined for some goals
+        // only, each is compared over the goals of its own below).
+        let always: Vec<usize> = (0..nm).filter(|&m| !covered(&measures[m])).collect();
+        if builder.settings().group_by.is_some() && always.len() < nm {
+            return Err(EvalError::Options(format!(
+                "--group-by: {} has no mean over groups (a mean over the goals where it is \
+                 defined)",
+                measures[(0..nm)
+                    .find(|m| !always.contains(m))
+                    .expect("a covered measure")]
+            )));
+        }
+        let has = |v: &Vec<Vec<f64>>, g: usize| match always.is_empty() {
+            true => v.iter().any(|col| !col[g].is_nan()),
+            false => always.iter().all(|&m| !v[m][g].is_nan()),
+        };
         let keep: Vec<usize> = (0..total)
-            .filter(|&g| values.iter().all(|v| v.iter().all(|col| !col[g].is_nan())))
+            .filter(|&g| values.iter().all(|v| has(v, g)))
             .collect();
         for (info, v) in infos.iter_mut().zip(&values) {
-            info.lacking = (0..total).filter(|&g| v[0][g].is_nan()).count() as u64;
+            info.lacking = (0..total).filter(|&g| !has(v, g)).count() as u64;
             if info.lacking > 0 {
                 warnings.push(format!(
                     "{}: {} goals of the other runs have no value here (no predictions, \
@@ -604,13 +620,18 @@ impl Compare {
                 ));
             }
         }
+        // A mean of the values that are defined (NaN over none).
         let mean = |x: &[f64]| -> f64 {
-            if x.is_empty() {
+            let mut s = ExactSum::default();
+            let mut n = 0usize;
+            for &v in x.iter().filter(|v| !v.is_nan()) {
+                s.add(v);
+                n += 1;
+            }
+            if n == 0 {
                 return f64::NAN;
             }
-            let mut s = ExactSum::default();
-            x.iter().for_each(|&v| s.add(v));
-            s.value() / x.len() as f64
+            s.value() / n as f64
         };
         // The units of the tests: the kept goals, or under --group-by their groups (a goal no
         // record places in a group is one of its own), by first appearance.
@@ -653,13 +674,26 @@ impl Compare {
             }
         };
         // Every goal kept and no groups: the columns are already packed (no copy).
-        let packed: Vec<Vec<Vec<f64>>> = if units.is_none() && keep.len() == total {
+        let mut packed: Vec<Vec<Vec<f64>>> = if units.is_none() && keep.len() == total {
             values
         } else {
             (values.iter())
                 .map(|v| v.iter().map(|col| pack(col)).collect())
                 .collect()
         };
+        // A measure defined for some goals only keeps the goals every run has a value for.
+        for m in (0..nm).filter(|&m| covered(&measures[m])) {
+            let defined: Vec<bool> = (0..packed[0][m].len())
+                .map(|g| packed.iter().all(|run| !run[m][g].is_nan()))
+                .collect();
+            for run in &mut packed {
+                let mut g = 0;
+                run[m].retain(|_| {
+                    g += 1;
+                    defined[g - 1]
+                });
+            }
+        }
         // A system's spread: the sd of its runs' means over the same units.
         for (info, system) in infos.iter_mut().zip(&members) {
             if system.len() > 1 {
@@ -739,7 +773,13 @@ impl Compare {
 
 /// Whether `m` is a mean of per-goal values (what the tests compare).
 fn comparable(m: &Measure) -> bool {
-    m.aggregation() == Aggregation::Mean && m.per_goal()
+    (m.aggregation() == Aggregation::Mean && m.per_goal()) || covered(m)
+}
+
+/// Whether `m` is defined for some goals only (`R(origin=...)@k`): it is compared over the goals
+/// every run has a value of it for.
+fn covered(m: &Measure) -> bool {
+    m.aggregation() == Aggregation::Covered
 }
 
 /// One measure's comparison of runs `a` and `b` over their aligned values. Each comparison

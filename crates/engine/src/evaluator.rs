@@ -441,11 +441,12 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
         ));
     }
     if options.premises.is_none() {
-        if let Some(m) = options
-            .measures
-            .iter()
-            .find(|m| matches!(m, Measure::Leak { .. } | Measure::LeakRank))
-        {
+        if let Some(m) = options.measures.iter().find(|m| {
+            matches!(
+                m,
+                Measure::Leak { .. } | Measure::LeakRank | Measure::ROrigin { .. }
+            )
+        }) {
             return Err(EvalError::Options(format!(
                 "{m} needs the corpus: pass --corpus FILE"
             )));
@@ -457,10 +458,12 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
 /// An error when the premise protocol (a corpus, the Leak measures) meets predictions it does
 /// not mask yet (`what`: "a binary store", "pushed goals").
 pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
-    let leaks = options
-        .measures
-        .iter()
-        .any(|m| matches!(m, Measure::Leak { .. } | Measure::LeakRank));
+    let leaks = options.measures.iter().any(|m| {
+        matches!(
+            m,
+            Measure::Leak { .. } | Measure::LeakRank | Measure::ROrigin { .. }
+        )
+    });
     if options.premises.is_some() || leaks {
         return Err(EvalError::Options(format!(
             "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs and JSONL predictions;              {what} cannot be masked yet"

@@ -26,7 +26,10 @@ impl Ranked for AccFeed {
     }
 
     #[inline(always)]
-    fn ranked(&mut self, _: &[u8], it: &Item) {
+    fn ranked(&mut self, data: &[u8], it: &Item) {
+        if let Some(m) = &self.mask {
+            m.tell_origin(data, it, &mut self.acc);
+        }
         if self.scored {
             // Scores are finite (checked by the parser and by the push API).
             let _ = self.acc.push_scored(it.label, it.score);

@@ -548,8 +548,8 @@ enum Actual {
     Sorted(Box<SortedQrels>),
 }
 
-/// `--group-by` with measures whose aggregate is no mean (`Depth`, `LeakRank`), or with a summary
-/// that travels (a shard's, `--summary-out`: it holds no groups): an error naming them.
+/// `--group-by` with measures whose aggregate is no mean (`Depth`, `LeakRank`, `R(origin=...)@k`),
+/// or with a summary that travels (a shard's, `--summary-out`: it holds no groups): an error naming them.
 fn check_group_by(builder: &EvaluatorBuilder, travels: bool) -> Result<(), EvalError> {
     let Some(g) = &builder.settings().group_by else {
         return Ok(());
@@ -559,6 +559,13 @@ fn check_group_by(builder: &EvaluatorBuilder, travels: bool) -> Result<(), EvalE
         return Err(EvalError::Options(format!(
             "--group-by {}: {m} has no mean over groups (its median and coverage are over \
              goals); evaluate it without --group-by",
+            g.by()
+        )));
+    }
+    if let Some(m) = (plan.measures().iter()).find(|m| m.aggregation() == Aggregation::Covered) {
+        return Err(EvalError::Options(format!(
+            "--group-by {}: {m} has no mean over groups (it is a mean over the goals where it \
+             is defined); evaluate it without --group-by",
             g.by()
         )));
     }

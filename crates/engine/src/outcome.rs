@@ -4,7 +4,7 @@
 use crate::options::{EvalOptions, MissingMode};
 use crate::sink::Sink as RowSink;
 use lemma_accum::{GoalAccumulator, GoalError, GoalFate, GoalValues, Plan, Summary, Truth};
-use lemma_ingest::{show, ActualSets, GoalOrder, GoalTruth, InputError};
+use lemma_ingest::{show, ActualSets, GoalOrder, GoalTruth, InputError, Interner};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -196,20 +196,40 @@ pub(crate) enum EmptyGoal<'v> {
 }
 
 /// Goal `goal` (truth `truth`) without predictions: skipped when it has nothing relevant (per
-/// the policy) or per `--missing skip`, else evaluated as an empty ranking within `universe`.
+/// the policy) or per `--missing skip`, else evaluated as an empty ranking within `universe`
+/// (`lemmas` names the truth's lemmas: the origin measures look them up in the corpus).
 pub(crate) fn empty_goal<'a>(
     acc: &'a mut GoalAccumulator,
     goal: &[u8],
     truth: GoalTruth<'_>,
+    lemmas: &Interner,
     opts: &EvalOptions,
     universe: Option<u64>,
 ) -> Result<EmptyGoal<'a>, EvalError> {
-    let t = truth_of(truth, universe);
+    let mut t = truth_of(truth, universe);
     if opts.skips_no_relevant(&t) {
         return Ok(EmptyGoal::Skipped(GoalFate::SkippedNoRelevant));
     }
     if opts.missing == MissingMode::Skip {
         return Ok(EmptyGoal::Skipped(GoalFate::SkippedNoPredictions));
+    }
+    if let Some(p) = opts
+        .premises
+        .as_ref()
+        .filter(|_| acc.plan().needs_origins())
+    {
+        let level = opts.relevance_level;
+        let relevant = (truth.entries())
+            .filter(|&(_, grade)| grade >= level)
+            .map(|(id, _)| (lemmas.hash_of(id), lemmas.name(id)));
+        let [in_file, imported] = p.origin_counts(goal, relevant).map_err(|m| {
+            EvalError::Input(InputError::file(
+                lemma_ingest::ErrorKind::Syntax,
+                std::path::Path::new(""),
+                m,
+            ))
+        })?;
+        t = t.with_origins(in_file, imported);
     }
     Ok(EmptyGoal::Evaluated(goal_values(
         goal,
@@ -247,7 +267,7 @@ pub(crate) fn evaluate_unseen(
     for gid in order {
         let truth = actual.truth(gid as u32);
         let goal = name(gid);
-        match empty_goal(&mut acc, goal, truth, opts, universe)? {
+        match empty_goal(&mut acc, goal, truth, &actual.lemmas, opts, universe)? {
             EmptyGoal::Skipped(fate) => summary.skip(fate),
             EmptyGoal::Evaluated(values) => {
                 summary.add_empty(goal, &values);

@@ -601,6 +601,10 @@ fn tsv_summary(out: &mut dyn Write, goal: &str, summary: &Summary) -> io::Result
                 writeln!(out, "{goal}\t{m}:median\t{}", full(median))?;
                 writeln!(out, "{goal}\t{m}:coverage\t{}", full(fraction(coverage)))?;
             }
+            Aggregate::Covered { mean, coverage, .. } => {
+                writeln!(out, "{goal}\t{m}\t{}", full(mean))?;
+                writeln!(out, "{goal}\t{m}:coverage\t{}", full(fraction(coverage)))?;
+            }
             _ => writeln!(out, "{goal}\t{m}\t{}", full(a.headline_over(evaluated)))?,
         }
     }
@@ -657,6 +661,17 @@ fn table_summary(
                 c.evaluated,
                 fraction(coverage).map_or("-".into(), |c| format!("{:.1}%", c * 100.0))
             )?,
+            Aggregate::Covered {
+                mean,
+                coverage,
+                reached,
+            } => writeln!(
+                out,
+                "{m:<w$} {:>12}  over {reached} of {} goals ({})",
+                mean.map_or("-".into(), |v| format!("{v:.4}")),
+                c.evaluated,
+                fraction(coverage).map_or("-".into(), |c| format!("{:.1}%", c * 100.0))
+            )?,
             Aggregate::Sum(v) => writeln!(out, "{m:<w$} {:>12}", v as i64)?,
             _ => match a.headline_over(c.evaluated) {
                 Some(v) => writeln!(out, "{m:<w$} {v:>12.4}")?,
@@ -690,6 +705,14 @@ fn json_summary(
             } => serde_json::json!({
                 "mean": json_num(mean), "median": json_num(median),
                 "coverage": json_num(fraction(coverage)), "reached": reached
+            }),
+            Aggregate::Covered {
+                mean,
+                coverage,
+                reached,
+            } => serde_json::json!({
+                "mean": json_num(mean), "coverage": json_num(fraction(coverage)),
+                "reached": reached
             }),
             _ => json_num(a.headline_over(evaluated)),
         };

@@ -455,7 +455,7 @@ impl Partial {
         let rank = name_ranks(actual);
         for (gid, truth) in actual.truths().enumerate() {
             let goal = actual.goals.name(gid as u32);
-            let e = empty_goal(&mut acc, goal, truth, opts, universe)?;
+            let e = empty_goal(&mut acc, goal, truth, &actual.lemmas, opts, universe)?;
             let add = |s: &mut Summary| match &e {
                 EmptyGoal::Skipped(fate) => s.skip(*fate),
                 EmptyGoal::Evaluated(v) => s.add_empty(goal, v),

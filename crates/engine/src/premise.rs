@@ -21,7 +21,7 @@
 use crate::options::Choice;
 use crate::ranking::{dedup_table, Item};
 use crate::seen::SeenSet;
-use lemma_accum::{GoalAccumulator, Plan};
+use lemma_accum::{GoalAccumulator, Origin, Plan};
 use lemma_ingest::{show, Corpus, ErrorKind, GoalPlace, GoalPlaces, InputError, Place};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -138,6 +138,47 @@ impl Premises {
     pub fn masks(&self) -> bool {
         self.mask
     }
+
+    /// Where premise `id` is defined, seen from a goal in file `file` (`None`: a file the corpus
+    /// does not list): its own file or another (`R(origin=...)@k`).
+    fn origin_at(&self, file: Option<u32>, id: u32) -> Origin {
+        match file {
+            Some(f) if self.corpus.premise_file(id) == f => Origin::InFile,
+            _ => Origin::Imported,
+        }
+    }
+
+    /// The relevant premises of goal `goal` (`relevant`: names with their hashes) counted by
+    /// origin, `[in-file, imported]` (a premise the corpus does not define is in neither), for a
+    /// goal evaluated without predictions; an error message when the goal's place is not known.
+    pub(crate) fn origin_counts<'n>(
+        &self,
+        goal: &[u8],
+        relevant: impl Iterator<Item = (u64, &'n [u8])>,
+    ) -> Result<[u64; 2], String> {
+        let file = match self.places.get(goal) {
+            Some(GoalPlace::Known(place)) => Some(place.file),
+            Some(GoalPlace::UnlistedFile(_)) => None,
+            _ => return Err(origin_place_error(goal)),
+        };
+        let mut counts = [0; 2];
+        for (hash, name) in relevant {
+            if let Some(id) = self.corpus.premise_id_hashed(hash, name) {
+                counts[self.origin_at(file, id).index()] += 1;
+            }
+        }
+        Ok(counts)
+    }
+}
+
+/// The error for a goal evaluated without predictions whose place is not known, under the
+/// origin measures.
+fn origin_place_error(goal: &[u8]) -> String {
+    format!(
+        "goal `{}` has no record giving its `file_path`: the R(origin=...) measures need each \
+         evaluated goal's place (in its actual-set record, or in --goals FILE)",
+        show(goal)
+    )
 }
 
 /// What the premise protocol did and met (docs/METRICS.md §9): counts, and the first case of
@@ -250,6 +291,12 @@ pub(crate) struct GoalMask {
     premises: Arc<Premises>,
     /// Whether unmasked items are told to the accumulator (`Leak@k`, `LeakRank`).
     leaks: bool,
+    /// Whether the relevant premises' origins are told to the accumulator (`R(origin=...)@k`),
+    /// and this goal's: its file (`None`: one the corpus does not list) and its relevant
+    /// premises by origin.
+    origins: bool,
+    file: Option<u32>,
+    origin_counts: [u64; 2],
     depth: u64,
     /// The goal's place; `None`: its file is not in the corpus (nothing is accessible).
     place: Option<Place>,
@@ -269,6 +316,9 @@ impl GoalMask {
         GoalMask {
             premises,
             leaks: plan.needs_leaks(),
+            origins: plan.needs_origins(),
+            file: None,
+            origin_counts: [0; 2],
             depth: depth.unwrap_or(u64::MAX),
             place: None,
             active: false,
@@ -292,7 +342,7 @@ impl GoalMask {
     ) -> Result<(), crate::EvalError> {
         self.restart();
         let p = &*self.premises;
-        let needed = p.mask || self.leaks;
+        let needed = p.mask || self.leaks || self.origins;
         let place = match p.places.get(goal) {
             Some(GoalPlace::Known(place)) => Some(place),
             Some(GoalPlace::UnlistedFile(f)) => {
@@ -322,8 +372,8 @@ impl GoalMask {
                 return Err(goal_error(
                     line,
                     format!(
-                        "goal `{}` {what}: --mask accessible and the Leak measures need each \
-                         ranked goal's `file_path` and `theorem_pos` (in its actual-set record, \
+                        "goal `{}` {what}: --mask accessible, the Leak and R(origin=...) \
+                         measures need each ranked goal's `file_path` and `theorem_pos` (in its actual-set record, \
                          or in --goals FILE)",
                         show(goal)
                     ),
@@ -338,7 +388,14 @@ impl GoalMask {
             }
         };
         report.goals += 1;
+        self.file = place.map(|at| at.file);
+        self.origin_counts = [0; 2];
         for (hash, name) in relevant {
+            if self.origins {
+                if let Some(id) = p.corpus.premise_id_hashed(hash, name) {
+                    self.origin_counts[p.origin_at(self.file, id).index()] += 1;
+                }
+            }
             let accessible = p
                 .corpus
                 .premise_id_hashed(hash, name)
@@ -369,6 +426,24 @@ impl GoalMask {
         self.place = place;
         self.active = true;
         Ok(())
+    }
+
+    /// The current goal's relevant premises by origin, `[in-file, imported]`, when the plan
+    /// reads origins ([`Truth::with_origins`](lemma_accum::Truth::with_origins)).
+    pub(crate) fn origin_counts(&self) -> Option<[u64; 2]> {
+        self.origins.then_some(self.origin_counts)
+    }
+
+    /// Tells the accumulator where the judged item `it` (named in `data`) is defined, before it
+    /// is pushed, when the plan reads origins: `None` for a premise the corpus does not define.
+    #[inline]
+    pub(crate) fn tell_origin(&self, data: &[u8], it: &Item, acc: &mut GoalAccumulator) {
+        if self.origins && it.label.grade().is_some() {
+            let p = &*self.premises;
+            let origin = (p.corpus.premise_id_hashed(it.hash, it.name(data)))
+                .map(|id| p.origin_at(self.file, id));
+            acc.set_origin(origin);
+        }
     }
 
     /// Asks for the corpus's table slot of a premise hashed `hash`, ranked soon.

@@ -87,7 +87,9 @@ fn summary_lines(
             .position(|x| *x == measure)
             .expect("measure in plan");
         let v = match (summary.aggregate(i), &trec_values) {
-            (Aggregate::Depth { .. }, _) => unreachable!("no Depth in trec_eval"),
+            (Aggregate::Depth { .. } | Aggregate::Covered { .. }, _) => {
+                unreachable!("no Depth or origin measure in trec_eval")
+            }
             (_, Some(values)) => values[i],
             (Aggregate::Mean(v) | Aggregate::Sum(v) | Aggregate::GeoMean(v), None) => v,
         };

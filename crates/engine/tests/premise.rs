@@ -1,4 +1,5 @@
-//! The premise mask and the leak measures against a slow reference written from the definitions
+//! The premise mask, the leak measures and recall by origin against a slow reference written
+//! from the definitions
 //! (docs/METRICS.md §9): accessible sets computed naively from a generated corpus (each file's
 //! imports followed transitively by a search, positions compared as pairs), each ranking ordered
 //! by the trec rule, filtered, then ranked and cut, and the measures counted on the result. TREC
@@ -115,7 +116,23 @@ fn ordered(lib: &Lib, g: &Goal) -> Vec<usize> {
     r.into_iter().map(|(p, _)| p).collect()
 }
 
-const MEASURES: [&str; 7] = ["AP", "P@3", "R@5", "RR", "Leak@1", "Leak@4", "LeakRank"];
+const MEASURES: [&str; 9] = [
+    "AP",
+    "P@3",
+    "R@5",
+    "RR",
+    "Leak@1",
+    "Leak@4",
+    "LeakRank",
+    "R(origin=in-file)@3",
+    "R(origin=imported)@5",
+];
+
+/// Whether premise `p` is defined in goal `g`'s own file (`Some(true)`), in another
+/// (`Some(false)`), or not in the corpus (`None`).
+fn in_file(lib: &Lib, g: &Goal, p: usize) -> Option<bool> {
+    lib.premises.get(p).map(|&(file, _)| file == g.file)
+}
 
 /// The goal's values, from the definitions.
 fn reference(lib: &Lib, g: &Goal, mask: bool, depth: Option<u64>) -> Vec<Option<f64>> {
@@ -146,6 +163,15 @@ fn reference(lib: &Lib, g: &Goal, mask: bool, depth: Option<u64>) -> Vec<Option<
     let bad: Vec<bool> = unmasked.iter().map(|&p| !accessible(lib, g, p)).collect();
     let leak = |k: usize| bad.iter().take(k).filter(|&&x| x).count() as f64 / k as f64;
     let first = bad.iter().position(|&x| x).map(|i| (i + 1) as f64);
+    // Recall of the relevant premises of one origin; undefined without any.
+    let origin = |own: bool, k: usize| {
+        let of = |p: &usize| in_file(lib, g, *p) == Some(own);
+        let total = g.relevant.iter().filter(|p| of(p)).count();
+        let found = (ranked.iter().take(k))
+            .filter(|p| g.relevant.contains(p) && of(p))
+            .count();
+        (total > 0).then(|| found as f64 / total as f64)
+    };
     vec![
         Some(ap),
         Some(s(3) / 3.0),
@@ -154,6 +180,8 @@ fn reference(lib: &Lib, g: &Goal, mask: bool, depth: Option<u64>) -> Vec<Option<
         Some(leak(1)),
         Some(leak(4)),
         first,
+        origin(true, 3),
+        origin(false, 5),
     ]
 }
 

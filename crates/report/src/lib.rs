@@ -14,8 +14,15 @@
 //! `Depth(recall=1.0)`; with two runs or more, each run's difference from the first
 //! ([`compare_runs`]: `lemma-eval compare`'s tests with its defaults), its 95% interval and
 //! whether it is significant.
+//!
+//! With the premise protocol (a corpus in the builder: docs/METRICS.md §9), a section of the
+//! leak rate and recall by origin (`Leak@1`, `Leak@10`, `LeakRank`, `R(origin=in-file)@10`,
+//! `R(origin=imported)@10`) and of the premise counts (masked, not in the corpus, relevant
+//! inaccessible, ...). With strata (`--by`), a section per stratum: the summary of its goals
+//! alone. Under `--group-by` the measures with no mean over groups (`Depth`, `LeakRank`, the
+//! origin measures) are left out, and so is the `Depth` histogram.
 
-use lemma_accum::{Aggregate, GoalCounts, Measure};
+use lemma_accum::{Aggregate, Aggregation, GoalCounts, Measure};
 use lemma_eval::compare::{Compare, CompareOptions, Comparison, Run};
 use lemma_eval::curve::{macro_measures, recall_levels};
 use lemma_eval::pooled::PooledSetup;
@@ -29,6 +36,39 @@ use std::time::{Duration, Instant};
 
 /// Bins of the per-goal AP histogram: `[0, 0.1)`, ..., `[0.9, 1]`.
 pub const AP_BINS: usize = 10;
+
+/// The premise protocol's measures on the page, with a corpus.
+pub const PREMISE_MEASURES: [&str; 5] = [
+    "Leak@1",
+    "Leak@10",
+    "LeakRank",
+    "R(origin=in-file)@10",
+    "R(origin=imported)@10",
+];
+
+/// What the premise protocol gave a run (with a corpus).
+#[derive(Clone, Debug)]
+pub struct PremiseFigures {
+    /// Whether inaccessible premises were removed before ranks were given (`--mask
+    /// accessible`).
+    pub masked: bool,
+    /// [`PREMISE_MEASURES`] (those with a mean over groups, under `--group-by`) and their
+    /// aggregates.
+    pub table: Vec<(Measure, Aggregate)>,
+    /// The counts by name ([`lemma_eval::PremiseReport::counts`]).
+    pub counts: Vec<(&'static str, u64)>,
+}
+
+/// One stratum's figures (`--by`): the summary of its goals alone.
+#[derive(Clone, Debug)]
+pub struct StratumReport {
+    /// `KEY=VALUE`.
+    pub label: String,
+    /// The table's measures, then the premise measures (with a corpus), and their aggregates.
+    pub table: Vec<(Measure, Aggregate)>,
+    /// Goal counts by fate.
+    pub counts: GoalCounts,
+}
 
 /// One run's figures for the page.
 #[derive(Clone, Debug)]
@@ -55,6 +95,10 @@ pub struct RunReport {
     pub depth_hist: Vec<u64>,
     /// Goals that never find all their relevant lemmas.
     pub depth_never: u64,
+    /// With a corpus: the leak rate, recall by origin and the premise counts.
+    pub premises: Option<PremiseFigures>,
+    /// With strata (`--by`): each stratum's summary, in the summary's order.
+    pub strata: Vec<StratumReport>,
     /// Wall time of the pass.
     pub elapsed: Duration,
 }
@@ -70,16 +114,34 @@ pub fn evaluate_run(
 ) -> Result<RunReport, EvalError> {
     let started = Instant::now();
     let levels = recall_levels(11);
-    let mut names: Vec<String> = DEFAULT_MEASURES.iter().map(|m| m.to_string()).collect();
-    let table_len = names.len();
-    names.extend(macro_measures(&levels));
-    let measures = Measure::parse_all(names.iter().map(String::as_str))
-        .map_err(|e| EvalError::Options(e.to_string()))?;
+    let settings = builder.settings();
+    let masked = settings.premises.as_ref().map(|p| p.masks());
+    // Under --group-by, only the measures with a mean over groups.
+    let grouped = settings.group_by.is_some();
+    let parse = |names: &[&str]| -> Result<Vec<Measure>, EvalError> {
+        let ms = Measure::parse_all(names.iter().copied())
+            .map_err(|e| EvalError::Options(e.to_string()))?;
+        Ok((ms.into_iter())
+            .filter(|m| {
+                !grouped || !matches!(m.aggregation(), Aggregation::Depth | Aggregation::Covered)
+            })
+            .collect())
+    };
+    let mut measures = parse(&DEFAULT_MEASURES)?;
+    let table_len = measures.len();
+    if masked.is_some() {
+        measures.extend(parse(&PREMISE_MEASURES)?);
+    }
+    let premise_len = measures.len() - table_len;
+    let curve_names: Vec<String> = macro_measures(&levels);
+    let curve_names: Vec<&str> = curve_names.iter().map(String::as_str).collect();
+    measures.extend(parse(&curve_names)?);
     let at = |n: &str| {
         let m = Measure::parse_all([n]).expect("a default measure")[0];
-        measures.iter().position(|x| *x == m).expect("in the plan")
+        measures.iter().position(|x| *x == m)
     };
-    let (ap_at, depth_at) = (at("AP"), at("Depth(recall=1.0)"));
+    let ap_at = at("AP").expect("AP is a default measure");
+    let depth_at = at("Depth(recall=1.0)");
     let builder = builder.measures(measures.clone()).pooled(pooled.spec());
     let mut ap_hist = [0u64; AP_BINS];
     let mut depth_hist: Vec<u64> = Vec::new();
@@ -88,6 +150,9 @@ pub fn evaluate_run(
         if let Some(ap) = row.values[ap_at] {
             ap_hist[((ap * AP_BINS as f64) as usize).min(AP_BINS - 1)] += 1;
         }
+        let Some(depth_at) = depth_at else {
+            return Ok(());
+        };
         match row.values[depth_at] {
             Some(d) if d >= 1.0 => {
                 let bin = (d as u64).ilog2() as usize;
@@ -105,8 +170,21 @@ pub fn evaluate_run(
         .evaluation;
     let summary = &done.summary;
     let aggregates = summary.aggregates();
-    // The curve's measures follow the table's.
-    let macro_curve = (levels.iter().zip(&aggregates[table_len..]))
+    let with_premises = table_len + premise_len;
+    let premises = masked.map(|masked| PremiseFigures {
+        masked,
+        table: aggregates[table_len..with_premises].to_vec(),
+        counts: done.report.premises.counts().to_vec(),
+    });
+    let strata = (summary.strata().into_iter())
+        .map(|(label, s)| StratumReport {
+            label,
+            table: s.aggregates()[..with_premises].to_vec(),
+            counts: s.counts(),
+        })
+        .collect();
+    // The curve's measures follow the table's and the premise measures.
+    let macro_curve = (levels.iter().zip(&aggregates[with_premises..]))
         .filter_map(|(&r, (_, a))| Some((r, a.headline()?)))
         .collect();
     let curve = summary.pooled().expect("the plan keeps the pooled curve");
@@ -126,6 +204,8 @@ pub fn evaluate_run(
         ap_hist,
         depth_hist,
         depth_never,
+        premises,
+        strata,
         elapsed: started.elapsed(),
     })
 }
@@ -393,10 +473,23 @@ pub fn html(page: &Page) -> Result<String, String> {
         })
         .collect();
     row(&mut h, "pooled best F1", f1, Some(true));
-    h.push_str("</tbody>\n</table>\n<p class=\"note\">Means over the evaluated goals; Depth(recall=1.0) is the mean rank at which a goal has found all its relevant lemmas, over the goals that do; each run's mean covers its own goals, so it is not compared. In bold: the best run.</p>\n");
+    let depth = (runs.first()).is_some_and(|r| r.table.iter().any(|(m, _)| !higher_is_better(m)));
+    let _ = write!(
+        h,
+        "</tbody>\n</table>\n<p class=\"note\">Means over the evaluated goals{}. In bold: the \
+         best run.</p>\n",
+        if depth {
+            "; Depth(recall=1.0) is the mean rank at which a goal has found all its relevant \
+             lemmas, over the goals that do; each run's mean covers its own goals, so it is not \
+             compared"
+        } else {
+            " (under --group-by, the mean over groups of each group's mean)"
+        }
+    );
     if let Some(c) = &page.comparison {
         differences(&mut h, c);
     }
+    premise_section(&mut h, runs, &header);
     // Goals.
     h.push_str("<h2>Goals</h2>\n");
     header(&mut h, "goals");
@@ -416,7 +509,14 @@ pub fn html(page: &Page) -> Result<String, String> {
             r.depth_hist.iter().sum()
         }),
     ];
+    // Under --group-by no Depth is evaluated: no count of goals reaching recall 1, no histogram.
+    let has_depth = runs
+        .iter()
+        .any(|r| !r.depth_hist.is_empty() || r.depth_never > 0);
     for (name, f) in fates {
+        if name.starts_with("reached") && !has_depth {
+            continue;
+        }
         let _ = write!(h, "<tr><td>{name}</td>");
         for r in runs {
             let _ = write!(h, "<td>{}</td>", f(r));
@@ -428,6 +528,7 @@ pub fn html(page: &Page) -> Result<String, String> {
         let _ = write!(h, "<td>{}</td>", r.distinct_scores);
     }
     h.push_str("</tr>\n</tbody>\n</table>\n");
+    strata_sections(&mut h, runs, &header);
     // Curves.
     let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
     let series = |pick: fn(&RunReport) -> &[(f64, f64)]| -> Vec<lemma_plot::Series<'_>> {
@@ -493,11 +594,15 @@ pub fn html(page: &Page) -> Result<String, String> {
         &depth_bars,
         lemma_plot::SIZE,
     )?;
+    let depth_svg = match has_depth {
+        true => inline_svg(&depth_svg),
+        false => String::new(),
+    };
     let _ = write!(
         h,
         "<h2>Per-goal distributions</h2>\n<div class=\"plots\">\n{}\n{}\n</div>\n",
         inline_svg(&ap_svg),
-        inline_svg(&depth_svg)
+        depth_svg
     );
     h.push_str("</body>\n</html>\n");
     Ok(h)
@@ -505,6 +610,116 @@ pub fn html(page: &Page) -> Result<String, String> {
 
 /// A goal count of a run.
 type Count = fn(&RunReport) -> u64;
+
+/// A run's `(measure, aggregate)` list of a table, if it has one.
+type TablePick<'a> = dyn Fn(&RunReport) -> Option<&[(Measure, Aggregate)]> + 'a;
+
+/// A table's header: its first column's title, then a column per run.
+type Header<'a> = dyn Fn(&mut String, &str) + 'a;
+
+/// An aggregate as a cell: its headline ([`cell`]), and for a measure defined on some goals
+/// only (`LeakRank`, the origin measures) how many goals it is over.
+fn aggregate_cell(m: &Measure, a: &Aggregate) -> String {
+    match *a {
+        Aggregate::Depth { reached: 0, .. } | Aggregate::Covered { reached: 0, .. } => "–".into(),
+        Aggregate::Depth { reached, .. } | Aggregate::Covered { reached, .. } => format!(
+            "{} (over {reached} goal{})",
+            cell(m, a.headline()),
+            if reached == 1 { "" } else { "s" }
+        ),
+        _ => cell(m, a.headline()),
+    }
+}
+
+/// Rows of measures, a cell per run: `table` picks a run's `(measure, aggregate)` list (`None`:
+/// the run has none, every cell `–`).
+fn measure_rows(h: &mut String, runs: &[RunReport], table: &TablePick<'_>) {
+    let Some(first) = runs.iter().find_map(table) else {
+        return;
+    };
+    for (i, (m, _)) in first.iter().enumerate() {
+        let _ = write!(h, "<tr><td>{}</td>", escape(&m.to_string()));
+        for r in runs {
+            let text = table(r)
+                .and_then(|t| t.get(i))
+                .map_or("–".into(), |(m, a)| aggregate_cell(m, a));
+            let _ = write!(h, "<td>{}</td>", escape(&text));
+        }
+        h.push_str("</tr>\n");
+    }
+}
+
+/// The premise protocol's section (with a corpus): the leak rate and recall by origin, and the
+/// counts of what the protocol met.
+fn premise_section(h: &mut String, runs: &[RunReport], header: &Header<'_>) {
+    let Some(first) = runs.iter().find_map(|r| r.premises.as_ref()) else {
+        return;
+    };
+    h.push_str("<h2>Premise selection</h2>\n");
+    header(h, "measure");
+    measure_rows(h, runs, &|r| r.premises.as_ref().map(|p| &p.table[..]));
+    let names = [
+        ("goals", "goals ranked under the corpus"),
+        ("masked", "predicted premises masked (inaccessible)"),
+        ("not_in_corpus", "predicted premises not in the corpus"),
+        (
+            "goals_in_unlisted_files",
+            "goals in files the corpus does not list",
+        ),
+        ("relevant_inaccessible", "relevant premises not accessible"),
+    ];
+    for (key, name) in names {
+        let _ = write!(h, "<tr><td>{name}</td>");
+        for r in runs {
+            let n = (r.premises.as_ref())
+                .and_then(|p| p.counts.iter().find(|(k, _)| *k == key))
+                .map_or("–".into(), |(_, n)| n.to_string());
+            let _ = write!(h, "<td>{n}</td>");
+        }
+        h.push_str("</tr>\n");
+    }
+    let _ = write!(
+        h,
+        "</tbody>\n</table>\n<p class=\"note\">{} Leak@k: the share of the first k premises of \
+         the unmasked ranking that are not accessible at the goal's theorem (over k).{}</p>\n",
+        if first.masked {
+            "Ranks count accessible premises only (<code>--mask accessible</code>)."
+        } else {
+            "Rankings are not masked."
+        },
+        if first.table.len() > 2 {
+            " LeakRank: the rank of the first, over the goals that have one. \
+             R(origin=in-file)@10 and R(origin=imported)@10: recall at 10 of the relevant \
+             premises defined in the goal's own file, or in another, over the goals that have \
+             some (docs/METRICS.md §9)."
+        } else {
+            ""
+        }
+    );
+}
+
+/// A section per stratum (`--by`): the summary of its goals alone, in the summary's order.
+fn strata_sections(h: &mut String, runs: &[RunReport], header: &Header<'_>) {
+    let Some(first) = runs.first() else {
+        return;
+    };
+    for s in &first.strata {
+        let _ = writeln!(h, "<h2>Stratum <code>{}</code></h2>", escape(&s.label));
+        header(h, "measure");
+        // A run's stratum of that label (one whose goals it skipped may lack it).
+        fn stratum<'r>(r: &'r RunReport, label: &str) -> Option<&'r StratumReport> {
+            r.strata.iter().find(|x| x.label == label)
+        }
+        let _ = write!(h, "<tr><td>goals evaluated</td>");
+        for r in runs {
+            let n = stratum(r, &s.label).map_or("–".into(), |x| x.counts.evaluated.to_string());
+            let _ = write!(h, "<td>{n}</td>");
+        }
+        h.push_str("</tr>\n");
+        measure_rows(h, runs, &|r| stratum(r, &s.label).map(|x| &x.table[..]));
+        h.push_str("</tbody>\n</table>\n");
+    }
+}
 
 /// `n` in few characters: 512, 4k, 64k, 1M.
 fn short(n: u64) -> String {

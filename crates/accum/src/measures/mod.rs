@@ -26,7 +26,7 @@
 //! of its records (cutoff slots, level slots, thresholds) it reads when the goal finishes.
 
 use crate::goal::GoalView;
-use crate::measure::{Aggregation, ApNorm, Level, NativeName, RecallNorm};
+use crate::measure::{Aggregation, ApNorm, Level, NativeName, Origin, RecallNorm};
 use crate::plan::LevelRule;
 use crate::trec::{TrecArg, TrecEntry};
 pub(crate) use crate::walk::WalkNeed;
@@ -50,6 +50,7 @@ mod judged;
 mod leak;
 mod ndcg;
 mod ndcg_rel;
+mod origin;
 mod precision;
 mod rbp;
 mod recall;
@@ -144,6 +145,8 @@ pub(crate) struct Needs {
     pub leak: Option<u32>,
     /// The rank of the first inaccessible premise of the unmasked ranking (`LeakRank`).
     pub leak_rank: bool,
+    /// The relevant premises' origins, counted per goal and at the cutoff (`R(origin=...)@k`).
+    pub origin: bool,
     /// A record of the walk over the judged items (crate::walk): `binG`, `G`, `infAP`, ...
     pub walk: Option<WalkNeed>,
 }
@@ -158,6 +161,7 @@ impl Needs {
         universe: false,
         leak: None,
         leak_rank: false,
+        origin: false,
         walk: None,
     };
 
@@ -479,6 +483,14 @@ registry! {
     /// `LeakRank`: the rank of the first inaccessible premise of the unmasked ranking; undefined
     /// when none is.
     LeakRank => leak::LeakRank,
+    /// `R(origin=o)@k`: the relevant premises of origin `o` found in the first `k`, over the
+    /// relevant premises of that origin; undefined when the goal has none.
+    ROrigin {
+        /// The cutoff.
+        k: u32,
+        /// Where the premises counted are defined.
+        origin: Origin,
+    } => origin::RecallOrigin,
 }
 
 /// `a / b`, or 0 when `b` is 0 (every ratio of METRICS.md with an empty denominator).

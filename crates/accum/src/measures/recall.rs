@@ -67,7 +67,8 @@ impl Def for Recall {
     ];
 
     fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
-        n.is(&["R", "Recall"]).then(|| parse(n))
+        // `R(origin=...)@k` is origin.rs's.
+        (n.is(&["R", "Recall"]) && !n.has("origin")).then(|| parse(n))
     }
 
     fn fmt((k, norm): (u32, RecallNorm), f: &mut fmt::Formatter<'_>) -> fmt::Result {

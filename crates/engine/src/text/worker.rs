@@ -190,8 +190,8 @@ impl<'a> Worker<'a> {
                     self.summary.skip(GoalFate::SkippedNoRelevant);
                     return Ok(GoalState::Skip);
                 }
-                self.ranking.consumer().acc.begin(&t);
                 self.judged.set(truth, &self.actual.lemmas);
+                let mut t = t;
                 if let Some(mask) = &mut self.ranking.consumer().mask {
                     let (lemmas, level) = (&self.actual.lemmas, self.opts.relevance_level);
                     let relevant = truth
@@ -199,7 +199,11 @@ impl<'a> Worker<'a> {
                         .filter(|&(_, grade)| grade >= level)
                         .map(|(id, _)| (lemmas.hash_of(id), lemmas.name(id)));
                     mask.begin(goal, line, relevant, &mut res.stats.premises)?;
+                    if let Some([in_file, imported]) = mask.origin_counts() {
+                        t = t.with_origins(in_file, imported);
+                    }
                 }
+                self.ranking.consumer().acc.begin(&t);
                 GoalState::Eval { truth }
             }
         })
@@ -633,11 +637,14 @@ impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
                 self.res.stats.goals_reordered += 1;
                 *w.ranking.stats() = w.goal_stats;
                 w.reset_goal();
-                let t = w.truth(truth);
-                w.ranking.consumer().acc.begin(&t);
+                let mut t = w.truth(truth);
                 if let Some(mask) = &mut w.ranking.consumer().mask {
                     mask.restart();
+                    if let Some([in_file, imported]) = mask.origin_counts() {
+                        t = t.with_origins(in_file, imported);
+                    }
                 }
+                w.ranking.consumer().acc.begin(&t);
                 c.reread = true;
                 Step::Restart {
                     at: c.first_pos,
