@@ -1090,10 +1090,10 @@ mod tests {
         assert_eq!(resolve(&["map.3"]).unwrap_err().code, 2);
         assert_eq!(resolve(&["set_F.1/4"]).unwrap_err().code, 2);
         assert_eq!(resolve(&["P_5"]).unwrap_err().code, 1);
-        let e = resolve(&["ndcg.1=2"]).unwrap_err();
+        let e = resolve(&["G.1=2"]).unwrap_err();
         assert_eq!(
             (e.code, &*e.message),
-            (2, "ndcg with custom gains (`1=2`) is not supported")
+            (2, "G with custom gains (`1=2`) is not supported")
         );
         assert_eq!(resolve(&["iprec_at_recall.0.5,0.50"]).unwrap_err().code, 2);
         assert_eq!(resolve(&["P.0"]).unwrap_err().code, 2);
