@@ -165,7 +165,7 @@ fn err(code: i32, message: String) -> TrecMeasureError {
 }
 
 /// trec_eval measures lemma-eval does not compute (named in the error): the measures of
-/// preference judgments (`-R prefs`, `-R qrels_prefs`) and of judgment groups (`-R qrels_jg`).
+/// preference judgments (`-R prefs`, `-R qrels_prefs`).
 pub const UNSUPPORTED: &[&str] = &[
     "prefs_num_prefs_poss",
     "prefs_num_prefs_ful",
@@ -181,10 +181,23 @@ pub const UNSUPPORTED: &[&str] = &[
     "prefs_simp_imp",
     "prefs_pair_imp",
     "prefs_avgjg_imp",
-    "map_avgjg",
-    "P_avgjg",
-    "Rprec_mult_avgjg",
 ];
+
+/// The measures of judgment groups (`-R qrels_jg`): each the measure of its entry (`map_avgjg`
+/// is `AP`) computed against each judgment group of a goal, then averaged over the goal's
+/// groups (by the engine); trec_eval computes them only under `-R qrels_jg`.
+pub const JUDGMENT_GROUP_MEASURES: &[&str] = &["map_avgjg", "P_avgjg", "Rprec_mult_avgjg"];
+
+impl TrecMeasure {
+    /// Whether the printed name is one of [`JUDGMENT_GROUP_MEASURES`]' (`P_avgjg_10`).
+    pub fn judgment_groups(&self) -> bool {
+        JUDGMENT_GROUP_MEASURES.iter().any(|base| {
+            self.name
+                .strip_prefix(base)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('_'))
+        })
+    }
+}
 
 /// trec_eval's `official` nickname (its default).
 const OFFICIAL: &[&str] = &[
@@ -839,6 +852,17 @@ pub(crate) fn parse_arg(arg: &str) -> Option<Result<Vec<Measure>, String>> {
     let r = match classify(arg, TrecRules::V10) {
         Ok(None) => return None,
         Err(e) => Err(e),
+        Ok(Some(Arg::Nickname(nick, names)))
+            if names.iter().any(|n| JUDGMENT_GROUP_MEASURES.contains(n)) =>
+        {
+            Err(err(
+                1,
+                format!(
+                    "`{nick}` averages over judgment groups: only `lemma-eval trec_eval -R \
+                     qrels_jg` computes it"
+                ),
+            ))
+        }
         Ok(Some(Arg::Nickname(nick, names))) => members(nick, names).and_then(|es| {
             es.into_iter()
                 .map(|e| measures(e, None))
@@ -848,6 +872,14 @@ pub(crate) fn parse_arg(arg: &str) -> Option<Result<Vec<Measure>, String>> {
         Ok(Some(Arg::Entry(e, _))) if matches!(e.params, TrecParams::RunId) => Err(err(
             1,
             "`runid` is the run's name in trec_eval's output, not a measure".into(),
+        )),
+        Ok(Some(Arg::Entry(e, _))) if JUDGMENT_GROUP_MEASURES.contains(&e.name) => Err(err(
+            1,
+            format!(
+                "`{}` averages over judgment groups: only `lemma-eval trec_eval -R qrels_jg` \
+                 computes it",
+                e.name
+            ),
         )),
         Ok(Some(Arg::Entry(e, p))) => measures(e, p),
     };
@@ -995,6 +1027,9 @@ mod tests {
                 "set_map",
                 "set_F",
                 "num_nonrel_judged_ret",
+                "map_avgjg",
+                "P_avgjg",
+                "Rprec_mult_avgjg",
                 "yaap",
                 "rbp",
                 "rbp_resid",
