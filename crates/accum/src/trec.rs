@@ -889,7 +889,8 @@ pub(crate) fn parse_arg(arg: &str) -> Option<Result<Vec<Measure>, String>> {
 /// A name as trec_eval prints it (`P_10`, `map_cut_100`, `iprec_at_recall_0.10`, `set_F_0.5`,
 /// `map`): the inverse of [`Measure::trec_name`]. `None` when `name` is not one.
 pub(crate) fn parse_printed(name: &str) -> Option<Result<Measure, String>> {
-    for e in table() {
+    // The judgment-group measures are the trec_eval subcommand's alone (see [`parse_arg`]).
+    for e in (table().iter()).filter(|e| !JUDGMENT_GROUP_MEASURES.contains(&e.name)) {
         let suffix = name.strip_prefix(e.name).and_then(|r| r.strip_prefix('_'));
         match e.params {
             TrecParams::RunId => {}
