@@ -1292,6 +1292,13 @@ pub fn resolve_pytrec<S: AsRef<str>>(names: &[S]) -> Result<Vec<TrecMeasure>, Tr
             }
         }
     }
+    // pytrec_eval hands trec_eval 11pt_avg's levels sorted (trec_eval reads them in the order
+    // given: `11pt_avg.1.0,0.5` is not `11pt_avg.0.5,1.0` on its command line).
+    for (base, params) in &mut merged {
+        if base == "11pt_avg" {
+            params.sort_by(|a, b| atof(a).total_cmp(&atof(b)));
+        }
+    }
     let args: Vec<String> = merged
         .into_iter()
         .map(|(b, p)| match p.is_empty() {
@@ -1334,6 +1341,11 @@ mod pytrec_tests {
             ["ndcg_cut_5", "ndcg_cut_10"]
         );
         assert!(resolve_pytrec(&["nope"]).is_err());
+        // 11pt_avg's levels sorted, as pytrec_eval hands them to trec_eval.
+        assert_eq!(
+            names(&["11pt_avg.1.0,0.5", "11pt_avg.0.25"]),
+            ["11pt_avg_0.25,0.5,1.0"]
+        );
     }
 
     #[test]
