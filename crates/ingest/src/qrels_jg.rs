@@ -38,7 +38,8 @@ impl JudgmentGroups {
     /// [`JudgmentGroups::read`] of bytes already read (`path` names them in errors).
     pub fn parse(path: &Path, bytes: &[u8], comments: bool) -> Result<JudgmentGroups, InputError> {
         let mut groups: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-        let mut seen: HashMap<(&[u8], &[u8], &[u8]), u64> = HashMap::new();
+        // (goal, group, lemma) to the line that judged it.
+        let mut seen: HashMap<[&[u8]; 3], u64> = HashMap::new();
         let mut byte = 0u64;
         for (k, line) in bytes.split(|&b| b == b'\n').enumerate() {
             let n = k as u64 + 1;
@@ -75,7 +76,7 @@ impl JudgmentGroups {
                         String::from_utf8_lossy(fields[3])
                     ))
                 })?;
-            if let Some(first) = seen.insert((fields[0], fields[1], fields[2]), n) {
+            if let Some(first) = seen.insert([fields[0], fields[1], fields[2]], n) {
                 let mut e = InputError::at(
                     ErrorKind::Duplicate,
                     path,
