@@ -153,3 +153,29 @@ pub(crate) fn run_to(
     }
     Ok(done)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::trec::{run, TrecOptions};
+
+    #[test]
+    fn the_library_door_averages_over_groups() {
+        let dir = tempfile::tempdir().unwrap();
+        let (q, r) = (dir.path().join("jg"), dir.path().join("run"));
+        // Group a: d1 relevant (AP 1 at rank 1); group b: d2 relevant (AP 1/2 at rank 2).
+        std::fs::write(&q, "g1 a d1 1\ng1 b d2 1\n").unwrap();
+        std::fs::write(&r, "g1 Q0 d1 1 0.9 t\ng1 Q0 d2 2 0.8 t\n").unwrap();
+        let mut o = TrecOptions::default();
+        o.measures = vec!["map_avgjg".into(), "P_avgjg.1".into()];
+        o.judgment_groups = true;
+        let (text, _) = run(&q, &r, &o).unwrap();
+        // map_avgjg (1 + 1/2) / 2; P_avgjg_1 (1 + 0) / 2.
+        assert_eq!(
+            text,
+            "map_avgjg             \tall\t0.7500\nP_avgjg_1             \tall\t0.5000\n"
+        );
+        // Without -R qrels_jg, trec_eval's exit 4.
+        o.judgment_groups = false;
+        assert_eq!(run(&q, &r, &o).unwrap_err().code, 4);
+    }
+}
