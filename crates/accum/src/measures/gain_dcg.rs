@@ -13,15 +13,15 @@
 //!   `IDCG = sum over its ranks i of gain / log2(i + 1)`.
 //! * `nDCG = DCG / IDCG`, 0 when `IDCG = 0`.
 //!
-//! With ascending gains this is the gain-weighted `nDCG` of `ndcg.rs`; `1=3,2=9` is
-//! exponential gain `2^g - 1` for grades up to 2. A pair whose name is not a whole number is
-//! ignored, as trec_eval ignores it; a negative grade is refused.
+//! Without pairs this is the `nDCG` of `ndcg.rs`; `1=1,2=3` is exponential gain `2^g - 1` for
+//! grades up to 2. A pair whose name is not a whole number is ignored, as trec_eval ignores it;
+//! a negative grade is refused.
 //!
 //! Example (hand-computed in the tests): grades `a:1, b:2, c:0, d:3` judged, ranking
 //! `b x a c`, gains `1=3, 2=9`: the table is `0:0, 1:3, 3:3, 2:9` (3 and 3 keep their order:
-//! the given pair first), `DCG = 9/log2(2) + 3/log2(4) = 10.5`, the ideal ranking `b, a, d`
-//! (gain 9, then the grade-3 item and the grade-1 item, 3 each) in the table's order from the
-//! end: 2 (9), 3 (3), 1 (3): `IDCG = 9 + 3/log2(3) + 3/log2(4)`.
+//! the given pair first), `DCG = 9/log2(2) + 3/log2(4) = 10.5`; the ideal ranking takes the
+//! grades in the table's order from the end, 2 (gain 9), 3 (3), 1 (3): `b, d, a`,
+//! `IDCG = 9 + 3/log2(3) + 3/log2(4)`.
 
 use super::{Def, Needs, Syntax, WalkNeed};
 use crate::goal::GoalView;
