@@ -165,9 +165,11 @@ mod tests {
         // Group a: d1 relevant (AP 1 at rank 1); group b: d2 relevant (AP 1/2 at rank 2).
         std::fs::write(&q, "g1 a d1 1\ng1 b d2 1\n").unwrap();
         std::fs::write(&r, "g1 Q0 d1 1 0.9 t\ng1 Q0 d2 2 0.8 t\n").unwrap();
-        let mut o = TrecOptions::default();
-        o.measures = vec!["map_avgjg".into(), "P_avgjg.1".into()];
-        o.judgment_groups = true;
+        let mut o = TrecOptions {
+            measures: vec!["map_avgjg".into(), "P_avgjg.1".into()],
+            judgment_groups: true,
+            ..TrecOptions::default()
+        };
         let (text, _) = run(&q, &r, &o).unwrap();
         // map_avgjg (1 + 1/2) / 2; P_avgjg_1 (1 + 0) / 2.
         assert_eq!(
