@@ -712,60 +712,130 @@ def _pytrec_printed(name: str) -> str:
     """The name pytrec_eval reports for a trec_eval printed name: measures of one value read
     from a parameter list (``set_F_0.5``, ``utility_2,-1,0,0``, ``relstring_20``) without the
     parameters."""
-    for base in ("set_F", "utility", "relstring"):
+    for base in ("set_F", "utility", "relstring", "11pt_avg"):
         if name.startswith(base + "_"):
             return base
     return name
 
 
+#: trec_eval's measures of judgment groups (``-R qrels_jg``), the printed names' bases.
+_JUDGMENT_GROUP_MEASURES = ("map_avgjg", "P_avgjg", "Rprec_mult_avgjg")
+
+
+def _judgment_group_measure(name: str) -> bool:
+    return any(name == b or name.startswith(b + "_") for b in _JUDGMENT_GROUP_MEASURES)
+
+
 class RelevanceEvaluator:
     """pytrec_eval's ``RelevanceEvaluator``: ``evaluate(run)`` returns ``{goal: {measure:
     value}}`` with trec_eval 9.0.8's values, for the goals of the run that have judgments.
-    Switch by changing the import."""
+    Switch by changing the import.
+
+    ``relevance_format="qrels_jg"`` is trec_eval's ``-R qrels_jg``: ``query_relevance`` is then
+    ``{goal: {judgment_group: {lemma: grade}}}``, and the measures are ``map_avgjg``,
+    ``P_avgjg`` and ``Rprec_mult_avgjg`` (with parameters; the nickname ``qrels_jg``): each
+    goal's value is the mean over its groups of the measure against each group's judgments,
+    as ``lemma-eval trec_eval -R qrels_jg`` computes it."""
 
     def __init__(
         self,
-        query_relevance: Mapping[str, Mapping[str, int]],
+        query_relevance: Mapping[str, Mapping[str, Any]],
         measures: Iterable[str],
         relevance_level: int = 1,
         judged_docs_only_flag: bool = False,
+        relevance_format: str = "qrels",
     ) -> None:
+        if relevance_format not in ("qrels", "qrels_jg"):
+            raise ValueError(
+                f"relevance_format must be 'qrels' or 'qrels_jg', not {relevance_format!r}"
+            )
         # pytrec_eval's reading of the names (P_5 spellings, parameters taken together): the
         # engine's.
         # Nicknames (all_trec, official, set) expand as pytrec_eval expands them; an empty set
         # gives every goal an empty dict.
         pairs = _native.NativeEvaluator.pytrec_measures([str(m) for m in measures])
+        groups = relevance_format == "qrels_jg"
+        for printed, native in pairs:
+            if native is None or printed == "num_q" or _judgment_group_measure(printed) == groups:
+                continue
+            if groups:
+                raise ValueError(
+                    f"measure `{printed}` reads ordinary judgments: with "
+                    "relevance_format='qrels_jg' the measures are map_avgjg, P_avgjg and "
+                    "Rprec_mult_avgjg"
+                )
+            raise ValueError(
+                f"measure `{printed}` averages over judgment groups: give "
+                "relevance_format='qrels_jg'"
+            )
+        options = dict(
+            relevance_level=relevance_level,
+            missing="skip",
+            judged_only=bool(judged_docs_only_flag),
+        )
+        # One evaluator per judgment group (one in all for ordinary judgments), groups in
+        # byte order: trec_eval's order of adding them.
+        if groups:
+            names = sorted({g for per in query_relevance.values() for g in per})
+            parts = [
+                {q: per[g] for q, per in query_relevance.items() if g in per} for g in names
+            ]
+        else:
+            parts = [dict(query_relevance)]
+        self._parts = [p for p in (_Part(q, pairs, options) for q in parts) if p.ev is not None]
+
+    def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
+        if not scores or not self._parts:
+            return {}
+        run = scores if isinstance(scores, dict) else dict(scores)
+        if len(self._parts) == 1:
+            return self._parts[0].evaluate(run)
+        # Each goal's values summed over its groups in order, divided by their number when it
+        # is above 1 (trec_eval's arithmetic).
+        sums: Dict[str, Dict[str, float]] = {}
+        counts: Dict[str, int] = {}
+        for part in self._parts:
+            for goal, per in part.evaluate(run).items():
+                into = sums.setdefault(goal, {})
+                for name, v in per.items():
+                    into[name] = into.get(name, 0.0) + v
+                counts[goal] = counts.get(goal, 0) + 1
+        for goal, per in sums.items():
+            if counts[goal] > 1:
+                for name in per:
+                    per[name] = 1.0 if name == "num_q" else per[name] / counts[goal]
+        return sums
+
+
+class _Part:
+    """One evaluator of ``RelevanceEvaluator``: the measures against one set of judgments."""
+
+    def __init__(
+        self,
+        query_relevance: Mapping[str, Mapping[str, int]],
+        pairs: List[Tuple[str, Optional[str]]],
+        options: Dict[str, Any],
+    ) -> None:
         native = [n for _, n in pairs if n is not None] or ["num_ret"]
         # A goal without judgments is no goal of trec_eval's (pytrec_eval drops it too).
         query_relevance = {g: r for g, r in query_relevance.items() if len(r) > 0}
         # No judged goal: every run evaluates to no goal, as pytrec_eval's does.
-        self._ev = None
+        self.ev = None
         self._columns: List[Tuple[str, Optional[int]]] = []
         if not query_relevance:
             return
-        self._ev = _evaluator(
-            query_relevance,
-            native,
-            dict(
-                relevance_level=relevance_level,
-                missing="skip",
-                judged_only=bool(judged_docs_only_flag),
-            ),
-            trec9=True,
-        )
-        index = {k: i for i, k in enumerate(self._ev.keys)}
+        self.ev = _evaluator(query_relevance, native, options, trec9=True)
+        index = {k: i for i, k in enumerate(self.ev.keys)}
         # (printed name, index of the value or None, how pytrec_eval reports it per goal).
         # pytrec_eval names set_F and utility without their parameters.
         self._columns = [
             (_pytrec_printed(p), index[n] if n is not None else None) for p, n in pairs
         ]
 
-    def evaluate(self, scores: Mapping[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
-        if not scores or self._ev is None:
-            return {}
-        session = self._ev.session()
+    def evaluate(self, scores: Dict[str, Mapping[str, float]]) -> Dict[str, Dict[str, float]]:
+        session = self.ev.session()
         session.keep_rows(True)
-        session.push_scored_dict(scores if isinstance(scores, dict) else dict(scores))
+        session.push_scored_dict(scores)
         rows = session.finish()[1]
         out: Dict[str, Dict[str, float]] = {}
         for goal, values in rows:

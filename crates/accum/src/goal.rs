@@ -1152,6 +1152,14 @@ impl GoalView<'_> {
         &self.acc.imax[l..l + count]
     }
 
+    /// The needs (relevant items required) and best precisions of `count` consecutive level
+    /// records starting at the measure's.
+    #[inline]
+    pub fn level_run(&self, count: usize) -> (&[u64], &[f64]) {
+        let l = self.slot.level.expect("the measure needs levels");
+        (&self.acc.need[l..l + count], &self.acc.imax[l..l + count])
+    }
+
     /// Inaccessible premises among the first `k` of the unmasked ranking, `k` the measure's leak
     /// cutoff.
     #[inline]

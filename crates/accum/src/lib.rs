@@ -49,6 +49,7 @@
 
 mod exact;
 mod goal;
+mod lists;
 mod measure;
 mod measures;
 mod order;
@@ -61,6 +62,7 @@ mod walk;
 
 pub use exact::ExactSum;
 pub use goal::{GoalAccumulator, GoalError, GoalValues, Label, Truth};
+pub use lists::{Gains, Levels};
 pub use measure::{
     Aggregation, ApNorm, Level, Measure, MeasureError, MeasureKind, Origin, RecallNorm, Syntax,
     TREC_CUTOFFS, TREC_SUCCESS_CUTOFFS,

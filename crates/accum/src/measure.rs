@@ -160,7 +160,11 @@ impl Measure {
     pub fn help_text() -> String {
         let mut s = String::new();
         for kind in KINDS {
-            let trec: Vec<String> = kind.trec_entries().iter().map(|e| e.syntax()).collect();
+            // The judgment-group measures are trec_eval's subcommand's alone.
+            let trec: Vec<String> = (kind.trec_entries().iter())
+                .filter(|e| !crate::trec::JUDGMENT_GROUP_MEASURES.contains(&e.name))
+                .map(|e| e.syntax())
+                .collect();
             let trec = (!trec.is_empty()).then(|| format!("[trec_eval: {}]", trec.join(", ")));
             for syn in kind.syntax {
                 s += &format!("  {:<28} {}", syn.syntax, syn.about);

@@ -172,6 +172,14 @@ impl Plan {
                     }
                     Some(first)
                 }
+                LevelNeed::Run(run) => {
+                    // The levels in the order given, then 0.0: consecutive slots.
+                    let first = levels.len();
+                    for &x in run.iter().chain([&0.0]) {
+                        levels.push((x, LevelRule::Interpolated));
+                    }
+                    Some(first)
+                }
             };
             slot.threshold =
                 need.threshold

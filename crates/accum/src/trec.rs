@@ -165,7 +165,7 @@ fn err(code: i32, message: String) -> TrecMeasureError {
 }
 
 /// trec_eval measures lemma-eval does not compute (named in the error): the measures of
-/// preference judgments (`-R prefs`, `-R qrels_prefs`) and of judgment groups (`-R qrels_jg`).
+/// preference judgments (`-R prefs`, `-R qrels_prefs`).
 pub const UNSUPPORTED: &[&str] = &[
     "prefs_num_prefs_poss",
     "prefs_num_prefs_ful",
@@ -181,10 +181,23 @@ pub const UNSUPPORTED: &[&str] = &[
     "prefs_simp_imp",
     "prefs_pair_imp",
     "prefs_avgjg_imp",
-    "map_avgjg",
-    "P_avgjg",
-    "Rprec_mult_avgjg",
 ];
+
+/// The measures of judgment groups (`-R qrels_jg`): each the measure of its entry (`map_avgjg`
+/// is `AP`) computed against each judgment group of a goal, then averaged over the goal's
+/// groups (by the engine); trec_eval computes them only under `-R qrels_jg`.
+pub const JUDGMENT_GROUP_MEASURES: &[&str] = &["map_avgjg", "P_avgjg", "Rprec_mult_avgjg"];
+
+impl TrecMeasure {
+    /// Whether the printed name is one of [`JUDGMENT_GROUP_MEASURES`]' (`P_avgjg_10`).
+    pub fn judgment_groups(&self) -> bool {
+        JUDGMENT_GROUP_MEASURES.iter().any(|base| {
+            self.name
+                .strip_prefix(base)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('_'))
+        })
+    }
+}
 
 /// trec_eval's `official` nickname (its default).
 const OFFICIAL: &[&str] = &[
@@ -839,6 +852,17 @@ pub(crate) fn parse_arg(arg: &str) -> Option<Result<Vec<Measure>, String>> {
     let r = match classify(arg, TrecRules::V10) {
         Ok(None) => return None,
         Err(e) => Err(e),
+        Ok(Some(Arg::Nickname(nick, names)))
+            if names.iter().any(|n| JUDGMENT_GROUP_MEASURES.contains(n)) =>
+        {
+            Err(err(
+                1,
+                format!(
+                    "`{nick}` averages over judgment groups: only `lemma-eval trec_eval -R \
+                     qrels_jg` computes it"
+                ),
+            ))
+        }
         Ok(Some(Arg::Nickname(nick, names))) => members(nick, names).and_then(|es| {
             es.into_iter()
                 .map(|e| measures(e, None))
@@ -849,6 +873,14 @@ pub(crate) fn parse_arg(arg: &str) -> Option<Result<Vec<Measure>, String>> {
             1,
             "`runid` is the run's name in trec_eval's output, not a measure".into(),
         )),
+        Ok(Some(Arg::Entry(e, _))) if JUDGMENT_GROUP_MEASURES.contains(&e.name) => Err(err(
+            1,
+            format!(
+                "`{}` averages over judgment groups: only `lemma-eval trec_eval -R qrels_jg` \
+                 computes it",
+                e.name
+            ),
+        )),
         Ok(Some(Arg::Entry(e, p))) => measures(e, p),
     };
     Some(r.map_err(|e| e.message))
@@ -857,7 +889,8 @@ pub(crate) fn parse_arg(arg: &str) -> Option<Result<Vec<Measure>, String>> {
 /// A name as trec_eval prints it (`P_10`, `map_cut_100`, `iprec_at_recall_0.10`, `set_F_0.5`,
 /// `map`): the inverse of [`Measure::trec_name`]. `None` when `name` is not one.
 pub(crate) fn parse_printed(name: &str) -> Option<Result<Measure, String>> {
-    for e in table() {
+    // The judgment-group measures are the trec_eval subcommand's alone (see [`parse_arg`]).
+    for e in (table().iter()).filter(|e| !JUDGMENT_GROUP_MEASURES.contains(&e.name)) {
         let suffix = name.strip_prefix(e.name).and_then(|r| r.strip_prefix('_'));
         match e.params {
             TrecParams::RunId => {}
@@ -995,6 +1028,9 @@ mod tests {
                 "set_map",
                 "set_F",
                 "num_nonrel_judged_ret",
+                "map_avgjg",
+                "P_avgjg",
+                "Rprec_mult_avgjg",
                 "yaap",
                 "rbp",
                 "rbp_resid",
@@ -1090,10 +1126,10 @@ mod tests {
         assert_eq!(resolve(&["map.3"]).unwrap_err().code, 2);
         assert_eq!(resolve(&["set_F.1/4"]).unwrap_err().code, 2);
         assert_eq!(resolve(&["P_5"]).unwrap_err().code, 1);
-        let e = resolve(&["ndcg.1=2"]).unwrap_err();
+        let e = resolve(&["G.1=2"]).unwrap_err();
         assert_eq!(
             (e.code, &*e.message),
-            (2, "ndcg with custom gains (`1=2`) is not supported")
+            (2, "G with custom gains (`1=2`) is not supported")
         );
         assert_eq!(resolve(&["iprec_at_recall.0.5,0.50"]).unwrap_err().code, 2);
         assert_eq!(resolve(&["P.0"]).unwrap_err().code, 2);
@@ -1256,6 +1292,13 @@ pub fn resolve_pytrec<S: AsRef<str>>(names: &[S]) -> Result<Vec<TrecMeasure>, Tr
             }
         }
     }
+    // pytrec_eval hands trec_eval 11pt_avg's levels sorted (trec_eval reads them in the order
+    // given: `11pt_avg.1.0,0.5` is not `11pt_avg.0.5,1.0` on its command line).
+    for (base, params) in &mut merged {
+        if base == "11pt_avg" {
+            params.sort_by(|a, b| atof(a).total_cmp(&atof(b)));
+        }
+    }
     let args: Vec<String> = merged
         .into_iter()
         .map(|(b, p)| match p.is_empty() {
@@ -1298,6 +1341,11 @@ mod pytrec_tests {
             ["ndcg_cut_5", "ndcg_cut_10"]
         );
         assert!(resolve_pytrec(&["nope"]).is_err());
+        // 11pt_avg's levels sorted, as pytrec_eval hands them to trec_eval.
+        assert_eq!(
+            names(&["11pt_avg.1.0,0.5", "11pt_avg.0.25"]),
+            ["11pt_avg_0.25,0.5,1.0"]
+        );
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //! walk the ideal ranking once; `rbp` and `rbp_resid` multiply once per rank until `p^rank`
 //! leaves the doubles (about 7,000 ranks for `p = 0.9`).
 
+use crate::lists::Gains;
+
 /// What one measure needs the walk to keep.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub(crate) enum WalkNeed {
@@ -33,6 +35,105 @@ pub(crate) enum WalkNeed {
     Rbp(f64),
     /// The judgments of the first `len` items (`relstring`).
     Prefix(u32),
+    /// The DCG and the ideal DCG under custom gains (trec_eval's `ndcg.1=3,2=9`, `dcg`,
+    /// `ideal_dcg`).
+    Gains(Gains),
+}
+
+/// One custom gain table's sums for a goal, as trec_eval's `ndcg` forms them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GainState {
+    /// `(grade, gain, judged items of the grade)`, in trec_eval's order (see [`gain_table`]).
+    table: Vec<(i64, f64, u64)>,
+    /// The DCG so far: `gain / log2(rank + 1)` over the items whose gain is not 0.
+    dcg: f64,
+    /// The ideal DCG.
+    ideal: f64,
+}
+
+impl GainState {
+    /// The DCG of the items walked.
+    pub fn dcg(&self) -> f64 {
+        self.dcg
+    }
+
+    /// The ideal DCG.
+    pub fn ideal(&self) -> f64 {
+        self.ideal
+    }
+
+    fn gain(&self, grade: i64) -> f64 {
+        self.table
+            .iter()
+            .find(|e| e.0 == grade)
+            .map_or(0.0, |e| e.1)
+    }
+}
+
+/// trec_eval's gain table for one goal: the pairs given (in their order), then every grade from
+/// 0 to the largest judged that no pair names, gaining its grade; each with the number of judged
+/// items of its grade (a grade named twice counts its items at its first pair); sorted by gain
+/// as trec_eval's `qsort` sorts them (glibc's merge sort, with a comparison that truncates the
+/// difference of two gains to an integer, so gains less than 1 apart compare equal).
+fn gain_table(pairs: &[(i64, f64)], counts: &[u64]) -> Vec<(i64, f64, u64)> {
+    let mut t: Vec<(i64, f64, u64)> = pairs.iter().map(|&(g, x)| (g, x, 0)).collect();
+    for (grade, &n) in counts.iter().enumerate() {
+        let grade = grade as i64;
+        match t.iter_mut().find(|e| e.0 == grade) {
+            Some(e) => e.2 = n,
+            None => t.push((grade, grade as f64, n)),
+        }
+    }
+    merge_sort(&mut t);
+    t
+}
+
+/// glibc's `msort` of the gain table under trec_eval's `comp_rel_gain`: `(int)(a - b)`.
+fn merge_sort(v: &mut [(i64, f64, u64)]) {
+    let n = v.len();
+    if n <= 1 {
+        return;
+    }
+    let (n1, _) = (n / 2, n - n / 2);
+    merge_sort(&mut v[..n1]);
+    merge_sort(&mut v[n1..]);
+    let (left, right) = (v[..n1].to_vec(), v[n1..].to_vec());
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    while i < left.len() && j < right.len() {
+        // (int)(a - b) <= 0: a is taken first.
+        if ((left[i].1 - right[j].1) as i32) <= 0 {
+            v[k] = left[i];
+            i += 1;
+        } else {
+            v[k] = right[j];
+            j += 1;
+        }
+        k += 1;
+    }
+    for &e in left[i..].iter().chain(&right[j..]) {
+        v[k] = e;
+        k += 1;
+    }
+}
+
+/// trec_eval's ideal DCG of a sorted gain table: the grades from the last entry down, each
+/// repeated as many times as it has judged items, until an entry whose gain is not positive.
+fn ideal_dcg(table: &[(i64, f64, u64)]) -> f64 {
+    let mut ideal = 0.0;
+    let mut rank = 0u64;
+    for &(_, gain, n) in table.iter().rev() {
+        if n == 0 {
+            continue;
+        }
+        if gain <= 0.0 {
+            break;
+        }
+        for _ in 0..n {
+            rank += 1;
+            ideal += gain / ((rank + 1) as f64).log2();
+        }
+    }
+    ideal
 }
 
 /// What [`Walk::prefix`] holds for an item the qrels do not mention (trec_eval's `-`).
@@ -140,6 +241,8 @@ pub(crate) struct Walk {
     /// The grades of the first `prefix_len` items ([`NOT_IN_QRELS`] for those not judged).
     prefix_len: usize,
     prefix: Vec<i32>,
+    /// The `Gains` needs' sums, each with its need's index.
+    gains: Vec<(usize, Gains, GainState)>,
     n: u64,
 }
 
@@ -195,6 +298,12 @@ impl Walk {
                 .max()
                 .unwrap_or(0),
             prefix: Vec::new(),
+            gains: (needs.iter().enumerate())
+                .filter_map(|(i, n)| match *n {
+                    WalkNeed::Gains(g) => Some((i, g, GainState::default())),
+                    _ => None,
+                })
+                .collect(),
             n: 0,
         }
     }
@@ -219,6 +328,17 @@ impl Walk {
         self.n = 0;
         self.prefix.clear();
         self.max_grade = grades_desc.clone().find(|&g| g >= 0).unwrap_or(0).max(0);
+        if !self.gains.is_empty() {
+            let mut counts = vec![0u64; self.max_grade as usize + 1];
+            for g in grades_desc.clone().filter(|&g| g >= 0) {
+                counts[g as usize] += 1;
+            }
+            for (_, pairs, st) in &mut self.gains {
+                st.table = gain_table(pairs.get(), &counts);
+                st.dcg = 0.0;
+                st.ideal = ideal_dcg(&st.table);
+            }
+        }
         self.ideal.clear();
         self.ideal_total = 0.0;
         if self.gain || self.levels {
@@ -328,6 +448,12 @@ impl Walk {
         if grade >= 0 {
             self.judged += 1;
         }
+        for (_, _, st) in &mut self.gains {
+            let gain = st.gain(grade as i64);
+            if gain != 0.0 {
+                st.dcg += gain / ((rank + 1) as f64).log2();
+            }
+        }
         if gain != 0.0 && (self.gain || self.levels) {
             self.dcg += gain / ((rank + 1) as f64).log2();
         }
@@ -433,6 +559,12 @@ impl Walk {
     pub fn rbp(&self, i: usize) -> &RbpState {
         let found = self.rbp.iter().find(|(need, _)| *need == i);
         &found.expect("an Rbp need").1
+    }
+
+    /// Need `i`'s custom-gain sums.
+    pub fn gains(&self, i: usize) -> &GainState {
+        let found = self.gains.iter().find(|(need, _, _)| *need == i);
+        &found.expect("a Gains need").2
     }
 
     /// The grades of the first items, [`NOT_IN_QRELS`] for those the qrels do not mention (as

@@ -130,6 +130,8 @@ const MEASURES: &[&str] = &[
     "IPrec@0.25",
     "IPrec@1.0",
     "AP11",
+    "AP11(levels=0.25/0.5/0.75)",
+    "AP11(levels=0.75/0.25/0/1)",
     "RR",
     "RR@3",
     "Success@1",
@@ -270,6 +272,36 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
         Measure::PAtRecall { recall } => depth(recall.0).map_or(0.0, p),
         Measure::IPrec { recall } => iprec(recall.0),
         Measure::AP11 => (0..=10).map(|i| iprec(i as f64 / 10.0)).sum::<f64>() / 11.0,
+        Measure::AP11Levels { levels } => {
+            // trec_eval's loop, from the last rank up, levels taken from the last one down.
+            let lv = levels.get();
+            let cut: Vec<usize> = (lv.iter())
+                .map(|&x| c.interpolation.need(x, r as u64) as usize)
+                .collect();
+            let mut at = lv.len();
+            while at > 0 && cut[at - 1] > s(n) {
+                at -= 1;
+            }
+            let mut best = div(s(n) as f64, n as f64);
+            let (mut so_far, mut sum) = (s(n), 0.0);
+            for i in (1..=n).rev() {
+                if so_far == 0 {
+                    break;
+                }
+                best = best.max(so_far as f64 / i as f64);
+                if rel[i - 1] {
+                    while at > 0 && so_far == cut[at - 1] {
+                        sum += best;
+                        at -= 1;
+                    }
+                    so_far -= 1;
+                }
+            }
+            for _ in 0..at {
+                sum += best;
+            }
+            sum / lv.len() as f64
+        }
         Measure::RR { cutoff } => match first_rel {
             Some(k) if cutoff.is_none_or(|c| k <= c as usize) => 1.0 / k as f64,
             _ => 0.0,
@@ -375,6 +407,9 @@ fn reference(c: &Case, m: &Measure) -> Option<f64> {
         Measure::DCG => dcg(usize::MAX),
         Measure::IDCG => idcg(usize::MAX),
         Measure::RprecMult { .. }
+        | Measure::NDCGGains { .. }
+        | Measure::DCGGains { .. }
+        | Measure::IDCGGains { .. }
         | Measure::BinG
         | Measure::G
         | Measure::NDCGRel

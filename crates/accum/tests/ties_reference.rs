@@ -388,6 +388,27 @@ fn reference(
         },
         Measure::IPrec { recall } => iprec(recall.0),
         Measure::AP11 => (0..=10).map(|i| iprec(i as f64 / 10.0)).sum::<f64>() / 11.0,
+        Measure::AP11Levels { levels } => {
+            // trec_eval's order: levels from the last down, each taken when the relevant count
+            // (walked down from s(n)) equals its need; the others add the best precision.
+            let lv = levels.get();
+            let need = |x: f64| truth.interpolation.need(x, r as u64) as usize;
+            let mut at = lv.len();
+            while at > 0 && need(lv[at - 1]) > s_n {
+                at -= 1;
+            }
+            let mut sum = 0.0;
+            for v in (1..=s_n).rev() {
+                while at > 0 && need(lv[at - 1]) == v {
+                    sum += iprec(lv[at - 1]);
+                    at -= 1;
+                }
+            }
+            for _ in 0..at {
+                sum += iprec(0.0);
+            }
+            sum / lv.len() as f64
+        }
         Measure::Bpref | Measure::GMBpref => {
             let big_n = truth.n_judged_nonrel();
             let mut sum = 0.0;
@@ -464,6 +485,9 @@ fn reference(
         Measure::DCG => expect_dcg(usize::MAX),
         Measure::IDCG => idcg(usize::MAX),
         Measure::RprecMult { .. }
+        | Measure::NDCGGains { .. }
+        | Measure::DCGGains { .. }
+        | Measure::IDCGGains { .. }
         | Measure::BinG
         | Measure::G
         | Measure::NDCGRel
@@ -1015,6 +1039,8 @@ fn family(name: &str) -> Vec<String> {
             // `{r}` in the templates is replaced by each level.
             let mut v = at_levels(&["Depth(recall={r})", "P(recall={r})", "IPrec@{r}"]);
             v.push("AP11".into());
+            v.push("AP11(levels=0.25/0.5/0.75)".into());
+            v.push("AP11(levels=0.75/0.25/0/1)".into());
             v
         }
         "bpref" => fixed(&["Bpref", "GM_Bpref"]),

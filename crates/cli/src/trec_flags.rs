@@ -13,8 +13,8 @@ pub(crate) struct TrecFlags {
     /// The collection's size, which `utility`'s fourth coefficient reads (default 0).
     #[arg(short = 'N', value_name = "N")]
     collection_size: Option<u64>,
-    /// The qrels' format: `qrels` (the only one read; `prefs`, `qrels_prefs` and `qrels_jg` are
-    /// named in an error).
+    /// The qrels' format: `qrels`, or `qrels_jg` (judgment groups: `goal group lemma grade`);
+    /// `prefs` and `qrels_prefs` are named in an error.
     #[arg(short = 'R', value_name = "FORMAT")]
     rel_format: Option<String>,
     /// The run's format: `trec_results` (the only one).
@@ -32,12 +32,13 @@ impl TrecFlags {
     pub(crate) fn apply(&self, o: &mut TrecOptions) -> Result<(), Fail> {
         match self.rel_format.as_deref() {
             None | Some("qrels") => {}
-            Some(f @ ("prefs" | "qrels_prefs" | "qrels_jg")) => {
+            Some("qrels_jg") => o.judgment_groups = true,
+            Some(f @ ("prefs" | "qrels_prefs")) => {
                 return Err(Fail(
                     2,
                     format!(
-                        "-R {f}: preference and judgment-group files are not supported by \
-                         lemma-eval (only -R qrels)"
+                        "-R {f}: preference files are not supported by lemma-eval (only -R \
+                         qrels and -R qrels_jg)"
                     ),
                 ))
             }

@@ -112,7 +112,6 @@ fn all_trec_follows_the_version() {
 fn unsupported_inputs_are_named() {
     for (args, code, what) in [
         (&["-R", "prefs"][..], 2, "-R prefs"),
-        (&["-R", "qrels_jg"][..], 2, "-R qrels_jg"),
         (&["-Z", "no-such-z.txt"][..], 2, "no-such-z.txt"),
         (&["--trec-version", "9", "-m", "rbp"][..], 1, "`rbp`"),
         (&["-m", "prefs"][..], 1, "`prefs_num_prefs_poss`"),

@@ -66,6 +66,7 @@ pub mod strata;
 pub mod text;
 pub mod trec;
 mod trec_goals;
+mod trec_jg;
 mod unknown;
 pub mod values;
 

@@ -39,7 +39,7 @@ fn push_text_line(out: &mut Vec<u8>, m: &TrecMeasure, goal: &[u8], text: &str) {
 }
 
 /// [`line`] onto bytes (`trec_eval -q` writes one per goal and measure, on one thread).
-fn push_line(out: &mut Vec<u8>, m: &TrecMeasure, goal: &[u8], value: f64) {
+pub(crate) fn push_line(out: &mut Vec<u8>, m: &TrecMeasure, goal: &[u8], value: f64) {
     crate::output::push_trec_line(out, &m.name, goal, value, m.integer);
 }
 
@@ -67,7 +67,7 @@ pub fn summary_block(
 
 /// [`summary_block`]; under `-Z` (`z`) each number's line is trec_eval's z-score line
 /// ([`z_line`]).
-fn summary_lines(
+pub(crate) fn summary_lines(
     out: &mut String,
     measures: &[TrecMeasure],
     summary: &Summary,
@@ -259,6 +259,9 @@ pub struct TrecOptions {
     /// `-Z`: a z-score file (`goal measure mean stddev` lines); each goal's values become
     /// z-scores against it before they are printed and averaged (METRICS.md §8).
     pub zscores: Option<std::path::PathBuf>,
+    /// `-R qrels_jg`: the qrels are judgment groups (`goal group lemma grade` lines), which the
+    /// measures `map_avgjg`, `P_avgjg` and `Rprec_mult_avgjg` average over.
+    pub judgment_groups: bool,
 }
 
 impl Default for TrecOptions {
@@ -277,6 +280,7 @@ impl Default for TrecOptions {
             mmap: false,
             spill: lemma_ingest::SpillOptions::default(),
             zscores: None,
+            judgment_groups: false,
         }
     }
 }
@@ -358,7 +362,7 @@ pub fn run_to(
         code: e.code as u8,
         message: e.message,
     })?;
-    let opts = Evaluator::builder()
+    let builder = Evaluator::builder()
         .measures(tm.iter().flat_map(|m| m.measures()))
         .relevance_level(o.level)
         .depth(o.max_docs)
@@ -369,15 +373,24 @@ pub fn run_to(
         // read again when its goals turn out not to be contiguous.
         .regroup(lemma_ingest::read_once(run))
         .threads(o.threads.max(1))
-        .spill(o.spill.clone())
-        .settings()
-        .clone();
+        .spill(o.spill.clone());
     if qrels == std::path::Path::new("-") && run == std::path::Path::new("-") {
         return Err(TrecError {
             code: 2,
             message: "only one of QRELS and RUN can be - (stdin)".into(),
         });
     }
+    if o.judgment_groups {
+        return crate::trec_jg::run_to(qrels, run, o, &tm, builder, out);
+    }
+    if let Some(m) = tm.iter().find(|m| m.judgment_groups()) {
+        // trec_eval: "Can't calculate measure", exit 4, nothing printed.
+        return Err(TrecError {
+            code: 4,
+            message: format!("measure `{}` needs judgment groups: -R qrels_jg", m.name),
+        });
+    }
+    let opts = builder.settings().clone();
     let zscores = match &o.zscores {
         Some(path) => Some(lemma_ingest::ZScores::read(path)?),
         None => None,
@@ -422,7 +435,7 @@ impl Sink for TrecRows {
 
 /// One evaluation of the run: every evaluated goal's values (with `-n` and no `-q`, none), and
 /// the evaluation.
-fn evaluate_run(
+pub(crate) fn evaluate_run(
     evaluator: &Evaluator,
     run: &std::path::Path,
     o: &TrecOptions,

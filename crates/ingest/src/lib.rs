@@ -25,6 +25,7 @@ mod mapped;
 mod names;
 mod npy;
 mod parse;
+mod qrels_jg;
 mod shard;
 mod sorted;
 mod spill;
@@ -49,6 +50,7 @@ pub use mapped::describe_fault;
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row, RowBuf};
 pub use parse::order::GoalOrder;
+pub use qrels_jg::JudgmentGroups;
 pub use run::{
     parse_prediction_general, parse_prediction_line, parse_prediction_unscored, parse_run_at,
     parse_run_line, score_error, split_run_at, visit_run_lines, Prediction, RunFields, RunLine,

@@ -76,6 +76,23 @@ impl Def for Ap {
                 (None, ApNorm::Rel) | (_, ApNorm::Min | ApNorm::Hits) => None,
             },
         },
+        // trec_eval's `map_avgjg`: `AP` per judgment group (`-R qrels_jg`), the engine
+        // averaging over the groups; no name of its own.
+        Alias {
+            entry: TrecEntry {
+                name: "map_avgjg",
+                order: 50,
+                official: false,
+                params: TrecParams::Fixed {
+                    measure: Measure::AP {
+                        cutoff: None,
+                        norm: ApNorm::Rel,
+                    },
+                    refused: None,
+                },
+            },
+            of: |_| None,
+        },
     ];
 
     fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {

@@ -6,7 +6,7 @@
 //! grades compare.
 //!
 //! trec_eval 10.0: `dcg` and `ideal_dcg` (not official; not in `all_trec`; 9.0.8 has neither).
-//! Custom gains are not supported.
+//! With custom gains (`dcg.1=3,2=9`): gain_dcg.rs.
 
 use super::{Alias, Def, Needs, Syntax};
 use crate::goal::GoalView;
@@ -38,16 +38,18 @@ impl Def for Dcg {
             name: "dcg",
             order: 21,
             official: false,
-            params: TrecParams::Fixed {
-                measure: Measure::DCG,
-                refused: Some("custom gains"),
+            params: TrecParams::Pairs {
+                default: Measure::DCG,
+                make: |pairs| {
+                    super::gain_dcg::trec_gains(pairs).map(|gains| Measure::DCGGains { gains })
+                },
             },
         },
         of: |()| Some(TrecArg::None),
     }];
 
     fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
-        n.is(&["DCG"]).then(|| n.no_cutoff().map(|()| Measure::DCG))
+        (n.is(&["DCG"]) && !n.has("gains")).then(|| n.no_cutoff().map(|()| Measure::DCG))
     }
 
     fn fmt((): (), f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -75,17 +77,18 @@ impl Def for Idcg {
             name: "ideal_dcg",
             order: 22,
             official: false,
-            params: TrecParams::Fixed {
-                measure: Measure::IDCG,
-                refused: Some("custom gains"),
+            params: TrecParams::Pairs {
+                default: Measure::IDCG,
+                make: |pairs| {
+                    super::gain_dcg::trec_gains(pairs).map(|gains| Measure::IDCGGains { gains })
+                },
             },
         },
         of: |()| Some(TrecArg::None),
     }];
 
     fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
-        n.is(&["IDCG"])
-            .then(|| n.no_cutoff().map(|()| Measure::IDCG))
+        (n.is(&["IDCG"]) && !n.has("gains")).then(|| n.no_cutoff().map(|()| Measure::IDCG))
     }
 
     fn fmt((): (), f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -14,6 +14,7 @@
 
 use super::{Alias, Def, LevelNeed, Needs, Syntax};
 use crate::goal::GoalView;
+use crate::lists::Levels;
 use crate::measure::{fmt_level, parse_level, Level, NativeName};
 use crate::plan::LevelRule;
 use crate::trec::{TrecArg, TrecEntry, TrecParams};
@@ -25,6 +26,9 @@ pub(crate) struct IPrec;
 
 /// `AP11`.
 pub(crate) struct Ap11;
+
+/// `AP11(levels=...)`.
+pub(crate) struct Ap11Levels;
 
 /// trec_eval's eleven recall levels.
 const ELEVEN: [f64; 11] = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0];
@@ -87,17 +91,20 @@ impl Def for Ap11 {
             name: "11pt_avg",
             order: 18,
             official: false,
-            params: TrecParams::Fixed {
-                measure: Measure::AP11,
-                refused: Some("custom levels"),
+            params: TrecParams::Numbers {
+                default: Measure::AP11,
+                make: |xs| {
+                    Ok(Measure::AP11Levels {
+                        levels: Levels::new(xs),
+                    })
+                },
             },
         },
         of: |()| Some(TrecArg::None),
     }];
 
     fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
-        n.is(&["AP11"])
-            .then(|| n.no_cutoff().map(|()| Measure::AP11))
+        (n.is(&["AP11"]) && !n.has("levels")).then(|| n.no_cutoff().map(|()| Measure::AP11))
     }
 
     fn fmt((): (), f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -119,6 +126,82 @@ impl Def for Ap11 {
             g.max_p_run(11).iter().rev().sum::<f64>() / 11.0
         })
     }
+}
+
+impl Def for Ap11Levels {
+    type Fields = (Levels,);
+    const SYNTAX: &'static [Syntax] = &[Syntax {
+        syntax: "AP11(levels=r1/r2/...)",
+        about: "trec_eval's 11pt_avg at the recall levels given: the mean of their IPrec",
+    }];
+    const EXAMPLES: &'static [&'static str] = &["AP11(levels=0.25/0.5/0.75)"];
+
+    fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
+        if !(n.is(&["AP11"]) && n.has("levels")) {
+            return None;
+        }
+        Some(n.no_cutoff().and_then(|()| {
+            let text = n.take("levels").unwrap_or_default();
+            let xs = (text.split('/'))
+                .map(|x| {
+                    x.trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|x| x.is_finite())
+                        .ok_or_else(|| format!("expected recall levels `r1/r2/...`, found `{x}`"))
+                })
+                .collect::<Result<Vec<f64>, String>>()?;
+            Ok(Measure::AP11Levels {
+                levels: Levels::new(&xs),
+            })
+        }))
+    }
+
+    fn fmt((levels,): (Levels,), f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "AP11(levels={levels})")
+    }
+
+    fn needs((levels,): (Levels,)) -> Needs {
+        Needs {
+            level: LevelNeed::Run(levels.get()),
+            ..Needs::NOTHING
+        }
+    }
+
+    fn value((levels,): (Levels,), g: &GoalView<'_>) -> Option<f64> {
+        let m = levels.get().len();
+        let (need, max_p) = g.level_run(m + 1);
+        Some(trec_average(&need[..m], &max_p[..m], max_p[m], g.s()) / m as f64)
+    }
+}
+
+/// trec_eval's sum behind `11pt_avg`, given each level's need and interpolated precision in the
+/// order given, the best precision of the whole ranking (`last`) and `s(n)`. The levels are read
+/// from the last one down: those at the end needing more than `s(n)` add nothing; walking the
+/// relevant counts from `s(n)` down to 1, the next level adds its precision when the count equals
+/// its need; every level not reached so (a need of 0, or a need above the count once an earlier
+/// level of a list not in ascending order was taken) adds `last`. Ascending levels give the mean
+/// of `IPrec` (0 where unreached), added from the last level down.
+fn trec_average(need: &[u64], max_p: &[f64], last: f64, s: u64) -> f64 {
+    let mut sum = 0.0;
+    let mut at = need.len();
+    while at > 0 && need[at - 1] > s {
+        at -= 1;
+    }
+    for v in (1..=s).rev() {
+        while at > 0 && need[at - 1] == v {
+            sum += max_p[at - 1];
+            at -= 1;
+        }
+        if at == 0 {
+            break;
+        }
+    }
+    while at > 0 {
+        sum += last;
+        at -= 1;
+    }
+    sum
 }
 
 #[cfg(test)]
@@ -167,6 +250,38 @@ mod tests {
         let m = Measure::parse("iprec_at_recall.0.25").unwrap();
         assert_eq!(m[0].to_string(), "IPrec@0.25");
         assert_eq!(m[0].trec_name().unwrap(), "iprec_at_recall_0.25");
-        assert!(Measure::parse("11pt_avg.0.5").is_err());
+        let m = Measure::parse("11pt_avg..25,.5").unwrap();
+        assert_eq!(m[0].to_string(), "AP11(levels=0.25/0.5)");
+        let v = crate::trec::resolve(&["11pt_avg..25,.5"]).unwrap();
+        assert_eq!(v[0].name, "11pt_avg_.25,.5");
+        assert_eq!(v[0].measure, Some(m[0]));
+    }
+
+    #[test]
+    fn custom_levels_by_hand() {
+        // a x x x b c, R = 3: p = 1, 2/5, 3/6 at the relevant ranks 1, 5, 6.
+        let ranking = [true, false, false, false, true, true];
+        // Levels 0.25, 0.5, 0.75 need 1, 2, 3 relevant items (ceil(x·R)): IPrec 1, 1/2, 1/2.
+        let v = eval(&["AP11(levels=0.25/0.5/0.75)"], 3, &ranking)[0].unwrap();
+        assert!(close(v, (0.5 + 0.5 + 1.0) / 3.0));
+        // trec_eval reads the levels from the last: 0.25 (1 needed) is taken when the count
+        // walks down to 1, which leaves 0.75 (3 needed, above 1) to the best precision, 1:
+        // (1 + 1) / 2 where the ascending list gives (1 + 1/2) / 2.
+        let v = eval(&["AP11(levels=0.75/0.25)"], 3, &ranking)[0].unwrap();
+        assert!(close(v, 1.0));
+        let v = eval(&["AP11(levels=0.25/0.75)"], 3, &ranking)[0].unwrap();
+        assert!(close(v, 0.75));
+        // A level needing 0 (0.0) takes the best precision; 1.0 needs 3: (1 + 1/2) / 2.
+        let v = eval(&["AP11(levels=0/1)"], 3, &ranking)[0].unwrap();
+        assert!(close(v, 0.75));
+        // Levels needing more than s(n) at the end add 0: R = 4, one found at rank 1;
+        // 0.25 needs 1 (IPrec 1), 0.5 needs 2 (not reached): 1/2.
+        let v = eval(&["AP11(levels=0.25/0.5)"], 4, &[true, false])[0].unwrap();
+        assert!(close(v, 0.5));
+        assert_eq!(empty("AP11(levels=0.5)", 3), Some(0.0));
+        // The eleven default levels give AP11 bit for bit.
+        let ap11 = eval(&["AP11"], 3, &ranking)[0].unwrap();
+        let levels = "AP11(levels=0/0.1/0.2/0.3/0.4/0.5/0.6/0.7/0.8/0.9/1)";
+        assert_eq!(eval(&[levels], 3, &ranking)[0].unwrap(), ap11);
     }
 }

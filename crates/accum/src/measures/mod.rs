@@ -26,6 +26,7 @@
 //! of its records (cutoff slots, level slots, thresholds) it reads when the goal finishes.
 
 use crate::goal::GoalView;
+use crate::lists::{Gains, Levels};
 use crate::measure::{Aggregation, ApNorm, Level, NativeName, Origin, RecallNorm};
 use crate::plan::LevelRule;
 use crate::trec::{TrecArg, TrecEntry};
@@ -42,6 +43,7 @@ mod dcg;
 mod depth;
 mod f;
 mod g;
+mod gain_dcg;
 mod gm_bpref;
 mod gmap;
 mod infap;
@@ -124,6 +126,9 @@ pub(crate) enum LevelNeed {
     One(f64, LevelRule),
     /// The eleven interpolated levels 0.0, 0.1, ..., 1.0, as consecutive records (AP11).
     Eleven,
+    /// Interpolated levels in the order given, then 0.0, as consecutive records (AP11 with
+    /// custom levels).
+    Run(&'static [f64]),
 }
 
 /// What the accumulator must record for one measure. The plan merges the needs of all measures:
@@ -349,6 +354,11 @@ registry! {
     } => iprec::IPrec,
     /// `AP11`: mean of `IPrec@r` at r = 0.0, 0.1, ..., 1.0.
     AP11 => iprec::Ap11,
+    /// `AP11(levels=...)`: trec_eval's `11pt_avg` at the recall levels given.
+    AP11Levels {
+        /// The levels, in the order given.
+        levels: Levels,
+    } => iprec::Ap11Levels,
     /// `RR` / `RR@k`: `1/k1` with `k1` the first relevant rank (within k); 0 if none.
     RR {
         /// The cutoff; `None`: the whole ranking.
@@ -451,6 +461,21 @@ registry! {
     DCG => dcg::Dcg,
     /// `IDCG`: DCG of the ideal ranking.
     IDCG => dcg::Idcg,
+    /// `nDCG(gains=...)`: trec_eval's `ndcg` with custom gains.
+    NDCGGains {
+        /// The gains given.
+        gains: Gains,
+    } => gain_dcg::NdcgGains,
+    /// `DCG(gains=...)`: trec_eval's `dcg` with custom gains.
+    DCGGains {
+        /// The gains given.
+        gains: Gains,
+    } => gain_dcg::DcgGains,
+    /// `IDCG(gains=...)`: trec_eval's `ideal_dcg` with custom gains.
+    IDCGGains {
+        /// The gains given.
+        gains: Gains,
+    } => gain_dcg::IdcgGains,
     /// `RBP(p=x)`: rank-biased precision.
     RBP {
         /// The persistence.

@@ -9,7 +9,7 @@
 //! No positive grade (`IDCG = 0`) gives 0; an empty ranking gives 0; fewer than `k` items:
 //! `DCG@k = DCG@n` (the ideal still runs to `k`).
 //!
-//! trec_eval: `ndcg` (custom gains not supported) and `ndcg_cut` (default cutoffs 5, 10, ...,
+//! trec_eval: `ndcg` (with custom gains: gain_dcg.rs) and `ndcg_cut` (default cutoffs 5, 10, ...,
 //! 1000).
 
 use super::{div, Alias, Def, Needs, Syntax};
@@ -35,9 +35,11 @@ impl Def for Ndcg {
                 name: "ndcg",
                 order: 23,
                 official: false,
-                params: TrecParams::Fixed {
-                    measure: Measure::NDCG { cutoff: None },
-                    refused: Some("custom gains"),
+                params: TrecParams::Pairs {
+                    default: Measure::NDCG { cutoff: None },
+                    make: |pairs| {
+                        super::gain_dcg::trec_gains(pairs).map(|gains| Measure::NDCGGains { gains })
+                    },
                 },
             },
             of: |(cutoff,)| cutoff.is_none().then_some(TrecArg::None),
@@ -57,7 +59,7 @@ impl Def for Ndcg {
     ];
 
     fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
-        n.is(&["nDCG", "NDCG"])
+        (n.is(&["nDCG", "NDCG"]) && !n.has("gains"))
             .then(|| n.cutoff().map(|cutoff| Measure::NDCG { cutoff }))
     }
 

@@ -26,18 +26,34 @@ impl Def for Precision {
         about: "precision at k: s(k)/k",
     }];
     const EXAMPLES: &'static [&'static str] = &["P@1", "P@10", "P@3000"];
-    const TREC: &'static [Alias<(u32,)>] = &[Alias {
-        entry: TrecEntry {
-            name: "P",
-            order: 11,
-            official: true,
-            params: TrecParams::Cutoffs {
-                default: &TREC_CUTOFFS,
-                make: |k| Measure::P { k },
+    const TREC: &'static [Alias<(u32,)>] = &[
+        Alias {
+            entry: TrecEntry {
+                name: "P",
+                order: 11,
+                official: true,
+                params: TrecParams::Cutoffs {
+                    default: &TREC_CUTOFFS,
+                    make: |k| Measure::P { k },
+                },
             },
+            of: |(k,)| Some(TrecArg::Cutoff(k)),
         },
-        of: |(k,)| Some(TrecArg::Cutoff(k)),
-    }];
+        // trec_eval's `P_avgjg`: the same per judgment group (`-R qrels_jg`), the engine
+        // averaging over the groups; no name of its own.
+        Alias {
+            entry: TrecEntry {
+                name: "P_avgjg",
+                order: 51,
+                official: false,
+                params: TrecParams::Cutoffs {
+                    default: &TREC_CUTOFFS,
+                    make: |k| Measure::P { k },
+                },
+            },
+            of: |_| None,
+        },
+    ];
 
     fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
         // `P(recall=r)` is precision at a recall level (depth.rs).

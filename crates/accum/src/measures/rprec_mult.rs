@@ -29,18 +29,34 @@ impl Def for RprecMult {
         about: "precision at rank c = floor(x R + 0.9): s(c)/c",
     }];
     const EXAMPLES: &'static [&'static str] = &["Rprec(mult=0.2)", "Rprec(mult=1.5)"];
-    const TREC: &'static [Alias<(f64,)>] = &[Alias {
-        entry: TrecEntry {
-            name: "Rprec_mult",
-            order: 16,
-            official: false,
-            params: TrecParams::Doubles {
-                default: &DEFAULT,
-                make: |mult| Measure::RprecMult { mult },
+    const TREC: &'static [Alias<(f64,)>] = &[
+        Alias {
+            entry: TrecEntry {
+                name: "Rprec_mult",
+                order: 16,
+                official: false,
+                params: TrecParams::Doubles {
+                    default: &DEFAULT,
+                    make: |mult| Measure::RprecMult { mult },
+                },
             },
+            of: |(x,)| Some(TrecArg::Double(x)),
         },
-        of: |(x,)| Some(TrecArg::Double(x)),
-    }];
+        // trec_eval's `Rprec_mult_avgjg`: the same per judgment group (`-R qrels_jg`), the
+        // engine averaging over the groups; no name of its own.
+        Alias {
+            entry: TrecEntry {
+                name: "Rprec_mult_avgjg",
+                order: 52,
+                official: false,
+                params: TrecParams::Doubles {
+                    default: &DEFAULT,
+                    make: |mult| Measure::RprecMult { mult },
+                },
+            },
+            of: |_| None,
+        },
+    ];
 
     fn parse(n: &mut NativeName<'_>) -> Option<Result<Measure, String>> {
         (n.is(&["Rprec", "RPrec"]) && n.has("mult")).then(|| {

@@ -44,7 +44,39 @@ pub fn walk_measure(
             .sum::<f64>()
     };
     let unjudged = |i: usize| grades[i].is_none_or(|g| g < 0);
+    // Custom gains: the gain of each grade, the ideal ranking every judged gain above 0,
+    // descending.
+    let custom = |gains: &lemma_accum::Gains| {
+        let of = |g: i32| -> f64 {
+            let named = gains.get().iter().find(|(k, _)| *k == g as i64);
+            named.map_or(g as f64, |&(_, x)| x)
+        };
+        let dcg: f64 = (0..n)
+            .map(|i| grades[i].filter(|&g| g >= 0).map_or(0.0, of) / ((i + 2) as f64).log2())
+            .sum();
+        let mut ideal: Vec<f64> = judged
+            .iter()
+            .filter(|&&g| g >= 0)
+            .map(|&g| of(g))
+            .filter(|&x| x > 0.0)
+            .collect();
+        ideal.sort_by(|a, b| b.partial_cmp(a).unwrap());
+        let idcg: f64 = (0..ideal.len())
+            .map(|i| ideal[i] / ((i + 2) as f64).log2())
+            .sum();
+        (dcg, idcg)
+    };
     Some(match *m {
+        Measure::NDCGGains { gains } => {
+            let (d, i) = custom(&gains);
+            if i > 0.0 {
+                d / i
+            } else {
+                0.0
+            }
+        }
+        Measure::DCGGains { gains } => custom(&gains).0,
+        Measure::IDCGGains { gains } => custom(&gains).1,
         Measure::RprecMult { mult } => {
             let c = (mult * rf + 0.9) as i64;
             if c < 1 {
@@ -239,4 +271,7 @@ pub const WALK_MEASURES: &[&str] = &[
     "Unj@1",
     "Unj@5",
     "Unj@20",
+    "nDCG(gains=1:3/2:9/3:1)",
+    "DCG(gains=2:0/3:5)",
+    "IDCG(gains=1:4.5)",
 ];
