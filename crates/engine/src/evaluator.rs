@@ -383,7 +383,7 @@ impl Evaluator {
                 crate::text::predict(&self.actual, input, &self.options, sink, progress)
             }
             Predictions::Store(store) => {
-                check_unmasked(&self.options, "a binary store")?;
+                check_leak_corpus(&self.options)?;
                 let source = Source::Store(&store);
                 check_known_universe(&self.options, &source)?;
                 check_store_ties(&self.options, &store)?;
@@ -394,7 +394,7 @@ impl Evaluator {
                 goals,
                 lemmas,
             } => {
-                check_unmasked(&self.options, "a .npy matrix")?;
+                check_leak_corpus(&self.options)?;
                 let source = Source::Dense {
                     matrix: &matrix,
                     goals: &goals,
@@ -440,6 +440,11 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
             "AUC needs the universe size: pass --universe N".into(),
         ));
     }
+    check_leak_corpus(options)
+}
+
+/// An error when a leak measure is asked for without a corpus.
+fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> {
     if options.premises.is_none() {
         if let Some(m) = options
             .measures
@@ -455,7 +460,7 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
 }
 
 /// An error when the premise protocol (a corpus, the Leak measures) meets predictions it does
-/// not mask yet (`what`: "a binary store", "pushed goals").
+/// not mask yet (`what`: "pushed goals").
 pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
     let leaks = options
         .measures
@@ -463,7 +468,7 @@ pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), Ev
         .any(|m| matches!(m, Measure::Leak { .. } | Measure::LeakRank));
     if options.premises.is_some() || leaks {
         return Err(EvalError::Options(format!(
-            "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs and JSONL predictions;              {what} cannot be masked yet"
+            "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs, JSONL predictions, binary stores and .npy matrices;              {what} cannot be masked yet"
         )));
     }
     Ok(())

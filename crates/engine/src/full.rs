@@ -19,6 +19,7 @@
 //! stay at the chunks in flight and unmapping costs nothing at the end.
 
 use crate::outcome::{record_goal, truth_of, Predicted};
+use crate::premise::columns::{Access, Columns};
 use crate::ranking::dense::{self, Score};
 use crate::sink::Sink;
 use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report, TieMode};
@@ -93,6 +94,8 @@ struct ChunkResult {
     entries: u64,
     /// Entries actually read (a store scan stops once every judged lemma is found).
     scanned: u64,
+    /// What the premise protocol met (with a corpus).
+    premises: crate::PremiseReport,
     error: Option<EvalError>,
 }
 
@@ -115,6 +118,14 @@ struct Worker<'a> {
     scanned: u64,
     /// A big-endian matrix's row, byte-swapped.
     rowbuf: RowBuf,
+    /// With a corpus: the source's ids against it, and the goal's accessible ids.
+    columns: Option<&'a Columns>,
+    access: Access,
+    /// The unmasked ranking's head (inaccessible or not, in rank order) and the rank of its
+    /// first inaccessible lemma, for the leak measures; the head's columns (matrix).
+    head: Vec<bool>,
+    first_leak: Option<u64>,
+    top: Vec<u32>,
 }
 
 /// `e`, naming `path` if it names no file (a goal's error, found where the path is not known).
@@ -173,14 +184,28 @@ impl<'a> Worker<'a> {
             summary.skip(GoalFate::SkippedNoRelevant);
             return Ok(());
         }
+        if let Some(cols) = self.columns {
+            let (lemmas, level) = (&self.actual.lemmas, self.opts.relevance_level);
+            let relevant = truth
+                .entries()
+                .filter(|&(_, grade)| grade >= level)
+                .map(|(id, _)| lemmas.name(id));
+            self.access
+                .begin(cols, name, relevant, &mut chunk.premises)
+                .map_err(|m| goal_error(name, m))?;
+        }
+        // Under the mask, only the accessible ones are ranked.
+        let masked = self.columns.is_some_and(Columns::masks) && self.access.placed;
         // The goal's judged lemmas in the source's id space.
         self.judged.clear();
         for (id, grade) in truth.entries() {
             let sid = self.to_source[id as usize];
-            if sid != u32::MAX {
+            if sid != u32::MAX && (!masked || self.access.accessible(sid)) {
                 self.judged.push((sid, grade));
             }
         }
+        self.head.clear();
+        self.first_leak = None;
         self.ranks.clear();
         self.groups.clear();
         let grouped = self.opts.ranking.ties == TieMode::Group;
@@ -191,24 +216,58 @@ impl<'a> Worker<'a> {
                     return Ok(()); // no predictions: handled with the goals never seen
                 };
                 chunk.seen.push(gid);
-                let n = (ids.len() as u64).min(depth) as usize;
-                // Tie groups: every judged lemma's group, to refuse a depth that cuts one.
-                self.scan_store(if grouped { ids } else { &ids[..n] }, name)?;
-                if grouped {
-                    self.store_groups(scores, name)?;
-                }
                 chunk.entries += ids.len() as u64;
-                n as u64
+                if let Some(cols) = self
+                    .columns
+                    .filter(|c| self.access.placed || !c.unknown().is_empty())
+                {
+                    if grouped && masked {
+                        return Err(goal_error(
+                            name,
+                            "--ties group and --mask accessible: a store's tie groups are not \
+                             masked (evaluate the predictions, or --ties trec)"
+                                .into(),
+                        ));
+                    }
+                    let n = self.scan_store_premises(ids, name, cols, depth, masked, chunk)?;
+                    if grouped {
+                        self.store_groups(scores, name)?;
+                    }
+                    n
+                } else {
+                    let n = (ids.len() as u64).min(depth) as usize;
+                    // Tie groups: every judged lemma's group, to refuse a depth that cuts one.
+                    self.scan_store(if grouped { ids } else { &ids[..n] }, name)?;
+                    if grouped {
+                        self.store_groups(scores, name)?;
+                    }
+                    n as u64
+                }
             }
             Source::Dense { matrix, lemmas, .. } => {
                 chunk.seen.push(gid);
                 let mut buf = std::mem::take(&mut self.rowbuf);
-                let ranked = self.rank_dense(matrix.row_in(g, &mut buf), lemmas, depth, name);
+                let row = matrix.row_in(g, &mut buf);
+                let ranked = self.rank_dense(row, lemmas, depth, name, masked);
+                if ranked.is_ok() && self.access.placed && self.acc.plan().needs_leaks() {
+                    match row {
+                        Row::F32(r) => self.dense_leaks(r, lemmas, depth),
+                        Row::F64(r) => self.dense_leaks(r, lemmas, depth),
+                    }
+                }
                 self.rowbuf = buf;
                 ranked?;
-                self.scanned += matrix.cols() as u64;
-                chunk.entries += matrix.cols() as u64;
-                (matrix.cols() as u64).min(depth)
+                let cols = matrix.cols() as u64;
+                self.scanned += cols;
+                chunk.entries += cols;
+                if let Some(c) = self.columns {
+                    self.dense_premises(c, name, lemmas, masked, &mut chunk.premises)?;
+                }
+                if masked {
+                    self.access.count.min(depth)
+                } else {
+                    cols.min(depth)
+                }
             }
         };
         let want_rows = self.want_rows;
@@ -231,7 +290,13 @@ impl<'a> Worker<'a> {
             self.by_groups(&t, n)
         } else {
             self.ranks.sort_unstable();
-            self.acc.evaluate_ranks(&t, n, self.ranks.iter().copied())
+            self.acc.evaluate_ranks_leaking(
+                &t,
+                n,
+                self.ranks.iter().copied(),
+                &self.head,
+                self.first_leak,
+            )
         };
         let rows = want_rows.then_some(&mut chunk.rows);
         record_goal(summary, rows, name, values)
@@ -366,6 +431,7 @@ impl<'a> Worker<'a> {
     ) -> Result<lemma_accum::GoalValues<'_>, lemma_accum::GoalError> {
         self.groups.sort_unstable();
         self.acc.begin(t);
+        self.acc.set_unmasked(&self.head, self.first_leak);
         let mut pos = 0u64;
         let mut grades: Vec<i32> = Vec::new();
         let mut i = 0;
@@ -397,10 +463,11 @@ impl<'a> Worker<'a> {
         lemmas: &Names,
         depth: u64,
         goal: &[u8],
+        masked: bool,
     ) -> Result<(), EvalError> {
         match row {
-            Row::F32(r) => self.rank_dense_in(r, lemmas, depth, goal),
-            Row::F64(r) => self.rank_dense_in(r, lemmas, depth, goal),
+            Row::F32(r) => self.rank_dense_in(r, lemmas, depth, goal, masked),
+            Row::F64(r) => self.rank_dense_in(r, lemmas, depth, goal, masked),
         }
     }
 
@@ -410,20 +477,164 @@ impl<'a> Worker<'a> {
         lemmas: &Names,
         depth: u64,
         goal: &[u8],
+        masked: bool,
     ) -> Result<(), EvalError> {
         let ties = self.opts.ranking.ties;
+        let mask = masked.then_some(&self.access.bits[..]);
         let (ranks, groups) = (&mut self.ranks, &mut self.groups);
-        dense::rank_judged(row, &mut self.judged, lemmas, ties, depth, ranks, groups).map_err(
-            |col| {
-                goal_error(
-                    goal,
-                    format!(
-                        "the score of lemma `{}` is NaN",
-                        show(lemmas.get(col as usize))
-                    ),
-                )
-            },
+        dense::rank_judged(
+            row,
+            &mut self.judged,
+            lemmas,
+            ties,
+            depth,
+            mask,
+            ranks,
+            groups,
         )
+        .map_err(|col| {
+            goal_error(
+                goal,
+                format!(
+                    "the score of lemma `{}` is NaN",
+                    show(lemmas.get(col as usize))
+                ),
+            )
+        })
+    }
+}
+
+impl<'a> Worker<'a> {
+    /// What the leak measures read of a dense row's unmasked ranking (cut at `depth`): the
+    /// accessibility of its first `min(largest Leak cutoff, length)` lemmas (a bounded selection,
+    /// at least 64 with `LeakRank`), and when none of them is inaccessible, the rank of the best
+    /// inaccessible lemma (1 + the accessible lemmas that outrank it).
+    fn dense_leaks<T: Score>(&mut self, row: &[T], lemmas: &Names, depth: u64) {
+        let len = (row.len() as u64).min(depth);
+        let plan = self.acc.plan();
+        let mut k = plan.max_leak_cutoff();
+        if plan.needs_leak_rank() {
+            k = k.max(64);
+        }
+        let k = k.min(len) as usize;
+        dense::top_k(row, k, lemmas, &mut self.top);
+        self.head.clear();
+        self.head
+            .extend(self.top.iter().map(|&c| !self.access.accessible(c)));
+        self.first_leak = self.head.iter().position(|&b| b).map(|i| i as u64 + 1);
+        if self.first_leak.is_none() && plan.needs_leak_rank() && (k as u64) < len {
+            self.first_leak =
+                dense::best_outside(row, &self.access.bits, lemmas).filter(|&r| r <= len);
+        }
+    }
+
+    /// Counts a dense goal's lemmas that the corpus does not define (every column of them; an
+    /// error under `--strict`) and, under the mask, the lemmas masked.
+    fn dense_premises(
+        &self,
+        cols: &Columns,
+        goal: &[u8],
+        lemmas: &Names,
+        masked: bool,
+        report: &mut crate::PremiseReport,
+    ) -> Result<(), EvalError> {
+        if let Some(&first) = cols.unknown().first() {
+            let first = lemmas.get(first as usize);
+            if cols.strict() {
+                return Err(goal_error(goal, cols.strict_error(first)));
+            }
+            cols.count_unknown(goal, cols.unknown().len() as u64, first, report);
+        }
+        if masked {
+            report.masked += lemmas.len() as u64 - self.access.count;
+        }
+        Ok(())
+    }
+
+    /// A store ranking under the corpus: one pass over every entry (the masked ranking's length
+    /// is the accessible entries'), each id one bit test in the goal's accessible ids. Gives the
+    /// ranks of the judged ids (among accessible entries under the mask, cut at `depth`), the
+    /// unmasked ranking's head and first inaccessible entry (leak measures), the entries the
+    /// corpus does not define (an error under `--strict`) and those masked; returns the ranking's
+    /// length.
+    fn scan_store_premises(
+        &mut self,
+        ids: &[u32],
+        goal: &[u8],
+        cols: &Columns,
+        depth: u64,
+        masked: bool,
+        chunk: &mut ChunkResult,
+    ) -> Result<u64, EvalError> {
+        let universe = self.source.universe() as u32;
+        for &(id, _) in &self.judged {
+            self.bits[(id >> 6) as usize] |= 1 << (id & 63);
+        }
+        let placed = self.access.placed;
+        let plan = self.acc.plan();
+        let want_head = if plan.needs_leaks() {
+            plan.max_leak_cutoff().min(depth) as usize
+        } else {
+            0
+        };
+        let want_first = placed && plan.needs_leak_rank();
+        let (mut pos, mut unknown, mut first_unknown) = (0u64, 0u64, None);
+        let mut result = Ok(());
+        for (i, &id) in ids.iter().enumerate() {
+            if id >= universe {
+                result = Err(beyond_store(goal, &ids[i..i + 1], i, universe));
+                break;
+            }
+            if cols.is_unknown(id) {
+                unknown += 1;
+                first_unknown.get_or_insert(id);
+            }
+            let accessible = !placed || self.access.accessible(id);
+            if placed && (i as u64) < depth {
+                if self.head.len() < want_head {
+                    self.head.push(!accessible);
+                }
+                if want_first && !accessible && self.first_leak.is_none() {
+                    self.first_leak = Some(i as u64 + 1);
+                }
+            }
+            let ranked = !masked || accessible;
+            pos += ranked as u64;
+            let bit = 1u64 << (id & 63);
+            let word = &mut self.bits[(id >> 6) as usize];
+            if *word & bit != 0 {
+                // First occurrence only: a repeated id (a corrupt store) counts once.
+                *word &= !bit;
+                if ranked && pos <= depth {
+                    let grade = self.judged.iter().find(|e| e.0 == id).map_or(1, |e| e.1);
+                    self.ranks.push((pos, grade));
+                }
+            }
+        }
+        for &(id, _) in &self.judged {
+            self.bits[(id >> 6) as usize] &= !(1 << (id & 63));
+        }
+        result?;
+        self.scanned += ids.len() as u64;
+        if let Some(first) = first_unknown {
+            let first = self.source_name(first);
+            if cols.strict() {
+                return Err(goal_error(goal, cols.strict_error(first)));
+            }
+            cols.count_unknown(goal, unknown, first, &mut chunk.premises);
+        }
+        if masked {
+            chunk.premises.masked += ids.len() as u64 - pos;
+        }
+        Ok(pos.min(depth))
+    }
+
+    /// The name of id `id` of the source.
+    fn source_name(&self, id: u32) -> &'a [u8] {
+        match self.source {
+            Source::Store(s) => s.lemma_name(id),
+            Source::Dense { lemmas, .. } => lemmas.get(id as usize),
+        }
     }
 }
 
@@ -475,6 +686,7 @@ struct FullJob<'a> {
     opts: &'a EvalOptions,
     source: &'a Source<'a>,
     to_source: &'a [u32],
+    columns: Option<&'a Columns>,
     plan: &'a Arc<Plan>,
     want_rows: bool,
     /// Goals a chunk.
@@ -504,6 +716,11 @@ impl<'a> Work for FullJob<'a> {
             want_rows: self.want_rows,
             scanned: 0,
             rowbuf: RowBuf::default(),
+            columns: self.columns,
+            access: Access::default(),
+            head: Vec::new(),
+            first_leak: None,
+            top: Vec::new(),
         }
     }
 
@@ -519,6 +736,7 @@ impl<'a> Work for FullJob<'a> {
             seen: Vec::new(),
             entries: 0,
             scanned: 0,
+            premises: crate::PremiseReport::default(),
             error: None,
         };
         let mut s = Summary::new(self.plan);
@@ -586,6 +804,20 @@ pub(crate) fn source_ids(actual: &ActualSets, source: &Source<'_>) -> Result<Vec
     }
 }
 
+/// With a corpus: the source's ids against it (built once, before the workers start).
+fn options_columns(opts: &EvalOptions, plan: &Plan, source: &Source<'_>) -> Option<Columns> {
+    let premises = opts.premises.clone()?;
+    let leaks = plan.needs_leaks();
+    Some(match source {
+        Source::Store(s) => Columns::new(
+            premises,
+            (0..s.lemmas() as u32).map(|id| s.lemma_name(id)),
+            leaks,
+        ),
+        Source::Dense { lemmas, .. } => Columns::new(premises, lemmas.iter(), leaks),
+    })
+}
+
 /// [`source_ids`] of the source's `(id, name)` pairs.
 pub(crate) fn name_ids<'n>(
     actual: &ActualSets,
@@ -641,6 +873,7 @@ pub(crate) fn predict(
             &computed[..]
         }
     };
+    let columns = options_columns(opts, &plan, source);
     let goals = source.goals();
     // About 4 M entries a chunk (fewer hand-offs between threads): small goals are batched.
     let per_goal = (source.bytes() / 4 / goals.max(1) as u64).max(1);
@@ -654,6 +887,7 @@ pub(crate) fn predict(
         opts,
         source,
         to_source,
+        columns: columns.as_ref(),
         plan: &plan,
         want_rows: rows.wants_rows(),
         chunk,
@@ -665,6 +899,7 @@ pub(crate) fn predict(
     let mut seen = vec![false; actual.goals.len()];
     let mut entries = 0u64;
     let mut scanned = 0u64;
+    let mut premises = crate::PremiseReport::default();
     let (_, collected) = Ordered::new(threads).run(&job, |mut r: ChunkResult| {
         if let Some(e) = r.error.take() {
             return Err(in_file(e, source.path()));
@@ -672,6 +907,7 @@ pub(crate) fn predict(
         summary.merge(&r.summary).expect("same plan");
         entries += r.entries;
         scanned += r.scanned;
+        premises.add(&r.premises);
         for gid in r.seen {
             seen[gid as usize] = true;
         }
@@ -691,6 +927,7 @@ pub(crate) fn predict(
         goals_in_predictions: goals as u64,
         elapsed: started.elapsed(),
         threads,
+        premises,
         ..Report::default()
     };
     Ok(Predicted {

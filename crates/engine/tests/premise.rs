@@ -3,9 +3,12 @@
 //! imports followed transitively by a search, positions compared as pairs), each ranking ordered
 //! by the trec rule, filtered, then ranked and cut, and the measures counted on the result. TREC
 //! and JSONL predictions, with tied scores, masked or not, with and without a depth cut, through
-//! the front door (`Job`), sorted qrels read along the run and actual sets held.
+//! the front door (`Job`), sorted qrels read along the run and actual sets held; the same run
+//! converted to a binary store, and a `.npy` score matrix (every name a column, tied scores).
 
-use lemma_eval::{Evaluator, GoalRow, Job, MaskMode, PremiseOptions, Premises};
+use lemma_eval::{
+    Evaluator, GoalRow, Job, MaskMode, MatrixNames, PremiseOptions, Premises, RankingOptions,
+};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -29,6 +32,8 @@ struct Goal {
     relevant: BTreeSet<usize>,
     /// Predicted: (premise, score), distinct premises, scores from a few values (ties).
     ranking: Vec<(usize, u32)>,
+    /// Every name's score (the matrix's row).
+    scores: Vec<u32>,
 }
 
 fn name(i: usize, lib: &Lib) -> String {
@@ -73,6 +78,7 @@ fn case_strategy() -> impl Strategy<Value = (Lib, Vec<Goal>, bool, Option<u64>)>
                     pos,
                     relevant,
                     ranking,
+                    scores,
                 }
             });
         (
@@ -231,6 +237,30 @@ fn write(dir: &Path, lib: &Lib, goals: &[Goal]) {
         }
     }
     std::fs::write(dir.join("actual.jsonl"), actual).unwrap();
+    // The matrix: a row a goal, a column a name (the corpus's premises, then three it does not
+    // define), f32 scores from a few values.
+    let names = lib.premises.len() + 3;
+    let mut h = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {names}), }}",
+        goals.len()
+    );
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    npy.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    npy.extend_from_slice(h.as_bytes());
+    for g in goals {
+        for &x in &g.scores {
+            npy.extend_from_slice(&(x as f32).to_le_bytes());
+        }
+    }
+    std::fs::write(dir.join("scores.npy"), npy).unwrap();
+    let rows: String = (0..goals.len()).map(|i| format!("g{i}\n")).collect();
+    std::fs::write(dir.join("rows.txt"), rows).unwrap();
+    let cols: String = (0..names).map(|p| name(p, lib) + "\n").collect();
+    std::fs::write(dir.join("cols.txt"), cols).unwrap();
     std::fs::write(dir.join("qrels.txt"), qrels).unwrap();
     std::fs::write(dir.join("goals.jsonl"), places).unwrap();
     std::fs::write(
@@ -280,7 +310,12 @@ fn evaluate(
         .threads(2)
         .premises(Arc::new(premises));
     let mut rows: Vec<GoalRow> = Vec::new();
+    let names = run.ends_with(".npy").then(|| MatrixNames::Lists {
+        goals: dir.join("rows.txt"),
+        lemmas: dir.join("cols.txt"),
+    });
     Job::new(builder, dir.join(actual).as_path(), dir.join(run).as_path())
+        .names(names)
         .hold_actual(hold)
         .run(&mut rows, None)
         .unwrap();
@@ -305,16 +340,31 @@ proptest! {
     ) {
         let dir = tempfile::tempdir().unwrap();
         write(dir.path(), &lib, &goals);
+        // The run as a binary store (the trec rule's order; lemma ids as first ranked).
+        let actual = lemma_ingest::ActualSets::read_path(&dir.path().join("actual.jsonl")).unwrap();
+        let run = lemma_ingest::open(&dir.path().join("run.txt")).unwrap();
+        let store = dir.path().join("run.store");
+        lemma_eval::convert::convert(&actual, run, &RankingOptions::default(), &store).unwrap();
         for (actual, run, by_goals) in [
             ("actual.jsonl", "run.txt", false),
             ("actual.jsonl", "run.jsonl", false),
             ("qrels.txt", "run.txt", true),
+            ("actual.jsonl", "run.store", false),
+            ("qrels.txt", "run.store", true),
+            ("actual.jsonl", "scores.npy", false),
+            ("qrels.txt", "scores.npy", true),
         ] {
             let rows = evaluate(dir.path(), actual, run, by_goals, mask, depth, hold);
             prop_assert_eq!(rows.len(), goals.len());
             for row in &rows {
                 let i: usize = std::str::from_utf8(&row.goal[1..]).unwrap().parse().unwrap();
-                let want = reference(&lib, &goals[i], mask, depth);
+                // A matrix ranks every name.
+                let full = Goal {
+                    ranking: goals[i].scores.iter().copied().enumerate().collect(),
+                    ..goals[i].clone()
+                };
+                let g = if run.ends_with(".npy") { &full } else { &goals[i] };
+                let want = reference(&lib, g, mask, depth);
                 for ((m, got), want) in MEASURES.iter().zip(&row.values).zip(&want) {
                     prop_assert!(
                         agree(*got, *want),
