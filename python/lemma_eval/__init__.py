@@ -298,7 +298,8 @@ def evaluate(
     ``corpus`` is LeanDojo's ``corpus.jsonl``; ``mask="accessible"`` removes the premises not
     accessible at each goal's theorem before ranks are given; ``goals`` a JSONL file of goal
     places (``goal_id``, ``file_path``, ``theorem_pos``) adding to the actual sets' records;
-    ``Leak@k`` and ``LeakRank`` need ``corpus``. Paths of TREC or JSONL predictions only.
+    ``Leak@k`` and ``LeakRank`` need ``corpus``. Predictions as paths (TREC, JSONL, stores,
+    ``.npy``) or score arrays; not dicts (pushed goals).
 
     ``group_by`` (``--group-by``): ``"theorem"``, ``"file"`` or any key of the goal records
     (the actual sets' JSONL records, then ``goals``); the summary is then the mean over groups

@@ -468,7 +468,8 @@ pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), Ev
         .any(|m| matches!(m, Measure::Leak { .. } | Measure::LeakRank));
     if options.premises.is_some() || leaks {
         return Err(EvalError::Options(format!(
-            "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs, JSONL predictions, binary stores and .npy matrices;              {what} cannot be masked yet"
+            "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs, JSONL predictions, \
+             binary stores and .npy matrices; {what} cannot be masked yet"
         )));
     }
     Ok(())
