@@ -126,6 +126,8 @@ struct Worker<'a> {
     head: Vec<bool>,
     first_leak: Option<u64>,
     top: Vec<u32>,
+    /// Every column (a matrix's unmasked count that selects the head too).
+    ones: Vec<u64>,
 }
 
 /// `e`, naming `path` if it names no file (a goal's error, found where the path is not known).
@@ -249,12 +251,6 @@ impl<'a> Worker<'a> {
                 let mut buf = std::mem::take(&mut self.rowbuf);
                 let row = matrix.row_in(g, &mut buf);
                 let ranked = self.rank_dense(row, lemmas, depth, name, masked);
-                if ranked.is_ok() && self.access.placed && self.acc.plan().needs_leaks() {
-                    match row {
-                        Row::F32(r) => self.dense_leaks(r, lemmas, depth),
-                        Row::F64(r) => self.dense_leaks(r, lemmas, depth),
-                    }
-                }
                 self.rowbuf = buf;
                 ranked?;
                 let cols = matrix.cols() as u64;
@@ -480,15 +476,39 @@ impl<'a> Worker<'a> {
         masked: bool,
     ) -> Result<(), EvalError> {
         let ties = self.opts.ranking.ties;
-        let mask = masked.then_some(&self.access.bits[..]);
+        let plan = self.acc.plan();
+        let leaks = self.access.placed && plan.needs_leaks();
+        // The unmasked head the leak measures read: selected in the counting pass (at least 16
+        // with `LeakRank`, whose lemma is then found there most of the time).
+        let len = (row.len() as u64).min(depth);
+        let k = if leaks {
+            let k = plan.max_leak_cutoff();
+            let k = if plan.needs_leak_rank() { k.max(16) } else { k };
+            k.min(len) as usize
+        } else {
+            0
+        };
+        if leaks && !masked && self.ones.len() < row.len().div_ceil(64) {
+            self.ones.resize(row.len().div_ceil(64), u64::MAX);
+        }
+        let mask = if masked {
+            Some(&self.access.bits[..])
+        } else if leaks {
+            Some(&self.ones[..])
+        } else {
+            None
+        };
+        let mut select = leaks.then(|| dense::Select::new(row, lemmas, k, &mut self.top));
         let (ranks, groups) = (&mut self.ranks, &mut self.groups);
+        let judged = &mut self.judged;
         dense::rank_judged(
             row,
-            &mut self.judged,
+            judged,
             lemmas,
             ties,
             depth,
             mask,
+            select.as_mut(),
             ranks,
             groups,
         )
@@ -500,24 +520,22 @@ impl<'a> Worker<'a> {
                     show(lemmas.get(col as usize))
                 ),
             )
-        })
+        })?;
+        if let Some(s) = select {
+            s.finish();
+            self.dense_leaks(row, lemmas, len, k);
+        }
+        Ok(())
     }
 }
 
 impl<'a> Worker<'a> {
-    /// What the leak measures read of a dense row's unmasked ranking (cut at `depth`): the
-    /// accessibility of its first `min(largest Leak cutoff, length)` lemmas (a bounded selection,
-    /// at least 64 with `LeakRank`), and when none of them is inaccessible, the rank of the best
-    /// inaccessible lemma (1 + the accessible lemmas that outrank it).
-    fn dense_leaks<T: Score>(&mut self, row: &[T], lemmas: &Names, depth: u64) {
-        let len = (row.len() as u64).min(depth);
+    /// What the leak measures read of a dense row's unmasked ranking (`len` long, cut at the
+    /// depth): the accessibility of its first `k` lemmas (selected by the counting pass in
+    /// `top`), and when none of them is inaccessible, the rank of the best inaccessible lemma
+    /// (1 + the accessible lemmas that outrank it).
+    fn dense_leaks<T: Score>(&mut self, row: &[T], lemmas: &Names, len: u64, k: usize) {
         let plan = self.acc.plan();
-        let mut k = plan.max_leak_cutoff();
-        if plan.needs_leak_rank() {
-            k = k.max(64);
-        }
-        let k = k.min(len) as usize;
-        dense::top_k(row, k, lemmas, &mut self.top);
         self.head.clear();
         self.head
             .extend(self.top.iter().map(|&c| !self.access.accessible(c)));
@@ -721,6 +739,7 @@ impl<'a> Work for FullJob<'a> {
             head: Vec::new(),
             first_leak: None,
             top: Vec::new(),
+            ones: Vec::new(),
         }
     }
 

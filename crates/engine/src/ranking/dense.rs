@@ -11,8 +11,8 @@
 //! Under `--mask accessible` (docs/METRICS.md §9) the same pass counts accessible lemmas only: a
 //! bitset over the columns (one `u64` a block of 64 scores) is ANDed with each compare, and a
 //! block without an accessible lemma is skipped. The leak measures read the unmasked ranking's
-//! head, found by a bounded selection ([`top_k`]: blocks whose maximum cannot enter it cost one
-//! compare), and the rank of its best inaccessible lemma ([`best_outside`]).
+//! head, found in the same pass by a bounded selection ([`Select`]: a block whose maximum cannot
+//! enter it costs one compare), and the rank of its best inaccessible lemma ([`best_outside`]).
 
 use crate::options::TieMode;
 use lemma_accum::trec_cmp;
@@ -23,7 +23,8 @@ use lemma_ingest::Names;
 /// of its score, grade) pushed to `groups` (the caller refuses a depth that cuts a group).
 /// `judged` is reordered (by score). `Err(column)`: a judged lemma's score is NaN. With `mask`
 /// (a bit a column: accessible), only the columns it holds are counted (the judged ones must be
-/// among them).
+/// among them). With `select` (which needs `mask`: all ones when nothing is masked), the same
+/// pass selects the row's first columns.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn rank_judged<T: Score>(
     row: &[T],
@@ -32,6 +33,7 @@ pub(crate) fn rank_judged<T: Score>(
     ties: TieMode,
     depth: u64,
     mask: Option<&[u64]>,
+    select: Option<&mut Select<'_, T>>,
     ranks: &mut Vec<(u64, i32)>,
     groups: &mut Vec<(u64, u64, i32)>,
 ) -> Result<(), u32> {
@@ -48,7 +50,7 @@ pub(crate) fn rank_judged<T: Score>(
     let k = ts.len();
     let (mut gt, mut eq) = (vec![0u64; k], vec![0u64; k]);
     match mask {
-        Some(m) => T::count_masked(row, &ts, m, &mut gt, &mut eq),
+        Some(m) => T::count_masked(row, &ts, m, &mut gt, &mut eq, select),
         None => count_sorted(row, &ts, &mut gt, &mut eq),
     }
     if ties == TieMode::Group {
@@ -158,9 +160,7 @@ unsafe fn count_sorted_f32_avx2(row: &[f32], ts: &[f32], gt: &mut [u64], eq: &mu
 /// same skipping, plain loops.
 fn count_sorted_portable<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
     for block in row.chunks(BLOCK) {
-        let m = block
-            .iter()
-            .fold(T::NEG_INFINITY, |a, &b| if b > a { b } else { a });
+        let m = block_max(block);
         for (j, &t) in ts.iter().enumerate() {
             if t > m {
                 break;
@@ -182,10 +182,16 @@ pub(crate) trait Score: Copy + PartialOrd {
     fn is_nan(self) -> bool;
     /// [`count_sorted`] for this score type: its fastest implementation on this CPU.
     fn count_sorted(row: &[Self], ts: &[Self], gt: &mut [u64], eq: &mut [u64]);
-    /// [`count_sorted`] of the columns `mask` holds (bit `c % 64` of word `c / 64`).
-    fn count_masked(row: &[Self], ts: &[Self], mask: &[u64], gt: &mut [u64], eq: &mut [u64]);
-    /// [`top_k`] for this score type.
-    fn top_k(row: &[Self], k: usize, lemmas: &Names, top: &mut Vec<u32>);
+    /// [`count_sorted`] of the columns `mask` holds (bit `c % 64` of word `c / 64`), every
+    /// block's maximum told to `select`.
+    fn count_masked(
+        row: &[Self],
+        ts: &[Self],
+        mask: &[u64],
+        gt: &mut [u64],
+        eq: &mut [u64],
+        select: Option<&mut Select<'_, Self>>,
+    );
 }
 impl Score for f32 {
     const NEG_INFINITY: Self = f32::NEG_INFINITY;
@@ -203,27 +209,23 @@ impl Score for f32 {
         }
         count_sorted_portable(row, ts, gt, eq)
     }
-    fn count_masked(row: &[f32], ts: &[f32], mask: &[u64], gt: &mut [u64], eq: &mut [u64]) {
+    fn count_masked(
+        row: &[f32],
+        ts: &[f32],
+        mask: &[u64],
+        gt: &mut [u64],
+        eq: &mut [u64],
+        select: Option<&mut Select<'_, f32>>,
+    ) {
         #[cfg(target_arch = "x86_64")]
         {
             if std::arch::is_x86_feature_detected!("avx2") {
                 // SAFETY: the CPU supports AVX2 (checked just above).
-                unsafe { count_masked_f32_avx2(row, ts, mask, gt, eq) };
+                unsafe { count_masked_f32_avx2(row, ts, mask, gt, eq, select) };
                 return;
             }
         }
-        count_masked_portable(row, ts, mask, gt, eq)
-    }
-    fn top_k(row: &[f32], k: usize, lemmas: &Names, top: &mut Vec<u32>) {
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the CPU supports AVX2 (checked just above).
-                unsafe { top_k_avx2(row, k, lemmas, top) };
-                return;
-            }
-        }
-        top_k_portable(row, k, lemmas, top)
+        count_masked_portable(row, ts, mask, gt, eq, select)
     }
 }
 impl Score for f64 {
@@ -234,18 +236,23 @@ impl Score for f64 {
     fn count_sorted(row: &[f64], ts: &[f64], gt: &mut [u64], eq: &mut [u64]) {
         count_sorted_portable(row, ts, gt, eq)
     }
-    fn count_masked(row: &[f64], ts: &[f64], mask: &[u64], gt: &mut [u64], eq: &mut [u64]) {
-        count_masked_portable(row, ts, mask, gt, eq)
-    }
-    fn top_k(row: &[f64], k: usize, lemmas: &Names, top: &mut Vec<u32>) {
-        top_k_portable(row, k, lemmas, top)
+    fn count_masked(
+        row: &[f64],
+        ts: &[f64],
+        mask: &[u64],
+        gt: &mut [u64],
+        eq: &mut [u64],
+        select: Option<&mut Select<'_, f64>>,
+    ) {
+        count_masked_portable(row, ts, mask, gt, eq, select)
     }
 }
 
 /// [`count_sorted`] counting only the columns `mask` holds, AVX2: the same blocks and skipping,
 /// a block without an accessible column skipped whole; each compare is ANDed with the block's
 /// lanes of `mask` (eight lanes from a byte of it: a broadcast, an AND and a compare, once a
-/// block), so the count stays branch-free.
+/// block), so the count stays branch-free. With `select`, every block is read and its maximum
+/// told to it.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn count_masked_f32_avx2(
@@ -254,6 +261,7 @@ unsafe fn count_masked_f32_avx2(
     mask: &[u64],
     gt: &mut [u64],
     eq: &mut [u64],
+    mut select: Option<&mut Select<'_, f32>>,
 ) {
     use std::arch::x86_64::*;
     let zero = _mm256_setzero_si256();
@@ -266,7 +274,7 @@ unsafe fn count_masked_f32_avx2(
         let first_word = pi * PART / BLOCK;
         for (bi, block) in blocks.enumerate() {
             let word = mask[first_word + bi];
-            if word == 0 {
+            if word == 0 && select.is_none() {
                 continue;
             }
             let p = block.as_ptr();
@@ -284,7 +292,10 @@ unsafe fn count_masked_f32_avx2(
             let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
             let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
             let m = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps::<1>(m, m)));
-            if ts.first().is_none_or(|&t| t > m) {
+            if let Some(s) = select.as_deref_mut() {
+                s.block((first_word + bi) * BLOCK, BLOCK, m);
+            }
+            if word == 0 || ts.first().is_none_or(|&t| t > m) {
                 continue;
             }
             let on: [__m256i; 8] = std::array::from_fn(|i| {
@@ -305,6 +316,9 @@ unsafe fn count_masked_f32_avx2(
             }
         }
         let tail_start = pi * PART + part.len() - tail.len();
+        if let Some(s) = select.as_deref_mut() {
+            s.block(tail_start, tail.len(), block_max(tail));
+        }
         for (j, &t) in ts.iter().enumerate() {
             let (g, e) = lanes[j];
             let (mut gs, mut es) = ([0u32; 8], [0u32; 8]);
@@ -335,21 +349,27 @@ fn count_tail<T: Score>(tail: &[T], start: usize, t: T, mask: &[u64]) -> (u64, u
 }
 
 /// [`count_sorted_portable`] counting only the columns `mask` holds.
+#[inline(always)]
 fn count_masked_portable<T: Score>(
     row: &[T],
     ts: &[T],
     mask: &[u64],
     gt: &mut [u64],
     eq: &mut [u64],
+    mut select: Option<&mut Select<'_, T>>,
 ) {
     for (b, block) in row.chunks(BLOCK).enumerate() {
         let word = mask[b];
+        if word == 0 && select.is_none() {
+            continue;
+        }
+        let m = block_max(block);
+        if let Some(s) = select.as_deref_mut() {
+            s.block(b * BLOCK, block.len(), m);
+        }
         if word == 0 {
             continue;
         }
-        let m = block
-            .iter()
-            .fold(T::NEG_INFINITY, |a, &b| if b > a { b } else { a });
         for (j, &t) in ts.iter().enumerate() {
             if t > m {
                 break;
@@ -359,6 +379,26 @@ fn count_masked_portable<T: Score>(
             eq[j] += e;
         }
     }
+}
+
+/// The maximum of a block's scores, ignoring NaN (`NEG_INFINITY` for a block of NaN). Eight
+/// lane-wise maxima, reduced at the end: no chain of dependent compares, so the compiler keeps
+/// them in vector registers.
+#[inline(always)]
+fn block_max<T: Score>(block: &[T]) -> T {
+    let mut lanes = [T::NEG_INFINITY; 8];
+    let chunks = block.chunks_exact(8);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for i in 0..8 {
+            lanes[i] = if c[i] > lanes[i] { c[i] } else { lanes[i] };
+        }
+    }
+    let mut m = T::NEG_INFINITY;
+    for &x in lanes.iter().chain(tail) {
+        m = if x > m { x } else { m };
+    }
+    m
 }
 
 /// Whether column `a` ranks above column `b` (both of `row`): a greater score, or an equal one
@@ -378,57 +418,87 @@ fn outranks<T: Score>(row: &[T], lemmas: &Names, a: u32, b: u32) -> bool {
     }
 }
 
-/// The first `k` columns of the row's ranking, in rank order ([`outranks`]), into `top`. No sort
-/// of the row: a bounded list of the best so far, which a block enters only when its maximum
-/// reaches the list's last score; NaN scores come last, by the tie rule.
-pub(crate) fn top_k<T: Score>(row: &[T], k: usize, lemmas: &Names, top: &mut Vec<u32>) {
-    top.clear();
-    let k = k.min(row.len());
-    if k > 0 {
-        T::top_k(row, k, lemmas, top)
+/// A bounded selection of a row's first `k` columns in rank order ([`outranks`]), told of the
+/// row block by block with each block's maximum: no sort of the row, a list of the best so far,
+/// which a block enters only when its maximum reaches the list's last score. NaN scores come
+/// last, by the tie rule ([`Select::finish`]).
+pub(crate) struct Select<'a, T> {
+    row: &'a [T],
+    lemmas: &'a Names,
+    k: usize,
+    top: &'a mut Vec<u32>,
+}
+
+impl<'a, T: Score> Select<'a, T> {
+    /// An empty selection of `k` columns of `row` into `top`.
+    pub(crate) fn new(row: &'a [T], lemmas: &'a Names, k: usize, top: &'a mut Vec<u32>) -> Self {
+        top.clear();
+        Select {
+            row,
+            lemmas,
+            k: k.min(row.len()),
+            top,
+        }
+    }
+
+    /// The block of columns `first..first + len`, whose maximum score (NaN ignored) is `m`.
+    #[inline(always)]
+    fn block(&mut self, first: usize, len: usize, m: T) {
+        let (k, row, lemmas) = (self.k, self.row, self.lemmas);
+        if k == 0 {
+            return;
+        }
+        // The score a column needs to enter: the last one's when the list is full.
+        let mut worst = match self.top.len() == k {
+            true => row[self.top[k - 1] as usize],
+            false => T::NEG_INFINITY,
+        };
+        if !(m >= worst) {
+            return;
+        }
+        for c in first as u32..(first + len) as u32 {
+            let s = row[c as usize];
+            // A lower score (or NaN) cannot enter; an equal one only by the tie rule.
+            if !(s >= worst)
+                || (s == worst && self.top.len() == k && !outranks(row, lemmas, c, self.top[k - 1]))
+            {
+                continue;
+            }
+            let at = self.top.partition_point(|&x| outranks(row, lemmas, x, c));
+            self.top.insert(at, c);
+            if self.top.len() > k {
+                self.top.pop();
+            }
+            if self.top.len() == k {
+                worst = row[self.top[k - 1] as usize];
+            }
+        }
+    }
+
+    /// Ends the selection: fewer than `k` scored columns are followed by NaN ones, by name.
+    pub(crate) fn finish(self) {
+        if self.top.len() < self.k {
+            let lemmas = self.lemmas;
+            let mut rest: Vec<u32> = (0..self.row.len() as u32)
+                .filter(|&c| self.row[c as usize].is_nan())
+                .collect();
+            rest.sort_unstable_by(|&a, &b| {
+                trec_cmp(0.0, lemmas.get(a as usize), 0.0, lemmas.get(b as usize))
+            });
+            let more = self.k - self.top.len();
+            self.top.extend(rest.into_iter().take(more));
+        }
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn top_k_avx2(row: &[f32], k: usize, lemmas: &Names, top: &mut Vec<u32>) {
-    top_k_portable(row, k, lemmas, top)
-}
-
-#[inline(always)]
-fn top_k_portable<T: Score>(row: &[T], k: usize, lemmas: &Names, top: &mut Vec<u32>) {
-    let mut nans = 0usize;
+/// The first `k` columns of the row's ranking, in rank order, into `top` ([`Select`] alone).
+#[cfg(test)]
+fn top_k<T: Score>(row: &[T], k: usize, lemmas: &Names, top: &mut Vec<u32>) {
+    let mut s = Select::new(row, lemmas, k, top);
     for (b, block) in row.chunks(BLOCK).enumerate() {
-        let m = block
-            .iter()
-            .fold(T::NEG_INFINITY, |a, &b| if b > a { b } else { a });
-        if top.len() == k && m < row[top[k - 1] as usize] {
-            nans += block.iter().filter(|s| s.is_nan()).count();
-            continue;
-        }
-        for (i, &s) in block.iter().enumerate() {
-            let c = (b * BLOCK + i) as u32;
-            if s.is_nan() {
-                nans += 1;
-                continue;
-            }
-            if top.len() == k && !outranks(row, lemmas, c, top[k - 1]) {
-                continue;
-            }
-            let at = top.partition_point(|&x| outranks(row, lemmas, x, c));
-            top.insert(at, c);
-            top.truncate(k);
-        }
+        s.block(b * BLOCK, block.len(), block_max(block));
     }
-    if top.len() < k && nans > 0 {
-        let mut rest: Vec<u32> = (0..row.len() as u32)
-            .filter(|&c| row[c as usize].is_nan())
-            .collect();
-        rest.sort_unstable_by(|&a, &b| {
-            trec_cmp(0.0, lemmas.get(a as usize), 0.0, lemmas.get(b as usize))
-        });
-        top.extend(rest.into_iter().take(k - top.len()));
-    }
+    s.finish();
 }
 
 /// The rank (1-based) in the row's ranking of the best column that `mask` does not hold (the
@@ -447,10 +517,14 @@ pub(crate) fn best_outside<T: Score>(row: &[T], mask: &[u64], lemmas: &Names) ->
         if out == 0 {
             continue;
         }
-        let mut m = T::NEG_INFINITY;
-        for (i, &s) in block.iter().enumerate() {
-            m = if (out >> i) & 1 == 1 && s > m { s } else { m };
+        let mut lanes = [T::NEG_INFINITY; 8];
+        for (j, c) in block.chunks(8).enumerate() {
+            for (i, &s) in c.iter().enumerate() {
+                let on = (out >> (8 * j + i)) & 1 == 1;
+                lanes[i] = if on && s > lanes[i] { s } else { lanes[i] };
+            }
         }
+        let m = block_max(&lanes);
         if let Some(x) = best {
             if m < row[x as usize] {
                 continue;
@@ -474,7 +548,7 @@ pub(crate) fn best_outside<T: Score>(row: &[T], mask: &[u64], lemmas: &Names) ->
         return Some(above + 1);
     }
     let (mut gt, mut eq) = ([0u64], [0u64]);
-    T::count_masked(row, &[t], mask, &mut gt, &mut eq);
+    T::count_masked(row, &[t], mask, &mut gt, &mut eq, None);
     let mut rank = gt[0] + 1;
     if eq[0] > 0 {
         rank += tied_above(row, t, best, lemmas, Some(mask));
@@ -548,10 +622,10 @@ mod tests {
             .collect();
         let want = naive(&kept, ts);
         let (mut gt, mut eq) = (vec![0; ts.len()], vec![0; ts.len()]);
-        T::count_masked(row, ts, &mask, &mut gt, &mut eq);
+        T::count_masked(row, ts, &mask, &mut gt, &mut eq, None);
         assert_eq!((gt, eq), want, "masked, dispatched path, thresholds {ts:?}");
         let (mut gt, mut eq) = (vec![0; ts.len()], vec![0; ts.len()]);
-        count_masked_portable(row, ts, &mask, &mut gt, &mut eq);
+        count_masked_portable(row, ts, &mask, &mut gt, &mut eq, None);
         assert_eq!((gt, eq), want, "masked, portable path, thresholds {ts:?}");
     }
 
@@ -603,6 +677,20 @@ mod tests {
                         &mut top64,
                     );
                     assert_eq!(top64, top);
+                    // The same selection made by the counting pass.
+                    let ones = vec![u64::MAX; len.div_ceil(64)];
+                    let mut top2 = Vec::new();
+                    let mut sel = Select::new(&row, &names, k, &mut top2);
+                    let (mut gt, mut eq) = ([0u64], [0u64]);
+                    f32::count_masked(&row, &[0.5], &ones, &mut gt, &mut eq, Some(&mut sel));
+                    sel.finish();
+                    assert_eq!(top2, top, "counting pass, len {len}, k {k}");
+                    let mut top3 = Vec::new();
+                    let mut sel = Select::new(&row, &names, k, &mut top3);
+                    let (mut gt, mut eq) = ([0u64], [0u64]);
+                    count_masked_portable(&row, &[0.5], &ones, &mut gt, &mut eq, Some(&mut sel));
+                    sel.finish();
+                    assert_eq!(top3, top, "portable counting pass, len {len}, k {k}");
                 }
                 for share in [0u64, 1, 10, 50, 100] {
                     let mut mask = vec![0u64; len.div_ceil(64) + 1];
