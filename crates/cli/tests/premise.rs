@@ -351,11 +351,7 @@ fn problems_are_errors_when_asked_and_named() {
 fn stores_are_masked_as_their_runs() {
     let dir = tempfile::tempdir().unwrap();
     let store: PathBuf = dir.path().join("run.store");
-    let (a, r, c) = (
-        fixture("actual.jsonl"),
-        fixture("run.txt"),
-        fixture("corpus.jsonl"),
-    );
+    let (a, r) = (fixture("actual.jsonl"), fixture("run.txt"));
     let s = store.to_string_lossy().into_owned();
     assert!(run(&["convert", &a, &r, "-o", &s]).status.success());
     for extra in [

@@ -596,6 +596,7 @@ impl<'a> Worker<'a> {
             0
         };
         let want_first = placed && plan.needs_leak_rank();
+        let grouped = self.opts.ranking.ties == TieMode::Group;
         let (mut pos, mut unknown, mut first_unknown) = (0u64, 0u64, None);
         let mut result = Ok(());
         for (i, &id) in ids.iter().enumerate() {
@@ -623,7 +624,8 @@ impl<'a> Worker<'a> {
             if *word & bit != 0 {
                 // First occurrence only: a repeated id (a corrupt store) counts once.
                 *word &= !bit;
-                if ranked && pos <= depth {
+                // Tie groups: every judged lemma's rank, to refuse a depth that cuts its group.
+                if ranked && (pos <= depth || grouped) {
                     let grade = self.judged.iter().find(|e| e.0 == id).map_or(1, |e| e.1);
                     self.ranks.push((pos, grade));
                 }

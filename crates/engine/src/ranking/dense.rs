@@ -453,13 +453,14 @@ impl<'a, T: Score> Select<'a, T> {
             true => row[self.top[k - 1] as usize],
             false => T::NEG_INFINITY,
         };
-        if !(m >= worst) {
-            return;
+        if m < worst {
+            return; // (a block maximum is never NaN)
         }
         for c in first as u32..(first + len) as u32 {
             let s = row[c as usize];
             // A lower score (or NaN) cannot enter; an equal one only by the tie rule.
-            if !(s >= worst)
+            if s.is_nan()
+                || s < worst
                 || (s == worst && self.top.len() == k && !outranks(row, lemmas, c, self.top[k - 1]))
             {
                 continue;
