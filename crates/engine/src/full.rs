@@ -585,68 +585,112 @@ impl<'a> Worker<'a> {
         chunk: &mut ChunkResult,
     ) -> Result<u64, EvalError> {
         let universe = self.source.universe() as u32;
+        let placed = self.access.placed;
+        let plan = self.acc.plan();
+        let in_range = |id: u32| id < universe;
+        // The unmasked ranking's head and first inaccessible entry (leak measures): prefixes.
+        if placed && plan.needs_leaks() {
+            let want = plan.max_leak_cutoff().min(depth) as usize;
+            let access = &self.access;
+            self.head.extend(
+                ids.iter()
+                    .take(want)
+                    .map(|&id| !(in_range(id) && access.accessible(id))),
+            );
+            if plan.needs_leak_rank() {
+                self.first_leak = ids
+                    .iter()
+                    .take(depth.min(ids.len() as u64) as usize)
+                    .position(|&id| !(in_range(id) && access.accessible(id)))
+                    .map(|i| i as u64 + 1);
+            }
+        }
+        // The ids the corpus does not define (only when it lacks some of the store's names).
+        if !cols.unknown().is_empty() {
+            let mut unknown = ids
+                .iter()
+                .filter(|&&id| in_range(id) && cols.is_unknown(id));
+            if let Some(&first) = unknown.next() {
+                let count = 1 + unknown.count() as u64;
+                let first = self.source_name(first);
+                if cols.strict() {
+                    return Err(goal_error(goal, cols.strict_error(first)));
+                }
+                cols.count_unknown(goal, count, first, &mut chunk.premises);
+            }
+        }
         for &(id, _) in &self.judged {
             self.bits[(id >> 6) as usize] |= 1 << (id & 63);
         }
-        let placed = self.access.placed;
-        let plan = self.acc.plan();
-        let want_head = if plan.needs_leaks() {
-            plan.max_leak_cutoff().min(depth) as usize
+        let result = if masked {
+            self.scan_store_ranks::<true>(ids, goal, depth, universe)
         } else {
-            0
+            self.scan_store_ranks::<false>(ids, goal, depth, universe)
         };
-        let want_first = placed && plan.needs_leak_rank();
-        let grouped = self.opts.ranking.ties == TieMode::Group;
-        let (mut pos, mut unknown, mut first_unknown) = (0u64, 0u64, None);
-        let mut result = Ok(());
-        for (i, &id) in ids.iter().enumerate() {
-            if id >= universe {
-                result = Err(beyond_store(goal, &ids[i..i + 1], i, universe));
-                break;
-            }
-            if cols.is_unknown(id) {
-                unknown += 1;
-                first_unknown.get_or_insert(id);
-            }
-            let accessible = !placed || self.access.accessible(id);
-            if placed && (i as u64) < depth {
-                if self.head.len() < want_head {
-                    self.head.push(!accessible);
-                }
-                if want_first && !accessible && self.first_leak.is_none() {
-                    self.first_leak = Some(i as u64 + 1);
-                }
-            }
-            let ranked = !masked || accessible;
-            pos += ranked as u64;
-            let bit = 1u64 << (id & 63);
-            let word = &mut self.bits[(id >> 6) as usize];
-            if *word & bit != 0 {
-                // First occurrence only: a repeated id (a corrupt store) counts once.
-                *word &= !bit;
-                // Tie groups: every judged lemma's rank, to refuse a depth that cuts its group.
-                if ranked && (pos <= depth || grouped) {
-                    let grade = self.judged.iter().find(|e| e.0 == id).map_or(1, |e| e.1);
-                    self.ranks.push((pos, grade));
-                }
-            }
-        }
         for &(id, _) in &self.judged {
             self.bits[(id >> 6) as usize] &= !(1 << (id & 63));
         }
-        result?;
+        let pos = result?;
         self.scanned += ids.len() as u64;
-        if let Some(first) = first_unknown {
-            let first = self.source_name(first);
-            if cols.strict() {
-                return Err(goal_error(goal, cols.strict_error(first)));
-            }
-            cols.count_unknown(goal, unknown, first, &mut chunk.premises);
-        }
         if masked {
             chunk.premises.masked += ids.len() as u64 - pos;
         }
         Ok(pos.min(depth))
+    }
+
+    /// The pass of [`Worker::scan_store_premises`] over a whole ranking: blocks of 64 ids, whose
+    /// maximum proves them in range; each id one bit test in the goal's accessible ids (`MASKED`)
+    /// and one in the judged ids (`self.bits`), branch-free; a block with a judged id is walked
+    /// again for its ranks. Returns the number of entries ranked (accessible ones when masked).
+    fn scan_store_ranks<const MASKED: bool>(
+        &mut self,
+        ids: &[u32],
+        goal: &[u8],
+        depth: u64,
+        universe: u32,
+    ) -> Result<u64, EvalError> {
+        let grouped = self.opts.ranking.ties == TieMode::Group;
+        let (acc, judged_bits) = (&self.access.bits, &mut self.bits);
+        let mut pos = 0u64;
+        for (b, block) in ids.chunks(64).enumerate() {
+            if block.iter().copied().fold(0u32, u32::max) >= universe {
+                return Err(beyond_store(goal, block, b * 64, universe));
+            }
+            let (mut n, mut hit) = (0u64, 0u64);
+            for &id in block {
+                let (w, sh) = ((id >> 6) as usize, id & 63);
+                // SAFETY: id < universe (the block's maximum), and both bitsets cover the
+                // universe: the indexes are in bounds.
+                unsafe {
+                    n += if MASKED {
+                        (*acc.get_unchecked(w) >> sh) & 1
+                    } else {
+                        1
+                    };
+                    hit |= (*judged_bits.get_unchecked(w) >> sh) & 1;
+                }
+            }
+            if hit != 0 {
+                let mut p = pos;
+                for &id in block {
+                    let ranked = !MASKED || (acc[(id >> 6) as usize] >> (id & 63)) & 1 == 1;
+                    p += ranked as u64;
+                    let bit = 1u64 << (id & 63);
+                    let word = &mut judged_bits[(id >> 6) as usize];
+                    if *word & bit != 0 {
+                        // First occurrence only: a repeated id (a corrupt store) counts once.
+                        *word &= !bit;
+                        // Tie groups: every judged rank, to refuse a depth that cuts its group.
+                        if ranked && (p <= depth || grouped) {
+                            let grade = self.judged.iter().find(|e| e.0 == id).map_or(1, |e| e.1);
+                            self.ranks.push((p, grade));
+                        }
+                    }
+                }
+            }
+            pos += n;
+        }
+        Ok(pos)
     }
 
     /// The name of id `id` of the source.

@@ -416,7 +416,9 @@ fn long_rows_equal_the_reference() {
     let imports = (0..files)
         .map(|f| (0..f).filter(|_| next(3) == 0).collect())
         .collect();
-    let premises = (0..300)
+    // Premises by file: the matrix's columns are runs of one file each (a store converted from
+    // the run numbers them as first ranked instead).
+    let mut premises: Vec<(usize, (u32, u32))> = (0..300)
         .map(|_| {
             (
                 next(files as u64) as usize,
@@ -424,6 +426,7 @@ fn long_rows_equal_the_reference() {
             )
         })
         .collect();
+    premises.sort_by_key(|&(f, _)| f);
     let lib = Lib { imports, premises };
     let names = lib.premises.len() + 3;
     let goals: Vec<Goal> = (0..=files)

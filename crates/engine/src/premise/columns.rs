@@ -6,8 +6,9 @@
 //!   position; the ids the corpus does not define. No name is looked up per entry or per goal.
 //! - [`Access`], one worker's view of the current goal: its place, and the ids accessible there
 //!   as a bitset, built once per distinct place (consecutive goals of a theorem share it): the
-//!   runs of the files the goal's file imports set whole words, then its own file's premises
-//!   ending at or before the theorem position. Ranking a goal then costs one bit test an entry
+//!   runs of the files the goal's file imports set whole words (ids in no file order: each id
+//!   one bit test in the file's imports, a word at a time), then its own file's premises ending
+//!   at or before the theorem position. Ranking a goal then costs one bit test an entry
 //!   (store) or one AND a compare (matrix: `ranking::dense`).
 
 use super::{PremiseReport, Premises};
@@ -24,6 +25,10 @@ pub(crate) struct Columns {
     /// `(first id, file)`: a run of ids defined in one file (`NONE`: not in the corpus), ending
     /// where the next run starts; the last entry is `(ids, NONE)`.
     runs: Vec<(u32, u32)>,
+    /// Per id: its file (`files` when the corpus does not define it), when the runs are short
+    /// (ids in no file order, as a store converted from a run numbers them): the bitset is then
+    /// built a word of 64 ids at a time.
+    id_file: Option<Vec<u32>>,
     /// Per corpus file `f`: `own[own_at[f]..own_at[f + 1]]`, its ids with their premises' end
     /// positions, by end position.
     own_at: Vec<u32>,
@@ -66,8 +71,15 @@ impl Columns {
             ids += 1;
         }
         runs.push((ids as u32, NONE));
-        own.sort_unstable();
         let files = corpus.files();
+        let id_file = (runs.len() > ids / 16).then(|| {
+            let mut f = vec![files as u32; ids];
+            for &(file, _, id) in &own {
+                f[id as usize] = file;
+            }
+            f
+        });
+        own.sort_unstable();
         let mut own_at = vec![0u32; files + 1];
         for &(f, _, _) in &own {
             own_at[f as usize + 1] += 1;
@@ -84,6 +96,7 @@ impl Columns {
             premises,
             ids,
             runs,
+            id_file,
             own_at,
             own: own.into_iter().map(|(_, end, id)| (end, id)).collect(),
             unknown,
@@ -144,10 +157,30 @@ impl Columns {
             return 0;
         };
         let corpus = &self.premises.corpus;
-        for w in self.runs.windows(2) {
-            let ((start, file), (end, _)) = (w[0], w[1]);
-            if file != NONE && corpus.imports(at.file, file) {
-                set_range(bits, start as usize, end as usize);
+        match &self.id_file {
+            Some(id_file) => {
+                // The files `at.file` imports as a bitset, one more bit (`files`: never set) for
+                // the ids the corpus does not define.
+                let files = corpus.files();
+                let mut row = vec![0u64; (files + 1).div_ceil(64)];
+                for f in 0..files as u32 {
+                    row[f as usize / 64] |= (corpus.imports(at.file, f) as u64) << (f % 64);
+                }
+                for (word, chunk) in bits.iter_mut().zip(id_file.chunks(64)) {
+                    let mut w = 0u64;
+                    for (i, &f) in chunk.iter().enumerate() {
+                        w |= ((row[f as usize / 64] >> (f % 64)) & 1) << i;
+                    }
+                    *word = w;
+                }
+            }
+            None => {
+                for w in self.runs.windows(2) {
+                    let ((start, file), (end, _)) = (w[0], w[1]);
+                    if file != NONE && corpus.imports(at.file, file) {
+                        set_range(bits, start as usize, end as usize);
+                    }
+                }
             }
         }
         let f = at.file as usize;
