@@ -369,6 +369,17 @@ fn stores_are_masked_as_their_runs() {
         };
         assert_eq!(counts(&stored_err), counts(&text_err), "{extra:?}");
     }
+    // g2's relevant a1 (in A.lean, which B.lean does not import) is not accessible: an error
+    // under --strict-gold, naming the goal and the premise.
+    let c = fixture("corpus.jsonl");
+    let e = fails(&["eval", &a, &s, "--corpus", &c, "--strict-gold"]);
+    assert!(
+        e.contains(
+            "goal `g2`: relevant premise `a1`: it is not accessible at the goal's theorem \
+             (--strict-gold)"
+        ),
+        "{e}"
+    );
 }
 
 /// Writes a little-endian f32 `.npy` matrix of `rows`.
