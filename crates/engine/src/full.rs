@@ -186,6 +186,11 @@ impl<'a> Worker<'a> {
             summary.skip(GoalFate::SkippedNoRelevant);
             return Ok(());
         }
+        if let Source::Store(store) = self.source {
+            if store.ranking(g).is_none() {
+                return Ok(()); // no predictions: handled with the goals never seen
+            }
+        }
         if let Some(cols) = self.columns {
             let (lemmas, level) = (&self.actual.lemmas, self.opts.relevance_level);
             let relevant = truth
