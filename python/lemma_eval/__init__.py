@@ -300,7 +300,9 @@ def evaluate(
     places (``goal_id``, ``file_path``, ``theorem_pos``) adding to the actual sets' records;
     ``Leak@k``, ``LeakRank``, ``R(origin=in-file)@k`` and ``R(origin=imported)@k`` need
     ``corpus`` (an origin measure's summary is its mean over the goals with relevant premises of
-    that origin; ``None`` when there is none). Paths of TREC or JSONL predictions only.
+    that origin; ``None`` when there is none). Predictions as paths (TREC, JSONL, stores,
+    ``.npy``) or score arrays; not dicts (pushed goals); the origin measures: TREC and JSONL
+    paths only.
 
     ``group_by`` (``--group-by``): ``"theorem"``, ``"file"`` or any key of the goal records
     (the actual sets' JSONL records, then ``goals``); the summary is then the mean over groups

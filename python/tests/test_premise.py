@@ -4,10 +4,11 @@ the values), through the engine path the command takes, and the errors with Pyth
 import json
 import warnings
 
+import numpy as np
 import pytest
 
 import lemma_eval
-from conftest import ROOT, cli_json
+from conftest import ROOT, cli, cli_json
 
 F = ROOT / "fixtures" / "premise"
 CORPUS = F / "corpus.jsonl"
@@ -60,6 +61,50 @@ def test_the_command_and_python_agree():
             w = want["summary"][m]
             assert r.summary[m] == (w["mean"] if isinstance(w, dict) else w), (actual, predicted, m)
         assert r.premises == want["premises"], (actual, predicted)
+
+
+def test_arrays_npy_files_and_stores_agree_with_the_command(tmp_path):
+    """A score matrix (in memory and as a ``.npy`` file, ties among the scores) and a converted
+    store, under ``corpus=``/``mask=``/``goals=``: the command's values and counts."""
+    lemmas = ["a1", "a2", "a3", "a4", "b1", "c1", "c2", "d1", "zz"]
+    goals = ["g1", "g2", "g3"]
+    scores = np.array([
+        [0.1, 0.5, 0.9, 0.3, 0.5, 0.95, 0.2, 0.8, 0.6],
+        [0.9, 0.0, 0.1, 0.1, 0.7, 0.8, 0.3, 0.6, 0.1],
+        [0.5, 0.4, 0.4, 0.4, 0.2, 0.5, 0.5, 0.1, 0.9],
+    ], dtype=np.float32)
+    npy = tmp_path / "s.npy"
+    np.save(npy, scores)
+    (tmp_path / "goals.txt").write_text("".join(g + "\n" for g in goals))
+    (tmp_path / "lemmas.txt").write_text("".join(n + "\n" for n in lemmas))
+    store = tmp_path / "run.store"
+    cli("convert", F / "actual.jsonl", F / "run.txt", "-o", store)
+    c = str(CORPUS)
+    ms = [a for m in MEASURES for a in ("-m", m)]
+    names = ["--goal-names", str(tmp_path / "goals.txt"), "--lemma-names", str(tmp_path / "lemmas.txt")]
+    for actual, extra, flags in [
+        ("actual.jsonl", {}, []),
+        ("qrels.txt", {"goals": F / "goals.jsonl"}, ["--goals", str(F / "goals.jsonl")]),
+    ]:
+        for mask in ["none", "accessible"]:
+            want = cli_json(F / actual, npy, "--corpus", c, "--mask", mask, *ms, *flags, *names)
+            wstore = cli_json(F / actual, store, "--corpus", c, "--mask", mask, *ms, *flags)
+            for predicted, kw, w in [
+                (scores, {"goal_names": goals, "lemma_names": lemmas}, want),
+                (npy, {"goal_names": tmp_path / "goals.txt", "lemma_names": tmp_path / "lemmas.txt"}, want),
+                (store, {}, wstore),
+            ]:
+                r, _ = _evaluate(F / actual, predicted, corpus=CORPUS, mask=mask, **extra, **kw)
+                for m in MEASURES:
+                    v = w["summary"][m]
+                    assert r.summary[m] == (v["mean"] if isinstance(v, dict) else v), (actual, mask, m)
+                assert r.premises == w["premises"], (actual, mask)
+    # The hand-computed goal g1 (crates/cli/tests/premise.rs: a2 ends exactly at the theorem).
+    r, _ = _evaluate(F / "actual.jsonl", scores, corpus=CORPUS, mask="accessible",
+                     goal_names=goals, lemma_names=lemmas)
+    assert r.per_goal["g1"]["AP"] == pytest.approx((1 / 2 + 2 / 3 + 3 / 4) / 3, abs=1e-12)
+    assert r.per_goal["g1"]["Leak@3"] == pytest.approx(2 / 3, abs=1e-12)
+    assert r.per_goal["g1"]["LeakRank"] == 2
 
 
 def test_unmasked_with_the_corpus():

@@ -521,6 +521,23 @@ impl GoalAccumulator {
         }
     }
 
+    /// Tells at once, after [`GoalAccumulator::begin`], what `Leak@k` and `LeakRank` read of the
+    /// goal's *unmasked* ranking (cut at the depth), for callers that know it without walking it:
+    /// `head`, whether each of its first items is inaccessible, in rank order, at least its first
+    /// `min(`[`Plan::max_leak_cutoff`]`, length)` items; `first`, the rank of its first
+    /// inaccessible premise, if any (read when `head` holds none).
+    pub fn set_unmasked(&mut self, head: &[bool], first: Option<u64>) {
+        if !self.plan.needs_leaks {
+            return;
+        }
+        for &bad in head {
+            self.push_unmasked(bad);
+        }
+        if self.leak_first == 0 {
+            self.leak_first = first.unwrap_or(0);
+        }
+    }
+
     /// Whether another item of the unmasked ranking can change a value: a leak cutoff not yet
     /// passed, or no inaccessible premise met yet while `LeakRank` is asked for.
     #[inline]
@@ -883,10 +900,24 @@ impl GoalAccumulator {
         n: u64,
         judged: impl IntoIterator<Item = (u64, i32)>,
     ) -> Result<GoalValues<'_>, GoalError> {
+        self.evaluate_ranks_leaking(truth, n, judged, &[], None)
+    }
+
+    /// [`GoalAccumulator::evaluate_ranks`] with what `Leak@k` and `LeakRank` read of the goal's
+    /// *unmasked* ranking: `head` and `first` as [`GoalAccumulator::set_unmasked`] takes them.
+    pub fn evaluate_ranks_leaking(
+        &mut self,
+        truth: &Truth<'_>,
+        n: u64,
+        judged: impl IntoIterator<Item = (u64, i32)>,
+        head: &[bool],
+        first: Option<u64>,
+    ) -> Result<GoalValues<'_>, GoalError> {
         if self.plan.needs_scores && n > 0 {
             return Err(GoalError::NeedsScores);
         }
         self.begin(truth);
+        self.set_unmasked(head, first);
         let judged_only = self.judged_only;
         let mut prev = 0u64;
         for (rank, grade) in judged {

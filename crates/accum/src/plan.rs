@@ -323,6 +323,17 @@ impl Plan {
         self.needs_origins
     }
 
+    /// The largest `Leak@k` cutoff (0 without one): how much of the unmasked ranking's head
+    /// [`crate::GoalAccumulator::evaluate_ranks_leaking`] needs.
+    pub fn max_leak_cutoff(&self) -> u64 {
+        self.leak_cutoffs.last().copied().unwrap_or(0)
+    }
+
+    /// Whether `LeakRank` is asked for.
+    pub fn needs_leak_rank(&self) -> bool {
+        self.needs_leak_rank
+    }
+
     /// Whether items must be pushed with scores ([`crate::GoalAccumulator::push_scored`]): score
     /// thresholds or tie groups.
     pub fn needs_scores(&self) -> bool {

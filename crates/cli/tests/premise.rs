@@ -21,7 +21,13 @@ const MEASURES: &[&str] = &[
 /// `eval ACTUAL PREDICTED --corpus corpus.jsonl MEASURES extra --per-goal --format tsv`: the
 /// output and stderr.
 fn eval(actual: &str, predicted: &str, extra: &[&str]) -> (String, String) {
-    let (a, p, c) = (fixture(actual), fixture(predicted), fixture("corpus.jsonl"));
+    // A fixture's name, or a path (a file made by the test).
+    let p = if std::path::Path::new(predicted).is_absolute() {
+        predicted.to_string()
+    } else {
+        fixture(predicted)
+    };
+    let (a, c) = (fixture(actual), fixture("corpus.jsonl"));
     let mut args = vec![
         "eval",
         &a,
@@ -361,19 +367,167 @@ fn problems_are_errors_when_asked_and_named() {
     assert!(e.contains("actual.jsonl:1:"), "{e}");
 }
 
+/// A converted store gives the TREC run's values, masked or not, with the same counts.
 #[test]
-fn stores_are_not_masked_yet() {
+fn stores_are_masked_as_their_runs() {
     let dir = tempfile::tempdir().unwrap();
     let store: PathBuf = dir.path().join("run.store");
-    let (a, r, c) = (
-        fixture("actual.jsonl"),
-        fixture("run.txt"),
-        fixture("corpus.jsonl"),
-    );
+    let (a, r) = (fixture("actual.jsonl"), fixture("run.txt"));
     let s = store.to_string_lossy().into_owned();
     assert!(run(&["convert", &a, &r, "-o", &s]).status.success());
-    let e = fails(&["eval", &a, &s, "--corpus", &c]);
-    assert!(e.contains("a binary store cannot be masked yet"), "{e}");
+    for extra in [
+        &[][..],
+        &["--mask", "accessible"],
+        &["--mask", "accessible", "--depth", "3"],
+    ] {
+        let (text, text_err) = eval("actual.jsonl", "run.txt", extra);
+        let (stored, stored_err) = eval("actual.jsonl", &s, extra);
+        assert_eq!(stored, text, "{extra:?}");
+        let counts = |e: &str| {
+            e.lines()
+                .find(|l| l.contains("premises:"))
+                .map(str::to_string)
+        };
+        assert_eq!(counts(&stored_err), counts(&text_err), "{extra:?}");
+    }
+    // g2's relevant a1 (in A.lean, which B.lean does not import) is not accessible: an error
+    // under --strict-gold, naming the goal and the premise.
+    let c = fixture("corpus.jsonl");
+    let e = fails(&["eval", &a, &s, "--corpus", &c, "--strict-gold"]);
+    assert!(
+        e.contains(
+            "goal `g2`: relevant premise `a1`: it is not accessible at the goal's theorem \
+             (--strict-gold)"
+        ),
+        "{e}"
+    );
+    // Recall by origin needs each judged premise's origin, which a store's ranking does not
+    // tell: refused, naming the measure, where the run gives its values.
+    let e = fails(&["eval", &a, &s, "--corpus", &c, "-m", "R(origin=in-file)@3"]);
+    assert!(
+        e.contains(
+            "R(origin=in-file)@3 applies to TREC runs and JSONL predictions; a binary store"
+        ),
+        "{e}"
+    );
+    let (out, _) = eval("actual.jsonl", "run.txt", &["-m", "R(origin=in-file)@3"]);
+    assert!(out.contains("R(origin=in-file)@3"), "{out}");
+}
+
+/// Writes a little-endian f32 `.npy` matrix of `rows`.
+fn write_npy(path: &std::path::Path, rows: &[&[f32]]) {
+    let mut h = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}",
+        rows.len(),
+        rows[0].len()
+    );
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut b = b"\x93NUMPY\x01\x00".to_vec();
+    b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    b.extend_from_slice(h.as_bytes());
+    for row in rows {
+        for x in *row {
+            b.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+    std::fs::write(path, b).unwrap();
+}
+
+/// A one-row matrix by hand. Goal g1 stands in A.lean at (10, 5), relevant {a2, c2, b1}; A
+/// imports B, which imports C. Columns and scores:
+///
+/// | a1  | a2  | a3  | a4  | b1  | c1   | c2  | d1  | zz  |
+/// | 0.1 | 0.5 | 0.9 | 0.3 | 0.5 | 0.95 | 0.2 | 0.8 | 0.6 |
+///
+/// a2 ends at (10, 5), exactly the theorem's position: accessible; a3 ends at (10, 6) and a4
+/// later: not; d1 is not imported; zz is not in the corpus. Unmasked ranking (b1 before a2: equal
+/// scores, the greater name first): c1 a3* d1* zz* b1 a2 a4* c2 a1 (* inaccessible). Masked: c1
+/// b1 a2 c2 a1, the relevant at 2, 3, 4: AP = (1/2 + 2/3 + 3/4) / 3, RR 1/2, P@3 = R@3 = 2/3.
+/// Unmasked: relevant at 5, 6, 8: AP = (1/5 + 2/6 + 3/8) / 3, RR 1/5, P@3 0, R@3 0. Leaks read
+/// the unmasked ranking: Leak@1 0, Leak@3 2/3, Leak@5 3/5, LeakRank 2. `--depth 3` masked: c1
+/// b1 a2, AP (1/2 + 2/3) / 3, and the unmasked ranking cut at 3 holds 2 inaccessible: Leak@5 2/5.
+#[test]
+fn a_matrix_is_masked_by_hand() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("s.npy");
+    write_npy(&npy, &[&[0.1, 0.5, 0.9, 0.3, 0.5, 0.95, 0.2, 0.8, 0.6]]);
+    let (goals, lemmas) = (dir.path().join("goals.txt"), dir.path().join("lemmas.txt"));
+    std::fs::write(&goals, "g1\n").unwrap();
+    std::fs::write(&lemmas, "a1\na2\na3\na4\nb1\nc1\nc2\nd1\nzz\n").unwrap();
+    let (m, g, l) = (
+        npy.to_string_lossy().into_owned(),
+        goals.to_string_lossy().into_owned(),
+        lemmas.to_string_lossy().into_owned(),
+    );
+    let names = ["--goal-names", g.as_str(), "--lemma-names", l.as_str()];
+    let with = |extra: &[&str]| {
+        let mut args = names.to_vec();
+        args.extend_from_slice(extra);
+        let (out, err) = eval("actual.jsonl", &m, &args);
+        (values(&out), err)
+    };
+    let leaks = |l5: f64| {
+        [
+            ("g1", "Leak@1", Some(0.0)),
+            ("g1", "Leak@3", Some(2.0 / 3.0)),
+            ("g1", "Leak@5", Some(l5)),
+            ("g1", "LeakRank", Some(2.0)),
+        ]
+    };
+    let (masked, err) = with(&["--mask", "accessible"]);
+    check(
+        &masked,
+        &[
+            ("g1", "AP", Some((0.5 + 2.0 / 3.0 + 0.75) / 3.0)),
+            ("g1", "RR", Some(0.5)),
+            ("g1", "P@3", Some(2.0 / 3.0)),
+            ("g1", "R@3", Some(2.0 / 3.0)),
+        ],
+    );
+    check(&masked, &leaks(0.6));
+    assert!(
+        err.contains(
+            "premises: 1 goals ranked under the corpus, 4 predicted premises masked \
+             (inaccessible), 1 not in the corpus, 0 goals in files it does not list, 0 relevant"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("(the first: `zz` for goal `g1`)"), "{err}");
+    let (unmasked, _) = with(&[]);
+    check(
+        &unmasked,
+        &[
+            ("g1", "AP", Some((0.2 + 2.0 / 6.0 + 3.0 / 8.0) / 3.0)),
+            ("g1", "RR", Some(0.2)),
+            ("g1", "P@3", Some(0.0)),
+            ("g1", "R@3", Some(0.0)),
+        ],
+    );
+    check(&unmasked, &leaks(0.6));
+    let (cut, _) = with(&["--mask", "accessible", "--depth", "3"]);
+    check(&cut, &[("g1", "AP", Some((0.5 + 2.0 / 3.0) / 3.0))]);
+    check(&cut, &leaks(0.4));
+    // --strict: zz, which the corpus does not define, is an error naming it.
+    let (a, c) = (fixture("actual.jsonl"), fixture("corpus.jsonl"));
+    let mut args = vec![
+        "eval",
+        &a,
+        &m,
+        "--corpus",
+        &c,
+        "--mask",
+        "accessible",
+        "--strict",
+    ];
+    args.extend_from_slice(&names);
+    let e = fails(&args);
+    assert!(
+        e.contains("goal `g1`: premise `zz` is not defined by the corpus"),
+        "{e}"
+    );
 }
 
 /// `compare` takes the premise protocol's options as `eval` does: under `--mask accessible` each

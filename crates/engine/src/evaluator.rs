@@ -383,7 +383,8 @@ impl Evaluator {
                 crate::text::predict(&self.actual, input, &self.options, sink, progress)
             }
             Predictions::Store(store) => {
-                check_unmasked(&self.options, "a binary store")?;
+                check_leak_corpus(&self.options)?;
+                check_no_origins(&self.options, "a binary store")?;
                 let source = Source::Store(&store);
                 check_known_universe(&self.options, &source)?;
                 check_store_ties(&self.options, &store)?;
@@ -394,7 +395,8 @@ impl Evaluator {
                 goals,
                 lemmas,
             } => {
-                check_unmasked(&self.options, "a .npy matrix")?;
+                check_leak_corpus(&self.options)?;
+                check_no_origins(&self.options, "a .npy matrix")?;
                 let source = Source::Dense {
                     matrix: &matrix,
                     goals: &goals,
@@ -440,6 +442,27 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
             "AUC needs the universe size: pass --universe N".into(),
         ));
     }
+    check_leak_corpus(options)
+}
+
+/// An error when recall by origin is asked of predictions whose rankings do not tell the
+/// accumulator each judged premise's origin (`what`: "a binary store", "a .npy matrix").
+fn check_no_origins(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
+    match options
+        .measures
+        .iter()
+        .find(|m| matches!(m, Measure::ROrigin { .. }))
+    {
+        Some(m) => Err(EvalError::Options(format!(
+            "{m} applies to TREC runs and JSONL predictions; {what} does not tell each relevant \
+             premise's origin yet"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// An error when a leak measure is asked for without a corpus.
+fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> {
     if options.premises.is_none() {
         if let Some(m) = options.measures.iter().find(|m| {
             matches!(
@@ -456,7 +479,7 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
 }
 
 /// An error when the premise protocol (a corpus, the Leak measures) meets predictions it does
-/// not mask yet (`what`: "a binary store", "pushed goals").
+/// not mask yet (`what`: "pushed goals").
 pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
     let leaks = options.measures.iter().any(|m| {
         matches!(
@@ -466,7 +489,8 @@ pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), Ev
     });
     if options.premises.is_some() || leaks {
         return Err(EvalError::Options(format!(
-            "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs and JSONL predictions;              {what} cannot be masked yet"
+            "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs, JSONL predictions, \
+             binary stores and .npy matrices; {what} cannot be masked yet"
         )));
     }
     Ok(())

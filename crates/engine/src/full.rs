@@ -19,6 +19,7 @@
 //! stay at the chunks in flight and unmapping costs nothing at the end.
 
 use crate::outcome::{record_goal, truth_of, Predicted};
+use crate::premise::columns::{Access, Columns};
 use crate::ranking::dense::{self, Score};
 use crate::sink::Sink;
 use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report, TieMode};
@@ -93,6 +94,8 @@ struct ChunkResult {
     entries: u64,
     /// Entries actually read (a store scan stops once every judged lemma is found).
     scanned: u64,
+    /// What the premise protocol met (with a corpus).
+    premises: crate::PremiseReport,
     error: Option<EvalError>,
 }
 
@@ -115,6 +118,16 @@ struct Worker<'a> {
     scanned: u64,
     /// A big-endian matrix's row, byte-swapped.
     rowbuf: RowBuf,
+    /// With a corpus: the source's ids against it, and the goal's accessible ids.
+    columns: Option<&'a Columns>,
+    access: Access,
+    /// The unmasked ranking's head (inaccessible or not, in rank order) and the rank of its
+    /// first inaccessible lemma, for the leak measures; the head's columns (matrix).
+    head: Vec<bool>,
+    first_leak: Option<u64>,
+    top: Vec<u32>,
+    /// Every column (a matrix's unmasked count that selects the head too).
+    ones: Vec<u64>,
 }
 
 /// `e`, naming `path` if it names no file (a goal's error, found where the path is not known).
@@ -173,14 +186,33 @@ impl<'a> Worker<'a> {
             summary.skip(GoalFate::SkippedNoRelevant);
             return Ok(());
         }
+        if let Source::Store(store) = self.source {
+            if store.ranking(g).is_none() {
+                return Ok(()); // no predictions: handled with the goals never seen
+            }
+        }
+        if let Some(cols) = self.columns {
+            let (lemmas, level) = (&self.actual.lemmas, self.opts.relevance_level);
+            let relevant = truth
+                .entries()
+                .filter(|&(_, grade)| grade >= level)
+                .map(|(id, _)| lemmas.name(id));
+            self.access
+                .begin(cols, name, relevant, &mut chunk.premises)
+                .map_err(|m| goal_error(name, m))?;
+        }
+        // Under the mask, only the accessible ones are ranked.
+        let masked = self.columns.is_some_and(Columns::masks) && self.access.placed;
         // The goal's judged lemmas in the source's id space.
         self.judged.clear();
         for (id, grade) in truth.entries() {
             let sid = self.to_source[id as usize];
-            if sid != u32::MAX {
+            if sid != u32::MAX && (!masked || self.access.accessible(sid)) {
                 self.judged.push((sid, grade));
             }
         }
+        self.head.clear();
+        self.first_leak = None;
         self.ranks.clear();
         self.groups.clear();
         let grouped = self.opts.ranking.ties == TieMode::Group;
@@ -191,24 +223,52 @@ impl<'a> Worker<'a> {
                     return Ok(()); // no predictions: handled with the goals never seen
                 };
                 chunk.seen.push(gid);
-                let n = (ids.len() as u64).min(depth) as usize;
-                // Tie groups: every judged lemma's group, to refuse a depth that cuts one.
-                self.scan_store(if grouped { ids } else { &ids[..n] }, name)?;
-                if grouped {
-                    self.store_groups(scores, name)?;
-                }
                 chunk.entries += ids.len() as u64;
-                n as u64
+                if let Some(cols) = self
+                    .columns
+                    .filter(|c| self.access.placed || !c.unknown().is_empty())
+                {
+                    if grouped && masked {
+                        return Err(goal_error(
+                            name,
+                            "--ties group and --mask accessible: a store's tie groups are not \
+                             masked (evaluate the predictions, or --ties trec)"
+                                .into(),
+                        ));
+                    }
+                    let n = self.scan_store_premises(ids, name, cols, depth, masked, chunk)?;
+                    if grouped {
+                        self.store_groups(scores, name)?;
+                    }
+                    n
+                } else {
+                    let n = (ids.len() as u64).min(depth) as usize;
+                    // Tie groups: every judged lemma's group, to refuse a depth that cuts one.
+                    self.scan_store(if grouped { ids } else { &ids[..n] }, name)?;
+                    if grouped {
+                        self.store_groups(scores, name)?;
+                    }
+                    n as u64
+                }
             }
             Source::Dense { matrix, lemmas, .. } => {
                 chunk.seen.push(gid);
                 let mut buf = std::mem::take(&mut self.rowbuf);
-                let ranked = self.rank_dense(matrix.row_in(g, &mut buf), lemmas, depth, name);
+                let row = matrix.row_in(g, &mut buf);
+                let ranked = self.rank_dense(row, lemmas, depth, name, masked);
                 self.rowbuf = buf;
                 ranked?;
-                self.scanned += matrix.cols() as u64;
-                chunk.entries += matrix.cols() as u64;
-                (matrix.cols() as u64).min(depth)
+                let cols = matrix.cols() as u64;
+                self.scanned += cols;
+                chunk.entries += cols;
+                if let Some(c) = self.columns {
+                    self.dense_premises(c, name, lemmas, masked, &mut chunk.premises)?;
+                }
+                if masked {
+                    self.access.count.min(depth)
+                } else {
+                    cols.min(depth)
+                }
             }
         };
         let want_rows = self.want_rows;
@@ -231,7 +291,13 @@ impl<'a> Worker<'a> {
             self.by_groups(&t, n)
         } else {
             self.ranks.sort_unstable();
-            self.acc.evaluate_ranks(&t, n, self.ranks.iter().copied())
+            self.acc.evaluate_ranks_leaking(
+                &t,
+                n,
+                self.ranks.iter().copied(),
+                &self.head,
+                self.first_leak,
+            )
         };
         let rows = want_rows.then_some(&mut chunk.rows);
         record_goal(summary, rows, name, values)
@@ -366,6 +432,7 @@ impl<'a> Worker<'a> {
     ) -> Result<lemma_accum::GoalValues<'_>, lemma_accum::GoalError> {
         self.groups.sort_unstable();
         self.acc.begin(t);
+        self.acc.set_unmasked(&self.head, self.first_leak);
         let mut pos = 0u64;
         let mut grades: Vec<i32> = Vec::new();
         let mut i = 0;
@@ -397,10 +464,11 @@ impl<'a> Worker<'a> {
         lemmas: &Names,
         depth: u64,
         goal: &[u8],
+        masked: bool,
     ) -> Result<(), EvalError> {
         match row {
-            Row::F32(r) => self.rank_dense_in(r, lemmas, depth, goal),
-            Row::F64(r) => self.rank_dense_in(r, lemmas, depth, goal),
+            Row::F32(r) => self.rank_dense_in(r, lemmas, depth, goal, masked),
+            Row::F64(r) => self.rank_dense_in(r, lemmas, depth, goal, masked),
         }
     }
 
@@ -410,20 +478,232 @@ impl<'a> Worker<'a> {
         lemmas: &Names,
         depth: u64,
         goal: &[u8],
+        masked: bool,
     ) -> Result<(), EvalError> {
         let ties = self.opts.ranking.ties;
+        let plan = self.acc.plan();
+        let leaks = self.access.placed && plan.needs_leaks();
+        // The unmasked head the leak measures read: selected in the counting pass (at least 16
+        // with `LeakRank`, whose lemma is then found there most of the time).
+        let len = (row.len() as u64).min(depth);
+        let k = if leaks {
+            let k = plan.max_leak_cutoff();
+            let k = if plan.needs_leak_rank() { k.max(16) } else { k };
+            k.min(len) as usize
+        } else {
+            0
+        };
+        if leaks && !masked && self.ones.len() < row.len().div_ceil(64) {
+            self.ones.resize(row.len().div_ceil(64), u64::MAX);
+        }
+        let mask = if masked {
+            Some(&self.access.bits[..])
+        } else if leaks {
+            Some(&self.ones[..])
+        } else {
+            None
+        };
+        let mut select = leaks.then(|| dense::Select::new(row, lemmas, k, &mut self.top));
         let (ranks, groups) = (&mut self.ranks, &mut self.groups);
-        dense::rank_judged(row, &mut self.judged, lemmas, ties, depth, ranks, groups).map_err(
-            |col| {
-                goal_error(
-                    goal,
-                    format!(
-                        "the score of lemma `{}` is NaN",
-                        show(lemmas.get(col as usize))
-                    ),
-                )
-            },
+        let judged = &mut self.judged;
+        dense::rank_judged(
+            row,
+            judged,
+            lemmas,
+            ties,
+            depth,
+            mask,
+            select.as_mut(),
+            ranks,
+            groups,
         )
+        .map_err(|col| {
+            goal_error(
+                goal,
+                format!(
+                    "the score of lemma `{}` is NaN",
+                    show(lemmas.get(col as usize))
+                ),
+            )
+        })?;
+        if let Some(s) = select {
+            s.finish();
+            self.dense_leaks(row, lemmas, len, k);
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Worker<'a> {
+    /// What the leak measures read of a dense row's unmasked ranking (`len` long, cut at the
+    /// depth): the accessibility of its first `k` lemmas (selected by the counting pass in
+    /// `top`), and when none of them is inaccessible, the rank of the best inaccessible lemma
+    /// (1 + the accessible lemmas that outrank it).
+    fn dense_leaks<T: Score>(&mut self, row: &[T], lemmas: &Names, len: u64, k: usize) {
+        let plan = self.acc.plan();
+        self.head.clear();
+        self.head
+            .extend(self.top.iter().map(|&c| !self.access.accessible(c)));
+        self.first_leak = self.head.iter().position(|&b| b).map(|i| i as u64 + 1);
+        if self.first_leak.is_none() && plan.needs_leak_rank() && (k as u64) < len {
+            self.first_leak =
+                dense::best_outside(row, &self.access.bits, lemmas).filter(|&r| r <= len);
+        }
+    }
+
+    /// Counts a dense goal's lemmas that the corpus does not define (every column of them; an
+    /// error under `--strict`) and, under the mask, the lemmas masked.
+    fn dense_premises(
+        &self,
+        cols: &Columns,
+        goal: &[u8],
+        lemmas: &Names,
+        masked: bool,
+        report: &mut crate::PremiseReport,
+    ) -> Result<(), EvalError> {
+        if let Some(&first) = cols.unknown().first() {
+            let first = lemmas.get(first as usize);
+            if cols.strict() {
+                return Err(goal_error(goal, cols.strict_error(first)));
+            }
+            cols.count_unknown(goal, cols.unknown().len() as u64, first, report);
+        }
+        if masked {
+            report.masked += lemmas.len() as u64 - self.access.count;
+        }
+        Ok(())
+    }
+
+    /// A store ranking under the corpus: one pass over every entry (the masked ranking's length
+    /// is the accessible entries'), each id one bit test in the goal's accessible ids. Gives the
+    /// ranks of the judged ids (among accessible entries under the mask, cut at `depth`), the
+    /// unmasked ranking's head and first inaccessible entry (leak measures), the entries the
+    /// corpus does not define (an error under `--strict`) and those masked; returns the ranking's
+    /// length.
+    fn scan_store_premises(
+        &mut self,
+        ids: &[u32],
+        goal: &[u8],
+        cols: &Columns,
+        depth: u64,
+        masked: bool,
+        chunk: &mut ChunkResult,
+    ) -> Result<u64, EvalError> {
+        let universe = self.source.universe() as u32;
+        let placed = self.access.placed;
+        let plan = self.acc.plan();
+        let in_range = |id: u32| id < universe;
+        // The unmasked ranking's head and first inaccessible entry (leak measures): prefixes.
+        if placed && plan.needs_leaks() {
+            let want = plan.max_leak_cutoff().min(depth) as usize;
+            let access = &self.access;
+            self.head.extend(
+                ids.iter()
+                    .take(want)
+                    .map(|&id| !(in_range(id) && access.accessible(id))),
+            );
+            if plan.needs_leak_rank() {
+                self.first_leak = ids
+                    .iter()
+                    .take(depth.min(ids.len() as u64) as usize)
+                    .position(|&id| !(in_range(id) && access.accessible(id)))
+                    .map(|i| i as u64 + 1);
+            }
+        }
+        // The ids the corpus does not define (only when it lacks some of the store's names).
+        if !cols.unknown().is_empty() {
+            let mut unknown = ids
+                .iter()
+                .filter(|&&id| in_range(id) && cols.is_unknown(id));
+            if let Some(&first) = unknown.next() {
+                let count = 1 + unknown.count() as u64;
+                let first = self.source_name(first);
+                if cols.strict() {
+                    return Err(goal_error(goal, cols.strict_error(first)));
+                }
+                cols.count_unknown(goal, count, first, &mut chunk.premises);
+            }
+        }
+        for &(id, _) in &self.judged {
+            self.bits[(id >> 6) as usize] |= 1 << (id & 63);
+        }
+        let result = if masked {
+            self.scan_store_ranks::<true>(ids, goal, depth, universe)
+        } else {
+            self.scan_store_ranks::<false>(ids, goal, depth, universe)
+        };
+        for &(id, _) in &self.judged {
+            self.bits[(id >> 6) as usize] &= !(1 << (id & 63));
+        }
+        let pos = result?;
+        self.scanned += ids.len() as u64;
+        if masked {
+            chunk.premises.masked += ids.len() as u64 - pos;
+        }
+        Ok(pos.min(depth))
+    }
+
+    /// The pass of [`Worker::scan_store_premises`] over a whole ranking: blocks of 64 ids, whose
+    /// maximum proves them in range; each id one bit test in the goal's accessible ids (`MASKED`)
+    /// and one in the judged ids (`self.bits`), branch-free; a block with a judged id is walked
+    /// again for its ranks. Returns the number of entries ranked (accessible ones when masked).
+    fn scan_store_ranks<const MASKED: bool>(
+        &mut self,
+        ids: &[u32],
+        goal: &[u8],
+        depth: u64,
+        universe: u32,
+    ) -> Result<u64, EvalError> {
+        let grouped = self.opts.ranking.ties == TieMode::Group;
+        let (acc, judged_bits) = (&self.access.bits, &mut self.bits);
+        let mut pos = 0u64;
+        for (b, block) in ids.chunks(64).enumerate() {
+            if block.iter().copied().fold(0u32, u32::max) >= universe {
+                return Err(beyond_store(goal, block, b * 64, universe));
+            }
+            let (mut n, mut hit) = (0u64, 0u64);
+            for &id in block {
+                let (w, sh) = ((id >> 6) as usize, id & 63);
+                // SAFETY: id < universe (the block's maximum), and both bitsets cover the
+                // universe: the indexes are in bounds.
+                unsafe {
+                    n += if MASKED {
+                        (*acc.get_unchecked(w) >> sh) & 1
+                    } else {
+                        1
+                    };
+                    hit |= (*judged_bits.get_unchecked(w) >> sh) & 1;
+                }
+            }
+            if hit != 0 {
+                let mut p = pos;
+                for &id in block {
+                    let ranked = !MASKED || (acc[(id >> 6) as usize] >> (id & 63)) & 1 == 1;
+                    p += ranked as u64;
+                    let bit = 1u64 << (id & 63);
+                    let word = &mut judged_bits[(id >> 6) as usize];
+                    if *word & bit != 0 {
+                        // First occurrence only: a repeated id (a corrupt store) counts once.
+                        *word &= !bit;
+                        // Tie groups: every judged rank, to refuse a depth that cuts its group.
+                        if ranked && (p <= depth || grouped) {
+                            let grade = self.judged.iter().find(|e| e.0 == id).map_or(1, |e| e.1);
+                            self.ranks.push((p, grade));
+                        }
+                    }
+                }
+            }
+            pos += n;
+        }
+        Ok(pos)
+    }
+
+    /// The name of id `id` of the source.
+    fn source_name(&self, id: u32) -> &'a [u8] {
+        match self.source {
+            Source::Store(s) => s.lemma_name(id),
+            Source::Dense { lemmas, .. } => lemmas.get(id as usize),
+        }
     }
 }
 
@@ -475,6 +755,7 @@ struct FullJob<'a> {
     opts: &'a EvalOptions,
     source: &'a Source<'a>,
     to_source: &'a [u32],
+    columns: Option<&'a Columns>,
     plan: &'a Arc<Plan>,
     want_rows: bool,
     /// Goals a chunk.
@@ -504,6 +785,12 @@ impl<'a> Work for FullJob<'a> {
             want_rows: self.want_rows,
             scanned: 0,
             rowbuf: RowBuf::default(),
+            columns: self.columns,
+            access: Access::default(),
+            head: Vec::new(),
+            first_leak: None,
+            top: Vec::new(),
+            ones: Vec::new(),
         }
     }
 
@@ -519,6 +806,7 @@ impl<'a> Work for FullJob<'a> {
             seen: Vec::new(),
             entries: 0,
             scanned: 0,
+            premises: crate::PremiseReport::default(),
             error: None,
         };
         let mut s = Summary::new(self.plan);
@@ -586,6 +874,20 @@ pub(crate) fn source_ids(actual: &ActualSets, source: &Source<'_>) -> Result<Vec
     }
 }
 
+/// With a corpus: the source's ids against it (built once, before the workers start).
+fn options_columns(opts: &EvalOptions, plan: &Plan, source: &Source<'_>) -> Option<Columns> {
+    let premises = opts.premises.clone()?;
+    let leaks = plan.needs_leaks();
+    Some(match source {
+        Source::Store(s) => Columns::new(
+            premises,
+            (0..s.lemmas() as u32).map(|id| s.lemma_name(id)),
+            leaks,
+        ),
+        Source::Dense { lemmas, .. } => Columns::new(premises, lemmas.iter(), leaks),
+    })
+}
+
 /// [`source_ids`] of the source's `(id, name)` pairs.
 pub(crate) fn name_ids<'n>(
     actual: &ActualSets,
@@ -641,6 +943,7 @@ pub(crate) fn predict(
             &computed[..]
         }
     };
+    let columns = options_columns(opts, &plan, source);
     let goals = source.goals();
     // About 4 M entries a chunk (fewer hand-offs between threads): small goals are batched.
     let per_goal = (source.bytes() / 4 / goals.max(1) as u64).max(1);
@@ -654,6 +957,7 @@ pub(crate) fn predict(
         opts,
         source,
         to_source,
+        columns: columns.as_ref(),
         plan: &plan,
         want_rows: rows.wants_rows(),
         chunk,
@@ -665,6 +969,7 @@ pub(crate) fn predict(
     let mut seen = vec![false; actual.goals.len()];
     let mut entries = 0u64;
     let mut scanned = 0u64;
+    let mut premises = crate::PremiseReport::default();
     let (_, collected) = Ordered::new(threads).run(&job, |mut r: ChunkResult| {
         if let Some(e) = r.error.take() {
             return Err(in_file(e, source.path()));
@@ -672,6 +977,7 @@ pub(crate) fn predict(
         summary.merge(&r.summary).expect("same plan");
         entries += r.entries;
         scanned += r.scanned;
+        premises.add(&r.premises);
         for gid in r.seen {
             seen[gid as usize] = true;
         }
@@ -691,6 +997,7 @@ pub(crate) fn predict(
         goals_in_predictions: goals as u64,
         elapsed: started.elapsed(),
         threads,
+        premises,
         ..Report::default()
     };
     Ok(Predicted {

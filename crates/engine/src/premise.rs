@@ -15,8 +15,11 @@
 //!   goals whose file it does not list, relevant premises not accessible), with the first of each
 //!   named: the summary's warnings.
 //!
-//! TREC runs and JSONL predictions (every text path: held, joined, regrouped) are masked; stores,
-//! `.npy` matrices and pushed goals are not yet, and are refused with the corpus.
+//! TREC runs and JSONL predictions (every text path: held, joined, regrouped), binary stores and
+//! `.npy` matrices (ids against the corpus once, a bitset of accessible ids per place:
+//! `premise/columns.rs`) are masked; pushed goals are not yet, and are refused with the corpus.
+
+pub(crate) mod columns;
 
 use crate::options::Choice;
 use crate::ranking::{dedup_table, Item};

@@ -4,9 +4,12 @@
 //! imports followed transitively by a search, positions compared as pairs), each ranking ordered
 //! by the trec rule, filtered, then ranked and cut, and the measures counted on the result. TREC
 //! and JSONL predictions, with tied scores, masked or not, with and without a depth cut, through
-//! the front door (`Job`), sorted qrels read along the run and actual sets held.
+//! the front door (`Job`), sorted qrels read along the run and actual sets held; the same run
+//! converted to a binary store, and a `.npy` score matrix (every name a column, tied scores).
 
-use lemma_eval::{Evaluator, GoalRow, Job, MaskMode, PremiseOptions, Premises};
+use lemma_eval::{
+    Evaluator, GoalRow, Job, MaskMode, MatrixNames, PremiseOptions, Premises, RankingOptions,
+};
 use proptest::prelude::*;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -30,6 +33,8 @@ struct Goal {
     relevant: BTreeSet<usize>,
     /// Predicted: (premise, score), distinct premises, scores from a few values (ties).
     ranking: Vec<(usize, u32)>,
+    /// Every name's score (the matrix's row).
+    scores: Vec<u32>,
 }
 
 fn name(i: usize, lib: &Lib) -> String {
@@ -74,6 +79,7 @@ fn case_strategy() -> impl Strategy<Value = (Lib, Vec<Goal>, bool, Option<u64>)>
                     pos,
                     relevant,
                     ranking,
+                    scores,
                 }
             });
         (
@@ -259,6 +265,30 @@ fn write(dir: &Path, lib: &Lib, goals: &[Goal]) {
         }
     }
     std::fs::write(dir.join("actual.jsonl"), actual).unwrap();
+    // The matrix: a row a goal, a column a name (the corpus's premises, then three it does not
+    // define), f32 scores from a few values.
+    let names = lib.premises.len() + 3;
+    let mut h = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {names}), }}",
+        goals.len()
+    );
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    npy.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    npy.extend_from_slice(h.as_bytes());
+    for g in goals {
+        for &x in &g.scores {
+            npy.extend_from_slice(&(x as f32).to_le_bytes());
+        }
+    }
+    std::fs::write(dir.join("scores.npy"), npy).unwrap();
+    let rows: String = (0..goals.len()).map(|i| format!("g{i}\n")).collect();
+    std::fs::write(dir.join("rows.txt"), rows).unwrap();
+    let cols: String = (0..names).map(|p| name(p, lib) + "\n").collect();
+    std::fs::write(dir.join("cols.txt"), cols).unwrap();
     std::fs::write(dir.join("qrels.txt"), qrels).unwrap();
     std::fs::write(dir.join("goals.jsonl"), places).unwrap();
     std::fs::write(
@@ -302,13 +332,18 @@ fn evaluate(
     };
     let premises = Premises::load(&opts, Some(&dir.join(actual))).unwrap();
     let builder = Evaluator::builder()
-        .measure_names(MEASURES)
+        .measure_names(measures(run))
         .unwrap()
         .depth(depth)
         .threads(2)
         .premises(Arc::new(premises));
     let mut rows: Vec<GoalRow> = Vec::new();
+    let names = run.ends_with(".npy").then(|| MatrixNames::Lists {
+        goals: dir.join("rows.txt"),
+        lemmas: dir.join("cols.txt"),
+    });
     Job::new(builder, dir.join(actual).as_path(), dir.join(run).as_path())
+        .names(names)
         .hold_actual(hold)
         .run(&mut rows, None)
         .unwrap();
@@ -316,11 +351,80 @@ fn evaluate(
     rows
 }
 
+/// The measures asked of `run`: stores and matrices do not tell origins (the origin measures
+/// are refused there).
+fn measures(run: &str) -> &'static [&'static str] {
+    if run.ends_with(".store") || run.ends_with(".npy") {
+        &MEASURES[..7]
+    } else {
+        &MEASURES
+    }
+}
+
 fn agree(got: Option<f64>, want: Option<f64>) -> bool {
     match (got, want) {
         (Some(a), Some(b)) => (a - b).abs() <= 1e-12,
         (a, b) => a == b,
     }
+}
+
+/// Every input shape of one case against the reference.
+fn check(
+    lib: &Lib,
+    goals: &[Goal],
+    mask: bool,
+    depth: Option<u64>,
+    hold: bool,
+) -> Result<(), TestCaseError> {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), lib, goals);
+    // The run as a binary store (the trec rule's order; lemma ids as first ranked).
+    let actual = lemma_ingest::ActualSets::read_path(&dir.path().join("actual.jsonl")).unwrap();
+    let run = lemma_ingest::open(&dir.path().join("run.txt")).unwrap();
+    let store = dir.path().join("run.store");
+    lemma_eval::convert::convert(&actual, run, &RankingOptions::default(), &store).unwrap();
+    for (actual, run, by_goals) in [
+        ("actual.jsonl", "run.txt", false),
+        ("actual.jsonl", "run.jsonl", false),
+        ("qrels.txt", "run.txt", true),
+        ("actual.jsonl", "run.store", false),
+        ("qrels.txt", "run.store", true),
+        ("actual.jsonl", "scores.npy", false),
+        ("qrels.txt", "scores.npy", true),
+    ] {
+        let rows = evaluate(dir.path(), actual, run, by_goals, mask, depth, hold);
+        prop_assert_eq!(rows.len(), goals.len());
+        for row in &rows {
+            let i: usize = std::str::from_utf8(&row.goal[1..])
+                .unwrap()
+                .parse()
+                .unwrap();
+            // A matrix ranks every name.
+            let full = Goal {
+                ranking: goals[i].scores.iter().copied().enumerate().collect(),
+                ..goals[i].clone()
+            };
+            let g = if run.ends_with(".npy") {
+                &full
+            } else {
+                &goals[i]
+            };
+            let want = reference(lib, g, mask, depth);
+            prop_assert_eq!(row.values.len(), measures(run).len());
+            for ((m, got), want) in measures(run).iter().zip(&row.values).zip(&want) {
+                prop_assert!(
+                    agree(*got, *want),
+                    "{} {} {}: got {:?}, want {:?}",
+                    actual,
+                    run,
+                    m,
+                    got,
+                    want
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 proptest! {
@@ -331,25 +435,76 @@ proptest! {
         (lib, goals, mask, depth) in case_strategy(),
         hold in any::<bool>(),
     ) {
-        let dir = tempfile::tempdir().unwrap();
-        write(dir.path(), &lib, &goals);
-        for (actual, run, by_goals) in [
-            ("actual.jsonl", "run.txt", false),
-            ("actual.jsonl", "run.jsonl", false),
-            ("qrels.txt", "run.txt", true),
-        ] {
-            let rows = evaluate(dir.path(), actual, run, by_goals, mask, depth, hold);
-            prop_assert_eq!(rows.len(), goals.len());
-            for row in &rows {
-                let i: usize = std::str::from_utf8(&row.goal[1..]).unwrap().parse().unwrap();
-                let want = reference(&lib, &goals[i], mask, depth);
-                for ((m, got), want) in MEASURES.iter().zip(&row.values).zip(&want) {
-                    prop_assert!(
-                        agree(*got, *want),
-                        "{} {} {}: got {:?}, want {:?}", actual, run, m, got, want
-                    );
+        check(&lib, &goals, mask, depth, hold)?;
+    }
+}
+
+/// Rows longer than the matrix's blocks of 64 scores (the packed, masked count, the head selected
+/// in the same pass, and the best inaccessible lemma found past it), seeded: 7 files, 300
+/// premises, goals in every file and one in a file the corpus does not list.
+#[test]
+fn long_rows_equal_the_reference() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let files = 7usize;
+    let imports = (0..files)
+        .map(|f| (0..f).filter(|_| next(3) == 0).collect())
+        .collect();
+    // Premises by file: the matrix's columns are runs of one file each (a store converted from
+    // the run numbers them as first ranked instead).
+    let mut premises: Vec<(usize, (u32, u32))> = (0..300)
+        .map(|_| {
+            (
+                next(files as u64) as usize,
+                (1 + next(7) as u32, next(4) as u32),
+            )
+        })
+        .collect();
+    premises.sort_by_key(|&(f, _)| f);
+    let lib = Lib { imports, premises };
+    let names = lib.premises.len() + 3;
+    let goals: Vec<Goal> = (0..=files)
+        .chain([0, 3])
+        .map(|file| {
+            // Scores from a few levels (ties).
+            let levels = [3, 50, 1000][file % 3];
+            let scores: Vec<u32> = (0..names).map(|_| next(levels) as u32).collect();
+            let relevant = (0..1 + next(4))
+                .map(|_| next(names as u64) as usize)
+                .collect();
+            let ranking = (0..names)
+                .filter(|_| next(4) != 0)
+                .map(|p| (p, scores[p]))
+                .collect();
+            let mut g = Goal {
+                file,
+                pos: (1 + next(7) as u32, next(4) as u32),
+                relevant,
+                ranking,
+                scores,
+            };
+            if file % 2 == 0 {
+                // Accessible premises above every other: LeakRank lies past the head.
+                for p in 0..names {
+                    if accessible(&lib, &g, p) {
+                        g.scores[p] += 1000;
+                    }
+                }
+                for (p, s) in &mut g.ranking {
+                    *s = g.scores[*p];
                 }
             }
+            g
+        })
+        .collect();
+    for mask in [false, true] {
+        for depth in [None, Some(5), Some(100)] {
+            check(&lib, &goals, mask, depth, false).unwrap();
         }
     }
 }
