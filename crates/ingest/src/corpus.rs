@@ -75,6 +75,13 @@ pub struct Skipped {
 }
 
 impl Skipped {
+    fn add(&mut self, o: &Skipped) {
+        self.no_name += o.no_name;
+        self.user_n += o.user_n;
+        self.empty_code += o.empty_code;
+        self.mutual += o.mutual;
+    }
+
     /// All of them.
     pub fn total(&self) -> u64 {
         self.no_name + self.user_n + self.empty_code + self.mutual
@@ -142,6 +149,163 @@ fn code_is_empty<'de, D: serde::Deserializer<'de>>(d: D) -> Result<EmptyCode, D:
     d.deserialize_any(V)
 }
 
+/// Threads parsing corpus lines ([`Corpus::from_reader`]).
+const PARSERS: usize = 2;
+/// Bytes of lines a parsing thread takes at a time.
+const BATCH_BYTES: usize = 1 << 20;
+
+/// Lines of the corpus to parse: their text one after another, each with its line and byte.
+#[derive(Default)]
+struct Batch {
+    seq: u64,
+    text: Vec<u8>,
+    /// (start and end in `text`, line, byte).
+    lines: Vec<(usize, usize, u64, u64)>,
+}
+
+impl Batch {
+    /// Ends the line read into `text` from `at`: its line ending left out, a blank line dropped.
+    fn end_line(&mut self, at: usize, line: u64, byte: u64) {
+        let mut end = self.text.len();
+        if self.text[at..end].ends_with(b"\n") {
+            end -= 1;
+        }
+        if self.text[at..end].ends_with(b"\r") {
+            end -= 1;
+        }
+        if self.text[at..end].iter().all(u8::is_ascii_whitespace) {
+            self.text.truncate(at);
+        } else {
+            self.lines.push((at, end, line, byte));
+        }
+    }
+
+    /// This batch, leaving an empty one numbered next in its place.
+    fn take_next(&mut self) -> Batch {
+        let next = Batch {
+            seq: self.seq + 1,
+            ..Batch::default()
+        };
+        std::mem::replace(self, next)
+    }
+
+    /// Each line parsed, the premises ReProver's rules skip left out and counted, or the message
+    /// of its syntax error (the lines after it are not parsed: they are never added).
+    fn parse(self) -> ParsedBatch {
+        let mut out = ParsedBatch::default();
+        for &(start, end, line, byte) in &self.lines {
+            let file = match serde_json::from_slice::<FileLine<'_>>(&self.text[start..end]) {
+                Ok(f) => Ok(out.add(&f)),
+                Err(e) => Err(format!(
+                    "expected a corpus line {{\"path\": ..., \"imports\": [...], \"premises\": \
+                     [{{\"full_name\", \"code\", \"end\": [line, col]}}, ...]}}: {e}"
+                )),
+            };
+            let failed = file.is_err();
+            out.lines.push(ParsedLine { line, byte, file });
+            if failed {
+                break;
+            }
+        }
+        out
+    }
+}
+
+/// A batch of lines parsed: their strings in one buffer.
+#[derive(Default)]
+struct ParsedBatch {
+    arena: String,
+    /// Import names (`ParsedFile::imports` ranges over them): where they are in `arena`.
+    spans: Vec<(u32, u32)>,
+    /// Premises kept (`ParsedFile::premises`): the name in `arena`, where it ends.
+    premises: Vec<((u32, u32), Pos)>,
+    lines: Vec<ParsedLine>,
+}
+
+impl ParsedBatch {
+    /// The text of `span`.
+    fn text(&self, (a, z): (u32, u32)) -> &str {
+        &self.arena[a as usize..z as usize]
+    }
+
+    fn keep(&mut self, s: &str) -> (u32, u32) {
+        let a = self.arena.len() as u32;
+        self.arena.push_str(s);
+        (a, self.arena.len() as u32)
+    }
+
+    /// `f`'s path, imports and the premises ReProver's rules keep, held here.
+    fn add(&mut self, f: &FileLine<'_>) -> ParsedFile {
+        let path = self.keep(&f.path);
+        let first = self.spans.len();
+        for i in &f.imports {
+            let s = self.keep(i);
+            self.spans.push(s);
+        }
+        let imports = first..self.spans.len();
+        let first = self.premises.len();
+        let mut skipped = Skipped::default();
+        for p in &f.premises {
+            let Some(name) = &p.full_name else {
+                skipped.no_name += 1;
+                continue;
+            };
+            if name.contains("user__.n") {
+                skipped.user_n += 1;
+            } else if p.code.0 {
+                skipped.empty_code += 1;
+            } else if name.starts_with('[') && name.ends_with(']') {
+                skipped.mutual += 1;
+            } else {
+                let s = self.keep(name);
+                self.premises.push((s, Pos::new(p.end.0, p.end.1)));
+            }
+        }
+        ParsedFile {
+            path,
+            imports,
+            premises: first..self.premises.len(),
+            skipped,
+        }
+    }
+}
+
+/// One parsed line of the corpus.
+struct ParsedLine {
+    line: u64,
+    byte: u64,
+    file: Result<ParsedFile, String>,
+}
+
+/// One file of a [`ParsedBatch`].
+struct ParsedFile {
+    path: (u32, u32),
+    imports: Range<usize>,
+    premises: Range<usize>,
+    skipped: Skipped,
+}
+
+/// Parsed batches put back in order.
+#[derive(Default)]
+struct InOrder {
+    /// The sequence number of the next batch to add.
+    next: u64,
+    waiting: std::collections::BTreeMap<u64, ParsedBatch>,
+}
+
+impl InOrder {
+    /// Takes batch `seq`; returns the batches now next in order.
+    fn put(&mut self, seq: u64, parsed: ParsedBatch) -> Vec<ParsedBatch> {
+        self.waiting.insert(seq, parsed);
+        let mut ready = Vec::new();
+        while let Some(b) = self.waiting.remove(&self.next) {
+            ready.push(b);
+            self.next += 1;
+        }
+        ready
+    }
+}
+
 /// The longest line read (a file's premises with their code): past it, an error.
 pub const MAX_CORPUS_LINE: usize = 1 << 30;
 
@@ -152,7 +316,10 @@ impl Corpus {
         Corpus::from_reader(path, input.reader)
     }
 
-    /// Reads a corpus from `reader`, named `path` in errors.
+    /// Reads a corpus from `reader`, named `path` in errors. The lines are parsed on
+    /// [`PARSERS`] threads, a batch of lines at a time, and added in file order (ids, the first
+    /// error and the files a repeated name names are those of reading the lines one by one);
+    /// at most `2 * PARSERS` batches of [`BATCH_BYTES`] wait to be parsed.
     pub fn from_reader(path: &Path, mut reader: impl BufRead) -> Result<Corpus, InputError> {
         let mut c = Corpus {
             path: path.to_path_buf(),
@@ -168,74 +335,114 @@ impl Corpus {
         };
         // Imports by name until every file is known: (file, line, byte, names).
         let mut imports: Vec<(u32, u64, u64, Vec<String>)> = Vec::new();
-        let mut buf = Vec::new();
-        let (mut line, mut byte) = (0u64, 0u64);
-        loop {
-            buf.clear();
-            let n = std::io::Read::take(reader.by_ref(), MAX_CORPUS_LINE as u64 + 1)
-                .read_until(b'\n', &mut buf)
-                .map_err(|e| InputError::read(path, e))?;
-            if n == 0 {
-                break;
+        let (to_parse, batches) = std::sync::mpsc::sync_channel::<Batch>(2 * PARSERS);
+        let batches = std::sync::Mutex::new(batches);
+        std::thread::scope(|s| -> Result<(), InputError> {
+            let (parsed_tx, parsed) = std::sync::mpsc::channel::<(u64, ParsedBatch)>();
+            for _ in 0..PARSERS {
+                let (batches, parsed_tx) = (&batches, parsed_tx.clone());
+                s.spawn(move || loop {
+                    let next = batches.lock().map(|b| b.recv());
+                    let Ok(Ok(batch)) = next else { break };
+                    if parsed_tx.send((batch.seq, batch.parse())).is_err() {
+                        break;
+                    }
+                });
             }
-            line += 1;
-            if n > MAX_CORPUS_LINE {
-                return Err(InputError::at(
-                    ErrorKind::Syntax,
-                    path,
-                    line,
-                    byte,
-                    format!("a line longer than {} MiB", MAX_CORPUS_LINE >> 20),
-                ));
+            drop(parsed_tx);
+            let mut order = InOrder::default();
+            let mut add = |c: &mut Corpus, b: ParsedBatch| -> Result<(), InputError> {
+                for l in &b.lines {
+                    let f = l.file.as_ref().map_err(|m| {
+                        InputError::at(ErrorKind::Syntax, &c.path, l.line, l.byte, m.clone())
+                    })?;
+                    let names = c.add_file(&b, f, l.line, l.byte)?;
+                    imports.push((c.files.len() as u32 - 1, l.line, l.byte, names));
+                }
+                Ok(())
+            };
+            let mut batch = Batch::default();
+            let (mut line, mut byte) = (0u64, 0u64);
+            let read = loop {
+                let at = batch.text.len();
+                let n = match std::io::Read::take(reader.by_ref(), MAX_CORPUS_LINE as u64 + 1)
+                    .read_until(b'\n', &mut batch.text)
+                {
+                    Ok(n) => n,
+                    Err(e) => break Err(InputError::read(path, e)),
+                };
+                if n == 0 {
+                    break Ok(());
+                }
+                line += 1;
+                if n > MAX_CORPUS_LINE {
+                    break Err(InputError::at(
+                        ErrorKind::Syntax,
+                        path,
+                        line,
+                        byte,
+                        format!("a line longer than {} MiB", MAX_CORPUS_LINE >> 20),
+                    ));
+                }
+                batch.end_line(at, line, byte);
+                byte += n as u64;
+                if batch.text.len() >= BATCH_BYTES {
+                    let full = batch.take_next();
+                    if to_parse.send(full).is_err() {
+                        break Ok(()); // a parser stopped: only by a panic, re-raised below
+                    }
+                    // What is parsed already, added while the next lines are read.
+                    while let Ok((seq, parsed)) = parsed.try_recv() {
+                        for b in order.put(seq, parsed) {
+                            add(&mut c, b)?;
+                        }
+                    }
+                }
+            };
+            if !batch.lines.is_empty() {
+                let last = batch.take_next();
+                let _ = to_parse.send(last);
             }
-            let text = buf.strip_suffix(b"\n").unwrap_or(&buf);
-            let text = text.strip_suffix(b"\r").unwrap_or(text);
-            if !text.iter().all(u8::is_ascii_whitespace) {
-                let names = c.add_line(text, line, byte)?;
-                imports.push((c.files.len() as u32 - 1, line, byte, names));
+            let sent = batch.seq;
+            drop(to_parse);
+            // Every line before a read error is added first: its error comes first.
+            while order.next < sent {
+                let Ok((seq, parsed)) = parsed.recv() else {
+                    break; // a parser panicked: the scope re-raises it
+                };
+                for b in order.put(seq, parsed) {
+                    add(&mut c, b)?;
+                }
             }
-            byte += n as u64;
-        }
+            read
+        })?;
         c.resolve(imports)?;
         Ok(c)
     }
 
-    /// Adds the file of one line; its imports' names come back to be resolved at the end.
-    fn add_line(&mut self, text: &[u8], line: u64, byte: u64) -> Result<Vec<String>, InputError> {
+    /// Adds a parsed line's file (`f`, of batch `b`); its imports' names come back to be
+    /// resolved at the end.
+    fn add_file(
+        &mut self,
+        b: &ParsedBatch,
+        f: &ParsedFile,
+        line: u64,
+        byte: u64,
+    ) -> Result<Vec<String>, InputError> {
         let bad = |m: String| InputError::at(ErrorKind::Syntax, &self.path, line, byte, m);
-        let f: FileLine<'_> = serde_json::from_slice(text).map_err(|e| {
-            bad(format!(
-                "expected a corpus line {{\"path\": ..., \"imports\": [...], \"premises\": \
-                 [{{\"full_name\", \"code\", \"end\": [line, col]}}, ...]}}: {e}"
-            ))
-        })?;
+        let path = b.text(f.path);
         let id = self.files.len() as u32;
-        if let Some(first) = self.files.get(f.path.as_bytes()) {
+        if let Some(first) = self.files.get(path.as_bytes()) {
             return Err(bad(format!(
-                "file `{}` is listed twice (first at line {})",
-                f.path, self.file_line[first as usize]
+                "file `{path}` is listed twice (first at line {})",
+                self.file_line[first as usize]
             )));
         }
-        self.files.intern(f.path.as_bytes());
+        self.files.intern(path.as_bytes());
         self.file_line.push(line);
         let start = self.premises.len() as u32;
-        for p in &f.premises {
-            let Some(name) = &p.full_name else {
-                self.skipped.no_name += 1;
-                continue;
-            };
-            if name.contains("user__.n") {
-                self.skipped.user_n += 1;
-                continue;
-            }
-            if p.code.0 {
-                self.skipped.empty_code += 1;
-                continue;
-            }
-            if name.starts_with('[') && name.ends_with(']') {
-                self.skipped.mutual += 1;
-                continue;
-            }
+        for &(name, end) in &b.premises[f.premises.clone()] {
+            let name = b.text(name);
             let before = self.premises.len();
             let pid = self.premises.intern(name.as_bytes());
             if self.premises.len() == before {
@@ -243,16 +450,19 @@ impl Corpus {
                 let other_line = self.file_line[other as usize];
                 let other = String::from_utf8_lossy(self.files.name(other)).into_owned();
                 return Err(bad(format!(
-                    "premise `{name}` is defined in `{}` and again in `{other}` (line \
-                     {other_line}): a premise name must name one premise",
-                    f.path
+                    "premise `{name}` is defined in `{path}` and again in `{other}` (line \
+                     {other_line}): a premise name must name one premise"
                 )));
             }
             self.premise_file.push(id);
-            self.premise_end.push(Pos::new(p.end.0, p.end.1));
+            self.premise_end.push(end);
         }
+        self.skipped.add(&f.skipped);
         self.file_premises.push(start..self.premises.len() as u32);
-        Ok(f.imports.iter().map(|i| i.to_string()).collect())
+        Ok(b.spans[f.imports.clone()]
+            .iter()
+            .map(|&s| b.text(s).to_string())
+            .collect())
     }
 
     /// Resolves the imports and computes every file's transitive imports; a cycle or an unknown
@@ -605,6 +815,68 @@ mod tests {
         let path_twice = line("A.lean", &[], &[]) + &line("A.lean", &[], &[]);
         assert!(err(&path_twice).contains("file `A.lean` is listed twice (first at line 1)"));
         assert!(err("{\"path\": 3}\n").contains("corpus.jsonl:1: expected a corpus line"));
+    }
+
+    /// A corpus of `files` files of 40 premises each (file `F{i}` imports `F{i-1}`): several
+    /// parsing batches' worth.
+    fn many(files: usize) -> Vec<String> {
+        (0..files)
+            .map(|i| {
+                let ps: Vec<(String, (u32, u32))> = (0..40)
+                    .map(|j| (format!("F{i}.p{j}"), (j + 1, 2)))
+                    .collect();
+                let ps: Vec<(&str, (u32, u32))> =
+                    ps.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+                let prev = format!("F{}.lean", i.saturating_sub(1));
+                let imports: &[&str] = if i == 0 { &[] } else { &[&prev] };
+                line(&format!("F{i}.lean"), imports, &ps)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn batches_are_added_in_file_order() {
+        // 1,000 lines of about 3.3 KB: four batches, parsed on two threads, added in order.
+        let mut lines = many(1000);
+        lines.insert(500, "\n  \r\n".into()); // blank lines are skipped, and counted
+        let text: String = lines.concat();
+        assert!(text.len() > 3 * BATCH_BYTES);
+        let c = corpus(&text).unwrap();
+        assert_eq!((c.files(), c.premises()), (1000, 40_000));
+        for (i, f) in [0usize, 499, 500, 999].into_iter().enumerate() {
+            let file = c.file_id(format!("F{f}.lean").as_bytes()).unwrap();
+            assert_eq!(file as usize, f, "{i}");
+            // Ids in file order: file f's premises are 40 f .. 40 f + 39.
+            let p = c.premise_id(format!("F{f}.p7").as_bytes()).unwrap();
+            assert_eq!(p as usize, 40 * f + 7);
+            assert_eq!(c.premise_file(p), file);
+            assert_eq!(c.premise_end(p), Pos::new(8, 2));
+        }
+        let (first, last) = (
+            c.file_id(b"F0.lean").unwrap(),
+            c.file_id(b"F999.lean").unwrap(),
+        );
+        assert!(c.imports(last, first) && !c.imports(first, last));
+        // The first error in file order is the one reported, whichever batch is parsed first:
+        // a premise defined twice at line 300 (batch one) before a syntax error at line 900.
+        let mut bad = many(1000);
+        bad[299] = line("F299.lean", &["F298.lean"], &[("F3.p1", (1, 1))]);
+        bad[899] = "{\"path\": 3}\n".into();
+        let e = corpus(&bad.concat()).unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "corpus.jsonl:300: premise `F3.p1` is defined in `F299.lean` and again in \
+                 `F3.lean` (line 4)"
+            ),
+            "{e}"
+        );
+        let mut bad = many(1000);
+        bad[899] = "{\"path\": 3}\n".into();
+        let e = corpus(&bad.concat()).unwrap_err().to_string();
+        assert!(
+            e.starts_with("corpus.jsonl:900: expected a corpus line"),
+            "{e}"
+        );
     }
 
     #[test]
