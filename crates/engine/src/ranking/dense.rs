@@ -92,6 +92,36 @@ fn count_sorted<T: Score>(row: &[T], ts: &[T], gt: &mut [u64], eq: &mut [u64]) {
     T::count_sorted(row, ts, gt, eq)
 }
 
+/// The 64 scores of `block`, loaded as eight vectors, and their maximum ignoring NaN:
+/// `max(x, acc)` returns its second operand when either is NaN, so accumulators that start at
+/// -inf never become NaN (a tree of maxima could: a NaN would hide a larger score). Two chains
+/// for throughput.
+///
+/// # Safety
+/// The CPU has AVX2, and `block` holds at least 64 scores.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn load_block_avx2(block: &[f32]) -> ([std::arch::x86_64::__m256; 8], f32) {
+    use std::arch::x86_64::*;
+    debug_assert!(block.len() >= BLOCK);
+    let p = block.as_ptr();
+    // SAFETY: the caller's contract: 64 f32, eight unaligned loads of eight.
+    let v: [__m256; 8] = std::array::from_fn(|i| unsafe { _mm256_loadu_ps(p.add(8 * i)) });
+    let (mut a, mut b) = (
+        _mm256_set1_ps(f32::NEG_INFINITY),
+        _mm256_set1_ps(f32::NEG_INFINITY),
+    );
+    for pair in v.chunks_exact(2) {
+        a = _mm256_max_ps(pair[0], a);
+        b = _mm256_max_ps(pair[1], b);
+    }
+    let m = _mm256_max_ps(a, b);
+    let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
+    let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    (v, _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps::<1>(m, m))))
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn count_sorted_f32_avx2(row: &[f32], ts: &[f32], gt: &mut [u64], eq: &mut [u64]) {
@@ -103,24 +133,8 @@ unsafe fn count_sorted_f32_avx2(row: &[f32], ts: &[f32], gt: &mut [u64], eq: &mu
         let blocks = part.chunks_exact(BLOCK);
         let tail = blocks.remainder();
         for block in blocks {
-            let p = block.as_ptr();
-            // SAFETY: the block holds 64 f32, eight unaligned loads of eight.
-            let v: [__m256; 8] = std::array::from_fn(|i| unsafe { _mm256_loadu_ps(p.add(8 * i)) });
-            // The block's maximum, ignoring NaN: `max(x, acc)` returns its second operand when
-            // either is NaN, so accumulators that start at -inf never become NaN (a tree of
-            // maxima could: a NaN would hide a larger score). Two chains for throughput.
-            let (mut a, mut b) = (
-                _mm256_set1_ps(f32::NEG_INFINITY),
-                _mm256_set1_ps(f32::NEG_INFINITY),
-            );
-            for pair in v.chunks_exact(2) {
-                a = _mm256_max_ps(pair[0], a);
-                b = _mm256_max_ps(pair[1], b);
-            }
-            let m = _mm256_max_ps(a, b);
-            let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
-            let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-            let m = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps::<1>(m, m)));
+            // SAFETY: the block holds 64 f32 (AVX2 is enabled in this function).
+            let (v, m) = unsafe { load_block_avx2(block) };
             for (&t, (g, e)) in ts.iter().zip(lanes.iter_mut()) {
                 if t > m {
                     break; // this threshold and every later one are above the whole block
@@ -277,21 +291,8 @@ unsafe fn count_masked_f32_avx2(
             if word == 0 && select.is_none() {
                 continue;
             }
-            let p = block.as_ptr();
-            // SAFETY: the block holds 64 f32, eight unaligned loads of eight.
-            let v: [__m256; 8] = std::array::from_fn(|i| unsafe { _mm256_loadu_ps(p.add(8 * i)) });
-            let (mut a, mut b) = (
-                _mm256_set1_ps(f32::NEG_INFINITY),
-                _mm256_set1_ps(f32::NEG_INFINITY),
-            );
-            for pair in v.chunks_exact(2) {
-                a = _mm256_max_ps(pair[0], a);
-                b = _mm256_max_ps(pair[1], b);
-            }
-            let m = _mm256_max_ps(a, b);
-            let m = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
-            let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-            let m = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps::<1>(m, m)));
+            // SAFETY: the block holds 64 f32 (AVX2 is enabled in this function).
+            let (v, m) = unsafe { load_block_avx2(block) };
             if let Some(s) = select.as_deref_mut() {
                 s.block((first_word + bi) * BLOCK, BLOCK, m);
             }
