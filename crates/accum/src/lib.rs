@@ -54,6 +54,7 @@ mod measures;
 mod order;
 mod plan;
 mod pooled;
+pub mod prefs;
 mod summary;
 pub mod trec;
 mod trec_sum;

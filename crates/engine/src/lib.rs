@@ -66,6 +66,7 @@ pub mod strata;
 pub mod text;
 pub mod trec;
 mod trec_goals;
+mod trec_prefs;
 mod unknown;
 pub mod values;
 
