@@ -31,6 +31,8 @@ __all__ = [
     "Result",
     "Session",
     "RelevanceEvaluator",
+    "trec_eval",
+    "TrecEvalResult",
     "supported_measures",
     "supported_nicknames",
     "parse_qrel",
@@ -461,6 +463,83 @@ def compare(
     )
     _warn(warned)
     return rows
+
+
+class TrecEvalResult:
+    """What :func:`trec_eval` gives: ``summary``, the command's summary lines as ``{name:
+    value}`` (``runid`` a str and ``num_q`` an int when asked for, the counts ints, the others
+    floats; z-scores, all floats, with ``zscores=``), ``per_goal`` (``{goal: {name: value}}``,
+    goals in byte order, with ``per_goal=True``; else ``None``) and ``counts`` (goals evaluated
+    and skipped, by reason)."""
+
+    __slots__ = ("summary", "per_goal", "counts")
+
+    def __init__(self, outcome: tuple, z: bool) -> None:
+        names, runid, num_q, summary, rows, counts = outcome
+
+        def value(v: float, count: bool) -> Union[int, float]:
+            return int(v) if count and not z else v
+
+        self.summary: Dict[str, Any] = {}
+        if runid is not None:
+            self.summary["runid"] = runid
+        if num_q is not None:
+            self.summary["num_q"] = float(num_q) if z else num_q
+        for (name, count), v in zip(names, summary):
+            self.summary[name] = value(v, count)
+        self.per_goal: Optional[Dict[str, Dict[str, Union[int, float]]]] = None
+        if rows is not None:
+            self.per_goal = {
+                goal: {name: value(v, count) for (name, count), v in zip(names, values)}
+                for goal, values in rows
+            }
+        self.counts: Dict[str, int] = dict(counts)
+
+    def __repr__(self) -> str:
+        return f"TrecEvalResult(summary={self.summary!r})"
+
+
+def trec_eval(
+    qrels: PathLike,
+    run: PathLike,
+    measures: Union[None, str, Iterable[str]] = None,
+    *,
+    relevance_format: str = "prefs",
+    per_goal: bool = False,
+    complete: bool = False,
+    max_docs: Optional[int] = None,
+    trec_version: Union[int, str] = 10,
+    zscores: Optional[PathLike] = None,
+    memory: Union[None, int, str] = None,
+) -> TrecEvalResult:
+    """``lemma-eval trec_eval -R prefs`` (or ``-R qrels_prefs``) on two files, its values as
+    doubles: trec_eval's preference measures (``prefs_simp``, ``prefs_pair``, ``prefs_avgjg``,
+    ..., docs/METRICS.md §8.5), which pytrec_eval's ``RelevanceEvaluator`` cannot compute (it
+    takes qrels only).
+
+    ``qrels`` is a preference file (``relevance_format="prefs"``: lines ``goal group subgroup
+    lemma level``) or qrels read as preferences (``"qrels_prefs"``); ``run`` a TREC run.
+    ``measures`` are trec_eval's ``-m`` arguments (default ``all_prefs``; ``runid`` and
+    ``num_q`` are the summary's only other names); ``per_goal`` is ``-q``, ``complete`` ``-c``,
+    ``max_docs`` ``-M``, ``trec_version`` 10 or 9 (``--trec-version``), ``zscores`` a z-score file
+    (``-Z``), ``memory`` the command's ``--memory``. The evaluation is the command's (the same
+    engine function prints its lines), with the GIL released. Bad input raises ``ValueError``
+    with the command's message (``FileNotFoundError`` for a missing file).
+    """
+    names = _measures(measures) or ["all_prefs"]
+    outcome = _native.trec_eval_prefs(
+        os.fspath(qrels),
+        os.fspath(run),
+        names,
+        str(relevance_format),
+        bool(per_goal),
+        bool(complete),
+        None if max_docs is None else int(max_docs),
+        str(trec_version),
+        None if zscores is None else os.fspath(zscores),
+        memory,
+    )
+    return TrecEvalResult(outcome, zscores is not None)
 
 
 def merge(

@@ -7,6 +7,7 @@
 
 mod dicts;
 mod session;
+mod trec_prefs;
 
 use dicts::{actual_from_dict, check_name, type_name};
 use lemma_accum::{Interpolation, Measure, Summary};
@@ -383,6 +384,24 @@ fn int_arg(
     Ok(v)
 }
 
+/// `memory=`: a size in bytes, or a str the command's `--memory` takes (`"512M"`).
+fn memory_arg(memory: Option<&Bound<'_, PyAny>>) -> PyResult<Option<usize>> {
+    let Some(m) = memory.filter(|m| !m.is_none()) else {
+        return Ok(None);
+    };
+    Ok(Some(if let Ok(s) = m.cast::<PyString>() {
+        lemma_eval::parse_size(&s.extract::<String>()?)
+            .map_err(|e| PyValueError::new_err(format!("memory={e}")))?
+    } else {
+        int_arg(
+            m,
+            "memory",
+            1..=usize::MAX as i128,
+            "a size in bytes or a str such as \"512M\"",
+        )? as usize
+    }))
+}
+
 /// A choice argument (`ties="group"`) through the engine's parser.
 fn choice<T: Choice>(word: &str) -> PyResult<T> {
     T::parse(word).map_err(PyValueError::new_err)
@@ -454,18 +473,7 @@ fn builder(
     if let Some(o) = order {
         b = b.order(choice::<OrderMode>(o)?);
     }
-    if let Some(m) = memory.filter(|m| !m.is_none()) {
-        let bytes = if let Ok(s) = m.cast::<PyString>() {
-            lemma_eval::parse_size(&s.extract::<String>()?)
-                .map_err(|e| PyValueError::new_err(format!("memory={e}")))?
-        } else {
-            int_arg(
-                m,
-                "memory",
-                1..=usize::MAX as i128,
-                "a size in bytes or a str such as \"512M\"",
-            )? as usize
-        };
+    if let Some(bytes) = memory_arg(memory)? {
         b = b.spill(lemma_ingest::SpillOptions {
             memory: bytes,
             dir: None,
@@ -1179,6 +1187,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeEvaluator>()?;
     m.add_class::<session::NativeSession>()?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
+    m.add_function(wrap_pyfunction!(trec_prefs::trec_eval_prefs, m)?)?;
     m.add("__version__", version())?;
     m.add("MAX_THREADS", lemma_eval::MAX_THREADS)?;
     Ok(())

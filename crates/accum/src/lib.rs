@@ -55,6 +55,7 @@ mod measures;
 mod order;
 mod plan;
 mod pooled;
+pub mod prefs;
 mod summary;
 pub mod trec;
 mod trec_sum;

@@ -545,6 +545,10 @@ mod tests {
         assert!(Measure::parse("prefs_simp")
             .unwrap_err()
             .reason
+            .contains("reads preference judgments"));
+        assert!(Measure::parse("map_avgjg")
+            .unwrap_err()
+            .reason
             .contains("not supported"));
         assert!(Measure::parse("runid").is_err());
         // `official` is trec_eval's default set, without `runid`.

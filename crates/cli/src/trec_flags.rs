@@ -1,8 +1,9 @@
-//! `trec_eval`'s flags beyond the common ones: `-J`, `-N`, and the input formats `-R` and `-T`
-//! (only trec_eval's defaults are read) and `-Z`, z-scores against a reference file.
+//! `trec_eval`'s flags beyond the common ones: `-J`, `-N`, and the input formats `-R` (`qrels`,
+//! and the preference files `prefs` and `qrels_prefs`) and `-T` (trec_eval's default only) and
+//! `-Z`, z-scores against a reference file.
 
 use crate::out::Fail;
-use lemma_eval::trec::TrecOptions;
+use lemma_eval::trec::{RelFormat, TrecOptions};
 
 /// trec_eval's `-J`, `-N`, `-R`, `-T`, `-Z`.
 #[derive(clap::Args, Clone, Debug, Default)]
@@ -13,8 +14,9 @@ pub(crate) struct TrecFlags {
     /// The collection's size, which `utility`'s fourth coefficient reads (default 0).
     #[arg(short = 'N', value_name = "N")]
     collection_size: Option<u64>,
-    /// The qrels' format: `qrels`, or `qrels_jg` (judgment groups: `goal group lemma grade`);
-    /// `prefs` and `qrels_prefs` are named in an error.
+    /// The judgments' format: `qrels` (the default), `qrels_jg` (judgment groups: `goal group
+    /// lemma grade`), `prefs` (lines `goal group subgroup lemma level`) or `qrels_prefs` (qrels
+    /// read as preferences).
     #[arg(short = 'R', value_name = "FORMAT")]
     rel_format: Option<String>,
     /// The run's format: `trec_results` (the only one).
@@ -31,18 +33,11 @@ impl TrecFlags {
     /// not read.
     pub(crate) fn apply(&self, o: &mut TrecOptions) -> Result<(), Fail> {
         match self.rel_format.as_deref() {
-            None | Some("qrels") => {}
-            Some("qrels_jg") => o.judgment_groups = true,
-            Some(f @ ("prefs" | "qrels_prefs")) => {
-                return Err(Fail(
-                    2,
-                    format!(
-                        "-R {f}: preference files are not supported by lemma-eval (only -R \
-                         qrels and -R qrels_jg)"
-                    ),
-                ))
-            }
-            Some(f) => return Err(Fail(2, format!("illegal rel_format `{f}`"))),
+            None => {}
+            Some(f) => match RelFormat::from_name(f) {
+                Some(rel) => o.rel_format = rel,
+                None => return Err(Fail(2, format!("illegal rel_format `{f}`"))),
+            },
         }
         match self.results_format.as_deref() {
             None | Some("trec_results") => {}

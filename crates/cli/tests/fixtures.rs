@@ -439,8 +439,9 @@ fn bad_inputs_fail_clearly() {
         &q,
         &fixture("seed/run.txt"),
     ]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("`prefs_simp` is not supported"));
+    // A preference measure with qrels: trec_eval's "Can't calculate measure" (exit 4).
+    assert_eq!(o.status.code(), Some(4));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("`prefs_simp` reads preference judgments"));
 }
 
 #[test]

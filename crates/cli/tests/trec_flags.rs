@@ -111,10 +111,19 @@ fn all_trec_follows_the_version() {
 #[test]
 fn unsupported_inputs_are_named() {
     for (args, code, what) in [
-        (&["-R", "prefs"][..], 2, "-R prefs"),
+        // The qrels read as preference judgments, which have five fields.
+        (
+            &["-R", "prefs"][..],
+            2,
+            "expected 5 fields (goal group subgroup lemma level)",
+        ),
         (&["-Z", "no-such-z.txt"][..], 2, "no-such-z.txt"),
         (&["--trec-version", "9", "-m", "rbp"][..], 1, "`rbp`"),
-        (&["-m", "prefs"][..], 1, "`prefs_num_prefs_poss`"),
+        (
+            &["-m", "prefs"][..],
+            4,
+            "`prefs_num_prefs_poss` reads preference judgments",
+        ),
     ] {
         let o = run(args);
         assert_eq!(o.status.code(), Some(code), "{args:?}");

@@ -67,6 +67,7 @@ pub mod text;
 pub mod trec;
 mod trec_goals;
 mod trec_jg;
+mod trec_prefs;
 mod unknown;
 pub mod values;
 

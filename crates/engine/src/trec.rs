@@ -13,6 +13,7 @@ use lemma_accum::{Aggregate, Measure, Summary};
 use lemma_accum::{Interpolation, TrecAdder, TrecRules};
 use std::fmt::Write as _;
 
+pub use crate::trec_prefs::{evaluate_prefs, GoalVisit, PrefsOutcome};
 pub use lemma_accum::trec::{
     pytrec_name, pytrec_nickname, resolve, resolve_for, resolve_pytrec, table, TrecMeasure,
     TrecMeasureError, PYTREC_NICKNAMES,
@@ -259,9 +260,48 @@ pub struct TrecOptions {
     /// `-Z`: a z-score file (`goal measure mean stddev` lines); each goal's values become
     /// z-scores against it before they are printed and averaged (METRICS.md §8).
     pub zscores: Option<std::path::PathBuf>,
-    /// `-R qrels_jg`: the qrels are judgment groups (`goal group lemma grade` lines), which the
-    /// measures `map_avgjg`, `P_avgjg` and `Rprec_mult_avgjg` average over.
-    pub judgment_groups: bool,
+    /// `-R`: the judgments file's format (METRICS.md §8.5 for the preference formats).
+    pub rel_format: RelFormat,
+}
+
+/// trec_eval's `-R`: the format of the judgments file.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RelFormat {
+    /// `qrels` (the default): lines `goal iter lemma grade`.
+    #[default]
+    Qrels,
+    /// `qrels_jg`: judgment groups, lines `goal group lemma grade`, which the measures
+    /// `map_avgjg`, `P_avgjg` and `Rprec_mult_avgjg` average over.
+    QrelsJg,
+    /// `prefs`: preference judgments, lines `goal group subgroup lemma level`.
+    Prefs,
+    /// `qrels_prefs`: qrels read as preference judgments (the `iter` field the group).
+    QrelsPrefs,
+}
+
+impl RelFormat {
+    /// trec_eval's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            RelFormat::Qrels => "qrels",
+            RelFormat::QrelsJg => "qrels_jg",
+            RelFormat::Prefs => "prefs",
+            RelFormat::QrelsPrefs => "qrels_prefs",
+        }
+    }
+
+    /// The format trec_eval names `name`.
+    pub fn from_name(name: &str) -> Option<RelFormat> {
+        [
+            RelFormat::Qrels,
+            RelFormat::QrelsJg,
+            RelFormat::Prefs,
+            RelFormat::QrelsPrefs,
+        ]
+        .into_iter()
+        .find(|f| f.name() == name)
+    }
 }
 
 impl Default for TrecOptions {
@@ -280,7 +320,7 @@ impl Default for TrecOptions {
             mmap: false,
             spill: lemma_ingest::SpillOptions::default(),
             zscores: None,
-            judgment_groups: false,
+            rel_format: RelFormat::Qrels,
         }
     }
 }
@@ -356,6 +396,9 @@ pub fn run_to(
     out: &mut dyn std::io::Write,
 ) -> Result<Evaluation, TrecError> {
     use lemma_ingest::{ActualSets, ErrorKind};
+    if matches!(o.rel_format, RelFormat::Prefs | RelFormat::QrelsPrefs) {
+        return crate::trec_prefs::run_to(qrels, run, o, out);
+    }
     let v10 = o.version == TrecVersion::V10;
     let rules = if v10 { TrecRules::V10 } else { TrecRules::V9 };
     let tm = resolve_for(&o.measures, rules).map_err(|e| TrecError {
@@ -380,7 +423,7 @@ pub fn run_to(
             message: "only one of QRELS and RUN can be - (stdin)".into(),
         });
     }
-    if o.judgment_groups {
+    if o.rel_format == RelFormat::QrelsJg {
         return crate::trec_jg::run_to(qrels, run, o, &tm, builder, out);
     }
     if let Some(m) = tm.iter().find(|m| m.judgment_groups()) {
@@ -703,7 +746,7 @@ impl std::io::BufRead for Watched {
 /// once the input has been read): a plain file is read once more on a thread of its own, a
 /// stream scanned as the evaluation reads it.
 #[allow(clippy::type_complexity)]
-fn watch_hash_lines(
+pub(crate) fn watch_hash_lines(
     input: &mut lemma_ingest::Input,
 ) -> Result<Box<dyn FnOnce() -> Result<(), lemma_ingest::InputError>>, lemma_ingest::InputError> {
     let path = input.path.clone();

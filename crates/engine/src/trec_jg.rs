@@ -167,7 +167,7 @@ mod tests {
         std::fs::write(&r, "g1 Q0 d1 1 0.9 t\ng1 Q0 d2 2 0.8 t\n").unwrap();
         let mut o = TrecOptions {
             measures: vec!["map_avgjg".into(), "P_avgjg.1".into()],
-            judgment_groups: true,
+            rel_format: RelFormat::QrelsJg,
             ..TrecOptions::default()
         };
         let (text, _) = run(&q, &r, &o).unwrap();
@@ -177,7 +177,7 @@ mod tests {
             "map_avgjg             \tall\t0.7500\nP_avgjg_1             \tall\t0.5000\n"
         );
         // Without -R qrels_jg, trec_eval's exit 4.
-        o.judgment_groups = false;
+        o.rel_format = RelFormat::Qrels;
         assert_eq!(run(&q, &r, &o).unwrap_err().code, 4);
     }
 }

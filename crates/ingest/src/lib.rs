@@ -18,6 +18,7 @@
 
 mod corpus;
 mod error;
+mod goal_lines;
 mod goals;
 mod groups;
 mod input;
@@ -25,6 +26,7 @@ mod mapped;
 mod names;
 mod npy;
 mod parse;
+mod prefs;
 mod qrels_jg;
 mod shard;
 mod sorted;
@@ -39,6 +41,7 @@ use parse::{fields, jsonl, run};
 pub use corpus::{Corpus, Origin, Place, Pos, Skipped, MAX_CORPUS_LINE};
 pub use error::{ErrorKind, InputError};
 pub use fields::{first_field, parse_score, show, ScoreText};
+pub use goal_lines::{GoalBlock, GoalLines};
 pub use goals::{GoalPlace, GoalPlaces};
 pub use groups::GoalGroups;
 pub use input::{
@@ -50,6 +53,7 @@ pub use mapped::describe_fault;
 pub use names::Names;
 pub use npy::{write_f32_header, Dtype, Matrix, Row, RowBuf};
 pub use parse::order::GoalOrder;
+pub use prefs::{parse_prefs_line, PrefLine, PrefsFormat};
 pub use qrels_jg::JudgmentGroups;
 pub use run::{
     parse_prediction_general, parse_prediction_line, parse_prediction_unscored, parse_run_at,
