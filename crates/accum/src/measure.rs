@@ -549,7 +549,7 @@ mod tests {
         assert!(Measure::parse("map_avgjg")
             .unwrap_err()
             .reason
-            .contains("not supported"));
+            .contains("only `lemma-eval trec_eval -R qrels_jg` computes it"));
         assert!(Measure::parse("runid").is_err());
         // `official` is trec_eval's default set, without `runid`.
         let official = Measure::parse("official").unwrap();

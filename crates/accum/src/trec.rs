@@ -1146,7 +1146,8 @@ mod tests {
         assert_eq!(resolve(&["all_prefs"]).unwrap_err().code, 4);
         assert_eq!(resolve(&["prefs_simp", "foo"]).unwrap_err().code, 1);
         assert_eq!(resolve(&["prefs", "P.5,5"]).unwrap_err().code, 2);
-        assert_eq!(resolve(&["map_avgjg"]).unwrap_err().code, 1);
+        // Resolved: the engine refuses it without judgment groups (exit 4).
+        assert!(resolve(&["map_avgjg"]).is_ok());
         assert_eq!(resolve(&["foo"]).unwrap_err().code, 1);
         assert_eq!(resolve(&["P.5,5"]).unwrap_err().code, 2);
         assert_eq!(resolve(&["P."]).unwrap_err().code, 1);

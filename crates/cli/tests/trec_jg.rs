@@ -146,8 +146,12 @@ fn malformed_judgment_groups_name_the_file_and_line() {
     // The run is read once per group: not from stdin.
     let e = fails(&["trec_eval", "-R", "qrels_jg", "-m", "map_avgjg", &p[0], "-"]);
     assert!(e.contains("once per judgment group"), "{e}");
+    // Judgment groups read as preferences: a line has four fields, not five.
     let e = fails(&["trec_eval", "-R", "prefs", &p[0], &p[1]]);
-    assert!(e.contains("-R prefs"), "{e}");
+    assert!(
+        e.contains(":1: expected 5 fields (goal group subgroup lemma level), found 4"),
+        "{e}"
+    );
 }
 
 /// One goal: a 2, b 0, c 1, d 3 judged (R = 3); the run ranks b a x c (x not judged).
