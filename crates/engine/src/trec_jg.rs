@@ -156,7 +156,7 @@ pub(crate) fn run_to(
 
 #[cfg(test)]
 mod tests {
-    use crate::trec::{run, TrecOptions};
+    use crate::trec::{run, RelFormat, TrecOptions};
 
     #[test]
     fn the_library_door_averages_over_groups() {
