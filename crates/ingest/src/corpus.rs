@@ -317,9 +317,9 @@ impl Corpus {
     }
 
     /// Reads a corpus from `reader`, named `path` in errors. The lines are parsed on
-    /// [`PARSERS`] threads, a batch of lines at a time, and added in file order (ids, the first
+    /// two threads, a batch of lines at a time, and added in file order (ids, the first
     /// error and the files a repeated name names are those of reading the lines one by one);
-    /// at most `2 * PARSERS` batches of [`BATCH_BYTES`] wait to be parsed.
+    /// at most four batches of 1 MiB wait to be parsed.
     pub fn from_reader(path: &Path, mut reader: impl BufRead) -> Result<Corpus, InputError> {
         let mut c = Corpus {
             path: path.to_path_buf(),
