@@ -545,10 +545,13 @@ fn measures_of_the_other_kind_of_file() {
         err.contains("`prefs_simp` reads preference judgments"),
         "{err}"
     );
-    // Judgment groups are not read.
+    // Judgment groups give only their own measures: the default ones stop the command.
     let (code, err) = failure(&["trec_eval", "-R", "qrels_jg", "qrels", "run"], &files);
-    assert_eq!(code, 2);
-    assert!(err.contains("qrels_jg"), "{err}");
+    assert_eq!(code, 4);
+    assert!(
+        err.contains("with -R qrels_jg only map_avgjg, P_avgjg and Rprec_mult_avgjg"),
+        "{err}"
+    );
     // No goal in both files.
     let (code, _) = failure(
         &[
