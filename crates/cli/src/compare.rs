@@ -117,16 +117,11 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
     );
     let stdin = inputs.iter().filter(|p| **p == Path::new("-")).count();
     inputs.extend(
-        [
-            &a.goal_names,
-            &a.lemma_names,
-            &a.names,
-            &a.premise.corpus,
-            &a.premise.goals,
-        ]
-        .into_iter()
-        .flatten()
-        .map(|p| p.as_path()),
+        [&a.goal_names, &a.lemma_names, &a.names]
+            .into_iter()
+            .flatten()
+            .map(|p| p.as_path())
+            .chain(a.premise.inputs()),
     );
     distinct(&[a.output.as_deref()], &inputs)?;
     if stdin > 1 {

@@ -18,16 +18,11 @@ use std::path::Path;
 pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     let mut inputs = vec![a.actual.as_path(), a.predicted.as_path()];
     inputs.extend(
-        [
-            &a.goal_names,
-            &a.lemma_names,
-            &a.names,
-            &a.premise.corpus,
-            &a.premise.goals,
-        ]
-        .into_iter()
-        .flatten()
-        .map(|p| p.as_path()),
+        [&a.goal_names, &a.lemma_names, &a.names]
+            .into_iter()
+            .flatten()
+            .map(|p| p.as_path())
+            .chain(a.premise.inputs()),
     );
     distinct(
         &[

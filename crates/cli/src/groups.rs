@@ -36,6 +36,15 @@ pub(crate) struct PremiseArgs {
 }
 
 impl PremiseArgs {
+    /// The files the protocol reads besides the actual sets and the predictions (`--corpus`,
+    /// `--goals`), for the check that no output names an input.
+    pub(crate) fn inputs(&self) -> impl Iterator<Item = &Path> {
+        [&self.corpus, &self.goals]
+            .into_iter()
+            .flatten()
+            .map(|p| p.as_path())
+    }
+
     /// The protocol's options; `None` without `--corpus`.
     pub(crate) fn options(&self) -> Option<PremiseOptions> {
         Some(PremiseOptions {

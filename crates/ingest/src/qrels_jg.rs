@@ -2,6 +2,7 @@
 //! judgments of one goal split into groups (one per judge, say). Each group is the qrels of its
 //! lines alone; lemma-eval evaluates a run against each and averages per goal.
 
+use crate::fields::{shown_count, split_fields, FIELDS};
 use crate::input::{from_reader, open_with};
 use crate::{ActualSets, ErrorKind, InputError, SpillOptions};
 use std::collections::{BTreeMap, HashMap};
@@ -46,10 +47,9 @@ impl JudgmentGroups {
             let at = byte;
             byte += line.len() as u64 + 1;
             let bad = |what: String| InputError::at(ErrorKind::Syntax, path, n, at, what);
-            let fields: Vec<&[u8]> = line
-                .split(|b| b.is_ascii_whitespace() || *b == 0x0b)
-                .filter(|f| !f.is_empty())
-                .collect();
+            let mut buf = [&line[..0]; FIELDS];
+            let found = split_fields(line, &mut buf);
+            let fields = &buf[..found.min(FIELDS)];
             if fields.is_empty() || (comments && line.first() == Some(&b'#')) {
                 continue;
             }
@@ -61,10 +61,10 @@ impl JudgmentGroups {
                         .into(),
                 ));
             }
-            if fields.len() != 4 {
+            if found != 4 {
                 return Err(bad(format!(
                     "expected 4 fields (goal group lemma grade), found {}",
-                    fields.len()
+                    shown_count(found)
                 )));
             }
             let grade = std::str::from_utf8(fields[3])

@@ -3,6 +3,7 @@
 //! separated by blanks; the names are opaque here (the engine matches them with trec_eval's
 //! printed names).
 
+use crate::fields::{shown_count, split_fields, FIELDS};
 use crate::{ErrorKind, InputError};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -42,14 +43,13 @@ impl ZScores {
             let at = byte;
             byte += line.len() as u64 + 1;
             let bad = |what: String| InputError::at(ErrorKind::Syntax, path, n, at, what);
-            let fields: Vec<&[u8]> = line
-                .split(|b| b.is_ascii_whitespace() || *b == 0x0b)
-                .filter(|f| !f.is_empty())
-                .collect();
-            if fields.len() != 4 {
+            let mut buf = [&line[..0]; FIELDS];
+            let found = split_fields(line, &mut buf);
+            let fields = &buf[..found.min(FIELDS)];
+            if found != 4 {
                 return Err(bad(format!(
                     "expected 4 fields `goal measure mean stddev`, found {}",
-                    fields.len()
+                    shown_count(found)
                 )));
             }
             let number = |f: &[u8], what: &str| {

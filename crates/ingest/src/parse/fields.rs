@@ -352,6 +352,19 @@ pub fn split_fields<'a, const N: usize>(line: &'a [u8], out: &mut [&'a [u8]; N])
     split_line(line, 0, out).0
 }
 
+/// How many fields a line of few fields may hold and still be counted in an error
+/// ([`shown_count`]).
+pub const FIELDS: usize = 16;
+
+/// A count of fields from [`split_fields`] into `FIELDS` slots, as an error shows it.
+pub fn shown_count(found: usize) -> String {
+    if found > FIELDS {
+        format!("more than {FIELDS}")
+    } else {
+        found.to_string()
+    }
+}
+
 /// Parses a finite f64 (decimal or scientific). `None` for anything else, NaN and infinities
 /// included.
 #[inline(always)]
