@@ -26,6 +26,7 @@ from . import _native
 
 __all__ = [
     "compare",
+    "convert_corpus",
     "evaluate",
     "merge",
     "Result",
@@ -297,7 +298,8 @@ def evaluate(
     path as a run). Warnings the command prints are raised as :class:`LemmaEvalWarning`.
 
     Premise selection (``--corpus``, ``--mask``, ``--goals``, ``--strict``, ``--strict-gold``):
-    ``corpus`` is LeanDojo's ``corpus.jsonl``; ``mask="accessible"`` removes the premises not
+    ``corpus`` is LeanDojo's ``corpus.jsonl`` or its binary form (:func:`convert_corpus`);
+    ``mask="accessible"`` removes the premises not
     accessible at each goal's theorem before ranks are given; ``goals`` a JSONL file of goal
     places (``goal_id``, ``file_path``, ``theorem_pos``) adding to the actual sets' records;
     ``Leak@k``, ``LeakRank``, ``R(origin=in-file)@k`` and ``R(origin=imported)@k`` need
@@ -540,6 +542,16 @@ def trec_eval(
         memory,
     )
     return TrecEvalResult(outcome, zscores is not None)
+
+
+def convert_corpus(corpus: PathLike, output: PathLike) -> Dict[str, int]:
+    """Writes a LeanDojo ``corpus.jsonl`` (plain, ``.gz``, ``.zst``) in binary form at ``output``
+    (``lemma-eval convert --corpus``), whole or not at all: ``corpus=`` then reads it with no
+    parsing, with the numbers the text gives (a library of 200,000 premises in a few
+    hundredths of a second rather than a tenth or more). Returns the counts read: ``{"files",
+    "premises", "skipped"}``. A ``ValueError`` names the file and line of a bad corpus."""
+    files, premises, skipped = _native.convert_corpus(os.fspath(corpus), os.fspath(output))
+    return {"files": files, "premises": premises, "skipped": skipped}
 
 
 def merge(

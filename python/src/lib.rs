@@ -1176,6 +1176,23 @@ fn merge(
     ))
 }
 
+/// Reads a corpus (text or binary) and writes it in binary form to `output`, whole or not at all
+/// (`lemma-eval convert --corpus`); returns (files, premises, premises skipped).
+#[pyfunction]
+fn convert_corpus(
+    py: Python<'_>,
+    corpus: PathBuf,
+    output: PathBuf,
+) -> PyResult<(usize, usize, u64)> {
+    guarded(|| {
+        py.detach(|| {
+            let c = lemma_ingest::Corpus::read(&corpus).map_err(input_err)?;
+            c.write_binary_file(&output).map_err(input_err)?;
+            Ok((c.files(), c.premises(), c.skipped().total()))
+        })
+    })
+}
+
 /// The engine's version: the package's `__version__`.
 fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")
@@ -1187,6 +1204,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeEvaluator>()?;
     m.add_class::<session::NativeSession>()?;
     m.add_function(wrap_pyfunction!(merge, m)?)?;
+    m.add_function(wrap_pyfunction!(convert_corpus, m)?)?;
     m.add_function(wrap_pyfunction!(trec_prefs::trec_eval_prefs, m)?)?;
     m.add("__version__", version())?;
     m.add("MAX_THREADS", lemma_eval::MAX_THREADS)?;

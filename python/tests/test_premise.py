@@ -107,6 +107,40 @@ def test_arrays_npy_files_and_stores_agree_with_the_command(tmp_path):
     assert r.per_goal["g1"]["LeakRank"] == 2
 
 
+def test_a_binary_corpus_reads_as_its_text(tmp_path):
+    """``convert_corpus`` writes the binary form ``lemma-eval convert --corpus`` writes (the same
+    bytes), and ``corpus=`` reads it with the text's values and counts; damage is a ValueError
+    naming the file, and a corpus that cannot be read converts to nothing."""
+    lec = tmp_path / "corpus.lec"
+    assert lemma_eval.convert_corpus(CORPUS, lec) == {"files": 4, "premises": 8, "skipped": 4}
+    cli("convert", "--corpus", CORPUS, "-o", tmp_path / "by-cli.lec")
+    assert lec.read_bytes() == (tmp_path / "by-cli.lec").read_bytes()
+    assert lec.read_bytes()[:8] == b"LECORPUS"
+    for predicted in [F / "run.txt", F / "predictions.jsonl"]:
+        for mask in ["none", "accessible"]:
+            text, tw = _evaluate(F / "actual.jsonl", predicted, corpus=CORPUS, mask=mask)
+            binary, bw = _evaluate(F / "actual.jsonl", predicted, corpus=lec, mask=mask)
+            assert binary.per_goal == text.per_goal and binary.summary == text.summary
+            assert binary.premises == text.premises
+            assert bw == tw
+    r, _ = _evaluate(F / "actual.jsonl", F / "run.txt", corpus=lec, mask="accessible")
+    assert r.per_goal["g1"]["AP"] == pytest.approx((1 / 1 + 2 / 3 + 3 / 4) / 3, abs=1e-12)
+    bad = tmp_path / "bad.lec"
+    b = bytearray(lec.read_bytes())
+    b[len(b) // 2] ^= 1
+    bad.write_bytes(bytes(b))
+    with pytest.raises(ValueError, match=r"bad.lec: corrupt or truncated binary corpus: checksum mismatch"):
+        lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=bad)
+    cycle = tmp_path / "cycle.jsonl"
+    cycle.write_text('{"path": "A", "imports": ["B"], "premises": []}\n'
+                     '{"path": "B", "imports": ["A"], "premises": []}\n')
+    with pytest.raises(ValueError, match=r"cycle.jsonl:2: .*the imports form a cycle"):
+        lemma_eval.convert_corpus(cycle, tmp_path / "none.lec")
+    assert not (tmp_path / "none.lec").exists()
+    with pytest.raises(ValueError, match=r"is also an input"):
+        lemma_eval.convert_corpus(lec, lec)
+
+
 def test_unmasked_with_the_corpus():
     r, _ = _evaluate(F / "actual.jsonl", F / "run.txt", corpus=CORPUS)
     assert r.per_goal["g1"]["AP"] == pytest.approx((1 / 2 + 2 / 6 + 3 / 8) / 3, abs=1e-12)

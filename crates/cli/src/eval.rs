@@ -271,8 +271,37 @@ pub(crate) fn run_trec(a: TrecArgs) -> Result<(), Fail> {
     Ok(())
 }
 
+/// `convert --corpus`: a corpus (text or binary) written in binary form, whole or not at all.
+fn convert_corpus(corpus: &Path, output: &Path) -> Result<(), Fail> {
+    if is_dash(output) {
+        return Err(Fail(
+            2,
+            "-o -: a binary corpus goes to a file (give -o FILE)".into(),
+        ));
+    }
+    let c = lemma_ingest::Corpus::read(corpus)?;
+    c.write_binary_file(output)?;
+    eprintln!(
+        "lemma-eval: {}: {} files, {} premises ({} skipped)",
+        output.display(),
+        c.files(),
+        c.premises(),
+        c.skipped().total()
+    );
+    Ok(())
+}
+
 pub(crate) fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
-    distinct(&[Some(a.output.as_path())], &[&a.actual, &a.predicted])?;
+    if let Some(corpus) = &a.corpus {
+        return convert_corpus(corpus, &a.output);
+    }
+    let (Some(actual), Some(predicted)) = (&a.actual, &a.predicted) else {
+        return Err(Fail(
+            2,
+            "convert needs actual sets and predictions, or --corpus".into(),
+        ));
+    };
+    distinct(&[Some(a.output.as_path())], &[actual, predicted])?;
     if is_dash(&a.output) {
         return Err(Fail(
             2,
@@ -281,8 +310,8 @@ pub(crate) fn run_convert(a: ConvertArgs) -> Result<(), Fail> {
                 .into(),
         ));
     }
-    let actual = ActualSets::read_path(&a.actual)?;
-    let input = lemma_ingest::open(&a.predicted)?;
+    let actual = ActualSets::read_path(actual)?;
+    let input = lemma_ingest::open(predicted)?;
     let opts = RankingOptions::from(&a.ranking);
     let r = lemma_eval::convert::convert(&actual, input, &opts, &a.output)?;
     eprintln!(

@@ -62,7 +62,8 @@ enum Cmd {
     Merge(MergeArgs),
     /// Generate a deterministic premise-selection-like workload (TREC, binary store or .npy).
     Gen(GenArgs),
-    /// Convert TREC or JSONL predictions and actual sets into a binary store.
+    /// Convert TREC or JSONL predictions and actual sets into a binary store (or, with --corpus, a
+    /// corpus.jsonl into binary form).
     Convert(ConvertArgs),
     /// Read a binary store whole and check every checksum.
     Verify {
@@ -175,10 +176,16 @@ struct MergeArgs {
 #[derive(Args)]
 struct ConvertArgs {
     /// Actual sets (TREC qrels or JSONL).
-    actual: PathBuf,
+    #[arg(required_unless_present = "corpus")]
+    actual: Option<PathBuf>,
     /// Predictions (TREC run or JSONL).
-    predicted: PathBuf,
-    /// The store to write.
+    #[arg(required_unless_present = "corpus")]
+    predicted: Option<PathBuf>,
+    /// Instead: a LeanDojo corpus.jsonl (plain, .gz, .zst) to write in binary form, which
+    /// `--corpus` reads with no parsing (no actual sets or predictions then).
+    #[arg(long, value_name = "CORPUS", conflicts_with_all = ["actual", "predicted"])]
+    corpus: Option<PathBuf>,
+    /// The store (or binary corpus) to write.
     #[arg(short = 'o', long = "output")]
     output: PathBuf,
     #[command(flatten)]

@@ -914,3 +914,142 @@ fn recall_by_origin_under_tie_groups() {
         ],
     );
 }
+
+/// `convert --corpus` writes the corpus in binary form; `--corpus` reads it with the numbers,
+/// counts and errors of the text it came from; damage to it, or a corpus that cannot be
+/// converted, is an error naming the file that leaves nothing behind.
+#[test]
+fn a_binary_corpus_reads_as_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("corpus.lec");
+    let b = bin.to_str().unwrap();
+    let (a, r, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("corpus.jsonl"),
+    );
+    let o = run(&["convert", "--corpus", &c, "-o", b]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    // fixtures/premise/README.md: 4 files, 8 premises kept, 4 skipped by ReProver's rules.
+    assert!(
+        err.contains("corpus.lec: 4 files, 8 premises (4 skipped)"),
+        "{err}"
+    );
+    for predicted in [r.as_str(), &fixture("predictions.jsonl")] {
+        for extra in [&["--mask", "accessible"][..], &[], &["--strict-gold"]] {
+            let args = |corpus: &str| {
+                let mut v = vec!["eval", &a, predicted, "--corpus", corpus, "--per-goal"];
+                v.extend_from_slice(&["--format", "json"]);
+                v.extend_from_slice(MEASURES);
+                v.extend_from_slice(extra);
+                v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+            };
+            let text = run(&args(&c).iter().map(String::as_str).collect::<Vec<_>>());
+            let binary = run(&args(b).iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(text.status.code(), binary.status.code(), "{extra:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&text.stdout),
+                String::from_utf8_lossy(&binary.stdout),
+                "{predicted} {extra:?}"
+            );
+            // The same warnings, counts and errors, but for the corpus's name (timings aside).
+            let said = |o: &std::process::Output, corpus: &str| {
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .filter(|l| {
+                        ["warning:", "premises:", "error:"]
+                            .iter()
+                            .any(|w| l.contains(w))
+                    })
+                    .map(|l| l.replace(corpus, "CORPUS") + "\n")
+                    .collect::<String>()
+            };
+            let said_text = said(&text, &c);
+            assert!(
+                said_text.contains("premises: 3 goals ranked under the corpus")
+                    || !extra.is_empty()
+            );
+            assert_eq!(said_text, said(&binary, b), "{predicted} {extra:?}");
+        }
+    }
+    // Masked values as by hand (masked_values_are_the_hand_computed_ones).
+    let o = run(&[
+        "eval",
+        &a,
+        &r,
+        "--corpus",
+        b,
+        "--mask",
+        "accessible",
+        "-m",
+        "AP",
+        "--per-goal",
+        "--format",
+        "tsv",
+    ]);
+    let v = values(&String::from_utf8(o.stdout).unwrap());
+    check(
+        &v,
+        &[
+            ("g1", "AP", Some((1.0 + 2.0 / 3.0 + 3.0 / 4.0) / 3.0)),
+            ("g2", "AP", Some(0.5)),
+        ],
+    );
+    // Damage: one byte changed.
+    let mut bytes = std::fs::read(&bin).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 1;
+    let bad = dir.path().join("bad.lec");
+    std::fs::write(&bad, &bytes).unwrap();
+    let e = fails(&[
+        "eval",
+        &a,
+        &r,
+        "--corpus",
+        bad.to_str().unwrap(),
+        "--mask",
+        "accessible",
+    ]);
+    assert!(
+        e.contains("bad.lec: corrupt or truncated binary corpus: checksum mismatch"),
+        "{e}"
+    );
+    // Truncated.
+    std::fs::write(&bad, &bytes[..bytes.len() - 9]).unwrap();
+    let e = fails(&["eval", &a, &r, "--corpus", bad.to_str().unwrap()]);
+    assert!(
+        e.contains("bad.lec: corrupt or truncated binary corpus"),
+        "{e}"
+    );
+    // A corpus that cannot be read converts to nothing, and an existing file stays as it was.
+    let cyc = dir.path().join("cycle.jsonl");
+    std::fs::write(
+        &cyc,
+        "{\"path\": \"A\", \"imports\": [\"B\"], \"premises\": []}\n\
+         {\"path\": \"B\", \"imports\": [\"A\"], \"premises\": []}\n",
+    )
+    .unwrap();
+    let e = fails(&["convert", "--corpus", cyc.to_str().unwrap(), "-o", b]);
+    assert!(e.contains("the imports form a cycle"), "{e}");
+    assert!(std::fs::read(&bin).unwrap()[..] != bytes[..]);
+    assert_eq!(std::fs::read(&bin).unwrap().len(), bytes.len());
+    let none = dir.path().join("none.lec");
+    fails(&[
+        "convert",
+        "--corpus",
+        cyc.to_str().unwrap(),
+        "-o",
+        none.to_str().unwrap(),
+    ]);
+    assert!(!none.exists());
+    // Not to stdout, not beside actual sets, not over its own input.
+    let e = fails(&["convert", "--corpus", &c, "-o", "-"]);
+    assert!(e.contains("a binary corpus goes to a file"), "{e}");
+    let o = run(&["convert", "--corpus", &c, &a, &r, "-o", b]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["convert", "-o", b]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = fails(&["convert", "--corpus", b, "-o", b]);
+    assert!(e.contains("corpus.lec"), "{e}");
+}

@@ -25,6 +25,8 @@ use std::io::BufRead;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+mod binary;
+
 /// A place in a source file: `(line, column)`, compared in that order (LeanDojo's `Pos`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
 pub struct Pos {
@@ -310,10 +312,42 @@ impl InOrder {
 pub const MAX_CORPUS_LINE: usize = 1 << 30;
 
 impl Corpus {
-    /// Reads `path` (plain, gzip or zstd, or `-` for stdin).
+    /// Reads `path`: a `corpus.jsonl` (plain, gzip or zstd, or `-` for stdin), or a corpus in
+    /// binary form ([`Corpus::write_binary`]), known by its first bytes.
     pub fn read(path: &Path) -> Result<Corpus, InputError> {
+        if path != Path::new("-") {
+            if let Some(c) = Corpus::read_if_binary(path)? {
+                return Ok(c);
+            }
+        }
         let input = crate::input::open_with(path, false)?;
         Corpus::from_reader(path, input.reader)
+    }
+
+    /// The corpus at `path` if it is in binary form.
+    fn read_if_binary(path: &Path) -> Result<Option<Corpus>, InputError> {
+        use std::io::Read;
+        let read = |e| InputError::read(path, e);
+        let mut file = std::fs::File::open(path).map_err(read)?;
+        let mut magic = [0u8; 8];
+        let mut got = 0;
+        while got < magic.len() {
+            match file.read(&mut magic[got..]) {
+                Ok(0) => return Ok(None),
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(read(e)),
+            }
+        }
+        if &magic != binary::MAGIC {
+            return Ok(None);
+        }
+        let mut bytes = magic.to_vec();
+        if let Ok(m) = file.metadata() {
+            bytes.reserve_exact(m.len() as usize);
+        }
+        file.read_to_end(&mut bytes).map_err(read)?;
+        Corpus::from_binary(path, &bytes).map(Some)
     }
 
     /// Reads a corpus from `reader`, named `path` in errors. The lines are parsed on

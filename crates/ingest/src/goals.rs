@@ -12,6 +12,7 @@
 
 use crate::corpus::{Corpus, Place, Pos};
 use crate::error::{ErrorKind, InputError};
+use crate::parse::jsonl::{scan_place, RecordSpans};
 use crate::truth::Interner;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -137,7 +138,14 @@ impl GoalPlaces {
         reader: impl BufRead,
         corpus: Option<&Corpus>,
     ) -> Result<(), InputError> {
+        let mut spans = RecordSpans::default();
         each_record_line(path, reader, |t, err| {
+            if let Some(r) = scan_place(t, &mut spans) {
+                let file = r.file_path.or(r.path).map(|s| s.of(t).as_bytes());
+                let pos = r.theorem_pos.or(r.start).map(|(l, c)| Pos::new(l, c));
+                self.set_in(r.goal.of(t).as_bytes(), file, pos, corpus);
+                return Ok(());
+            }
             let r: Record<'_> = serde_json::from_str(t).map_err(|e| {
                 err(format!(
                     "expected a goal record {{\"goal_id\": \"...\", \"file_path\": \"...\", \
@@ -355,5 +363,93 @@ mod tests {
             e.starts_with("goals.jsonl:1: expected a goal record"),
             "{e}"
         );
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A record's place as serde reads it (the reference), or `None` when serde refuses it.
+    type Read = (String, Option<String>, Option<(u32, u32)>);
+
+    fn by_serde(line: &str) -> Option<Read> {
+        let r: Record<'_> = serde_json::from_str(line).ok()?;
+        Some((
+            r.goal_id.to_string(),
+            r.file_path.or(r.path).map(|s| s.to_string()),
+            r.theorem_pos.or(r.start),
+        ))
+    }
+
+    fn by_scan(line: &str) -> Option<Read> {
+        let r = scan_place(line, &mut RecordSpans::default())?;
+        Some((
+            r.goal.of(line).to_string(),
+            r.file_path.or(r.path).map(|s| s.of(line).to_string()),
+            r.theorem_pos.or(r.start),
+        ))
+    }
+
+    #[test]
+    fn the_scan_reads_the_common_shapes_as_serde_does() {
+        let common = [
+            r#"{"goal_id": "g1", "file_path": "A/B.lean", "theorem_pos": [12, 4], "premises": ["a", {"full_name": "b", "code": "x y"}]}"#,
+            r#"{"premises":[],"goal_id":"g2","path":"C.lean","start":[1,0]}"#,
+            r#"{"goal_id": "g3", "theorem_pos": [4294967295, 0]}"#,
+            r#"{"goal_id": "g4", "file_path": "F.lean", "path": "G.lean", "start": [2, 2], "theorem_pos": [3, 3]}"#,
+            r#"{"goal_id": "g5", "full_name": "Nat.add", "scores": [0.5, -1e3], "ok": true, "n": null}"#,
+            "  {\"goal_id\" : \"g6\" ,  \"file_path\":\"H.lean\" , \"theorem_pos\" : [ 7 , 8 ] }  ",
+        ];
+        for line in common {
+            let want = by_serde(line).expect("serde reads it");
+            assert_eq!(by_scan(line), Some(want), "{line}");
+        }
+        // Hand-read: file_path before path, theorem_pos before start.
+        assert_eq!(
+            by_scan(common[3]),
+            Some(("g4".into(), Some("F.lean".into()), Some((3, 3))))
+        );
+        // Left to serde (which reads or refuses each): escapes, null, a key twice, numbers that
+        // are not plain 32-bit integers, spaces in a string, three coordinates, trailing bytes.
+        for line in [
+            r#"{"goal_id": "g\u0031", "file_path": "A.lean"}"#,
+            r#"{"goal_id": "g", "file_path": null}"#,
+            r#"{"goal_id": "g", "goal_id": "h"}"#,
+            r#"{"goal_id": "g", "theorem_pos": [1.0, 2]}"#,
+            r#"{"goal_id": "g", "theorem_pos": [-0, 2]}"#,
+            r#"{"goal_id": "g", "theorem_pos": [4294967296, 2]}"#,
+            r#"{"goal_id": "g", "theorem_pos": [1, 2, 3]}"#,
+            r#"{"goal_id": "a b", "file_path": "A.lean"}"#,
+            r#"{"goal_id": "g"} x"#,
+            r#"{"file_path": "A.lean"}"#,
+            r#"{"goal_id": 7}"#,
+        ] {
+            assert_eq!(by_scan(line), None, "{line}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// Whatever the scan reads, serde reads the same (built from pieces of records, valid
+        /// and not).
+        #[test]
+        fn what_the_scan_reads_serde_reads_alike(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                r#""goal_id": "g1""#, r#""goal_id": "g 2""#, r#""goal_id": 3"#,
+                r#""file_path": "A.lean""#, r#""file_path": null"#, r#""path": "B.lean""#,
+                r#""theorem_pos": [1, 2]"#, r#""theorem_pos": [1.5, 2]"#, r#""start": [0, 0]"#,
+                r#""start": [99999999999, 1]"#, r#""premises": ["a", {"full_name": "b"}]"#,
+                r#""x": {"y": [1, -2e5, true]}"#, r#""x": [1,]"#, r#""z": "\u00e9""#,
+            ]), 0..6),
+            spaced in any::<bool>(),
+        ) {
+            let sep = if spaced { " , " } else { "," };
+            let line = format!("{{{}}}", parts.join(sep));
+            if let Some(got) = by_scan(&line) {
+                prop_assert_eq!(Some(got), by_serde(&line), "{}", line);
+            }
+        }
     }
 }

@@ -199,6 +199,71 @@ pub(crate) fn scan_actual(line: &str, out: &mut RecordSpans) -> bool {
     scan(line, Kind::Actual, out).is_some()
 }
 
+/// A goal record's place, as [`scan_place`] reads it: where its strings are in the line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PlaceSpans {
+    pub(crate) goal: Span,
+    pub(crate) file_path: Option<Span>,
+    pub(crate) path: Option<Span>,
+    pub(crate) theorem_pos: Option<(u32, u32)>,
+    pub(crate) start: Option<(u32, u32)>,
+}
+
+/// Reads a goal record of the common shape for its place ([`crate::GoalPlaces`]): one object with
+/// a string `goal_id`, and maybe `file_path` and `path` (strings) and `theorem_pos` and `start`
+/// (`[line, column]`, two integers of at most 32 bits), each key once, strings without escapes or
+/// spaces, other keys skipped (their values checked as serde checks what it ignores). `None` for
+/// any other line (a `null`, a key twice, an escape, `1.0` as a line, ...), which the caller
+/// reads with serde_json, as it words every error. The actual sets' records are read so a second
+/// time for their places, their premise lists skipped by a bit search.
+pub(crate) fn scan_place(line: &str, out: &mut RecordSpans) -> Option<PlaceSpans> {
+    if u32::try_from(line.len()).is_err() || !out.marks.make(line.as_bytes()) {
+        return None;
+    }
+    let mut p = Scan {
+        b: line.as_bytes(),
+        marks: &out.marks,
+        i: 0,
+    };
+    fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
+        slot.is_none().then(|| *slot = Some(v))
+    }
+    let mut r = PlaceSpans::default();
+    let mut goal = None;
+    p.members(|p, key| match key {
+        b"goal_id" => once(&mut goal, p.string()?),
+        b"file_path" => once(&mut r.file_path, p.string()?),
+        b"path" => once(&mut r.path, p.string()?),
+        b"theorem_pos" => once(&mut r.theorem_pos, p.position()?),
+        b"start" => once(&mut r.start, p.position()?),
+        _ => p.value(MAX_DEPTH, false),
+    })?;
+    p.ws();
+    r.goal = goal?;
+    (p.i == p.b.len()).then_some(r)
+}
+
+impl Scan<'_> {
+    /// `[line, column]`: two integers of at most 32 bits (no sign, point or exponent).
+    fn position(&mut self) -> Option<(u32, u32)> {
+        self.eat(b'[')?;
+        let line = self.small_u32()?;
+        self.eat(b',')?;
+        let col = self.small_u32()?;
+        self.eat(b']')?;
+        Some((line, col))
+    }
+
+    /// An integer of at most 32 bits written plainly.
+    fn small_u32(&mut self) -> Option<u32> {
+        let n = self.number_text()?;
+        if n.neg || n.frac > 0 || n.exp || n.int > 10 {
+            return None;
+        }
+        u32::try_from(n.m).ok()
+    }
+}
+
 /// Which records [`scan`] reads.
 #[derive(Clone, Copy)]
 enum Kind {
