@@ -26,6 +26,7 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 mod binary;
+mod scan;
 
 /// A place in a source file: `(line, column)`, compared in that order (LeanDojo's `Pos`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]
@@ -196,7 +197,14 @@ impl Batch {
     fn parse(self) -> ParsedBatch {
         let mut out = ParsedBatch::default();
         for &(start, end, line, byte) in &self.lines {
-            let file = match serde_json::from_slice::<FileLine<'_>>(&self.text[start..end]) {
+            let text = &self.text[start..end];
+            // The common shape without serde; serde for the rest (and every error's words).
+            if let Some(f) = std::str::from_utf8(text).ok().and_then(scan::file_line) {
+                let file = Ok(out.add(&f));
+                out.lines.push(ParsedLine { line, byte, file });
+                continue;
+            }
+            let file = match serde_json::from_slice::<FileLine<'_>>(text) {
                 Ok(f) => Ok(out.add(&f)),
                 Err(e) => Err(format!(
                     "expected a corpus line {{\"path\": ..., \"imports\": [...], \"premises\": \
@@ -385,12 +393,23 @@ impl Corpus {
             }
             drop(parsed_tx);
             let mut order = InOrder::default();
+            let mut ids = Vec::new();
             let mut add = |c: &mut Corpus, b: ParsedBatch| -> Result<(), InputError> {
+                // The batch's premise names interned at once (their table's cache misses
+                // overlap); a name met before keeps its id, which `add_file` finds out of turn.
+                let names: Vec<&[u8]> = (b.premises.iter())
+                    .map(|&(n, _)| b.text(n).as_bytes())
+                    .collect();
+                ids.clear();
+                c.premises.intern_many(&names, &mut ids);
+                let mut next = 0;
                 for l in &b.lines {
                     let f = l.file.as_ref().map_err(|m| {
                         InputError::at(ErrorKind::Syntax, &c.path, l.line, l.byte, m.clone())
                     })?;
-                    let names = c.add_file(&b, f, l.line, l.byte)?;
+                    let n = f.premises.len();
+                    let names = c.add_file(&b, f, &ids[next..next + n], l.line, l.byte)?;
+                    next += n;
                     imports.push((c.files.len() as u32 - 1, l.line, l.byte, names));
                 }
                 Ok(())
@@ -454,12 +473,14 @@ impl Corpus {
         Ok(c)
     }
 
-    /// Adds a parsed line's file (`f`, of batch `b`); its imports' names come back to be
+    /// Adds a parsed line's file (`f`, of batch `b`), whose premises were interned as `ids` (an
+    /// id other than the next one: a name defined before); its imports' names come back to be
     /// resolved at the end.
     fn add_file(
         &mut self,
         b: &ParsedBatch,
         f: &ParsedFile,
+        ids: &[u32],
         line: u64,
         byte: u64,
     ) -> Result<Vec<String>, InputError> {
@@ -474,12 +495,10 @@ impl Corpus {
         }
         self.files.intern(path.as_bytes());
         self.file_line.push(line);
-        let start = self.premises.len() as u32;
-        for &(name, end) in &b.premises[f.premises.clone()] {
+        let start = self.premise_file.len() as u32;
+        for (&(name, end), &pid) in b.premises[f.premises.clone()].iter().zip(ids) {
             let name = b.text(name);
-            let before = self.premises.len();
-            let pid = self.premises.intern(name.as_bytes());
-            if self.premises.len() == before {
+            if pid as usize != self.premise_file.len() {
                 let other = self.premise_file[pid as usize];
                 let other_line = self.file_line[other as usize];
                 let other = String::from_utf8_lossy(self.files.name(other)).into_owned();
@@ -492,7 +511,8 @@ impl Corpus {
             self.premise_end.push(end);
         }
         self.skipped.add(&f.skipped);
-        self.file_premises.push(start..self.premises.len() as u32);
+        self.file_premises
+            .push(start..self.premise_file.len() as u32);
         Ok(b.spans[f.imports.clone()]
             .iter()
             .map(|&s| b.text(s).to_string())
