@@ -26,6 +26,18 @@ impl Ranked for AccFeed {
     }
 
     #[inline(always)]
+    fn looks_ahead(&self) -> bool {
+        self.mask.as_ref().is_some_and(|m| m.looks_ahead())
+    }
+
+    #[inline(always)]
+    fn ask(&self, it: &Item) {
+        if let Some(m) = &self.mask {
+            m.prefetch(it.hash);
+        }
+    }
+
+    #[inline(always)]
     fn ranked(&mut self, data: &[u8], it: &Item) {
         if let Some(m) = &self.mask {
             m.tell_origin(data, it, &mut self.acc);

@@ -25,9 +25,11 @@ use crate::options::Choice;
 use crate::ranking::{dedup_table, Item};
 use crate::seen::SeenSet;
 use lemma_accum::{GoalAccumulator, Origin, Plan};
-use lemma_ingest::{show, Corpus, ErrorKind, GoalPlace, GoalPlaces, InputError, Place};
+use lemma_ingest::{
+    show, Corpus, ErrorKind, Found, GoalPlace, GoalPlaces, InputError, Place, PremiseIndex,
+};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Which premises stay in a goal's ranking (`--mask`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -78,6 +80,8 @@ pub struct Premises {
     mask: bool,
     strict: bool,
     strict_gold: bool,
+    /// The premises by name for rankings of names, built by the first ([`Premises::index`]).
+    index: OnceLock<PremiseIndex>,
 }
 
 impl Premises {
@@ -124,7 +128,15 @@ impl Premises {
             mask: opts.mask == MaskMode::Accessible,
             strict: opts.strict,
             strict_gold: opts.strict_gold,
+            index: OnceLock::new(),
         }
+    }
+
+    /// The corpus's premises by name, one cache line each ([`PremiseIndex`]), for rankings of
+    /// names: built once, by the first caller (stores and matrices, matched by id, never build
+    /// it).
+    pub fn index(&self) -> &PremiseIndex {
+        self.index.get_or_init(|| PremiseIndex::new(&self.corpus))
     }
 
     /// The corpus.
@@ -147,6 +159,15 @@ impl Premises {
     fn origin_at(&self, file: Option<u32>, id: u32) -> Origin {
         match file {
             Some(f) if self.corpus.premise_file(id) == f => Origin::InFile,
+            _ => Origin::Imported,
+        }
+    }
+
+    /// [`Premises::origin_at`] of a premise found by name.
+    #[inline]
+    fn origin_of_found(file: Option<u32>, p: Found) -> Origin {
+        match file {
+            Some(f) if p.file == f => Origin::InFile,
             _ => Origin::Imported,
         }
     }
@@ -316,6 +337,7 @@ pub(crate) struct GoalMask {
 
 impl GoalMask {
     pub(crate) fn new(premises: Arc<Premises>, plan: &Plan, depth: Option<u64>) -> GoalMask {
+        premises.index();
         GoalMask {
             premises,
             leaks: plan.needs_leaks(),
@@ -443,17 +465,24 @@ impl GoalMask {
     pub(crate) fn tell_origin(&self, data: &[u8], it: &Item, acc: &mut GoalAccumulator) {
         if self.origins && it.label.grade().is_some() {
             let p = &*self.premises;
-            let origin = (p.corpus.premise_id_hashed(it.hash, it.name(data)))
-                .map(|id| p.origin_at(self.file, id));
+            let origin = (p.index().find(&p.corpus, it.hash, it.name(data)))
+                .map(|f| Premises::origin_of_found(self.file, f));
             acc.set_origin(origin);
         }
     }
 
-    /// Asks for the corpus's table slot of a premise hashed `hash`, ranked soon.
+    /// Whether this goal's items are looked up in the corpus, and are asked for ahead
+    /// ([`Ranked::looks_ahead`](crate::ranking::Ranked::looks_ahead)).
+    #[inline(always)]
+    pub(crate) fn looks_ahead(&self) -> bool {
+        self.active
+    }
+
+    /// Asks for the index entry of a premise hashed `hash`, ranked soon.
     #[inline(always)]
     pub(crate) fn prefetch(&self, hash: u64) {
         if self.active {
-            self.premises.corpus.prefetch(hash);
+            self.premises.index().prefetch(hash);
         }
     }
 
@@ -471,9 +500,11 @@ impl GoalMask {
         if !self.active {
             return true;
         }
-        let corpus = &self.premises.corpus;
-        let accessible = match corpus.premise_id_hashed(it.hash, it.name(data)) {
-            Some(id) => self.place.is_some_and(|at| corpus.accessible(at, id)),
+        let p = &*self.premises;
+        let accessible = match p.index().find(&p.corpus, it.hash, it.name(data)) {
+            Some(f) => self
+                .place
+                .is_some_and(|at| p.corpus.origin_of(at, f) != lemma_ingest::Origin::Inaccessible),
             None => {
                 self.unknown += 1;
                 if self.first_unknown.is_none() {

@@ -65,7 +65,24 @@ pub(crate) trait Ranked {
     fn admit(&mut self, _data: &[u8], _it: &Item) -> bool {
         true
     }
+
+    /// Whether [`Ranked::admit`] reads memory worth asking for ahead (a table larger than the
+    /// cache): items then wait [`ADMIT_AHEAD`] items before they are admitted, and
+    /// [`Ranked::ask`] is called for each as it arrives.
+    #[inline(always)]
+    fn looks_ahead(&self) -> bool {
+        false
+    }
+
+    /// Asks the cache for what [`Ranked::admit`] of `it` will read.
+    #[inline(always)]
+    fn ask(&self, _it: &Item) {}
 }
+
+/// Items waiting for [`Ranked::admit`] when the consumer looks ahead: each item's lookup is asked
+/// for while the items before it are admitted, so that the cache misses of several overlap rather
+/// than follow one another.
+pub(crate) const ADMIT_AHEAD: usize = 8;
 
 /// Counts of what the ranking options did.
 #[derive(Debug, Default, Clone, Copy)]
@@ -150,6 +167,8 @@ struct Tail<C> {
     /// goal's names no longer fits the cache; a lookup that waits for memory costs several
     /// lines' parsing).
     ahead: std::collections::VecDeque<Item>,
+    /// Items waiting for the consumer's admission ([`Ranked::looks_ahead`]), in order.
+    admitting: std::collections::VecDeque<Item>,
     /// The caller knows the goal's lemmas are distinct (a map's keys): no duplicate table.
     distinct: bool,
     emitted: u64,
@@ -159,9 +178,27 @@ struct Tail<C> {
 }
 
 impl<C: Ranked> Tail<C> {
-    /// Ranks one ordered item.
+    /// Ranks one ordered item (after [`ADMIT_AHEAD`] more, when the consumer looks ahead).
     #[inline(always)]
     fn emit(&mut self, data: &[u8], it: Item) -> Result<(), Box<Dup>> {
+        if !self.consumer.looks_ahead() {
+            return self.admit(data, it);
+        }
+        self.consumer.ask(&it);
+        self.admitting.push_back(it);
+        if self.admitting.len() <= ADMIT_AHEAD {
+            return Ok(());
+        }
+        let it = self
+            .admitting
+            .pop_front()
+            .expect("more than ADMIT_AHEAD items");
+        self.admit(data, it)
+    }
+
+    /// Ranks one ordered item now: the consumer's admission, then the depth cut and repeats.
+    #[inline(always)]
+    fn admit(&mut self, data: &[u8], it: Item) -> Result<(), Box<Dup>> {
         if !self.consumer.admit(data, &it) {
             self.stats.masked += 1;
             return Ok(());
@@ -190,6 +227,9 @@ impl<C: Ranked> Tail<C> {
 
     /// Ranks the items held back (the goal's end).
     fn drain(&mut self, data: &[u8]) -> Result<(), Box<Dup>> {
+        while let Some(it) = self.admitting.pop_front() {
+            self.admit(data, it)?;
+        }
         while let Some(it) = self.ahead.pop_front() {
             self.rank(data, it)?;
         }
@@ -243,6 +283,7 @@ impl<C: Ranked> RankingBuilder<C> {
                 consumer,
                 dedup: dedup_table(),
                 ahead: std::collections::VecDeque::with_capacity(AHEAD + 1),
+                admitting: std::collections::VecDeque::with_capacity(ADMIT_AHEAD + 1),
                 distinct: false,
                 emitted: 0,
                 depth: opts.depth.unwrap_or(u64::MAX),
@@ -293,7 +334,7 @@ impl<C: Ranked> RankingBuilder<C> {
 
     /// Whether no item waits to be ranked (after [`Self::finish`]).
     pub(crate) fn holds_nothing(&self) -> bool {
-        self.tail.ahead.is_empty() && self.items.is_empty()
+        self.tail.ahead.is_empty() && self.tail.admitting.is_empty() && self.items.is_empty()
     }
 
     /// Ranks the items a deep goal holds back (a goal about to stop at an error: a repeat among
@@ -308,6 +349,7 @@ impl<C: Ranked> RankingBuilder<C> {
         self.items.clear();
         self.tail.dedup.clear();
         self.tail.ahead.clear();
+        self.tail.admitting.clear();
         self.tail.distinct = false;
         self.tail.emitted = 0;
         self.pending = None;

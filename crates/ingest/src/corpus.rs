@@ -26,7 +26,10 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 mod binary;
+mod index;
 mod scan;
+
+pub use index::{Found, PremiseIndex};
 
 /// A place in a source file: `(line, column)`, compared in that order (LeanDojo's `Pos`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize)]

@@ -611,9 +611,6 @@ impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
         };
         let hash = w.actual.lemmas.hash(rl.lemma);
         w.ranking.prefetch(hash);
-        if let Some(mask) = &w.ranking.consumer().mask {
-            mask.prefetch(hash);
-        }
         let label = w.label(hash, rl.lemma);
         let it = Item {
             score,

@@ -1,0 +1,242 @@
+//! The corpus's premises by name for ranked names: one cache line a premise.
+//!
+//! Masking a ranking of names looks every ranked name up in the corpus: its id, its file and where
+//! it ends, to test its access. Through the corpus's interner that is three dependent loads from
+//! tables of several megabytes (the name's slot, the name's bytes to compare, the premise's file
+//! and end): on a ranking of 10 million names against 200,000 premises, most of the time a masked
+//! evaluation adds. [`PremiseIndex`] puts all of it in one 64-byte entry, aligned to a cache line:
+//! 32 bits of the name's hash, the id, the file, the end, the name's length and its first 40
+//! bytes; only a name longer than that reads its tail from the interner. A lookup costs one cache
+//! line (or a few neighbouring ones, as the table is probed linearly), which a prefetch can ask for
+//! from the hash alone.
+//!
+//! Held: 64 bytes a slot, at most half the slots full: 32 MiB for 200,000 to 262,143 premises
+//! (16 MiB for up to 131,071); built once, from the corpus, by the first ranking of names masked.
+
+use super::{Corpus, Origin, Place, Pos};
+use crate::fields::{prefetch, same_bytes};
+
+/// Bytes of a name held in its entry.
+const HEAD: usize = 40;
+
+/// One premise: see the [module documentation](self). `id == u32::MAX`: empty.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Entry {
+    tag: u32,
+    id: u32,
+    file: u32,
+    len: u32,
+    end: Pos,
+    head: [u8; HEAD],
+}
+
+const EMPTY: Entry = Entry {
+    tag: 0,
+    id: u32::MAX,
+    file: 0,
+    len: 0,
+    end: Pos { line: 0, col: 0 },
+    head: [0; HEAD],
+};
+
+/// A premise found by name: its id, file and end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Found {
+    /// The premise's id ([`Corpus::premise_id`]).
+    pub id: u32,
+    /// Its file.
+    pub file: u32,
+    /// Where it ends.
+    pub end: Pos,
+}
+
+/// The corpus's premises by name, one cache line each: see the [module documentation](self).
+pub struct PremiseIndex {
+    entries: Vec<Entry>,
+}
+
+impl std::fmt::Debug for PremiseIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PremiseIndex({} slots)", self.entries.len())
+    }
+}
+
+impl PremiseIndex {
+    /// The index of `corpus`'s premises.
+    pub fn new(corpus: &Corpus) -> PremiseIndex {
+        let n = corpus.premises();
+        let slots = (2 * n + 1).next_power_of_two().max(16);
+        let mut entries = huge_vec(slots, EMPTY);
+        let mask = slots - 1;
+        for id in 0..n as u32 {
+            let name = corpus.premise_name(id);
+            let hash = corpus.premises.hash_of(id);
+            let mut i = hash as usize & mask;
+            while entries[i].id != u32::MAX {
+                i = (i + 1) & mask;
+            }
+            let mut head = [0; HEAD];
+            let k = name.len().min(HEAD);
+            head[..k].copy_from_slice(&name[..k]);
+            entries[i] = Entry {
+                tag: (hash >> 32) as u32,
+                id,
+                file: corpus.premise_file[id as usize],
+                len: name.len() as u32,
+                end: corpus.premise_end[id as usize],
+                head,
+            };
+        }
+        PremiseIndex { entries }
+    }
+
+    /// Hints the cache to bring in the entry where the lookup of a name hashed `hash` starts.
+    #[inline(always)]
+    pub fn prefetch(&self, hash: u64) {
+        prefetch(&self.entries[hash as usize & (self.entries.len() - 1)]);
+    }
+
+    /// The premise named `name` (hashed `hash`, as [`Corpus::premise_hash`] hashes it) in
+    /// `corpus` (the one this index was built from).
+    #[inline]
+    pub fn find(&self, corpus: &Corpus, hash: u64, name: &[u8]) -> Option<Found> {
+        let mask = self.entries.len() - 1;
+        let tag = (hash >> 32) as u32;
+        let mut i = hash as usize & mask;
+        loop {
+            let e = &self.entries[i];
+            if e.id == u32::MAX {
+                return None;
+            }
+            if e.tag == tag && e.len as usize == name.len() {
+                let k = name.len().min(HEAD);
+                if same_bytes(&e.head[..k], &name[..k])
+                    && (k == name.len() || same_bytes(&corpus.premise_name(e.id)[k..], &name[k..]))
+                {
+                    return Some(Found {
+                        id: e.id,
+                        file: e.file,
+                        end: e.end,
+                    });
+                }
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.entries.capacity() * std::mem::size_of::<Entry>()
+    }
+}
+
+/// A vector of `n` copies of `x` whose pages the kernel is asked to back with huge pages (2 MiB,
+/// Linux's transparent huge pages, asked for before the pages are first touched): a lookup at
+/// random in a table of tens of megabytes then rarely misses the TLB. Without them a prefetch of
+/// an entry waits for a page walk.
+fn huge_vec<T: Copy>(n: usize, x: T) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let (start, bytes) = (v.as_ptr() as usize, n * std::mem::size_of::<T>());
+        let (a, z) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
+        if z > a {
+            // SAFETY: advice about pages of this vector's own allocation, not yet touched; it
+            // changes how they are backed, never what they hold. A refusal changes nothing.
+            unsafe { libc::madvise(a as *mut libc::c_void, z - a, libc::MADV_HUGEPAGE) };
+        }
+    }
+    v.resize(n, x);
+    v
+}
+
+impl Corpus {
+    /// [`Corpus::origin`] of a premise found by [`PremiseIndex::find`] (no table read but the
+    /// place's file's row of imports).
+    #[inline]
+    pub fn origin_of(&self, at: Place, p: Found) -> Origin {
+        if p.file == at.file {
+            if p.end <= at.pos {
+                Origin::InFile
+            } else {
+                Origin::Inaccessible
+            }
+        } else if self.imports(at.file, p.file) {
+            Origin::Imported
+        } else {
+            Origin::Inaccessible
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn every_premise_is_found_with_its_place_and_nothing_else() {
+        // Names of every length about the entry's 40 bytes, two files, one importing the other.
+        let names: Vec<String> = (0..120)
+            .map(|i| format!("{}{i}", "N.".repeat(i % 30)))
+            .collect();
+        let premises = |r: std::ops::Range<usize>| {
+            r.map(|i| {
+                format!(
+                    r#"{{"full_name": "{}", "code": "c", "end": [{}, 1]}}"#,
+                    names[i],
+                    i + 1
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+        };
+        let text = format!(
+            "{{\"path\": \"A\", \"premises\": [{}]}}\n{{\"path\": \"B\", \"imports\": [\"A\"], \
+             \"premises\": [{}]}}\n",
+            premises(0..60),
+            premises(60..120)
+        );
+        let c = Corpus::from_reader(Path::new("c.jsonl"), text.as_bytes()).unwrap();
+        let index = PremiseIndex::new(&c);
+        assert_eq!(index.entries.len(), 256);
+        let at_b = Place {
+            file: 1,
+            pos: Pos::new(70, 1),
+        };
+        for (i, name) in names.iter().enumerate() {
+            let n = name.as_bytes();
+            let f = index.find(&c, c.premise_hash(n), n).unwrap();
+            assert_eq!(f.id, c.premise_id(n).unwrap());
+            assert_eq!(
+                (f.file, f.end),
+                ((i >= 60) as u32, Pos::new(i as u32 + 1, 1))
+            );
+            assert_eq!(c.origin_of(at_b, f), c.origin(at_b, f.id), "{name}");
+        }
+        // Seen from B at line 70: 68 ends before (in-file), 70 after, 5 is A's (imported).
+        let origin = |i: usize| {
+            let n = names[i].as_bytes();
+            c.origin_of(at_b, index.find(&c, c.premise_hash(n), n).unwrap())
+        };
+        assert_eq!(origin(68), Origin::InFile);
+        assert_eq!(origin(70), Origin::Inaccessible);
+        assert_eq!(origin(5), Origin::Imported);
+        // Names not in the corpus, among them one sharing a premise's 58-byte head.
+        let longer = format!("{}x", names[29]);
+        for miss in ["", "N.", longer.as_str(), "zz"] {
+            let m = miss.as_bytes();
+            assert_eq!(index.find(&c, c.premise_hash(m), m), None, "{miss}");
+        }
+        // A hash whose tag and length match but whose name does not (the same hash given for
+        // another name): not found.
+        let long = names[59].as_bytes();
+        let mut other = long.to_vec();
+        *other.last_mut().unwrap() ^= 1;
+        assert_eq!(index.find(&c, c.premise_hash(long), &other), None);
+        let short = names[1].as_bytes();
+        assert_eq!(index.find(&c, c.premise_hash(short), b"N.2"), None);
+    }
+}
