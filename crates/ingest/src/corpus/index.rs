@@ -10,8 +10,9 @@
 //! line (or a few neighbouring ones, as the table is probed linearly), which a prefetch can ask for
 //! from the hash alone.
 //!
-//! Held: 64 bytes a slot, at most half the slots full: 32 MiB for 200,000 to 262,143 premises
-//! (16 MiB for up to 131,071); built once, from the corpus, by the first ranking of names masked.
+//! Held: 64 bytes a slot, the smallest power of two of slots above twice the premises: 32 MiB for
+//! 131,072 to 262,143 premises (16 MiB below), in zeroed pages; built once, from the corpus, by
+//! the first ranking of names masked.
 
 use super::{Corpus, Origin, Place, Pos};
 use crate::fields::{prefetch, same_bytes};
@@ -19,26 +20,25 @@ use crate::fields::{prefetch, same_bytes};
 /// Bytes of a name held in its entry.
 const HEAD: usize = 40;
 
-/// One premise: see the [module documentation](self). `id == u32::MAX`: empty.
+/// One premise: see the [module documentation](self). All zeros is an empty entry (`id1`, the
+/// id plus one, is 0), so a table starts as zeroed pages.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 struct Entry {
     tag: u32,
-    id: u32,
+    id1: u32,
     file: u32,
     len: u32,
-    end: Pos,
+    end_line: u32,
+    end_col: u32,
     head: [u8; HEAD],
 }
 
-const EMPTY: Entry = Entry {
-    tag: 0,
-    id: u32::MAX,
-    file: 0,
-    len: 0,
-    end: Pos { line: 0, col: 0 },
-    head: [0; HEAD],
-};
+// SAFETY: `Entry` is `repr(C)`, its fields integers and bytes filling its 64 bytes (no padding):
+// every bit pattern is a valid entry.
+unsafe impl bytemuck::Zeroable for Entry {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for Entry {}
 
 /// A premise found by name: its id, file and end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,71 +53,122 @@ pub struct Found {
 
 /// The corpus's premises by name, one cache line each: see the [module documentation](self).
 pub struct PremiseIndex {
-    entries: Vec<Entry>,
+    /// The entries: a power of two of them, at most half full.
+    table: Table,
+}
+
+/// Zeroed memory for the entries: an anonymous mapping (whose pages the kernel is asked to back
+/// with huge pages before they are first touched: a lookup at random in a table of tens of
+/// megabytes then rarely misses the TLB, where each prefetch of an entry would otherwise wait
+/// for a page walk), or a vector where a mapping cannot be had.
+enum Table {
+    Mapped(memmap2::MmapMut),
+    Held(Vec<Entry>),
+}
+
+impl Table {
+    fn zeroed(n: usize) -> Table {
+        let bytes = n * std::mem::size_of::<Entry>();
+        match memmap2::MmapMut::map_anon(bytes) {
+            Ok(map) => {
+                #[cfg(target_os = "linux")]
+                let _ = map.advise(memmap2::Advice::HugePage);
+                Table::Mapped(map)
+            }
+            Err(_) => Table::Held(vec![bytemuck::Zeroable::zeroed(); n]),
+        }
+    }
+
+    #[inline(always)]
+    fn entries(&self) -> &[Entry] {
+        match self {
+            // A mapping is page-aligned: aligned for `Entry`.
+            Table::Mapped(m) => bytemuck::cast_slice(m),
+            Table::Held(v) => v,
+        }
+    }
+
+    fn entries_mut(&mut self) -> &mut [Entry] {
+        match self {
+            Table::Mapped(m) => bytemuck::cast_slice_mut(m),
+            Table::Held(v) => v,
+        }
+    }
 }
 
 impl std::fmt::Debug for PremiseIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PremiseIndex({} slots)", self.entries.len())
+        write!(f, "PremiseIndex({} slots)", self.table.entries().len())
     }
 }
 
 impl PremiseIndex {
-    /// The index of `corpus`'s premises.
+    /// The index of `corpus`'s premises. Entries are placed in id order, each one's first slot
+    /// asked for 16 ids ahead (the writes' cache misses overlap).
     pub fn new(corpus: &Corpus) -> PremiseIndex {
-        let n = corpus.premises();
-        let slots = (2 * n + 1).next_power_of_two().max(16);
-        let mut entries = huge_vec(slots, EMPTY);
+        const AHEAD: u32 = 16;
+        let n = corpus.premises() as u32;
+        let slots = (2 * n as usize + 1).next_power_of_two().max(16);
+        let mut table = Table::zeroed(slots);
+        let entries = table.entries_mut();
         let mask = slots - 1;
-        for id in 0..n as u32 {
+        for id in 0..n {
+            if id + AHEAD < n {
+                prefetch(&entries[corpus.premises.hash_of(id + AHEAD) as usize & mask]);
+            }
             let name = corpus.premise_name(id);
             let hash = corpus.premises.hash_of(id);
             let mut i = hash as usize & mask;
-            while entries[i].id != u32::MAX {
+            while entries[i].id1 != 0 {
                 i = (i + 1) & mask;
             }
             let mut head = [0; HEAD];
             let k = name.len().min(HEAD);
             head[..k].copy_from_slice(&name[..k]);
+            let end = corpus.premise_end[id as usize];
             entries[i] = Entry {
                 tag: (hash >> 32) as u32,
-                id,
+                id1: id + 1,
                 file: corpus.premise_file[id as usize],
                 len: name.len() as u32,
-                end: corpus.premise_end[id as usize],
+                end_line: end.line,
+                end_col: end.col,
                 head,
             };
         }
-        PremiseIndex { entries }
+        PremiseIndex { table }
     }
 
     /// Hints the cache to bring in the entry where the lookup of a name hashed `hash` starts.
     #[inline(always)]
     pub fn prefetch(&self, hash: u64) {
-        prefetch(&self.entries[hash as usize & (self.entries.len() - 1)]);
+        let e = self.table.entries();
+        prefetch(&e[hash as usize & (e.len() - 1)]);
     }
 
     /// The premise named `name` (hashed `hash`, as [`Corpus::premise_hash`] hashes it) in
     /// `corpus` (the one this index was built from).
     #[inline]
     pub fn find(&self, corpus: &Corpus, hash: u64, name: &[u8]) -> Option<Found> {
-        let mask = self.entries.len() - 1;
+        let entries = self.table.entries();
+        let mask = entries.len() - 1;
         let tag = (hash >> 32) as u32;
         let mut i = hash as usize & mask;
         loop {
-            let e = &self.entries[i];
-            if e.id == u32::MAX {
+            let e = &entries[i];
+            if e.id1 == 0 {
                 return None;
             }
             if e.tag == tag && e.len as usize == name.len() {
+                let id = e.id1 - 1;
                 let k = name.len().min(HEAD);
                 if same_bytes(&e.head[..k], &name[..k])
-                    && (k == name.len() || same_bytes(&corpus.premise_name(e.id)[k..], &name[k..]))
+                    && (k == name.len() || same_bytes(&corpus.premise_name(id)[k..], &name[k..]))
                 {
                     return Some(Found {
-                        id: e.id,
+                        id,
                         file: e.file,
-                        end: e.end,
+                        end: Pos::new(e.end_line, e.end_col),
                     });
                 }
             }
@@ -127,29 +178,8 @@ impl PremiseIndex {
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.entries.capacity() * std::mem::size_of::<Entry>()
+        std::mem::size_of_val(self.table.entries())
     }
-}
-
-/// A vector of `n` copies of `x` whose pages the kernel is asked to back with huge pages (2 MiB,
-/// Linux's transparent huge pages, asked for before the pages are first touched): a lookup at
-/// random in a table of tens of megabytes then rarely misses the TLB. Without them a prefetch of
-/// an entry waits for a page walk.
-fn huge_vec<T: Copy>(n: usize, x: T) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(n);
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let (start, bytes) = (v.as_ptr() as usize, n * std::mem::size_of::<T>());
-        let (a, z) = (start.next_multiple_of(HUGE), (start + bytes) / HUGE * HUGE);
-        if z > a {
-            // SAFETY: advice about pages of this vector's own allocation, not yet touched; it
-            // changes how they are backed, never what they hold. A refusal changes nothing.
-            unsafe { libc::madvise(a as *mut libc::c_void, z - a, libc::MADV_HUGEPAGE) };
-        }
-    }
-    v.resize(n, x);
-    v
 }
 
 impl Corpus {
@@ -201,7 +231,7 @@ mod tests {
         );
         let c = Corpus::from_reader(Path::new("c.jsonl"), text.as_bytes()).unwrap();
         let index = PremiseIndex::new(&c);
-        assert_eq!(index.entries.len(), 256);
+        assert_eq!(index.table.entries().len(), 256);
         let at_b = Place {
             file: 1,
             pos: Pos::new(70, 1),
