@@ -415,21 +415,22 @@ impl GoalMask {
         report.goals += 1;
         self.file = place.map(|at| at.file);
         self.origin_counts = [0; 2];
+        let index = p.index();
         for (hash, name) in relevant {
-            if self.origins {
-                if let Some(id) = p.corpus.premise_id_hashed(hash, name) {
-                    self.origin_counts[p.origin_at(self.file, id).index()] += 1;
-                }
+            let found = index.find(&p.corpus, hash, name);
+            if let (true, Some(f)) = (self.origins, found) {
+                self.origin_counts[Premises::origin_of_found(self.file, f).index()] += 1;
             }
-            let accessible = p
-                .corpus
-                .premise_id_hashed(hash, name)
-                .is_some_and(|id| place.is_some_and(|at| p.corpus.accessible(at, id)));
+            let accessible = found.is_some_and(|f| {
+                place.is_some_and(|at| {
+                    p.corpus.origin_of(at, f) != lemma_ingest::Origin::Inaccessible
+                })
+            });
             if accessible {
                 continue;
             }
             if p.strict_gold {
-                let why = if p.corpus.premise_id_hashed(hash, name).is_none() {
+                let why = if found.is_none() {
                     "the corpus does not define it"
                 } else {
                     "it is not accessible at the goal's theorem"
