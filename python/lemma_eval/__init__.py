@@ -305,8 +305,7 @@ def evaluate(
     ``Leak@k``, ``LeakRank``, ``R(origin=in-file)@k`` and ``R(origin=imported)@k`` need
     ``corpus`` (an origin measure's summary is its mean over the goals with relevant premises of
     that origin; ``None`` when there is none). Predictions as paths (TREC, JSONL, stores,
-    ``.npy``) or score arrays; not dicts (pushed goals); the origin measures: TREC and JSONL
-    paths only.
+    ``.npy``), score arrays or dicts; the origin measures: TREC and JSONL paths and dicts.
 
     ``group_by`` (``--group-by``): ``"theorem"``, ``"file"`` or any key of the goal records
     (the actual sets' JSONL records, then ``goals``); the summary is then the mean over groups
@@ -606,6 +605,12 @@ class Session:
     says); ``summary_bytes()`` travels (a DDP rank's, all-gathered, merged exactly with
     :func:`merge`); ``merge(other)`` takes another session's goals. Memory: the actual sets, and
     one small record per goal; no prediction is kept.
+
+    With ``corpus=`` (and ``mask=``, ``goals=``, ``strict=``, ``strict_gold=``, as for
+    :func:`evaluate`) pushed names are masked and their leaks measured as a TREC run's are, each
+    goal's place read from the actual sets' records or ``goals``; ``result().premises`` holds
+    the counts. Score rows (``push_scores``) cannot be masked yet, and are refused with a
+    corpus.
     """
 
     def __init__(
@@ -625,6 +630,11 @@ class Session:
         keep_zero_relevant: bool = False,
         universe: Optional[int] = None,
         threads: Optional[int] = None,
+        corpus: Optional[PathLike] = None,
+        mask: str = "none",
+        goals: Optional[PathLike] = None,
+        strict: bool = False,
+        strict_gold: bool = False,
     ) -> None:
         options = _options(locals())
         self._ev = _evaluator(actual, measures, options)

@@ -392,6 +392,7 @@ impl NativeSession {
         // A summary does not record -J or -N: such a session hands none on.
         let o = s.evaluator().options();
         let travels = !o.judged_only && o.collection_size == 0;
+        let corpus = o.premises.is_some();
         let (done, partial): (Evaluation, Option<Partial>) = py
             .detach(|| {
                 let mut unseen = Vec::new();
@@ -409,14 +410,17 @@ impl NativeSession {
             })
             .map_err(py_err)?;
         let warned = warnings(&done.report, &done.summary.counts());
-        Ok(outcome(
+        let mut out = outcome(
             &self.keys,
             &done.summary,
             per_goal.then_some(rows),
             partial.map(|p| p.encode()),
             warned,
             Vec::new(),
-        ))
+        );
+        // With a corpus, what the premise protocol counted (`Result.premises`).
+        out.7 = corpus.then(|| done.report.premises.counts().to_vec());
+        Ok(out)
     }
 }
 

@@ -162,8 +162,52 @@ def test_errors_name_python_arguments():
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=CORPUS, mask="everything")
     with pytest.raises(FileNotFoundError):
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=F / "nope.jsonl")
-    with pytest.raises(ValueError, match=r"pushed goals cannot be masked yet"):
-        lemma_eval.evaluate(F / "actual.jsonl", {"g1": ["a2"]}, ["AP"], corpus=CORPUS)
+    s = lemma_eval.Session(F / "actual.jsonl", ["AP"], corpus=CORPUS, lemma_names=["a1", "a2"])
+    with pytest.raises(ValueError, match=r"score rows pushed cannot be masked yet"):
+        s.push_scores(["g1"], np.array([[0.5, 0.2]], dtype=np.float32))
+    with pytest.raises(ValueError, match=r"goal `g3` has no record giving its place"):
+        lemma_eval.evaluate(F / "qrels.txt", {"g3": ["c2"]}, ["AP"], corpus=CORPUS, mask="accessible")
+
+
+def _run_dict(ranked: bool = False):
+    run: dict = {}
+    for line in (F / "run.txt").read_text().splitlines():
+        g, _, p, _, score, _ = line.split()
+        run.setdefault(g, {})[p] = float(score)
+    if ranked:
+        # The TREC rule: score descending, equal scores by name descending (g3's c2 before c1).
+        return {g: sorted(sorted(d, reverse=True), key=lambda p: -d[p]) for g, d in run.items()}
+    return run
+
+
+def test_dicts_and_sessions_are_masked_as_the_command_masks():
+    """Pushed goals (dicts of scores or of ranked names, and a Session's pushes) under the
+    corpus: the command's values on run.txt, its counts, its warnings; the hand-computed g1."""
+    c = str(CORPUS)
+    ms = MEASURES + ["R(origin=in-file)@3", "R(origin=imported)@3"]
+    flags = [a for m in ms for a in ("-m", m)]
+    for mask in ["none", "accessible"]:
+        want = cli_json(F / "actual.jsonl", F / "run.txt", "--corpus", c, "--mask", mask, *flags,
+                        "--per-goal")
+        for ranked in [False, True]:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                r = lemma_eval.evaluate(F / "actual.jsonl", _run_dict(ranked), ms, per_goal=True,
+                                        corpus=CORPUS, mask=mask)
+            for m in ms:
+                v = want["summary"][m]
+                assert r.summary[m] == (v["mean"] if isinstance(v, dict) else v), (mask, ranked, m)
+            assert r.premises == want["premises"], (mask, ranked)
+            assert any("`zz` for goal `g1`" in str(w.message) for w in caught)
+        s = lemma_eval.Session(F / "actual.jsonl", ms, corpus=CORPUS, mask=mask, per_goal=True)
+        for g, d in _run_dict().items():
+            s.push(g, d)
+        res = s.result()
+        assert res.premises == want["premises"]
+        assert res.per_goal == r.per_goal
+    # Masked, g1 as by hand: `a2 c1 c2 b1 a1`, relevant at 1, 3, 4.
+    assert r.per_goal["g1"]["AP"] == pytest.approx((1 / 1 + 2 / 3 + 3 / 4) / 3, abs=1e-12)
+    assert r.per_goal["g1"]["Leak@3"] == pytest.approx(2 / 3, abs=1e-12)
 
 
 def test_compare_masks_as_evaluate_does():

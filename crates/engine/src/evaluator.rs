@@ -479,7 +479,7 @@ fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> {
 }
 
 /// An error when the premise protocol (a corpus, the Leak measures) meets predictions it does
-/// not mask yet (`what`: "pushed goals").
+/// not mask yet (`what`: "lemma ids pushed", "score rows pushed").
 pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
     let leaks = options.measures.iter().any(|m| {
         matches!(
@@ -490,7 +490,7 @@ pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), Ev
     if options.premises.is_some() || leaks {
         return Err(EvalError::Options(format!(
             "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs, JSONL predictions, \
-             binary stores and .npy matrices; {what} cannot be masked yet"
+             binary stores, .npy matrices and pushed lemma names; {what} cannot be masked yet"
         )));
     }
     Ok(())

@@ -17,7 +17,9 @@
 //!
 //! TREC runs and JSONL predictions (every text path: held, joined, regrouped), binary stores and
 //! `.npy` matrices (ids against the corpus once, a bitset of accessible ids per place:
-//! `premise/columns.rs`) are masked; pushed goals are not yet, and are refused with the corpus.
+//! `premise/columns.rs`) are masked, and so are lemma names pushed to a [`Session`](crate::Session)
+//! (the text path's `GoalMask`, a goal's errors named by the goal); pushed ids and score rows are
+//! not yet, and are refused with the corpus.
 
 pub(crate) mod columns;
 

@@ -23,6 +23,7 @@ use crate::feed::{AccFeed, Judged};
 use crate::options::{DuplicateMode, OrderMode};
 use crate::outcome::{evaluate_unseen, goal_values, truth_of, EvalError, Report};
 use crate::partial::Partial;
+use crate::premise::GoalMask;
 use crate::ranking::{Item, RankStats, RankingBuilder};
 use crate::sink::Sink;
 use crate::Evaluator;
@@ -115,7 +116,6 @@ impl Evaluator {
     /// rankings (AUC without [`EvaluatorBuilder::universe`](crate::EvaluatorBuilder::universe)).
     pub fn session(&self) -> Result<Session, EvalError> {
         self.check_text_options()?;
-        crate::evaluator::check_unmasked(self.options(), "pushed goals")?;
         let plan = self.plan().clone();
         let opts = self.options();
         Ok(Session {
@@ -125,7 +125,10 @@ impl Evaluator {
                 AccFeed {
                     acc: GoalAccumulator::new(plan.clone()),
                     scored: plan.needs_scores(),
-                    mask: None,
+                    // Names pushed are masked as a TREC run's are; ids and score rows refuse a
+                    // corpus (`check_unmasked`).
+                    mask: (opts.premises.as_ref())
+                        .map(|p| Box::new(GoalMask::new(p.clone(), &plan, opts.ranking.depth))),
                 },
             ),
             judged: Judged::default(),
@@ -291,6 +294,14 @@ fn duplicate(goal: &[u8], names: &[u8], at: usize) -> EvalError {
     )
 }
 
+/// An error of the premise protocol about a pushed goal, named by the goal (pushes have no lines).
+fn premise_error(goal: &[u8], e: EvalError) -> EvalError {
+    match e {
+        EvalError::Input(e) => push_error(goal, e.message),
+        e => e,
+    }
+}
+
 fn push_error(goal: &[u8], message: String) -> EvalError {
     EvalError::Push {
         goal: show(goal),
@@ -341,12 +352,23 @@ impl Session {
             return Err(push_error(goal, "the goal was pushed twice".into()));
         }
         let opts = self.ev.options();
-        let t = truth_of(truth, opts.universe);
+        let mut t = truth_of(truth, opts.universe);
         if opts.skips_no_relevant(&t) {
             self.summary.skip(GoalFate::SkippedNoRelevant);
             return Ok(Err(GoalFate::SkippedNoRelevant));
         }
         self.ranking.reset();
+        if let Some(mask) = &mut self.ranking.consumer().mask {
+            let (lemmas, level) = (&actual.lemmas, opts.relevance_level);
+            let relevant = (truth.entries())
+                .filter(|&(_, grade)| grade >= level)
+                .map(|(id, _)| (lemmas.hash_of(id), lemmas.name(id)));
+            mask.begin(goal, 0, relevant, &mut self.report.premises)
+                .map_err(|e| premise_error(goal, e))?;
+            if let Some([in_file, imported]) = mask.origin_counts() {
+                t = t.with_origins(in_file, imported);
+            }
+        }
         self.ranking.consumer().acc.begin(&t);
         match kind {
             Kind::Names => self.judged.set(truth, &actual.lemmas),
@@ -358,6 +380,13 @@ impl Session {
     /// Finishes the goal: its values go to the summary and back to the caller.
     fn end(&mut self, goal: &[u8]) -> Result<Pushed<'_>, EvalError> {
         debug_assert!(self.ranking.holds_nothing(), "the ranking was finished");
+        if let Some(mask) = &mut self.ranking.consumer().mask {
+            // The goal's names are still in `self.names`.
+            if let Err(e) = mask.end(goal, &self.names, |_| 0, &mut self.report.premises) {
+                self.abandon();
+                return Err(premise_error(goal, e));
+            }
+        }
         let stats = std::mem::take(self.ranking.stats());
         self.add_stats(stats);
         let values = goal_values(goal, self.ranking.consumer().acc.finish())?;
@@ -366,6 +395,7 @@ impl Session {
     }
 
     fn add_stats(&mut self, s: RankStats) {
+        self.report.premises.masked += s.masked;
         self.report.items += s.items;
         self.report.duplicates_dropped += s.duplicates_dropped;
         self.report.beyond_depth += s.beyond_depth;
@@ -597,6 +627,7 @@ impl Session {
     ) -> Result<Pushed<'_>, EvalError> {
         let goal = goal.as_ref();
         self.scores_needed(goal)?;
+        crate::evaluator::check_unmasked(self.ev.options(), "lemma ids pushed")?;
         if let Some(&bad) = ids.iter().find(|&&id| id >= MAX_LEMMA_IDS) {
             self.report.goals_in_predictions += 1;
             return Err(push_error(
@@ -669,6 +700,7 @@ impl Session {
         lemmas: &DenseLemmas,
         rows: &mut dyn Sink,
     ) -> Result<(), EvalError> {
+        crate::evaluator::check_unmasked(self.ev.options(), "score rows pushed")?;
         if !Arc::ptr_eq(&lemmas.actual, self.ev.actual_arc()) {
             return Err(EvalError::Options(
                 "these lemma names were matched with another evaluator's actual sets".into(),
@@ -783,6 +815,7 @@ impl Session {
         a.goals_reordered += b.goals_reordered;
         a.goals_in_predictions += b.goals_in_predictions;
         a.threads += b.threads;
+        a.premises.add(&b.premises);
         Ok(())
     }
 

@@ -353,6 +353,65 @@ fn evaluate(
     rows
 }
 
+/// Each goal pushed to a [`Session`](lemma_eval::Session) as its `(premise, score)` pairs (or,
+/// `ranked`, as its names in the TREC rule's order), against the corpus `corpus`: the rows
+/// values `evaluate` gives, in goal order.
+fn pushed(
+    dir: &Path,
+    corpus: &str,
+    lib: &Lib,
+    goals: &[Goal],
+    mask: bool,
+    depth: Option<u64>,
+    ranked: bool,
+) -> Vec<Vec<Option<f64>>> {
+    let opts = PremiseOptions {
+        corpus: dir.join(corpus),
+        mask: if mask {
+            MaskMode::Accessible
+        } else {
+            MaskMode::None
+        },
+        ..PremiseOptions::default()
+    };
+    let actual = dir.join("actual.jsonl");
+    let premises = Premises::load(&opts, Some(&actual)).unwrap();
+    let ev = Evaluator::builder()
+        .measure_names(MEASURES)
+        .unwrap()
+        .depth(depth)
+        .premises(Arc::new(premises))
+        .build_from_path(&actual)
+        .unwrap();
+    let mut session = ev.session().unwrap();
+    let mut rows = Vec::new();
+    for (i, g) in goals.iter().enumerate() {
+        let goal = format!("g{i}");
+        let pairs: Vec<(String, f64)> = (g.ranking.iter())
+            .map(|&(p, s)| (name(p, lib), s as f64))
+            .collect();
+        let values = if ranked {
+            // The TREC rule: score descending, equal scores by name descending.
+            let mut sorted = pairs.clone();
+            sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+            let names: Vec<&str> = sorted.iter().map(|(n, _)| n.as_str()).collect();
+            session
+                .push_ranked(&goal, &names)
+                .unwrap()
+                .values()
+                .map(<[_]>::to_vec)
+        } else {
+            session
+                .push_scored(&goal, &pairs)
+                .unwrap()
+                .values()
+                .map(<[_]>::to_vec)
+        };
+        rows.push(values.expect("every goal has relevant premises"));
+    }
+    rows
+}
+
 /// The measures asked of `run`: stores and matrices do not tell origins (the origin measures
 /// are refused there).
 fn measures(run: &str) -> &'static [&'static str] {
@@ -394,6 +453,24 @@ fn check(
     let run = lemma_ingest::open(&dir.path().join("run.txt")).unwrap();
     let store = dir.path().join("run.store");
     lemma_eval::convert::convert(&actual, run, &RankingOptions::default(), &store).unwrap();
+    // Pushed goals: names with scores, and names in rank order.
+    for ranked in [false, true] {
+        let rows = pushed(dir.path(), corpus, lib, goals, mask, depth, ranked);
+        for (i, row) in rows.iter().enumerate() {
+            let want = reference(lib, &goals[i], mask, depth);
+            for ((m, got), want) in MEASURES.iter().zip(row).zip(&want) {
+                prop_assert!(
+                    agree(*got, *want),
+                    "pushed (ranked {}) g{} {}: got {:?}, want {:?}",
+                    ranked,
+                    i,
+                    m,
+                    got,
+                    want
+                );
+            }
+        }
+    }
     for (actual, run, by_goals) in [
         ("actual.jsonl", "run.txt", false),
         ("actual.jsonl", "run.jsonl", false),

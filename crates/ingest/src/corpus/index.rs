@@ -51,7 +51,8 @@ pub struct Found {
     pub end: Pos,
 }
 
-/// The corpus's premises by name, one cache line each: see the [module documentation](self).
+/// The corpus's premises by name, one cache line each: a 64-byte entry a premise (its hash's
+/// tag, id, file, end, name length and first 40 bytes), at most half the slots full.
 pub struct PremiseIndex {
     /// The entries: a power of two of them, at most half full.
     table: Table,
