@@ -311,6 +311,19 @@ fn write(dir: &Path, lib: &Lib, goals: &[Goal]) {
     .unwrap();
 }
 
+/// The protocol's options: the corpus `corpus` of `dir`, masked or not.
+fn options(dir: &Path, corpus: &str, mask: bool) -> PremiseOptions {
+    PremiseOptions {
+        corpus: dir.join(corpus),
+        mask: if mask {
+            MaskMode::Accessible
+        } else {
+            MaskMode::None
+        },
+        ..PremiseOptions::default()
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn evaluate(
     dir: &Path,
@@ -323,14 +336,8 @@ fn evaluate(
     hold: bool,
 ) -> Vec<GoalRow> {
     let opts = PremiseOptions {
-        corpus: dir.join(corpus),
-        mask: if mask {
-            MaskMode::Accessible
-        } else {
-            MaskMode::None
-        },
         goals: goals.then(|| dir.join("goals.jsonl")),
-        ..PremiseOptions::default()
+        ..options(dir, corpus, mask)
     };
     let premises = Premises::load(&opts, Some(&dir.join(actual))).unwrap();
     let builder = Evaluator::builder()
@@ -365,15 +372,7 @@ fn pushed(
     depth: Option<u64>,
     ranked: bool,
 ) -> Vec<Vec<Option<f64>>> {
-    let opts = PremiseOptions {
-        corpus: dir.join(corpus),
-        mask: if mask {
-            MaskMode::Accessible
-        } else {
-            MaskMode::None
-        },
-        ..PremiseOptions::default()
-    };
+    let opts = options(dir, corpus, mask);
     let actual = dir.join("actual.jsonl");
     let premises = Premises::load(&opts, Some(&actual)).unwrap();
     let ev = Evaluator::builder()

@@ -177,7 +177,7 @@ fn intern(ends: &[u64], bytes: &[u8], what: &str) -> Result<Interner, String> {
 
 impl Corpus {
     /// Writes this corpus in binary form to `out`: the layout of docs/FORMAT.md ("Binary
-/// corpora"), read back by [`Corpus::read`].
+    /// corpora"), read back by [`Corpus::read`].
     pub fn write_binary(&self, out: impl Write) -> io::Result<()> {
         let mut s = Sink {
             out,

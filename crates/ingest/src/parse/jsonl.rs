@@ -217,14 +217,7 @@ pub(crate) struct PlaceSpans {
 /// reads with serde_json, as it words every error. The actual sets' records are read so a second
 /// time for their places, their premise lists skipped by a bit search.
 pub(crate) fn scan_place(line: &str, out: &mut RecordSpans) -> Option<PlaceSpans> {
-    if u32::try_from(line.len()).is_err() || !out.marks.make(line.as_bytes()) {
-        return None;
-    }
-    let mut p = Scan {
-        b: line.as_bytes(),
-        marks: &out.marks,
-        i: 0,
-    };
+    let mut p = Scan::over(line, &mut out.marks)?;
     fn once<T>(slot: &mut Option<T>, v: T) -> Option<()> {
         slot.is_none().then(|| *slot = Some(v))
     }
@@ -293,6 +286,22 @@ struct Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
+    /// A scanner at the start of `line`, its marks made in `marks`; `None` for a line that is
+    /// serde's to read whatever it holds: a control character (whitespace between tokens, or an
+    /// error inside a string), a backslash (an escape, or an error), or 4 GiB and more (spans
+    /// are 32-bit).
+    #[inline(always)]
+    fn over(line: &'a str, marks: &'a mut Marks) -> Option<Scan<'a>> {
+        if u32::try_from(line.len()).is_err() || !marks.make(line.as_bytes()) {
+            return None;
+        }
+        Some(Scan {
+            b: line.as_bytes(),
+            marks,
+            i: 0,
+        })
+    }
+
     #[inline(always)]
     fn ws(&mut self) {
         while let Some(&c) = self.b.get(self.i) {
@@ -771,16 +780,7 @@ fn scan(line: &str, kind: Kind, out: &mut RecordSpans) -> Option<()> {
         Kind::Prediction { read_scores } => (true, read_scores),
         Kind::Actual => (false, false),
     };
-    // A control character is whitespace between tokens or an error inside a string, a backslash
-    // an escape or an error: either way serde's to read. Spans are 32-bit.
-    if u32::try_from(line.len()).is_err() || !out.marks.make(line.as_bytes()) {
-        return None;
-    }
-    let mut p = Scan {
-        b: line.as_bytes(),
-        marks: &out.marks,
-        i: 0,
-    };
+    let mut p = Scan::over(line, &mut out.marks)?;
     let mut seen = Seen::default();
     out.scores.clear();
     // A key read twice is serde's to word; so are both lists.
