@@ -609,8 +609,8 @@ class Session:
     With ``corpus=`` (and ``mask=``, ``goals=``, ``strict=``, ``strict_gold=``, as for
     :func:`evaluate`) pushed names are masked and their leaks measured as a TREC run's are, each
     goal's place read from the actual sets' records or ``goals``; ``result().premises`` holds
-    the counts. Score rows (``push_scores``) cannot be masked yet, and are refused with a
-    corpus.
+    the counts; score rows (``push_scores``) are masked as a ``.npy`` matrix's rows are (the
+    columns matched with the corpus once per list of ``lemma_names``), recall by origin aside.
     """
 
     def __init__(

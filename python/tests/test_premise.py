@@ -99,6 +99,16 @@ def test_arrays_npy_files_and_stores_agree_with_the_command(tmp_path):
                     v = w["summary"][m]
                     assert r.summary[m] == (v["mean"] if isinstance(v, dict) else v), (actual, mask, m)
                 assert r.premises == w["premises"], (actual, mask)
+            # The matrix's rows pushed to a Session, in two batches.
+            s = lemma_eval.Session(F / actual, MEASURES, corpus=CORPUS, mask=mask, per_goal=True,
+                                   lemma_names=lemmas, **extra)
+            s.push_scores(goals[:2], scores[:2])
+            s.push_scores(goals[2:], scores[2:])
+            res = s.result()
+            for m in MEASURES:
+                v = want["summary"][m]
+                assert res.summary[m] == (v["mean"] if isinstance(v, dict) else v), (actual, mask, m)
+            assert res.premises == want["premises"], (actual, mask)
     # The hand-computed goal g1 (crates/cli/tests/premise.rs: a2 ends exactly at the theorem).
     r, _ = _evaluate(F / "actual.jsonl", scores, corpus=CORPUS, mask="accessible",
                      goal_names=goals, lemma_names=lemmas)
@@ -162,9 +172,12 @@ def test_errors_name_python_arguments():
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=CORPUS, mask="everything")
     with pytest.raises(FileNotFoundError):
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=F / "nope.jsonl")
-    s = lemma_eval.Session(F / "actual.jsonl", ["AP"], corpus=CORPUS, lemma_names=["a1", "a2"])
-    with pytest.raises(ValueError, match=r"score rows pushed cannot be masked yet"):
+    s = lemma_eval.Session(F / "actual.jsonl", ["R(origin=in-file)@3"], corpus=CORPUS,
+                           lemma_names=["a1", "a2"])
+    with pytest.raises(ValueError, match=r"score rows pushed does not tell each relevant premise's origin"):
         s.push_scores(["g1"], np.array([[0.5, 0.2]], dtype=np.float32))
+    with pytest.raises(ValueError, match=r"Leak@3 needs the corpus"):
+        lemma_eval.Session(F / "actual.jsonl", ["Leak@3"])
     with pytest.raises(ValueError, match=r"goal `g3` has no record giving its place"):
         lemma_eval.evaluate(F / "qrels.txt", {"g3": ["c2"]}, ["AP"], corpus=CORPUS, mask="accessible")
 

@@ -406,7 +406,7 @@ fn stores_are_masked_as_their_runs() {
     let e = fails(&["eval", &a, &s, "--corpus", &c, "-m", "R(origin=in-file)@3"]);
     assert!(
         e.contains(
-            "R(origin=in-file)@3 applies to TREC runs and JSONL predictions; a binary store"
+            "R(origin=in-file)@3 applies to TREC runs, JSONL predictions and pushed lemma names; a binary store"
         ),
         "{e}"
     );

@@ -388,7 +388,7 @@ impl Evaluator {
                 let source = Source::Store(&store);
                 check_known_universe(&self.options, &source)?;
                 check_store_ties(&self.options, &store)?;
-                full::predict(&self.actual, &source, &self.options, sink, None)
+                full::predict(&self.actual, &source, &self.options, sink, None, None)
             }
             Predictions::Matrix {
                 matrix,
@@ -403,7 +403,7 @@ impl Evaluator {
                     lemmas: &lemmas,
                 };
                 check_known_universe(&self.options, &source)?;
-                full::predict(&self.actual, &source, &self.options, sink, None)
+                full::predict(&self.actual, &source, &self.options, sink, None, None)
             }
         }
     }
@@ -447,14 +447,14 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
 
 /// An error when recall by origin is asked of predictions whose rankings do not tell the
 /// accumulator each judged premise's origin (`what`: "a binary store", "a .npy matrix").
-fn check_no_origins(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
+pub(crate) fn check_no_origins(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
     match options
         .measures
         .iter()
         .find(|m| matches!(m, Measure::ROrigin { .. }))
     {
         Some(m) => Err(EvalError::Options(format!(
-            "{m} applies to TREC runs and JSONL predictions; {what} does not tell each relevant \
+            "{m} applies to TREC runs, JSONL predictions and pushed lemma names; {what} does not tell each relevant \
              premise's origin yet"
         ))),
         None => Ok(()),
@@ -462,7 +462,7 @@ fn check_no_origins(options: &EvalOptions, what: &str) -> Result<(), EvalError> 
 }
 
 /// An error when a leak measure is asked for without a corpus.
-fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> {
+pub(crate) fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> {
     if options.premises.is_none() {
         if let Some(m) = options.measures.iter().find(|m| {
             matches!(

@@ -855,7 +855,7 @@ pub fn evaluate_full(
     opts: &EvalOptions,
     rows: &mut dyn Sink,
 ) -> Result<(Summary, Report), EvalError> {
-    predict(actual, source, opts, rows, None)?.finish(actual, &plan_for(opts), opts, rows)
+    predict(actual, source, opts, rows, None, None)?.finish(actual, &plan_for(opts), opts, rows)
 }
 
 /// Actual lemma ids -> source ids, by name: one pass over the source's names, each looked up in
@@ -875,7 +875,11 @@ pub(crate) fn source_ids(actual: &ActualSets, source: &Source<'_>) -> Result<Vec
 }
 
 /// With a corpus: the source's ids against it (built once, before the workers start).
-fn options_columns(opts: &EvalOptions, plan: &Plan, source: &Source<'_>) -> Option<Columns> {
+pub(crate) fn options_columns(
+    opts: &EvalOptions,
+    plan: &Plan,
+    source: &Source<'_>,
+) -> Option<Columns> {
     let premises = opts.premises.clone()?;
     let leaks = plan.needs_leaks();
     Some(match source {
@@ -919,6 +923,7 @@ pub(crate) fn predict(
     opts: &EvalOptions,
     rows: &mut dyn Sink,
     columns: Option<&[u32]>,
+    premise_columns: Option<&Columns>,
 ) -> Result<Predicted, EvalError> {
     let started = Instant::now();
     let plan = plan_for(opts);
@@ -943,7 +948,15 @@ pub(crate) fn predict(
             &computed[..]
         }
     };
-    let columns = options_columns(opts, &plan, source);
+    // The source's ids against the corpus: given (built once for many pushes), or built here.
+    let built;
+    let columns = match premise_columns {
+        Some(c) => Some(c),
+        None => {
+            built = options_columns(opts, &plan, source);
+            built.as_ref()
+        }
+    };
     let goals = source.goals();
     // About 4 M entries a chunk (fewer hand-offs between threads): small goals are batched.
     let per_goal = (source.bytes() / 4 / goals.max(1) as u64).max(1);
@@ -957,7 +970,7 @@ pub(crate) fn predict(
         opts,
         source,
         to_source,
-        columns: columns.as_ref(),
+        columns,
         plan: &plan,
         want_rows: rows.wants_rows(),
         chunk,

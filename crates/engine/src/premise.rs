@@ -18,8 +18,9 @@
 //! TREC runs and JSONL predictions (every text path: held, joined, regrouped), binary stores and
 //! `.npy` matrices (ids against the corpus once, a bitset of accessible ids per place:
 //! `premise/columns.rs`) are masked, and so are lemma names pushed to a [`Session`](crate::Session)
-//! (the text path's `GoalMask`, a goal's errors named by the goal); pushed ids and score rows are
-//! not yet, and are refused with the corpus.
+//! (the text path's `GoalMask`, a goal's errors named by the goal) and score rows pushed (a
+//! matrix's path, the columns matched once per list of names); pushed ids are not yet, and are
+//! refused with the corpus.
 
 pub(crate) mod columns;
 

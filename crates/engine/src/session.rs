@@ -23,7 +23,7 @@ use crate::feed::{AccFeed, Judged};
 use crate::options::{DuplicateMode, OrderMode};
 use crate::outcome::{evaluate_unseen, goal_values, truth_of, EvalError, Report};
 use crate::partial::Partial;
-use crate::premise::GoalMask;
+use crate::premise::{columns::Columns, GoalMask};
 use crate::ranking::{Item, RankStats, RankingBuilder};
 use crate::sink::Sink;
 use crate::Evaluator;
@@ -116,6 +116,7 @@ impl Evaluator {
     /// rankings (AUC without [`EvaluatorBuilder::universe`](crate::EvaluatorBuilder::universe)).
     pub fn session(&self) -> Result<Session, EvalError> {
         self.check_text_options()?;
+        crate::evaluator::check_leak_corpus(self.options())?;
         let plan = self.plan().clone();
         let opts = self.options();
         Ok(Session {
@@ -168,6 +169,8 @@ pub struct DenseLemmas {
     names: Names,
     columns: Vec<u32>,
     actual: Arc<ActualSets>,
+    /// With a corpus: the columns against it (matched once for every batch of rows).
+    premises: Option<Columns>,
 }
 
 impl std::fmt::Debug for DenseLemmas {
@@ -193,10 +196,13 @@ impl Evaluator {
         distinct_names(&names, "column", Path::new("lemma_names"))?;
         let ids = names.iter().enumerate().map(|(c, n)| (c as u32, n));
         let columns = crate::full::name_ids(self.actual(), ids)?;
+        let premises = (self.options().premises.clone())
+            .map(|p| Columns::new(p, names.iter(), self.plan().needs_leaks()));
         Ok(DenseLemmas {
             names,
             columns,
             actual: self.actual_arc().clone(),
+            premises,
         })
     }
 }
@@ -700,7 +706,7 @@ impl Session {
         lemmas: &DenseLemmas,
         rows: &mut dyn Sink,
     ) -> Result<(), EvalError> {
-        crate::evaluator::check_unmasked(self.ev.options(), "score rows pushed")?;
+        crate::evaluator::check_no_origins(self.ev.options(), "score rows pushed")?;
         if !Arc::ptr_eq(&lemmas.actual, self.ev.actual_arc()) {
             return Err(EvalError::Options(
                 "these lemma names were matched with another evaluator's actual sets".into(),
@@ -738,6 +744,7 @@ impl Session {
             self.ev.options(),
             rows,
             Some(&lemmas.columns),
+            lemmas.premises.as_ref(),
         )?;
         for (s, new) in self.seen.iter_mut().zip(&p.seen) {
             *s |= *new;
@@ -751,6 +758,7 @@ impl Session {
         self.summary.merge(&p.summary).expect("same plan");
         self.report.goals_in_predictions += goals.len() as u64;
         self.report.items += p.report.items;
+        self.report.premises.add(&p.report.premises);
         Ok(())
     }
 

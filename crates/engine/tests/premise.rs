@@ -411,6 +411,41 @@ fn pushed(
     rows
 }
 
+/// The matrix of `dir` (every name a column) pushed to a [`Session`](lemma_eval::Session) as
+/// score rows ([`push_dense`](lemma_eval::Session::push_dense)) in one batch, against the
+/// corpus `corpus`: each goal's values, in goal order (the measures of a matrix).
+fn pushed_rows(
+    dir: &Path,
+    corpus: &str,
+    goals: usize,
+    mask: bool,
+    depth: Option<u64>,
+) -> Vec<Vec<Option<f64>>> {
+    let actual = dir.join("actual.jsonl");
+    let premises = Premises::load(&options(dir, corpus, mask), Some(&actual)).unwrap();
+    let ev = Evaluator::builder()
+        .measure_names(measures(".npy"))
+        .unwrap()
+        .depth(depth)
+        .premises(Arc::new(premises))
+        .build_from_path(&actual)
+        .unwrap();
+    let matrix = lemma_ingest::Matrix::open(&dir.join("scores.npy")).unwrap();
+    let cols = lemma_ingest::Names::read(&dir.join("cols.txt")).unwrap();
+    let rows = lemma_ingest::Names::read(&dir.join("rows.txt")).unwrap();
+    let lemmas = ev.dense_lemmas(cols).unwrap();
+    let mut session = ev.session().unwrap();
+    let mut got: Vec<GoalRow> = Vec::new();
+    session
+        .push_dense(&matrix, &rows, &lemmas, &mut got)
+        .unwrap();
+    let by_goal: std::collections::HashMap<Vec<u8>, Vec<Option<f64>>> =
+        got.into_iter().map(|r| (r.goal, r.values)).collect();
+    (0..goals)
+        .map(|i| by_goal[format!("g{i}").as_bytes()].clone())
+        .collect()
+}
+
 /// The measures asked of `run`: stores and matrices do not tell origins (the origin measures
 /// are refused there).
 fn measures(run: &str) -> &'static [&'static str] {
@@ -468,6 +503,27 @@ fn check(
                     want
                 );
             }
+        }
+    }
+    // Score rows pushed: every name ranked, as the matrix ranks them.
+    for (i, values) in pushed_rows(dir.path(), corpus, goals.len(), mask, depth)
+        .iter()
+        .enumerate()
+    {
+        let full = Goal {
+            ranking: goals[i].scores.iter().copied().enumerate().collect(),
+            ..goals[i].clone()
+        };
+        let want = reference(lib, &full, mask, depth);
+        for ((m, got), want) in measures(".npy").iter().zip(values).zip(&want) {
+            prop_assert!(
+                agree(*got, *want),
+                "score rows pushed g{} {}: got {:?}, want {:?}",
+                i,
+                m,
+                got,
+                want
+            );
         }
     }
     for (actual, run, by_goals) in [
