@@ -305,7 +305,7 @@ def evaluate(
     ``Leak@k``, ``LeakRank``, ``R(origin=in-file)@k`` and ``R(origin=imported)@k`` need
     ``corpus`` (an origin measure's summary is its mean over the goals with relevant premises of
     that origin; ``None`` when there is none). Predictions as paths (TREC, JSONL, stores,
-    ``.npy``), score arrays or dicts; the origin measures: TREC and JSONL paths and dicts.
+    ``.npy``), score arrays or dicts.
 
     ``group_by`` (``--group-by``): ``"theorem"``, ``"file"`` or any key of the goal records
     (the actual sets' JSONL records, then ``goals``); the summary is then the mean over groups
@@ -610,7 +610,7 @@ class Session:
     :func:`evaluate`) pushed names are masked and their leaks measured as a TREC run's are, each
     goal's place read from the actual sets' records or ``goals``; ``result().premises`` holds
     the counts; score rows (``push_scores``) are masked as a ``.npy`` matrix's rows are (the
-    columns matched with the corpus once per list of ``lemma_names``), recall by origin aside.
+    columns matched with the corpus once per list of ``lemma_names``).
     """
 
     def __init__(

@@ -80,7 +80,8 @@ def test_arrays_npy_files_and_stores_agree_with_the_command(tmp_path):
     store = tmp_path / "run.store"
     cli("convert", F / "actual.jsonl", F / "run.txt", "-o", store)
     c = str(CORPUS)
-    ms = [a for m in MEASURES for a in ("-m", m)]
+    measures = MEASURES + ["R(origin=in-file)@3", "R(origin=imported)@3"]
+    ms = [a for m in measures for a in ("-m", m)]
     names = ["--goal-names", str(tmp_path / "goals.txt"), "--lemma-names", str(tmp_path / "lemmas.txt")]
     for actual, extra, flags in [
         ("actual.jsonl", {}, []),
@@ -94,18 +95,21 @@ def test_arrays_npy_files_and_stores_agree_with_the_command(tmp_path):
                 (npy, {"goal_names": tmp_path / "goals.txt", "lemma_names": tmp_path / "lemmas.txt"}, want),
                 (store, {}, wstore),
             ]:
-                r, _ = _evaluate(F / actual, predicted, corpus=CORPUS, mask=mask, **extra, **kw)
-                for m in MEASURES:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    r = lemma_eval.evaluate(F / actual, predicted, measures, corpus=CORPUS,
+                                            mask=mask, **extra, **kw)
+                for m in measures:
                     v = w["summary"][m]
                     assert r.summary[m] == (v["mean"] if isinstance(v, dict) else v), (actual, mask, m)
                 assert r.premises == w["premises"], (actual, mask)
             # The matrix's rows pushed to a Session, in two batches.
-            s = lemma_eval.Session(F / actual, MEASURES, corpus=CORPUS, mask=mask, per_goal=True,
+            s = lemma_eval.Session(F / actual, measures, corpus=CORPUS, mask=mask, per_goal=True,
                                    lemma_names=lemmas, **extra)
             s.push_scores(goals[:2], scores[:2])
             s.push_scores(goals[2:], scores[2:])
             res = s.result()
-            for m in MEASURES:
+            for m in measures:
                 v = want["summary"][m]
                 assert res.summary[m] == (v["mean"] if isinstance(v, dict) else v), (actual, mask, m)
             assert res.premises == want["premises"], (actual, mask)
@@ -172,10 +176,6 @@ def test_errors_name_python_arguments():
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=CORPUS, mask="everything")
     with pytest.raises(FileNotFoundError):
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=F / "nope.jsonl")
-    s = lemma_eval.Session(F / "actual.jsonl", ["R(origin=in-file)@3"], corpus=CORPUS,
-                           lemma_names=["a1", "a2"])
-    with pytest.raises(ValueError, match=r"score rows pushed does not tell each relevant premise's origin"):
-        s.push_scores(["g1"], np.array([[0.5, 0.2]], dtype=np.float32))
     with pytest.raises(ValueError, match=r"Leak@3 needs the corpus"):
         lemma_eval.Session(F / "actual.jsonl", ["Leak@3"])
     with pytest.raises(ValueError, match=r"goal `g3` has no record giving its place"):

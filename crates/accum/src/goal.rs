@@ -647,6 +647,18 @@ impl GoalAccumulator {
     /// than item by item (dense score matrices, stores). Equals pushing the group's items one by
     /// one with [`push_scored`](Self::push_scored) and one score.
     pub fn push_group(&mut self, size: u64, grades: &[i32]) -> Result<(), GoalError> {
+        self.push_group_from(size, grades, &[])
+    }
+
+    /// [`push_group`](Self::push_group) with where each judged item is defined
+    /// (`R(origin=...)@k`): `origins[i]` the origin of the item of `grades[i]` (missing ones:
+    /// neither origin).
+    pub fn push_group_from(
+        &mut self,
+        size: u64,
+        grades: &[i32],
+        origins: &[Option<Origin>],
+    ) -> Result<(), GoalError> {
         if self.plan.config.ties != Ties::Group
             || (grades.len() as u64) > size
             || self.plan.pooled.is_some()
@@ -660,8 +672,9 @@ impl GoalAccumulator {
         };
         self.n += size;
         self.group_n = size;
-        for &g in grades {
+        for (i, &g) in grades.iter().enumerate() {
             if g >= 0 || !self.judged_only {
+                self.next_origin = origins.get(i).copied().flatten();
                 self.group_judged(g);
             }
         }
@@ -913,6 +926,20 @@ impl GoalAccumulator {
         head: &[bool],
         first: Option<u64>,
     ) -> Result<GoalValues<'_>, GoalError> {
+        let judged = judged.into_iter().map(|(rank, grade)| (rank, grade, None));
+        self.evaluate_ranks_from(truth, n, judged, head, first)
+    }
+
+    /// [`GoalAccumulator::evaluate_ranks_leaking`] with where each judged item is defined
+    /// (`R(origin=...)@k`; `None`: neither origin).
+    pub fn evaluate_ranks_from(
+        &mut self,
+        truth: &Truth<'_>,
+        n: u64,
+        judged: impl IntoIterator<Item = (u64, i32, Option<Origin>)>,
+        head: &[bool],
+        first: Option<u64>,
+    ) -> Result<GoalValues<'_>, GoalError> {
         if self.plan.needs_scores && n > 0 {
             return Err(GoalError::NeedsScores);
         }
@@ -920,7 +947,8 @@ impl GoalAccumulator {
         self.set_unmasked(head, first);
         let judged_only = self.judged_only;
         let mut prev = 0u64;
-        for (rank, grade) in judged {
+        for (rank, grade, origin) in judged {
+            self.next_origin = origin;
             if rank <= prev || rank > n {
                 self.started = false;
                 return Err(GoalError::BadRank {
@@ -941,6 +969,7 @@ impl GoalAccumulator {
             self.n = rank;
             self.event(rank, grade);
         }
+        self.next_origin = None;
         if !judged_only {
             self.n = n;
         }

@@ -401,17 +401,31 @@ fn stores_are_masked_as_their_runs() {
         ),
         "{e}"
     );
-    // Recall by origin needs each judged premise's origin, which a store's ranking does not
-    // tell: refused, naming the measure, where the run gives its values.
-    let e = fails(&["eval", &a, &s, "--corpus", &c, "-m", "R(origin=in-file)@3"]);
-    assert!(
-        e.contains(
-            "R(origin=in-file)@3 applies to TREC runs, JSONL predictions and pushed lemma names; a binary store"
-        ),
-        "{e}"
-    );
-    let (out, _) = eval("actual.jsonl", "run.txt", &["-m", "R(origin=in-file)@3"]);
-    assert!(out.contains("R(origin=in-file)@3"), "{out}");
+    // Recall by origin: each judged premise's origin from the corpus, as for the run, masked or
+    // not, and under tie groups (the store keeps its scores).
+    for extra in [&[][..], &["--mask", "accessible"], &["--ties", "group"]] {
+        let mut args = vec!["-m", "R(origin=in-file)@3", "-m", "R(origin=imported)@3"];
+        args.extend_from_slice(extra);
+        let origin = |p: &str| {
+            let mut v = vec![
+                "eval",
+                &a,
+                p,
+                "--corpus",
+                &c,
+                "--per-goal",
+                "--format",
+                "tsv",
+            ];
+            v.extend_from_slice(&args);
+            let o = run(&v);
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            String::from_utf8(o.stdout).unwrap()
+        };
+        let (text, stored) = (origin(&r), origin(&s));
+        assert_eq!(stored, text, "{extra:?}");
+        assert!(text.contains("R(origin=in-file)@3"), "{text}");
+    }
 }
 
 /// Writes a little-endian f32 `.npy` matrix of `rows`.

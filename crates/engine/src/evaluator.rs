@@ -384,7 +384,6 @@ impl Evaluator {
             }
             Predictions::Store(store) => {
                 check_leak_corpus(&self.options)?;
-                check_no_origins(&self.options, "a binary store")?;
                 let source = Source::Store(&store);
                 check_known_universe(&self.options, &source)?;
                 check_store_ties(&self.options, &store)?;
@@ -396,7 +395,6 @@ impl Evaluator {
                 lemmas,
             } => {
                 check_leak_corpus(&self.options)?;
-                check_no_origins(&self.options, "a .npy matrix")?;
                 let source = Source::Dense {
                     matrix: &matrix,
                     goals: &goals,
@@ -443,22 +441,6 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
         ));
     }
     check_leak_corpus(options)
-}
-
-/// An error when recall by origin is asked of predictions whose rankings do not tell the
-/// accumulator each judged premise's origin (`what`: "a binary store", "a .npy matrix").
-pub(crate) fn check_no_origins(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
-    match options
-        .measures
-        .iter()
-        .find(|m| matches!(m, Measure::ROrigin { .. }))
-    {
-        Some(m) => Err(EvalError::Options(format!(
-            "{m} applies to TREC runs, JSONL predictions and pushed lemma names; {what} does not tell each relevant \
-             premise's origin yet"
-        ))),
-        None => Ok(()),
-    }
 }
 
 /// An error when a leak measure is asked for without a corpus.

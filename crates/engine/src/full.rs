@@ -23,7 +23,7 @@ use crate::premise::columns::{Access, Columns};
 use crate::ranking::dense::{self, Score};
 use crate::sink::Sink;
 use crate::{plan_for, EvalError, EvalOptions, GoalRow, Report, TieMode};
-use lemma_accum::{GoalAccumulator, GoalFate, Plan, Summary};
+use lemma_accum::{GoalAccumulator, GoalFate, Origin, Plan, Summary};
 use lemma_ingest::{show, ActualSets, ErrorKind, InputError, Matrix, Names, Row, RowBuf, Store};
 use lemma_par::{Ordered, OrderedJob, Window, Work};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -108,11 +108,17 @@ struct Worker<'a> {
     to_source: &'a [u32],
     acc: GoalAccumulator,
     bits: Vec<u64>,
-    ranks: Vec<(u64, i32)>,
+    /// Each judged lemma's rank, grade and id in the source.
+    ranks: Vec<(u64, i32, u32)>,
     judged: Vec<(u32, i32)>,
-    /// Under `--ties group`: each judged lemma's tie group `(items above it, items of its score)`
-    /// and its grade.
-    groups: Vec<(u64, u64, i32)>,
+    /// Under `--ties group`: each judged lemma's tie group `(items above it, items of its score)`,
+    /// its grade and id.
+    groups: Vec<(u64, u64, i32, u32)>,
+    /// With the origin measures: the origin of each judged lemma the corpus defines, by id in the
+    /// source.
+    origin_of: Vec<(u32, Origin)>,
+    /// Whether the plan reads origins (`R(origin=...)@k`).
+    origins: bool,
     want_rows: bool,
     /// Store entries actually read (a scan stops once every judged lemma is found).
     scanned: u64,
@@ -180,11 +186,30 @@ impl<'a> Worker<'a> {
             summary.skip(GoalFate::SkippedNoActual);
             return Ok(());
         };
-        let t = truth_of(truth, Some(self.source.universe() as u64));
+        let mut t = truth_of(truth, Some(self.source.universe() as u64));
         if self.opts.skips_no_relevant(&t) {
             chunk.seen.push(gid);
             summary.skip(GoalFate::SkippedNoRelevant);
             return Ok(());
+        }
+        // The origin measures: each judged premise's origin, the relevant ones counted.
+        self.origin_of.clear();
+        if let Some(p) = self.opts.premises.as_ref().filter(|_| self.origins) {
+            let file = p.goal_file(name).map_err(|m| goal_error(name, m))?;
+            let (lemmas, level) = (&self.actual.lemmas, self.opts.relevance_level);
+            let mut counts = [0u64; 2];
+            for (id, grade) in truth.entries() {
+                let Some(o) = p.origin_of_name(file, lemmas.name(id)) else {
+                    continue;
+                };
+                if grade >= level {
+                    counts[o.index()] += 1;
+                }
+                if let Some(&sid) = self.to_source.get(id as usize).filter(|&&s| s != u32::MAX) {
+                    self.origin_of.push((sid, o));
+                }
+            }
+            t = t.with_origins(counts[0], counts[1]);
         }
         if let Source::Store(store) = self.source {
             if store.ranking(g).is_none() {
@@ -273,8 +298,8 @@ impl<'a> Worker<'a> {
         };
         let want_rows = self.want_rows;
         if grouped {
-            if let Some(&(above, size, _)) =
-                self.groups.iter().find(|&&(a, g, _)| a < n && a + g > n)
+            if let Some(&(above, size, _, _)) =
+                self.groups.iter().find(|&&(a, g, _, _)| a < n && a + g > n)
             {
                 return Err(goal_error(
                     name,
@@ -291,10 +316,12 @@ impl<'a> Worker<'a> {
             self.by_groups(&t, n)
         } else {
             self.ranks.sort_unstable();
-            self.acc.evaluate_ranks_leaking(
+            let origin_of = &self.origin_of;
+            let origin = |id: u32| origin_of.iter().find(|e| e.0 == id).map(|e| e.1);
+            self.acc.evaluate_ranks_from(
                 &t,
                 n,
-                self.ranks.iter().copied(),
+                (self.ranks.iter()).map(|&(rank, grade, id)| (rank, grade, origin(id))),
                 &self.head,
                 self.first_leak,
             )
@@ -337,7 +364,7 @@ impl<'a> Worker<'a> {
                         // First occurrence only: a repeated id (a corrupt store) counts once.
                         bits[(id >> 6) as usize] &= !(1 << (id & 63));
                         let grade = self.judged.iter().find(|e| e.0 == id).map_or(1, |e| e.1);
-                        self.ranks.push(((base + k) as u64 + 1, grade));
+                        self.ranks.push(((base + k) as u64 + 1, grade, id));
                     }
                 }
             }
@@ -382,7 +409,7 @@ impl<'a> Worker<'a> {
                     // corrupt store) counts once.
                     if let Some(w) = wanted[..live].iter().position(|&x| x == id) {
                         self.ranks
-                            .push(((base + k) as u64 + 1, self.judged[which[w]].1));
+                            .push(((base + k) as u64 + 1, self.judged[which[w]].1, id));
                         live -= 1;
                         wanted.swap(w, live);
                         which.swap(w, live);
@@ -413,11 +440,11 @@ impl<'a> Worker<'a> {
                     .into(),
             ));
         }
-        for &(rank, grade) in &self.ranks {
+        for &(rank, grade, id) in &self.ranks {
             let s = scores[rank as usize - 1];
             let above = scores.partition_point(|&x| x > s) as u64;
             let equal = scores.partition_point(|&x| x >= s) as u64 - above;
-            self.groups.push((above, equal, grade));
+            self.groups.push((above, equal, grade, id));
         }
         Ok(())
     }
@@ -435,12 +462,17 @@ impl<'a> Worker<'a> {
         self.acc.set_unmasked(&self.head, self.first_leak);
         let mut pos = 0u64;
         let mut grades: Vec<i32> = Vec::new();
+        let mut origins: Vec<Option<Origin>> = Vec::new();
+        let origin_of = &self.origin_of;
+        let origin = |id: u32| origin_of.iter().find(|e| e.0 == id).map(|e| e.1);
         let mut i = 0;
         while i < self.groups.len() {
-            let (above, size, _) = self.groups[i];
+            let (above, size, _, _) = self.groups[i];
             grades.clear();
+            origins.clear();
             while i < self.groups.len() && self.groups[i].0 == above {
                 grades.push(self.groups[i].2);
+                origins.push(origin(self.groups[i].3));
                 i += 1;
             }
             if above >= n {
@@ -449,7 +481,7 @@ impl<'a> Worker<'a> {
             if above > pos {
                 self.acc.push_group(above - pos, &[])?;
             }
-            self.acc.push_group(size, &grades)?;
+            self.acc.push_group_from(size, &grades, &origins)?;
             pos = above + size;
         }
         if n > pos {
@@ -688,7 +720,7 @@ impl<'a> Worker<'a> {
                         // Tie groups: every judged rank, to refuse a depth that cuts its group.
                         if ranked && (p <= depth || grouped) {
                             let grade = self.judged.iter().find(|e| e.0 == id).map_or(1, |e| e.1);
-                            self.ranks.push((p, grade));
+                            self.ranks.push((p, grade, id));
                         }
                     }
                 }
@@ -782,6 +814,8 @@ impl<'a> Work for FullJob<'a> {
             ranks: Vec::new(),
             judged: Vec::new(),
             groups: Vec::new(),
+            origin_of: Vec::new(),
+            origins: self.plan.needs_origins(),
             want_rows: self.want_rows,
             scanned: 0,
             rowbuf: RowBuf::default(),

@@ -183,11 +183,7 @@ impl Premises {
         goal: &[u8],
         relevant: impl Iterator<Item = (u64, &'n [u8])>,
     ) -> Result<[u64; 2], String> {
-        let file = match self.places.get(goal) {
-            Some(GoalPlace::Known(place)) => Some(place.file),
-            Some(GoalPlace::UnlistedFile(_)) => None,
-            _ => return Err(origin_place_error(goal)),
-        };
+        let file = self.goal_file(goal)?;
         let mut counts = [0; 2];
         for (hash, name) in relevant {
             if let Some(id) = self.corpus.premise_id_hashed(hash, name) {
@@ -195,6 +191,24 @@ impl Premises {
             }
         }
         Ok(counts)
+    }
+}
+
+impl Premises {
+    /// The file of goal `goal`'s place, for the origin measures (`None`: a file the corpus does
+    /// not list); an error message when its place is not known.
+    pub(crate) fn goal_file(&self, goal: &[u8]) -> Result<Option<u32>, String> {
+        match self.places.get(goal) {
+            Some(GoalPlace::Known(place)) => Ok(Some(place.file)),
+            Some(GoalPlace::UnlistedFile(_)) => Ok(None),
+            _ => Err(origin_place_error(goal)),
+        }
+    }
+
+    /// Where the premise named `name` is defined, seen from a goal in file `file`
+    /// ([`Premises::goal_file`]): `None` when the corpus does not define it.
+    pub(crate) fn origin_of_name(&self, file: Option<u32>, name: &[u8]) -> Option<Origin> {
+        (self.corpus.premise_id(name)).map(|id| self.origin_at(file, id))
     }
 }
 

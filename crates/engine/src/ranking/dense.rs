@@ -19,8 +19,9 @@ use lemma_accum::trec_cmp;
 use lemma_ingest::Names;
 
 /// For the judged columns `judged` (column, grade) of `row`: each one's rank, pushed with its
-/// grade to `ranks` when within `depth`; or, under `TieMode::Group`, (lemmas scored above, lemmas
-/// of its score, grade) pushed to `groups` (the caller refuses a depth that cuts a group).
+/// grade and column to `ranks` when within `depth`; or, under `TieMode::Group`, (lemmas scored
+/// above, lemmas of its score, grade, column) pushed to `groups` (the caller refuses a depth that
+/// cuts a group).
 /// `judged` is reordered (by score). `Err(column)`: a judged lemma's score is NaN. With `mask`
 /// (a bit a column: accessible), only the columns it holds are counted (the judged ones must be
 /// among them). With `select` (which needs `mask`: all ones when nothing is masked), the same
@@ -34,8 +35,8 @@ pub(crate) fn rank_judged<T: Score>(
     depth: u64,
     mask: Option<&[u64]>,
     select: Option<&mut Select<'_, T>>,
-    ranks: &mut Vec<(u64, i32)>,
-    groups: &mut Vec<(u64, u64, i32)>,
+    ranks: &mut Vec<(u64, i32, u32)>,
+    groups: &mut Vec<(u64, u64, i32, u32)>,
 ) -> Result<(), u32> {
     if let Some(&(col, _)) = judged.iter().find(|&&(c, _)| row[c as usize].is_nan()) {
         return Err(col);
@@ -56,7 +57,7 @@ pub(crate) fn rank_judged<T: Score>(
     if ties == TieMode::Group {
         // Tie groups: a judged lemma's group is the lemmas of its score, after those above.
         for j in 0..k {
-            groups.push((gt[j], eq[j], judged[j].1));
+            groups.push((gt[j], eq[j], judged[j].1, judged[j].0));
         }
         return Ok(());
     }
@@ -67,7 +68,7 @@ pub(crate) fn rank_judged<T: Score>(
             rank += tied_above(row, ts[j], col, lemmas, mask);
         }
         if rank <= depth {
-            ranks.push((rank, grade));
+            ranks.push((rank, grade, col));
         }
     }
     Ok(())
