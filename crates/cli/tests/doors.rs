@@ -393,3 +393,156 @@ fn every_door_gives_the_commands_strata() {
         );
     }
 }
+
+/// The premise protocol (`--corpus --mask accessible`, the leak and origin measures) behind every
+/// door: the command's summary (`--format json`) and premise counts are those of the command with
+/// the corpus in binary form, the front door (streamed and held), an `Evaluator`, a push
+/// `Session` (one, and three merged) and the async `Pool`, on a generated library.
+#[test]
+fn every_door_masks_as_the_command() {
+    const PM: [&str; 7] = [
+        "AP",
+        "R@10",
+        "RR",
+        "Leak@5",
+        "LeakRank",
+        "R(origin=in-file)@10",
+        "R(origin=imported)@10",
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let bin = env!("CARGO_BIN_EXE_lemma-eval");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    for seed in [2, 9] {
+        let (c, a, r, lec) = (
+            d.join("corpus.jsonl"),
+            d.join("actual.jsonl"),
+            d.join("run.txt"),
+            d.join("corpus.lec"),
+        );
+        let out = Command::new(bin)
+            .arg("gen")
+            .arg("--corpus")
+            .arg(&c)
+            .arg("--qrels")
+            .arg(&a)
+            .arg("--run")
+            .arg(&r)
+            .args(["--goals", "80", "--universe", "600", "--depth", "40"])
+            .args(["--seed", &seed.to_string()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let out = Command::new(bin)
+            .args(["convert", "--corpus"])
+            .arg(&c)
+            .arg("-o")
+            .arg(&lec)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // The command's summary and counts, with the corpus as text and in binary form.
+        let command = |corpus: &Path| {
+            let mut cmd = Command::new(bin);
+            cmd.arg("eval").arg(&a).arg(&r).arg("--corpus").arg(corpus);
+            cmd.args(["--mask", "accessible", "--format", "json", "--quiet"]);
+            for m in PM {
+                cmd.args(["-m", m]);
+            }
+            let out = cmd.output().unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            (doc["summary"].clone(), doc["premises"].clone())
+        };
+        let (want, want_counts) = command(&c);
+        assert_eq!(
+            command(&lec),
+            (want.clone(), want_counts.clone()),
+            "seed {seed}"
+        );
+        assert!(want_counts["masked"].as_u64().unwrap() > 0, "{want_counts}");
+        let opts = lemma_eval::PremiseOptions {
+            corpus: c.clone(),
+            mask: lemma_eval::MaskMode::Accessible,
+            ..Default::default()
+        };
+        let premises = std::sync::Arc::new(lemma_eval::Premises::load(&opts, Some(&a)).unwrap());
+        let pbuilder = || Evaluator::builder().measure_names(PM).unwrap().threads(2);
+        let ev = pbuilder()
+            .premises(premises.clone())
+            .build_from_path(&a)
+            .unwrap();
+        let measures = ev.plan().measures().to_vec();
+        let check = |door: &str, s: &Summary, counts: &lemma_eval::PremiseReport| {
+            let got: serde_json::Value = serde_json::from_str(&json(&measures, s)).unwrap();
+            assert_eq!(got["summary"], want, "{door}, seed {seed}");
+            let named: serde_json::Map<String, serde_json::Value> = (counts.counts().iter())
+                .map(|&(k, v)| (k.to_string(), v.into()))
+                .collect();
+            assert_eq!(
+                serde_json::Value::Object(named),
+                want_counts,
+                "{door}, seed {seed}"
+            );
+        };
+        for hold in [false, true] {
+            let done = Job::new(pbuilder(), a.as_path(), r.as_path())
+                .premises(Some(opts.clone()))
+                .hold_actual(hold)
+                .run(&mut SummaryOnly, None)
+                .unwrap();
+            let e = &done.evaluation;
+            check(
+                &format!("Job (hold {hold})"),
+                &e.summary,
+                &e.report.premises,
+            );
+        }
+        let done = ev
+            .evaluate(
+                Predictions::open(&r, None, false).unwrap(),
+                &mut SummaryOnly,
+            )
+            .unwrap();
+        check("Evaluator", &done.summary, &done.report.premises);
+        let gs = goals(&r);
+        let mut s = ev.session().unwrap();
+        for g in &gs {
+            g.push_into(&mut s).unwrap();
+        }
+        let done = s.finish(&mut SummaryOnly).unwrap();
+        check("Session", &done.summary, &done.report.premises);
+        let done = merged_sessions(&ev, &gs, 3)
+            .finish(&mut SummaryOnly)
+            .unwrap();
+        check("Sessions merged", &done.summary, &done.report.premises);
+        let done = rt.block_on(async {
+            let opts = PoolOptions {
+                workers: Some(2),
+                in_flight: 8,
+                rows: false,
+            };
+            let pool = ev.pool(opts).unwrap();
+            for g in gs.clone() {
+                pool.push(g).await.unwrap();
+            }
+            pool.finish().await.unwrap()
+        });
+        check("Pool", &done.summary, &done.report.premises);
+    }
+}

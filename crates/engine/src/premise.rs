@@ -29,7 +29,7 @@ use crate::ranking::{dedup_table, Item};
 use crate::seen::SeenSet;
 use lemma_accum::{GoalAccumulator, Origin, Plan};
 use lemma_ingest::{
-    show, Corpus, ErrorKind, Found, GoalPlace, GoalPlaces, InputError, Place, PremiseIndex,
+    show, Corpus, ErrorKind, GoalPlace, GoalPlaces, InputError, Place, PremiseIndex,
 };
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -160,19 +160,7 @@ impl Premises {
     /// Where premise `id` is defined, seen from a goal in file `file` (`None`: a file the corpus
     /// does not list): its own file or another (`R(origin=...)@k`).
     fn origin_at(&self, file: Option<u32>, id: u32) -> Origin {
-        match file {
-            Some(f) if self.corpus.premise_file(id) == f => Origin::InFile,
-            _ => Origin::Imported,
-        }
-    }
-
-    /// [`Premises::origin_at`] of a premise found by name.
-    #[inline]
-    fn origin_of_found(file: Option<u32>, p: Found) -> Origin {
-        match file {
-            Some(f) if p.file == f => Origin::InFile,
-            _ => Origin::Imported,
-        }
+        origin_in(file, self.corpus.premise_file(id))
     }
 
     /// The relevant premises of goal `goal` (`relevant`: names with their hashes) counted by
@@ -209,6 +197,16 @@ impl Premises {
     /// ([`Premises::goal_file`]): `None` when the corpus does not define it.
     pub(crate) fn origin_of_name(&self, file: Option<u32>, name: &[u8]) -> Option<Origin> {
         (self.corpus.premise_id(name)).map(|id| self.origin_at(file, id))
+    }
+}
+
+/// Where a premise of file `premise_file` is defined, seen from a goal in file `goal_file`
+/// (`None`: a file the corpus does not list): its own file, or another.
+#[inline]
+fn origin_in(goal_file: Option<u32>, premise_file: u32) -> Origin {
+    match goal_file {
+        Some(f) if f == premise_file => Origin::InFile,
+        _ => Origin::Imported,
     }
 }
 
@@ -436,7 +434,7 @@ impl GoalMask {
         for (hash, name) in relevant {
             let found = index.find(&p.corpus, hash, name);
             if let (true, Some(f)) = (self.origins, found) {
-                self.origin_counts[Premises::origin_of_found(self.file, f).index()] += 1;
+                self.origin_counts[origin_in(self.file, f.file).index()] += 1;
             }
             let accessible = found.is_some_and(|f| {
                 place.is_some_and(|at| {
@@ -484,7 +482,7 @@ impl GoalMask {
         if self.origins && it.label.grade().is_some() {
             let p = &*self.premises;
             let origin = (p.index().find(&p.corpus, it.hash, it.name(data)))
-                .map(|f| Premises::origin_of_found(self.file, f));
+                .map(|f| origin_in(self.file, f.file));
             acc.set_origin(origin);
         }
     }

@@ -695,18 +695,12 @@ impl Corpus {
     /// Where premise `premise` comes from, seen from `at`.
     #[inline]
     pub fn origin(&self, at: Place, premise: u32) -> Origin {
-        let f = self.premise_file[premise as usize];
-        if f == at.file {
-            if self.premise_end[premise as usize] <= at.pos {
-                Origin::InFile
-            } else {
-                Origin::Inaccessible
-            }
-        } else if self.imports(at.file, f) {
-            Origin::Imported
-        } else {
-            Origin::Inaccessible
-        }
+        let p = Found {
+            id: premise,
+            file: self.premise_file[premise as usize],
+            end: self.premise_end[premise as usize],
+        };
+        self.origin_of(at, p)
     }
 
     /// Whether premise `premise` is accessible at `at`.

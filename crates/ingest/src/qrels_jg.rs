@@ -41,11 +41,7 @@ impl JudgmentGroups {
         let mut groups: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
         // (goal, group, lemma) to the line that judged it.
         let mut seen: HashMap<[&[u8]; 3], u64> = HashMap::new();
-        let mut byte = 0u64;
-        for (k, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            let n = k as u64 + 1;
-            let at = byte;
-            byte += line.len() as u64 + 1;
+        for (n, at, line) in crate::parse::lines::numbered_lines(bytes) {
             let bad = |what: String| InputError::at(ErrorKind::Syntax, path, n, at, what);
             let mut buf = [&line[..0]; FIELDS];
             let found = split_fields(line, &mut buf);

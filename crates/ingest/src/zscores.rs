@@ -36,12 +36,8 @@ impl ZScores {
         }
         let mut goals: BTreeMap<Vec<u8>, GoalZScores> = BTreeMap::new();
         let mut lines_of: BTreeMap<(Vec<u8>, String), u64> = BTreeMap::new();
-        let mut byte = 0u64;
         let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-        for (k, line) in body.split(|&b| b == b'\n').enumerate() {
-            let n = k as u64 + 1;
-            let at = byte;
-            byte += line.len() as u64 + 1;
+        for (n, at, line) in crate::parse::lines::numbered_lines(body) {
             let bad = |what: String| InputError::at(ErrorKind::Syntax, path, n, at, what);
             let mut buf = [&line[..0]; FIELDS];
             let found = split_fields(line, &mut buf);

@@ -26,6 +26,17 @@ pub(crate) fn goal_starts(bytes: &[u8]) -> Vec<usize> {
     starts
 }
 
+/// The lines of `bytes` split at each `\n`, with each one's 1-based number and the byte it starts
+/// at: how the small files read whole (judgment groups, z-scores) are walked.
+pub(crate) fn numbered_lines(bytes: &[u8]) -> impl Iterator<Item = (u64, u64, &[u8])> {
+    let lines = bytes.split(|&b| b == b'\n').enumerate();
+    lines.scan(0u64, |byte, (k, line)| {
+        let at = *byte;
+        *byte += line.len() as u64 + 1;
+        Some((k as u64 + 1, at, line))
+    })
+}
+
 /// Calls `f(start, end)` for each line of `buf[range]` in order (`range` begins where a line
 /// does; `end` is the line's newline or `range.end`) while `f` returns `true`; `false` if it
 /// stopped. The newlines are found 64 bytes at a time as a bitmap (SSE2), not by a search per
