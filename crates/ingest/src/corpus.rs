@@ -160,47 +160,40 @@ const PARSERS: usize = 2;
 /// Bytes of lines a parsing thread takes at a time.
 const BATCH_BYTES: usize = 1 << 20;
 
-/// Lines of the corpus to parse: their text one after another, each with its line and byte.
-#[derive(Default)]
+/// Whole lines of the corpus to parse, as read (line endings included; the last line of the
+/// input may lack one), and where they start: the first one's line number and byte.
 struct Batch {
     seq: u64,
     text: Vec<u8>,
-    /// (start and end in `text`, line, byte).
-    lines: Vec<(usize, usize, u64, u64)>,
+    line: u64,
+    byte: u64,
 }
 
 impl Batch {
-    /// Ends the line read into `text` from `at`: its line ending left out, a blank line dropped.
-    fn end_line(&mut self, at: usize, line: u64, byte: u64) {
-        let mut end = self.text.len();
-        if self.text[at..end].ends_with(b"\n") {
-            end -= 1;
-        }
-        if self.text[at..end].ends_with(b"\r") {
-            end -= 1;
-        }
-        if self.text[at..end].iter().all(u8::is_ascii_whitespace) {
-            self.text.truncate(at);
-        } else {
-            self.lines.push((at, end, line, byte));
-        }
-    }
-
-    /// This batch, leaving an empty one numbered next in its place.
-    fn take_next(&mut self) -> Batch {
-        let next = Batch {
-            seq: self.seq + 1,
-            ..Batch::default()
-        };
-        std::mem::replace(self, next)
-    }
-
     /// Each line parsed, the premises ReProver's rules skip left out and counted, or the message
     /// of its syntax error (the lines after it are not parsed: they are never added).
-    fn parse(self) -> ParsedBatch {
-        let mut out = ParsedBatch::default();
-        for &(start, end, line, byte) in &self.lines {
-            let text = &self.text[start..end];
+    /// Lines are cut here, on the parsing threads (the reading thread only finds the batch's
+    /// last line ending): a line's ending is left out, a blank line dropped. Gives the batch's
+    /// buffer back, to be filled again.
+    fn parse(self) -> (ParsedBatch, Vec<u8>) {
+        let mut out = ParsedBatch {
+            bytes: self.text.len() as u64,
+            ..ParsedBatch::default()
+        };
+        let mut start = 0;
+        let mut line = self.line;
+        while start < self.text.len() {
+            let rest = &self.text[start..];
+            let len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+            let (at, byte) = (line, self.byte + start as u64);
+            let text = &rest[..len];
+            let text = text.strip_suffix(b"\r").unwrap_or(text);
+            start += len + 1;
+            line += 1;
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let line = at;
             // The common shape without serde; serde for the rest (and every error's words).
             if let Some(f) = std::str::from_utf8(text).ok().and_then(scan::file_line) {
                 let file = Ok(out.add(&f));
@@ -220,7 +213,7 @@ impl Batch {
                 break;
             }
         }
-        out
+        (out, self.text)
     }
 }
 
@@ -233,6 +226,8 @@ struct ParsedBatch {
     /// Premises kept (`ParsedFile::premises`): the name in `arena`, where it ends.
     premises: Vec<((u32, u32), Pos)>,
     lines: Vec<ParsedLine>,
+    /// Bytes of the lines parsed.
+    bytes: u64,
 }
 
 impl ParsedBatch {
@@ -332,7 +327,10 @@ impl Corpus {
             }
         }
         let input = crate::input::open_with(path, false)?;
-        Corpus::from_reader(path, input.reader)
+        // The bytes on disk: a compressed file's, fewer than its lines', only make the first
+        // guess of the premises' table small.
+        let size = std::fs::metadata(path).ok().map(|m| m.len());
+        Corpus::from_reader_sized(path, input.reader, size)
     }
 
     /// The corpus at `path` if it is in binary form.
@@ -365,7 +363,16 @@ impl Corpus {
     /// two threads, a batch of lines at a time, and added in file order (ids, the first
     /// error and the files a repeated name names are those of reading the lines one by one);
     /// at most four batches of 1 MiB wait to be parsed.
-    pub fn from_reader(path: &Path, mut reader: impl BufRead) -> Result<Corpus, InputError> {
+    pub fn from_reader(path: &Path, reader: impl BufRead) -> Result<Corpus, InputError> {
+        Corpus::from_reader_sized(path, reader, None)
+    }
+
+    /// [`Corpus::from_reader`], told the input's size in bytes when it is known.
+    fn from_reader_sized(
+        path: &Path,
+        mut reader: impl BufRead,
+        size_hint: Option<u64>,
+    ) -> Result<Corpus, InputError> {
         let mut c = Corpus {
             path: path.to_path_buf(),
             files: Interner::new(),
@@ -382,14 +389,20 @@ impl Corpus {
         let mut imports: Vec<(u32, u64, u64, Vec<String>)> = Vec::new();
         let (to_parse, batches) = std::sync::mpsc::sync_channel::<Batch>(2 * PARSERS);
         let batches = std::sync::Mutex::new(batches);
+        // Batch buffers parsed, to be filled again (no fresh pages for every batch).
+        let (recycle_tx, recycle) = std::sync::mpsc::channel::<Vec<u8>>();
         std::thread::scope(|s| -> Result<(), InputError> {
             let (parsed_tx, parsed) = std::sync::mpsc::channel::<(u64, ParsedBatch)>();
             for _ in 0..PARSERS {
                 let (batches, parsed_tx) = (&batches, parsed_tx.clone());
+                let recycle_tx = recycle_tx.clone();
                 s.spawn(move || loop {
                     let next = batches.lock().map(|b| b.recv());
                     let Ok(Ok(batch)) = next else { break };
-                    if parsed_tx.send((batch.seq, batch.parse())).is_err() {
+                    let seq = batch.seq;
+                    let (done, text) = batch.parse();
+                    let _ = recycle_tx.send(text);
+                    if parsed_tx.send((seq, done)).is_err() {
                         break;
                     }
                 });
@@ -397,12 +410,22 @@ impl Corpus {
             drop(parsed_tx);
             let mut order = InOrder::default();
             let mut ids = Vec::new();
+            let mut sized = false;
             let mut add = |c: &mut Corpus, b: ParsedBatch| -> Result<(), InputError> {
                 // The batch's premise names interned at once (their table's cache misses
                 // overlap); a name met before keeps its id, which `add_file` finds out of turn.
                 let names: Vec<&[u8]> = (b.premises.iter())
                     .map(|&(n, _)| b.text(n).as_bytes())
                     .collect();
+                if !sized {
+                    // The first batch tells how many premises the input's bytes hold: the
+                    // table is made that large once rather than grown by doubling.
+                    sized = true;
+                    if let Some(total) = size_hint.filter(|_| b.bytes > 0) {
+                        let expect = (names.len() as u64).saturating_mul(total) / b.bytes;
+                        c.premises.reserve(expect.min(1 << 26) as usize);
+                    }
+                }
                 ids.clear();
                 c.premises.intern_many(&names, &mut ids);
                 let mut next = 0;
@@ -417,49 +440,90 @@ impl Corpus {
                 }
                 Ok(())
             };
-            let mut batch = Batch::default();
-            let (mut line, mut byte) = (0u64, 0u64);
+            // Whole lines are read into a batch of about BATCH_BYTES; a line cut at its end
+            // goes on to the next batch.
+            let (mut line, mut byte, mut sent) = (1u64, 0u64, 0u64);
+            let mut carry: Vec<u8> = Vec::new();
             let read = loop {
-                let at = batch.text.len();
-                let n = match std::io::Read::take(reader.by_ref(), MAX_CORPUS_LINE as u64 + 1)
-                    .read_until(b'\n', &mut batch.text)
-                {
-                    Ok(n) => n,
-                    Err(e) => break Err(InputError::read(path, e)),
+                let mut text = recycle
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(BATCH_BYTES + (BATCH_BYTES >> 2)));
+                text.clear();
+                text.append(&mut carry);
+                let (mut want, mut searched) = (BATCH_BYTES, 0);
+                let mut failed = None;
+                let cut = loop {
+                    // Read straight into the batch (a buffered reader whose buffer is empty
+                    // passes a large read through): the bytes are copied once, by the kernel.
+                    let mut len = text.len();
+                    text.resize(want, 0);
+                    while len < want {
+                        match reader.read(&mut text[len..]) {
+                            Ok(0) => break,
+                            Ok(n) => len += n,
+                            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                            Err(e) => {
+                                failed = Some(InputError::read(path, e));
+                                break;
+                            }
+                        }
+                    }
+                    text.truncate(len);
+                    let last = memchr::memrchr(b'\n', &text[searched..]).map(|i| searched + i + 1);
+                    if text.len() < want {
+                        // The input's end (every line goes), or a read error (the lines
+                        // before it go, their errors first).
+                        break if failed.is_some() {
+                            last.unwrap_or(0)
+                        } else {
+                            text.len()
+                        };
+                    }
+                    if let Some(cut) = last {
+                        break cut;
+                    }
+                    // One line longer than the batch: read on, up to the longest line.
+                    if text.len() > MAX_CORPUS_LINE {
+                        failed = Some(InputError::at(
+                            ErrorKind::Syntax,
+                            path,
+                            line,
+                            byte,
+                            format!("a line longer than {} MiB", MAX_CORPUS_LINE >> 20),
+                        ));
+                        break 0;
+                    }
+                    searched = text.len();
+                    want = text.len() * 2;
                 };
-                if n == 0 {
-                    break Ok(());
-                }
-                line += 1;
-                if n > MAX_CORPUS_LINE {
-                    break Err(InputError::at(
-                        ErrorKind::Syntax,
-                        path,
+                let end = failed.is_some() || cut == text.len() && text.len() < want;
+                carry.extend_from_slice(&text[cut..]);
+                text.truncate(cut);
+                if !text.is_empty() {
+                    let lines = memchr::memchr_iter(b'\n', &text).count() as u64
+                        + u64::from(!text.ends_with(b"\n"));
+                    let batch = Batch {
+                        seq: sent,
                         line,
                         byte,
-                        format!("a line longer than {} MiB", MAX_CORPUS_LINE >> 20),
-                    ));
-                }
-                batch.end_line(at, line, byte);
-                byte += n as u64;
-                if batch.text.len() >= BATCH_BYTES {
-                    let full = batch.take_next();
-                    if to_parse.send(full).is_err() {
+                        text,
+                    };
+                    (line, byte) = (line + lines, byte + batch.text.len() as u64);
+                    sent += 1;
+                    if to_parse.send(batch).is_err() {
                         break Ok(()); // a parser stopped: only by a panic, re-raised below
                     }
-                    // What is parsed already, added while the next lines are read.
-                    while let Ok((seq, parsed)) = parsed.try_recv() {
-                        for b in order.put(seq, parsed) {
-                            add(&mut c, b)?;
-                        }
+                }
+                if end {
+                    break failed.map_or(Ok(()), Err);
+                }
+                // What is parsed already, added while the next lines are read.
+                while let Ok((seq, parsed)) = parsed.try_recv() {
+                    for b in order.put(seq, parsed) {
+                        add(&mut c, b)?;
                     }
                 }
             };
-            if !batch.lines.is_empty() {
-                let last = batch.take_next();
-                let _ = to_parse.send(last);
-            }
-            let sent = batch.seq;
             drop(to_parse);
             // Every line before a read error is added first: its error comes first.
             while order.next < sent {
@@ -926,6 +990,30 @@ mod tests {
         let e = corpus(&bad.concat()).unwrap_err().to_string();
         assert!(
             e.starts_with("corpus.jsonl:900: expected a corpus line"),
+            "{e}"
+        );
+        // A line longer than a batch (read on until its end), and a last line without its
+        // ending: the same files and ids, line numbers and bytes counted through both.
+        let big: Vec<(String, (u32, u32))> = (0..40_000)
+            .map(|j| (format!("Big.p{j}"), (j + 1, 1)))
+            .collect();
+        let big: Vec<(&str, (u32, u32))> = big.iter().map(|(n, e)| (n.as_str(), *e)).collect();
+        let big = line("Big.lean", &[], &big);
+        assert!(big.len() > BATCH_BYTES);
+        let mut long = many(1000);
+        long.insert(600, big.clone());
+        let text = long.concat();
+        let c = corpus(text.strip_suffix('\n').unwrap()).unwrap();
+        assert_eq!((c.files(), c.premises()), (1001, 80_000));
+        let p = c.premise_id(b"F999.p7").unwrap();
+        assert_eq!(p as usize, 40 * 999 + 40_000 + 7);
+        assert_eq!(c.premise_id(b"Big.p39999"), Some(40 * 600 + 39_999));
+        long[901] = "{\"path\": 3}".into();
+        let e = corpus(&long[..902].concat()).unwrap_err();
+        assert_eq!(e.byte, Some(long[..901].concat().len() as u64));
+        assert!(
+            e.to_string()
+                .starts_with("corpus.jsonl:902: expected a corpus line"),
             "{e}"
         );
     }
