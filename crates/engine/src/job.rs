@@ -388,7 +388,7 @@ impl Job {
         let Job {
             builder,
             actual,
-            predicted,
+            mut predicted,
             names,
             mmap,
             hold_actual,
@@ -422,7 +422,11 @@ impl Job {
                     let q = q.with_threads(threads);
                     let sets = q.sets_whole()?;
                     let read = ActualRead::held(q.path(), &sets, started.elapsed());
-                    let engine = Engine::Held(loading.ready(builder)?.build(sets));
+                    let engine = Engine::Held(
+                        loading
+                            .ready(builder, &mut predicted, names.as_ref(), mmap)?
+                            .build(sets),
+                    );
                     return open_predictions(engine, read, predicted, names, mmap, mergeable);
                 }
                 let read = ActualRead::Joined {
@@ -433,7 +437,11 @@ impl Job {
                     elapsed: started.elapsed(),
                     join: JoinReport::default(),
                 };
-                let engine = Engine::Joined(Box::new(loading.ready(builder)?.build_joined(q)));
+                let engine = Engine::Joined(Box::new(
+                    loading
+                        .ready(builder, &mut predicted, names.as_ref(), mmap)?
+                        .build_joined(q),
+                ));
                 return open_predictions(engine, read, predicted, names, mmap, mergeable);
             }
         };
@@ -459,7 +467,7 @@ impl Job {
                     elapsed: started.elapsed(),
                     join: JoinReport::default(),
                 };
-                let builder = loading.ready(builder)?;
+                let builder = loading.ready(builder, &mut predicted, names.as_ref(), mmap)?;
                 (Engine::Joined(Box::new(builder.build_joined(q))), read)
             }
             (_, ActualInput::Path(path)) => {
@@ -470,13 +478,27 @@ impl Job {
                     "actual sets read"
                 );
                 let read = ActualRead::held(&path, &sets, started.elapsed());
-                (Engine::Held(loading.ready(builder)?.build(sets)), read)
+                (
+                    Engine::Held(
+                        loading
+                            .ready(builder, &mut predicted, names.as_ref(), mmap)?
+                            .build(sets),
+                    ),
+                    read,
+                )
             }
             (_, ActualInput::Sets(sets)) => {
                 let read = ActualRead::Given {
                     goals: sets.goals.len() as u64,
                 };
-                (Engine::Held(loading.ready(builder)?.build(sets)), read)
+                (
+                    Engine::Held(
+                        loading
+                            .ready(builder, &mut predicted, names.as_ref(), mmap)?
+                            .build(sets),
+                    ),
+                    read,
+                )
             }
         };
         open_predictions(engine, read, predicted, names, mmap, mergeable)
@@ -496,8 +518,21 @@ impl Job {
 struct Loading(Option<std::thread::JoinHandle<Result<Premises, InputError>>>);
 
 impl Loading {
-    /// `builder` with the premises, once loaded (waits for them).
-    fn ready(&mut self, builder: EvaluatorBuilder) -> Result<EvaluatorBuilder, EvalError> {
+    /// `builder` with the premises, once loaded (waits for them). While they load, predictions
+    /// in a matrix or a store are opened (their names read and checked), not after.
+    fn ready(
+        &mut self,
+        builder: EvaluatorBuilder,
+        predicted: &mut PredictedInput,
+        names: Option<&MatrixNames>,
+        mmap: bool,
+    ) -> Result<EvaluatorBuilder, EvalError> {
+        if let (Some(h), PredictedInput::Path(p)) = (&self.0, &*predicted) {
+            if !h.is_finished() && InputKind::of(p)? != InputKind::Text {
+                let opened = Predictions::open(p, names, mmap)?;
+                *predicted = PredictedInput::Opened(Box::new(opened));
+            }
+        }
         match self.0.take() {
             None => Ok(builder),
             Some(h) => {

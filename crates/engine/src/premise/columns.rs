@@ -51,10 +51,13 @@ impl Columns {
         let mut runs: Vec<(u32, u32)> = Vec::new();
         let mut own: Vec<(u32, Pos, u32)> = Vec::new();
         let mut unknown = Vec::new();
+        let names: Vec<&[u8]> = names.collect();
+        let mut found = Vec::with_capacity(names.len());
+        corpus.premise_ids(&names, &mut found);
         let mut ids = 0usize;
-        for (id, name) in names.enumerate() {
+        for (id, &p) in found.iter().enumerate() {
             let id = id as u32;
-            let file = match corpus.premise_id(name) {
+            let file = match p {
                 Some(p) => {
                     let f = corpus.premise_file(p);
                     own.push((f, corpus.premise_end(p), id));
