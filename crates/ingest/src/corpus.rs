@@ -161,10 +161,12 @@ const PARSERS: usize = 2;
 const BATCH_BYTES: usize = 1 << 20;
 
 /// Whole lines of the corpus to parse, as read (line endings included; the last line of the
-/// input may lack one), and where they start: the first one's line number and byte.
+/// input may lack one): the first `len` bytes of `text` (the rest, a recycled buffer's bytes, is
+/// never read), and where they start: the first one's line number and byte.
 struct Batch {
     seq: u64,
     text: Vec<u8>,
+    len: usize,
     line: u64,
     byte: u64,
 }
@@ -177,13 +179,14 @@ impl Batch {
     /// buffer back, to be filled again.
     fn parse(self) -> (ParsedBatch, Vec<u8>) {
         let mut out = ParsedBatch {
-            bytes: self.text.len() as u64,
+            bytes: self.len as u64,
             ..ParsedBatch::default()
         };
         let mut start = 0;
         let mut line = self.line;
-        while start < self.text.len() {
-            let rest = &self.text[start..];
+        let lines = &self.text[..self.len];
+        while start < lines.len() {
+            let rest = &lines[start..];
             let len = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
             let (at, byte) = (line, self.byte + start as u64);
             let text = &rest[..len];
@@ -445,20 +448,25 @@ impl Corpus {
             let (mut line, mut byte, mut sent) = (1u64, 0u64, 0u64);
             let mut carry: Vec<u8> = Vec::new();
             let read = loop {
-                let mut text = recycle
-                    .try_recv()
-                    .unwrap_or_else(|_| Vec::with_capacity(BATCH_BYTES + (BATCH_BYTES >> 2)));
-                text.clear();
-                text.append(&mut carry);
-                let (mut want, mut searched) = (BATCH_BYTES, 0);
+                // A recycled buffer keeps its length (no bytes zeroed again); `len` of them are
+                // this batch's, first the line the last batch cut (it holds no line ending).
+                let mut text = recycle.try_recv().unwrap_or_default();
+                let mut len = carry.len();
+                let (mut want, mut searched) = (BATCH_BYTES.max(2 * len), len);
+                if text.len() < want {
+                    text.resize(want, 0);
+                }
+                text[..len].copy_from_slice(&carry);
+                carry.clear();
                 let mut failed = None;
                 let cut = loop {
+                    if text.len() < want {
+                        text.resize(want, 0);
+                    }
                     // Read straight into the batch (a buffered reader whose buffer is empty
                     // passes a large read through): the bytes are copied once, by the kernel.
-                    let mut len = text.len();
-                    text.resize(want, 0);
                     while len < want {
-                        match reader.read(&mut text[len..]) {
+                        match reader.read(&mut text[len..want]) {
                             Ok(0) => break,
                             Ok(n) => len += n,
                             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -468,22 +476,22 @@ impl Corpus {
                             }
                         }
                     }
-                    text.truncate(len);
-                    let last = memchr::memrchr(b'\n', &text[searched..]).map(|i| searched + i + 1);
-                    if text.len() < want {
+                    let last =
+                        memchr::memrchr(b'\n', &text[searched..len]).map(|i| searched + i + 1);
+                    if len < want {
                         // The input's end (every line goes), or a read error (the lines
                         // before it go, their errors first).
                         break if failed.is_some() {
                             last.unwrap_or(0)
                         } else {
-                            text.len()
+                            len
                         };
                     }
                     if let Some(cut) = last {
                         break cut;
                     }
                     // One line longer than the batch: read on, up to the longest line.
-                    if text.len() > MAX_CORPUS_LINE {
+                    if len > MAX_CORPUS_LINE {
                         failed = Some(InputError::at(
                             ErrorKind::Syntax,
                             path,
@@ -493,22 +501,22 @@ impl Corpus {
                         ));
                         break 0;
                     }
-                    searched = text.len();
-                    want = text.len() * 2;
+                    searched = len;
+                    want = len * 2;
                 };
-                let end = failed.is_some() || cut == text.len() && text.len() < want;
-                carry.extend_from_slice(&text[cut..]);
-                text.truncate(cut);
-                if !text.is_empty() {
-                    let lines = memchr::memchr_iter(b'\n', &text).count() as u64
-                        + u64::from(!text.ends_with(b"\n"));
+                let end = failed.is_some() || cut == len && len < want;
+                carry.extend_from_slice(&text[cut..len]);
+                if cut > 0 {
+                    let lines = memchr::memchr_iter(b'\n', &text[..cut]).count() as u64
+                        + u64::from(text[cut - 1] != b'\n');
                     let batch = Batch {
                         seq: sent,
                         line,
                         byte,
                         text,
+                        len: cut,
                     };
-                    (line, byte) = (line + lines, byte + batch.text.len() as u64);
+                    (line, byte) = (line + lines, byte + cut as u64);
                     sent += 1;
                     if to_parse.send(batch).is_err() {
                         break Ok(()); // a parser stopped: only by a panic, re-raised below
