@@ -611,6 +611,10 @@ class Session:
     goal's place read from the actual sets' records or ``goals``; ``result().premises`` holds
     the counts; score rows (``push_scores``) are masked as a ``.npy`` matrix's rows are (the
     columns matched with the corpus once per list of ``lemma_names``).
+
+    ``group_by=`` and ``by=`` (with ``train_premises=``) average over groups and add a summary
+    per stratum as :func:`evaluate` does (``result().strata``); a summary file holds neither yet,
+    so ``summary_bytes()`` is then refused.
     """
 
     def __init__(
@@ -635,6 +639,9 @@ class Session:
         goals: Optional[PathLike] = None,
         strict: bool = False,
         strict_gold: bool = False,
+        group_by: Optional[str] = None,
+        by: Union[None, str, Sequence[str]] = None,
+        train_premises: Optional[PathLike] = None,
     ) -> None:
         options = _options(locals())
         self._ev = _evaluator(actual, measures, options)

@@ -83,8 +83,10 @@ fn pythonic(message: &str) -> String {
             // A value: a word (quoted) or a number, or a placeholder (N, FILE) kept bare.
             let value = after.strip_prefix(' ').unwrap_or("");
             let len = value
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-'))
                 .unwrap_or(value.len());
+            // A word ends before a closing `-` (`--x a-`): no hyphen ends a value.
+            let len = value[..len].trim_end_matches('-').len();
             let word = &value[..len];
             if word.is_empty() || word == "FILE" || word == "STORE" {
                 // A placeholder for a path reads as nothing after the `=`.
@@ -94,7 +96,9 @@ fn pythonic(message: &str) -> String {
                     &value[len..]
                 };
             } else {
-                if word.chars().all(|c| c.is_ascii_lowercase()) {
+                if word.starts_with(|c: char| c.is_ascii_lowercase())
+                    && word.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                {
                     out.push_str(&format!("\"{word}\""));
                 } else {
                     out.push_str(word);

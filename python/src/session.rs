@@ -389,9 +389,10 @@ impl NativeSession {
         let s = self.session.take().ok_or_else(|| self.finished())?;
         let mut rows = std::mem::take(&mut self.rows);
         let per_goal = self.per_goal;
-        // A summary does not record -J or -N: such a session hands none on.
+        // A summary does not record -J or -N, groups or strata: such a session hands none on.
         let o = s.evaluator().options();
-        let travels = !o.judged_only && o.collection_size == 0;
+        let travels =
+            !o.judged_only && o.collection_size == 0 && o.group_by.is_none() && o.strata.is_none();
         let corpus = o.premises.is_some();
         let (done, partial): (Evaluation, Option<Partial>) = py
             .detach(|| {

@@ -66,3 +66,23 @@ def test_strict_and_refusals(files):
     # An empty key is refused as the command refuses `--group-by ""`.
     with pytest.raises(ValueError, match="group_by: expected theorem, file or a record key"):
         lemma_eval.evaluate(actual, run, ["AP"], group_by="")
+
+
+def test_a_session_means_over_groups(files):
+    # The pushed goals give evaluate's means over groups; their summary file is refused (it
+    # would merge into per-goal means).
+    actual, _ = files
+    s = lemma_eval.Session(actual, ["AP", "NumRel"], group_by="theorem")
+    for g, k, _ in GOALS:
+        s.push(g, ["rel" if r == k else "x%d" % r for r in range(1, k + 1)])
+    with pytest.raises(ValueError, match='group_by="theorem": a summary that travels'):
+        s.summary_bytes()
+    r = s.result()
+    assert r.summary["AP"] == pytest.approx(179 / 288, abs=1e-15)
+    assert r.counts["groups"] == 4 and r.counts["evaluated"] == 7
+    assert any("each is a group of its own" in w for w in r.warnings), r.warnings
+    # Under strict=True the goal without a theorem is an error, as for evaluate.
+    s = lemma_eval.Session(actual, ["AP"], group_by="theorem", strict=True)
+    s.push("g7", ["x1", "rel"])
+    with pytest.raises(ValueError, match="goal `g7` has no `theorem`"):
+        s.result()

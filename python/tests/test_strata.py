@@ -71,6 +71,24 @@ def test_strata_against_hand_sums(files):
     assert lemma_eval.evaluate(actual, run, ["AP"]).strata == {}
 
 
+def test_a_session_gives_evaluates_strata(files):
+    # Goals pushed one at a time (a training loop's validation step) give the strata evaluate
+    # gives from the file, to the last bit; their summary file is refused.
+    actual, run, train = files
+    by = ["gold-size", "novelty", "theorem"]
+    with pytest.warns(lemma_eval.LemmaEvalWarning, match="--by theorem: 1 goals have no"):
+        want = lemma_eval.evaluate(actual, run, ["AP", "NumRel"], by=by, train_premises=train)
+        s = lemma_eval.Session(actual, ["AP", "NumRel"], by=by, train_premises=train)
+        for g, rel, _ in GOALS:
+            at = {k: p for p, k in rel}
+            s.push(g, [at.get(r, "x%d" % r) for r in range(1, max(at) + 1)])
+        with pytest.raises(ValueError, match='by="gold-size" by="novelty" by="theorem": a summary'):
+            s.summary_bytes()
+        got = s.result()
+    assert got.summary == want.summary
+    assert got.strata == want.strata
+    assert got.strata["novelty=novel"]["summary"]["AP"] == pytest.approx(269 / 432, abs=1e-15)
+
 def test_refusals(files):
     actual, run, train = files
     with pytest.raises(Exception, match='by="novelty" needs train_premises='):

@@ -385,6 +385,12 @@ fn every_door_gives_the_commands_strata() {
         for g in &gs {
             g.push_into(&mut s).unwrap();
         }
+        // A session's summary file would drop the strata: refused, as the command's is.
+        let e = s.partial().unwrap_err().to_string();
+        assert!(
+            e.contains("--by gold-size --by novelty --by file: a summary that"),
+            "{e}"
+        );
         check("Session", &s.finish(&mut SummaryOnly).unwrap().summary);
         let merged = merged_sessions(&ev, &gs, 3);
         check(

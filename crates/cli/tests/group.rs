@@ -278,3 +278,47 @@ fn what_grouping_refuses() {
         "{e}"
     );
 }
+
+/// A push `Session` of an evaluator grouped by theorem gives the command's means over groups
+/// (by hand: 179/288), and refuses a summary file of them (it would merge into per-goal means).
+#[test]
+fn a_session_means_over_groups_and_keeps_no_summary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let [actual, _, _, _] = files(dir.path());
+    let groups =
+        lemma_eval::GroupBy::load("theorem", Some(Path::new(&actual)), None, false).unwrap();
+    let ev = lemma_eval::Evaluator::builder()
+        .measure_names(["AP"])
+        .unwrap()
+        .group_by(std::sync::Arc::new(groups))
+        .build_from_path(Path::new(&actual))
+        .unwrap();
+    let mut s = ev.session().unwrap();
+    for (g, k, _, _) in GOALS {
+        let ranking: Vec<String> = (1..=k)
+            .map(|r| {
+                if r == k {
+                    "rel".into()
+                } else {
+                    format!("x{r}")
+                }
+            })
+            .collect();
+        s.push_ranked(g, &ranking).unwrap();
+    }
+    let e = s.partial().unwrap_err().to_string();
+    assert!(
+        e.contains("--group-by theorem: a summary that travels"),
+        "{e}"
+    );
+    assert!(e.contains("does not hold groups"), "{e}");
+    let done = s.finish(&mut lemma_eval::SummaryOnly).unwrap();
+    // The report says what grouping met, as the command's does: g7 has no theorem.
+    let g = done.report.groups.as_ref().unwrap();
+    assert_eq!((g.groups, g.goals, g.ungrouped), (4, 7, 1));
+    assert_eq!(g.first_ungrouped.as_deref(), Some("g7"));
+    match done.summary.aggregate(0) {
+        lemma_accum::Aggregate::Mean(ap) => close(ap, 179.0 / 288.0),
+        other => panic!("{other:?}"),
+    }
+}

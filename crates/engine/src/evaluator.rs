@@ -247,6 +247,21 @@ pub struct Evaluation {
     pub report: Report,
 }
 
+impl Evaluation {
+    /// What `--group-by` and `--by` met, into the report (goals without a group or stratum,
+    /// counted for the warnings), or an error under `--strict`. Every door's evaluation ends
+    /// here (a front door, an evaluator, a session); doing it twice gives the same report.
+    pub(crate) fn finish_groups(mut self, opts: &EvalOptions) -> Result<Evaluation, EvalError> {
+        if let Some(g) = &opts.group_by {
+            self.report.groups = Some(g.finish(&self.summary)?);
+        }
+        if let Some(s) = &opts.strata {
+            self.report.strata = Some(s.finish()?);
+        }
+        Ok(self)
+    }
+}
+
 /// Actual sets and options, ready to evaluate any number of predictions. Cloning is cheap (the
 /// actual sets are shared), and an evaluator is `Send + Sync`: a clone per thread or task.
 ///
@@ -409,7 +424,7 @@ impl Evaluator {
     /// Adds the goals the predictions never ranked.
     fn finish_predicted(&self, p: Predicted, sink: &mut dyn Sink) -> Result<Evaluation, EvalError> {
         let (summary, report) = p.finish(&self.actual, &self.plan, &self.options, sink)?;
-        Ok(Evaluation { summary, report })
+        Evaluation { summary, report }.finish_groups(&self.options)
     }
 
     /// An error when rankings without a known universe cannot be evaluated (AUC), or when the

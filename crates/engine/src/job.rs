@@ -396,13 +396,9 @@ impl Job {
             premises: _,
         } = self;
         let shard = matches!(predicted, PredictedInput::Shard { .. });
-        check_group_by(&builder, shard || mergeable)?;
-        if let (Some(s), true) = (&builder.settings().strata, shard || mergeable) {
-            return Err(EvalError::Options(format!(
-                "--by {}: a summary file (--shard, --summary-out) does not hold strata yet; \
-                 evaluate the whole file",
-                s.keys().collect::<Vec<_>>().join(" --by ")
-            )));
+        check_group_by(&builder)?;
+        if shard || mergeable {
+            crate::partial::refuse_unheld(builder.settings())?;
         }
         if let PredictedInput::Shard { path, index, count } = &predicted {
             check_shard(path, *index, *count, builder.settings().regroup)?;
@@ -583,9 +579,9 @@ enum Actual {
     Sorted(Box<SortedQrels>),
 }
 
-/// `--group-by` with measures whose aggregate is no mean (`Depth`, `LeakRank`, `R(origin=...)@k`),
-/// or with a summary that travels (a shard's, `--summary-out`: it holds no groups): an error naming them.
-fn check_group_by(builder: &EvaluatorBuilder, travels: bool) -> Result<(), EvalError> {
+/// `--group-by` with measures whose aggregate is no mean (`Depth`, `LeakRank`, `R(origin=...)@k`):
+/// an error naming them.
+fn check_group_by(builder: &EvaluatorBuilder) -> Result<(), EvalError> {
     let Some(g) = &builder.settings().group_by else {
         return Ok(());
     };
@@ -601,13 +597,6 @@ fn check_group_by(builder: &EvaluatorBuilder, travels: bool) -> Result<(), EvalE
         return Err(EvalError::Options(format!(
             "--group-by {}: {m} has no mean over groups (it is a mean over the goals where it \
              is defined); evaluate it without --group-by",
-            g.by()
-        )));
-    }
-    if travels {
-        return Err(EvalError::Options(format!(
-            "--group-by {}: a summary file (--shard, --summary-out) does not hold groups yet; \
-             evaluate the whole file",
             g.by()
         )));
     }
@@ -730,8 +719,7 @@ impl OpenJob {
         sink: &mut dyn Sink,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<Outcome, EvalError> {
-        let group_by = self.options().group_by.clone();
-        let strata = self.options().strata.clone();
+        let opts = self.options().clone();
         let OpenJob {
             engine,
             predictions,
@@ -740,13 +728,8 @@ impl OpenJob {
         } = self;
         let mut outcome =
             evaluate_engine(engine, predictions, &mut read, mergeable, sink, progress)?;
-        if let Some(g) = group_by {
-            let e = &mut outcome.evaluation;
-            e.report.groups = Some(g.finish(&e.summary)?);
-        }
-        if let Some(s) = strata {
-            outcome.evaluation.report.strata = Some(s.finish()?);
-        }
+        // The joined engine's evaluation ends here (the held one's in its evaluator).
+        outcome.evaluation = outcome.evaluation.finish_groups(&opts)?;
         outcome.actual_read = read;
         Ok(outcome)
     }

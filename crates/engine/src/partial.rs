@@ -431,6 +431,27 @@ impl fmt::Display for PartialError {
 
 impl std::error::Error for PartialError {}
 
+/// An error when the options ask for what a summary file does not hold: means over groups
+/// (`--group-by`) or strata (`--by`). Checked wherever a partial is made (a shard, `--summary-out`,
+/// a session's summary), so no door writes one that merges into other numbers.
+pub(crate) fn refuse_unheld(opts: &EvalOptions) -> Result<(), EvalError> {
+    if let Some(g) = &opts.group_by {
+        return Err(EvalError::Options(format!(
+            "--group-by {}: a summary that travels (--shard, --summary-out, a session's summary \
+             bytes) does not hold groups yet; take the whole evaluation's summary",
+            g.by()
+        )));
+    }
+    if let Some(s) = &opts.strata {
+        return Err(EvalError::Options(format!(
+            "--by {}: a summary that travels (--shard, --summary-out, a session's summary \
+             bytes) does not hold strata yet; take the whole evaluation's summary",
+            s.keys().collect::<Vec<_>>().join(" --by ")
+        )));
+    }
+    Ok(())
+}
+
 impl Partial {
     /// The partial of a shard whose predicted goals gave `predicted`, `seen[g]` telling whether
     /// goal `g` of the actual sets was among them; the goals without predictions are evaluated
@@ -444,6 +465,7 @@ impl Partial {
         let actual = ev.actual();
         let plan = ev.plan();
         let opts = ev.options();
+        refuse_unheld(opts)?;
         if plan.pooled().is_some() {
             return Err(EvalError::Options(
                 "a summary file does not hold the pooled curve: evaluate without it".into(),

@@ -847,7 +847,7 @@ impl Session {
             rows,
         )?;
         report.elapsed = started.elapsed();
-        Ok(Evaluation { summary, report })
+        Evaluation { summary, report }.finish_groups(ev.options())
     }
 
     /// [`Session::finish`] without rows, and which goals of the actual sets were pushed (by goal
