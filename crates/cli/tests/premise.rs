@@ -542,6 +542,21 @@ fn a_matrix_is_masked_by_hand() {
         e.contains("goal `g1`: premise `zz` is not defined by the corpus"),
         "{e}"
     );
+    // A goal placed in a file the corpus does not list: under --strict, the text path's words.
+    let placed = dir.path().join("placed.jsonl");
+    std::fs::write(
+        &placed,
+        "{\"goal_id\": \"g1\", \"file_path\": \"Z.lean\", \"theorem_pos\": [1, 1]}\n",
+    )
+    .unwrap();
+    let placed = placed.to_string_lossy().into_owned();
+    args.extend_from_slice(&["--goals", &placed]);
+    let e = fails(&args);
+    assert!(
+        e.contains("goal `g1` stands in `Z.lean`, which the corpus"),
+        "{e}"
+    );
+    assert!(e.contains("does not list (--strict)"), "{e}");
 }
 
 /// `compare` takes the premise protocol's options as `eval` does: under `--mask accessible` each

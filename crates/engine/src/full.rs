@@ -222,9 +222,14 @@ impl<'a> Worker<'a> {
                 .entries()
                 .filter(|&(_, grade)| grade >= level)
                 .map(|(id, _)| lemmas.name(id));
-            self.access
-                .begin(cols, name, relevant, &mut chunk.premises)
-                .map_err(|m| goal_error(name, m))?;
+            (self.access.begin(cols, name, relevant, &mut chunk.premises)).map_err(|m| {
+                // The message names the goal.
+                EvalError::Input(InputError::file(
+                    ErrorKind::Syntax,
+                    std::path::Path::new(""),
+                    m,
+                ))
+            })?;
         }
         // Under the mask, only the accessible ones are ranked.
         let masked = self.columns.is_some_and(Columns::masks) && self.access.placed;

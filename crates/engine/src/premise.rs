@@ -193,11 +193,97 @@ impl Premises {
         }
     }
 
+    /// Goal `goal`'s place for its ranking, counted in `report` (a file the corpus does not
+    /// list); `needed`: the mask or a measure reads it. Every ranked goal's, whatever its input
+    /// (names through [`GoalMask`], ids and scores through the columns' access). An error
+    /// message naming the goal when its place is needed and not known, or under `--strict`.
+    pub(crate) fn goal_at(
+        &self,
+        goal: &[u8],
+        needed: bool,
+        report: &mut PremiseReport,
+    ) -> Result<GoalAt, String> {
+        match self.places.get(goal) {
+            Some(GoalPlace::Known(place)) => Ok(GoalAt::Known(place)),
+            Some(GoalPlace::UnlistedFile(f)) => {
+                if self.strict {
+                    return Err(format!(
+                        "goal `{}` stands in `{}`, which the corpus {} does not list (--strict)",
+                        show(goal),
+                        show(f),
+                        self.corpus.path().display()
+                    ));
+                }
+                report.unlisted_files += 1;
+                if report.first_unlisted_file.is_none() {
+                    report.first_unlisted_file = Some((show(goal), show(f)));
+                }
+                Ok(GoalAt::Unlisted)
+            }
+            missing if needed => {
+                let what = match missing {
+                    Some(GoalPlace::Incomplete(what)) => format!("has no `{what}`"),
+                    _ => "has no record giving its place".to_string(),
+                };
+                Err(format!(
+                    "goal `{}` {what}: --mask accessible, the Leak and R(origin=...) measures \
+                     need each ranked goal's `file_path` and `theorem_pos` (in its actual-set \
+                     record, or in --goals FILE)",
+                    show(goal)
+                ))
+            }
+            _ => Ok(GoalAt::Unneeded),
+        }
+    }
+
+    /// Relevant premise `name` of goal `goal` (`defined` by the corpus, `accessible` at the
+    /// goal): one not accessible is counted in `report`, or an error message under
+    /// `--strict-gold`.
+    pub(crate) fn relevant_premise(
+        &self,
+        goal: &[u8],
+        name: &[u8],
+        defined: bool,
+        accessible: bool,
+        report: &mut PremiseReport,
+    ) -> Result<(), String> {
+        if accessible {
+            return Ok(());
+        }
+        if self.strict_gold {
+            let why = if defined {
+                "it is not accessible at the goal's theorem"
+            } else {
+                "the corpus does not define it"
+            };
+            return Err(format!(
+                "goal `{}`: relevant premise `{}`: {why} (--strict-gold)",
+                show(goal),
+                show(name)
+            ));
+        }
+        report.gold_inaccessible += 1;
+        if report.first_gold_inaccessible.is_none() {
+            report.first_gold_inaccessible = Some((show(goal), show(name)));
+        }
+        Ok(())
+    }
+
     /// Where the premise named `name` is defined, seen from a goal in file `file`
     /// ([`Premises::goal_file`]): `None` when the corpus does not define it.
     pub(crate) fn origin_of_name(&self, file: Option<u32>, name: &[u8]) -> Option<Origin> {
         (self.corpus.premise_id(name)).map(|id| self.origin_at(file, id))
     }
+}
+
+/// A goal's place for its ranking ([`Premises::goal_at`]).
+pub(crate) enum GoalAt {
+    /// Known: its file is in the corpus.
+    Known(Place),
+    /// In a file the corpus does not list: nothing is accessible.
+    Unlisted,
+    /// Not known, and neither the mask nor a measure reads it.
+    Unneeded,
 }
 
 /// Where a premise of file `premise_file` is defined, seen from a goal in file `goal_file`
@@ -383,49 +469,17 @@ impl GoalMask {
         self.restart();
         let p = &*self.premises;
         let needed = p.mask || self.leaks || self.origins;
-        let place = match p.places.get(goal) {
-            Some(GoalPlace::Known(place)) => Some(place),
-            Some(GoalPlace::UnlistedFile(f)) => {
-                if p.strict {
-                    return Err(goal_error(
-                        line,
-                        format!(
-                            "goal `{}` stands in `{}`, which the corpus {} does not list \
-                             (--strict)",
-                            show(goal),
-                            show(f),
-                            p.corpus.path().display()
-                        ),
-                    ));
-                }
-                report.unlisted_files += 1;
-                if report.first_unlisted_file.is_none() {
-                    report.first_unlisted_file = Some((show(goal), show(f)));
-                }
-                None
-            }
-            missing if needed => {
-                let what = match missing {
-                    Some(GoalPlace::Incomplete(what)) => format!("has no `{what}`"),
-                    _ => "has no record giving its place".to_string(),
-                };
-                return Err(goal_error(
-                    line,
-                    format!(
-                        "goal `{}` {what}: --mask accessible, the Leak and R(origin=...) \
-                         measures need each ranked goal's `file_path` and `theorem_pos` (in its actual-set record, \
-                         or in --goals FILE)",
-                        show(goal)
-                    ),
-                ));
-            }
-            _ => {
+        let place = match p.goal_at(goal, needed, report) {
+            Ok(GoalAt::Known(place)) => Some(place),
+            Ok(GoalAt::Unlisted) => None,
+            Ok(GoalAt::Unneeded) => {
                 // Neither masked nor leaks asked for: only the premises the corpus does not
                 // define are looked for.
                 self.place = None;
                 self.active = true;
                 return Ok(());
             }
+            Err(m) => return Err(goal_error(line, m)),
         };
         report.goals += 1;
         self.file = place.map(|at| at.file);
@@ -441,28 +495,8 @@ impl GoalMask {
                     p.corpus.origin_of(at, f) != lemma_ingest::Origin::Inaccessible
                 })
             });
-            if accessible {
-                continue;
-            }
-            if p.strict_gold {
-                let why = if found.is_none() {
-                    "the corpus does not define it"
-                } else {
-                    "it is not accessible at the goal's theorem"
-                };
-                return Err(goal_error(
-                    line,
-                    format!(
-                        "goal `{}`: relevant premise `{}`: {why} (--strict-gold)",
-                        show(goal),
-                        show(name)
-                    ),
-                ));
-            }
-            report.gold_inaccessible += 1;
-            if report.first_gold_inaccessible.is_none() {
-                report.first_gold_inaccessible = Some((show(goal), show(name)));
-            }
+            p.relevant_premise(goal, name, found.is_some(), accessible, report)
+                .map_err(|m| goal_error(line, m))?;
         }
         self.place = place;
         self.active = true;

@@ -11,8 +11,8 @@
 //!   at or before the theorem position. Ranking a goal then costs one bit test an entry
 //!   (store) or one AND a compare (matrix: `ranking::dense`).
 
-use super::{PremiseReport, Premises};
-use lemma_ingest::{show, GoalPlace, Place, Pos};
+use super::{GoalAt, PremiseReport, Premises};
+use lemma_ingest::{show, Place, Pos};
 use std::sync::Arc;
 
 /// No corpus file: an id the corpus does not define.
@@ -233,8 +233,9 @@ pub(crate) struct Access {
 impl Access {
     /// Starts goal `goal` of relevant premises `relevant` (names): finds its place, checks its
     /// relevant premises, builds the accessible ids when the place is new, and counts what it
-    /// meets in `report`. `Err`: the message of a goal without a place when one is needed, and
-    /// of `--strict` / `--strict-gold`.
+    /// meets in `report` ([`Premises::goal_at`], [`Premises::relevant_premise`]). `Err`: the
+    /// message (naming the goal) of a goal without a place when one is needed, and of `--strict`
+    /// / `--strict-gold`.
     pub(crate) fn begin<'n>(
         &mut self,
         cols: &Columns,
@@ -244,56 +245,17 @@ impl Access {
     ) -> Result<(), String> {
         let p = &*cols.premises;
         self.placed = false;
-        let place = match p.places.get(goal) {
-            Some(GoalPlace::Known(place)) => Some(place),
-            Some(GoalPlace::UnlistedFile(f)) => {
-                if p.strict {
-                    return Err(format!(
-                        "the goal stands in `{}`, which the corpus {} does not list (--strict)",
-                        show(f),
-                        p.corpus.path().display()
-                    ));
-                }
-                report.unlisted_files += 1;
-                if report.first_unlisted_file.is_none() {
-                    report.first_unlisted_file = Some((show(goal), show(f)));
-                }
-                None
-            }
-            missing if cols.placed => {
-                let what = match missing {
-                    Some(GoalPlace::Incomplete(what)) => format!("has no `{what}`"),
-                    _ => "has no record giving its place".to_string(),
-                };
-                return Err(format!(
-                    "the goal {what}: --mask accessible and the Leak measures need each ranked \
-                     goal's `file_path` and `theorem_pos` (in its actual-set record, or in \
-                     --goals FILE)"
-                ));
-            }
-            _ => return Ok(()), // only the ids the corpus does not define are counted
+        let place = match p.goal_at(goal, cols.placed, report)? {
+            GoalAt::Known(place) => Some(place),
+            GoalAt::Unlisted => None,
+            GoalAt::Unneeded => return Ok(()), // only the ids the corpus does not define are counted
         };
         report.goals += 1;
         for name in relevant {
             let id = p.corpus.premise_id(name);
-            if id.is_some_and(|id| place.is_some_and(|at| p.corpus.accessible(at, id))) {
-                continue;
-            }
-            if p.strict_gold {
-                let why = if id.is_none() {
-                    "the corpus does not define it"
-                } else {
-                    "it is not accessible at the goal's theorem"
-                };
-                return Err(format!(
-                    "relevant premise `{}`: {why} (--strict-gold)",
-                    show(name)
-                ));
-            }
-            report.gold_inaccessible += 1;
-            if report.first_gold_inaccessible.is_none() {
-                report.first_gold_inaccessible = Some((show(goal), show(name)));
-            }
+            let accessible =
+                id.is_some_and(|id| place.is_some_and(|at| p.corpus.accessible(at, id)));
+            p.relevant_premise(goal, name, id.is_some(), accessible, report)?;
         }
         if cols.placed {
             if self.built != Some(place) {
