@@ -717,8 +717,12 @@ class Session:
 
     def result(self) -> Result:
         """Ends the session: the result of every goal (the goals never pushed as ``missing``
-        says), with ``per_goal`` when the session was made with ``per_goal=True``."""
-        return Result(self._native.finish())
+        says), with ``per_goal`` when the session was made with ``per_goal=True``. Its warnings
+        are raised as :func:`evaluate` raises them (:class:`LemmaEvalWarning`), and kept in
+        ``warnings``."""
+        result = Result(self._native.finish())
+        _warn(result.warnings)
+        return result
 
 
 _names, _nicknames = _native.NativeEvaluator.pytrec_supported()
