@@ -63,6 +63,17 @@ fn builder() -> EvaluatorBuilder {
         .batch_bytes(3000)
 }
 
+/// The standard output of `cmd`, which must succeed.
+fn succeeded(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// Qrels and a run: the run drops every 7th goal of the generated one (goals the actual sets have
 /// and the run never ranks) and, when `shuffled`, lists its goals in a seeded order.
 fn inputs(dir: &Path, seed: u64, shuffled: bool) -> (PathBuf, PathBuf) {
@@ -142,13 +153,7 @@ fn command(q: &Path, r: &Path) -> (String, Rows) {
         for m in MEASURES {
             c.args(["-m", m]);
         }
-        let out = c.args(extra).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        String::from_utf8(succeeded(c.args(extra))).unwrap()
     };
     let summary = run(&[]);
     let doc: serde_json::Value = serde_json::from_str(&run(&["--per-goal"])).unwrap();
@@ -285,8 +290,9 @@ fn every_door_gives_the_commands_values() {
 
 /// `--by gold-size --by novelty --train-premises FILE --by file` (attributes from `--goals
 /// FILE`, a goal in twelve without one): the command's summary and strata (`--format json`) are
-/// those of the front door (streamed and held), an `Evaluator`, a push `Session` and three
-/// sessions merged.
+/// those of the front door (streamed and held), an `Evaluator`, a push `Session`, three
+/// sessions merged and the async `Pool`; the session and the pool report the goals in no
+/// stratum as the front door does.
 #[test]
 fn every_door_gives_the_commands_strata() {
     let dir = tempfile::tempdir().unwrap();
@@ -340,13 +346,7 @@ fn every_door_gives_the_commands_strata() {
         for m in MEASURES {
             c.args(["-m", m]);
         }
-        let out = c.args(by).output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let want = String::from_utf8(out.stdout).unwrap();
+        let want = String::from_utf8(succeeded(c.args(by))).unwrap();
         assert!(want.contains("\"stratum\":\"novelty=seen\""), "{want}");
         assert!(want.contains("\"stratum\":\"file=F2.lean\""), "{want}");
 
@@ -366,13 +366,21 @@ fn every_door_gives_the_commands_strata() {
         let measures = ev.plan().measures().to_vec();
         let check =
             |door: &str, s: &Summary| assert_eq!(json(&measures, s), want, "{door}, {case}");
+        // What the strata met (goals in no stratum of `file`), as the front door reports it.
+        let mut met = None;
         for hold in [false, true] {
             let done = Job::new(builder().strata(strata()), q.as_path(), r.as_path())
                 .hold_actual(hold)
                 .run(&mut SummaryOnly, None)
                 .unwrap();
             check(&format!("Job (hold {hold})"), &done.evaluation.summary);
+            met = done.evaluation.report.strata;
         }
+        assert!(
+            met.as_ref()
+                .is_some_and(|m| m.missing.iter().any(|k| k.1 > 0)),
+            "{met:?}"
+        );
         let done = ev
             .evaluate(
                 Predictions::open(&r, None, false).unwrap(),
@@ -392,11 +400,38 @@ fn every_door_gives_the_commands_strata() {
             "{e}"
         );
         check("Session", &s.finish(&mut SummaryOnly).unwrap().summary);
+        // What the strata met, from a session and the pool of an evaluator of their own (the
+        // counts are kept by the strata, which `ev`'s evaluations above share).
+        let own = || builder().strata(strata()).build_from_path(&q).unwrap();
+        let mut s = own().session().unwrap();
+        for g in &gs {
+            g.push_into(&mut s).unwrap();
+        }
+        let done = s.finish(&mut SummaryOnly).unwrap();
+        assert_eq!(done.report.strata, met, "Session, {case}");
         let merged = merged_sessions(&ev, &gs, 3);
         check(
             "Sessions merged",
             &merged.finish(&mut SummaryOnly).unwrap().summary,
         );
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let done = rt.block_on(async {
+            let opts = PoolOptions {
+                workers: Some(2),
+                in_flight: 8,
+                rows: false,
+            };
+            let pool = own().pool(opts).unwrap();
+            for g in gs.clone() {
+                pool.push(g).await.unwrap();
+            }
+            pool.finish().await.unwrap()
+        });
+        check("Pool", &done.summary);
+        assert_eq!(done.report.strata, met, "Pool, {case}");
     }
 }
 
@@ -429,34 +464,24 @@ fn every_door_masks_as_the_command() {
             d.join("run.txt"),
             d.join("corpus.lec"),
         );
-        let out = Command::new(bin)
-            .arg("gen")
-            .arg("--corpus")
-            .arg(&c)
-            .arg("--qrels")
-            .arg(&a)
-            .arg("--run")
-            .arg(&r)
-            .args(["--goals", "80", "--universe", "600", "--depth", "40"])
-            .args(["--seed", &seed.to_string()])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        succeeded(
+            Command::new(bin)
+                .arg("gen")
+                .arg("--corpus")
+                .arg(&c)
+                .arg("--qrels")
+                .arg(&a)
+                .arg("--run")
+                .arg(&r)
+                .args(["--goals", "80", "--universe", "600", "--depth", "40"])
+                .args(["--seed", &seed.to_string()]),
         );
-        let out = Command::new(bin)
-            .args(["convert", "--corpus"])
-            .arg(&c)
-            .arg("-o")
-            .arg(&lec)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        succeeded(
+            Command::new(bin)
+                .args(["convert", "--corpus"])
+                .arg(&c)
+                .arg("-o")
+                .arg(&lec),
         );
         // The command's summary and counts, with the corpus as text and in binary form.
         let command = |corpus: &Path| {
@@ -466,13 +491,7 @@ fn every_door_masks_as_the_command() {
             for m in PM {
                 cmd.args(["-m", m]);
             }
-            let out = cmd.output().unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let doc: serde_json::Value = serde_json::from_slice(&succeeded(&mut cmd)).unwrap();
             (doc["summary"].clone(), doc["premises"].clone())
         };
         let (want, want_counts) = command(&c);

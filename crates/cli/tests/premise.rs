@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 mod common;
-use common::run;
+use common::{ok, run};
 
 /// A file of `fixtures/premise`, as an argument.
 fn fixture(p: &str) -> String {
@@ -418,9 +418,7 @@ fn stores_are_masked_as_their_runs() {
                 "tsv",
             ];
             v.extend_from_slice(&args);
-            let o = run(&v);
-            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-            String::from_utf8(o.stdout).unwrap()
+            ok(&v)
         };
         let (text, stored) = (origin(&r), origin(&s));
         assert_eq!(stored, text, "{extra:?}");

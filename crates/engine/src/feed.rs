@@ -1,10 +1,10 @@
 //! What every streamed path shares between a goal's truth and the accumulator: the current goal's
 //! judged lemmas, looked up per ranked lemma, and the accumulator as a ranking's consumer.
 
-use crate::premise::GoalMask;
+use crate::premise::{GoalMask, PremiseReport};
 use crate::ranking::{Item, Ranked};
 use hashbrown::HashTable;
-use lemma_accum::{GoalAccumulator, Label};
+use lemma_accum::{GoalAccumulator, Label, Truth};
 use lemma_ingest::{bytes::same_bytes, GoalTruth, Interner};
 
 /// The accumulator as a ranking's consumer.
@@ -14,6 +14,37 @@ pub(crate) struct AccFeed {
     pub(crate) scored: bool,
     /// The premise mask and the unmasked ranking's leaks, with a corpus.
     pub(crate) mask: Option<Box<GoalMask>>,
+}
+
+impl AccFeed {
+    /// Begins goal `goal` (first line `line`, batch-local; 0 for a push) of relevant premises
+    /// `relevant` ([`relevant_names`]), evaluated as `t`: with a corpus, the premise mask's goal
+    /// first (its place found, its relevant premises checked and counted in `report`, their
+    /// origins told to `t`).
+    pub(crate) fn begin_goal<'n>(
+        &mut self,
+        goal: &[u8],
+        line: u64,
+        relevant: impl Iterator<Item = (u64, &'n [u8])>,
+        mut t: Truth<'_>,
+        report: &mut PremiseReport,
+    ) -> Result<(), crate::EvalError> {
+        if let Some(mask) = &mut self.mask {
+            mask.begin(goal, line, relevant, report)?;
+            t = mask.with_origins(t);
+        }
+        self.acc.begin(&t);
+        Ok(())
+    }
+
+    /// Begins the current goal again as `t` (it is read again from its first item).
+    pub(crate) fn restart_goal(&mut self, mut t: Truth<'_>) {
+        if let Some(mask) = &mut self.mask {
+            mask.restart();
+            t = mask.with_origins(t);
+        }
+        self.acc.begin(&t);
+    }
 }
 
 impl Ranked for AccFeed {
@@ -49,6 +80,18 @@ impl Ranked for AccFeed {
             self.acc.push(it.label);
         }
     }
+}
+
+/// The relevant lemmas (grade `level` and above) of `truth`, named by `lemmas`, with their
+/// hashes: what [`AccFeed::begin_goal`] checks against the corpus.
+pub(crate) fn relevant_names<'n>(
+    truth: GoalTruth<'n>,
+    lemmas: &'n Interner,
+    level: i32,
+) -> impl Iterator<Item = (u64, &'n [u8])> + 'n {
+    (truth.entries())
+        .filter(move |&(_, grade)| grade >= level)
+        .map(|(id, _)| (lemmas.hash_of(id), lemmas.name(id)))
 }
 
 /// The bit of a name hash in [`Judged`]'s filter: its top six bits (the table probes use the low

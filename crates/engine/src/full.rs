@@ -155,6 +155,12 @@ fn goal_error(goal: &[u8], message: String) -> EvalError {
     ))
 }
 
+/// The origin of the judged lemma of source id `id` among a goal's `(id, origin)` (a handful):
+/// `None` for one the corpus does not define.
+fn origin_by_id(origin_of: &[(u32, Origin)], id: u32) -> Option<Origin> {
+    origin_of.iter().find(|e| e.0 == id).map(|e| e.1)
+}
+
 /// The error for a block of a store ranking (starting at rank `base + 1`) that holds an id
 /// outside the store's lemma table: the first such id and its rank.
 fn beyond_store(goal: &[u8], block: &[u32], base: usize, universe: u32) -> EvalError {
@@ -321,8 +327,7 @@ impl<'a> Worker<'a> {
             self.by_groups(&t, n)
         } else {
             self.ranks.sort_unstable();
-            let origin_of = &self.origin_of;
-            let origin = |id: u32| origin_of.iter().find(|e| e.0 == id).map(|e| e.1);
+            let origin = |id: u32| origin_by_id(&self.origin_of, id);
             self.acc.evaluate_ranks_from(
                 &t,
                 n,
@@ -468,8 +473,6 @@ impl<'a> Worker<'a> {
         let mut pos = 0u64;
         let mut grades: Vec<i32> = Vec::new();
         let mut origins: Vec<Option<Origin>> = Vec::new();
-        let origin_of = &self.origin_of;
-        let origin = |id: u32| origin_of.iter().find(|e| e.0 == id).map(|e| e.1);
         let mut i = 0;
         while i < self.groups.len() {
             let (above, size, _, _) = self.groups[i];
@@ -477,7 +480,7 @@ impl<'a> Worker<'a> {
             origins.clear();
             while i < self.groups.len() && self.groups[i].0 == above {
                 grades.push(self.groups[i].2);
-                origins.push(origin(self.groups[i].3));
+                origins.push(origin_by_id(&self.origin_of, self.groups[i].3));
                 i += 1;
             }
             if above >= n {

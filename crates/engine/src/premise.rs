@@ -490,11 +490,8 @@ impl GoalMask {
             if let (true, Some(f)) = (self.origins, found) {
                 self.origin_counts[origin_in(self.file, f.file).index()] += 1;
             }
-            let accessible = found.is_some_and(|f| {
-                place.is_some_and(|at| {
-                    p.corpus.origin_of(at, f) != lemma_ingest::Origin::Inaccessible
-                })
-            });
+            let accessible =
+                found.is_some_and(|f| place.is_some_and(|at| p.corpus.accessible_found(at, f)));
             p.relevant_premise(goal, name, found.is_some(), accessible, report)
                 .map_err(|m| goal_error(line, m))?;
         }
@@ -503,10 +500,13 @@ impl GoalMask {
         Ok(())
     }
 
-    /// The current goal's relevant premises by origin, `[in-file, imported]`, when the plan
-    /// reads origins ([`Truth::with_origins`](lemma_accum::Truth::with_origins)).
-    pub(crate) fn origin_counts(&self) -> Option<[u64; 2]> {
-        self.origins.then_some(self.origin_counts)
+    /// `t` told the current goal's relevant premises by origin when the plan reads origins
+    /// ([`Truth::with_origins`](lemma_accum::Truth::with_origins)).
+    pub(crate) fn with_origins<'t>(&self, t: lemma_accum::Truth<'t>) -> lemma_accum::Truth<'t> {
+        match self.origins {
+            true => t.with_origins(self.origin_counts[0], self.origin_counts[1]),
+            false => t,
+        }
     }
 
     /// Tells the accumulator where the judged item `it` (named in `data`) is defined, before it
@@ -554,7 +554,7 @@ impl GoalMask {
         let accessible = match p.index().find(&p.corpus, it.hash, it.name(data)) {
             Some(f) => self
                 .place
-                .is_some_and(|at| p.corpus.origin_of(at, f) != lemma_ingest::Origin::Inaccessible),
+                .is_some_and(|at| p.corpus.accessible_found(at, f)),
             None => {
                 self.unknown += 1;
                 if self.first_unknown.is_none() {

@@ -19,7 +19,7 @@
 
 use crate::evaluator::distinct_names;
 use crate::evaluator::Evaluation;
-use crate::feed::{AccFeed, Judged};
+use crate::feed::{relevant_names, AccFeed, Judged};
 use crate::options::{DuplicateMode, OrderMode};
 use crate::outcome::{evaluate_unseen, goal_values, truth_of, EvalError, Report};
 use crate::partial::Partial;
@@ -358,24 +358,16 @@ impl Session {
             return Err(push_error(goal, "the goal was pushed twice".into()));
         }
         let opts = self.ev.options();
-        let mut t = truth_of(truth, opts.universe);
+        let t = truth_of(truth, opts.universe);
         if opts.skips_no_relevant(&t) {
             self.summary.skip(GoalFate::SkippedNoRelevant);
             return Ok(Err(GoalFate::SkippedNoRelevant));
         }
         self.ranking.reset();
-        if let Some(mask) = &mut self.ranking.consumer().mask {
-            let (lemmas, level) = (&actual.lemmas, opts.relevance_level);
-            let relevant = (truth.entries())
-                .filter(|&(_, grade)| grade >= level)
-                .map(|(id, _)| (lemmas.hash_of(id), lemmas.name(id)));
-            mask.begin(goal, 0, relevant, &mut self.report.premises)
-                .map_err(|e| premise_error(goal, e))?;
-            if let Some([in_file, imported]) = mask.origin_counts() {
-                t = t.with_origins(in_file, imported);
-            }
-        }
-        self.ranking.consumer().acc.begin(&t);
+        let relevant = relevant_names(truth, &actual.lemmas, opts.relevance_level);
+        (self.ranking.consumer())
+            .begin_goal(goal, 0, relevant, t, &mut self.report.premises)
+            .map_err(|e| premise_error(goal, e))?;
         match kind {
             Kind::Names => self.judged.set(truth, &actual.lemmas),
             Kind::Ids => self.mark_judged(truth),

@@ -2,7 +2,7 @@
 //! through the order check, the depth cut, duplicate removal and the accumulator.
 
 use super::{BatchResult, GoalRef};
-use crate::feed::{AccFeed, Judged};
+use crate::feed::{relevant_names, AccFeed, Judged};
 use crate::options::{EvalOptions, OrderMode};
 use crate::outcome::{record_goal, truth_of, EvalError};
 use crate::premise::GoalMask;
@@ -191,19 +191,15 @@ impl<'a> Worker<'a> {
                     return Ok(GoalState::Skip);
                 }
                 self.judged.set(truth, &self.actual.lemmas);
-                let mut t = t;
-                if let Some(mask) = &mut self.ranking.consumer().mask {
-                    let (lemmas, level) = (&self.actual.lemmas, self.opts.relevance_level);
-                    let relevant = truth
-                        .entries()
-                        .filter(|&(_, grade)| grade >= level)
-                        .map(|(id, _)| (lemmas.hash_of(id), lemmas.name(id)));
-                    mask.begin(goal, line, relevant, &mut res.stats.premises)?;
-                    if let Some([in_file, imported]) = mask.origin_counts() {
-                        t = t.with_origins(in_file, imported);
-                    }
-                }
-                self.ranking.consumer().acc.begin(&t);
+                let relevant =
+                    relevant_names(truth, &self.actual.lemmas, self.opts.relevance_level);
+                (self.ranking.consumer()).begin_goal(
+                    goal,
+                    line,
+                    relevant,
+                    t,
+                    &mut res.stats.premises,
+                )?;
                 GoalState::Eval { truth }
             }
         })
@@ -634,14 +630,8 @@ impl<'d> RunLineVisitor<'d> for TrecLines<'_, '_, 'd> {
                 self.res.stats.goals_reordered += 1;
                 *w.ranking.stats() = w.goal_stats;
                 w.reset_goal();
-                let mut t = w.truth(truth);
-                if let Some(mask) = &mut w.ranking.consumer().mask {
-                    mask.restart();
-                    if let Some([in_file, imported]) = mask.origin_counts() {
-                        t = t.with_origins(in_file, imported);
-                    }
-                }
-                w.ranking.consumer().acc.begin(&t);
+                let t = w.truth(truth);
+                w.ranking.consumer().restart_goal(t);
                 c.reread = true;
                 Step::Restart {
                     at: c.first_pos,

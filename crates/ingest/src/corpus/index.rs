@@ -203,6 +203,12 @@ impl PremiseIndex {
 }
 
 impl Corpus {
+    /// [`Corpus::accessible`] of a premise found by [`PremiseIndex::find`].
+    #[inline]
+    pub fn accessible_found(&self, at: Place, p: Found) -> bool {
+        self.origin_of(at, p) != Origin::Inaccessible
+    }
+
     /// [`Corpus::origin`] of a premise found by [`PremiseIndex::find`] (no table read but the
     /// place's file's row of imports).
     #[inline]
