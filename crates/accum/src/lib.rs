@@ -76,7 +76,7 @@ pub use pooled::{
     CurveRows, CurveStats, Group, PooledCurve, PooledSpec, Run, SpillRuns,
 };
 pub use summary::{
-    Aggregate, GoalCounts, GoalFate, Grouping, MergeError, Stratifier, Summary, SummaryState,
-    GM_AP_FLOOR,
+    unplaced, Aggregate, GoalCounts, GoalFate, Grouping, MergeError, Stratifier, Summary,
+    SummaryState, GM_AP_FLOOR, UNPLACED,
 };
 pub use trec_sum::{trec_stored, zscore, TrecAdder, TrecRules, TrecSum, MISSING_ZSCORE};

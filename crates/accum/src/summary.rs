@@ -174,14 +174,55 @@ pub trait Grouping: Send + Sync + std::fmt::Debug {
 }
 
 /// Which strata each goal's values count in besides the whole (`--by`): given by the caller,
-/// held by the plan ([`crate::Plan::with_strata`]). A stratum is a `u64`; the summaries list
-/// theirs in ascending order.
+/// held by the plan ([`crate::Plan::with_strata`]). A stratum is a `u64` below [`UNPLACED`];
+/// the summaries list theirs in ascending order.
 pub trait Stratifier: Send + Sync + std::fmt::Debug {
     /// Pushes onto `out` the strata of goal `goal`, whose actual set holds `relevant` relevant
-    /// lemmas (none: the goal counts in the whole only).
+    /// lemmas (none: the goal counts in the whole only), and [`unplaced`]`(key)` for each key
+    /// of the caller's that places the goal in none of its strata (the summary counts those
+    /// goals and keeps the least name: [`Summary::unplaced`]).
     fn strata_of(&self, goal: &[u8], relevant: u64, out: &mut Vec<u64>);
     /// How stratum `stratum` is shown (`KEY=VALUE`).
     fn label(&self, stratum: u64) -> String;
+}
+
+/// The bit of a [`Stratifier`]'s value that marks a goal placed in no stratum of a key
+/// ([`unplaced`]).
+pub const UNPLACED: u64 = 1 << 63;
+
+/// What [`Stratifier::strata_of`] pushes for a goal that key `key` (the caller's numbering)
+/// places in none of its strata.
+pub const fn unplaced(key: u32) -> u64 {
+    UNPLACED | key as u64
+}
+
+/// Goals of a summary that a key placed in none of its strata: how many, and the least by
+/// name (the same whatever the order goals came in or summaries merged).
+#[derive(Clone, Debug, Default)]
+struct Unplaced {
+    goals: u64,
+    least: Option<Box<[u8]>>,
+}
+
+impl Unplaced {
+    fn add(&mut self, goal: &[u8]) {
+        self.goals += 1;
+        keep_least(&mut self.least, goal);
+    }
+
+    fn merge(&mut self, other: &Unplaced) {
+        self.goals += other.goals;
+        if let Some(g) = &other.least {
+            keep_least(&mut self.least, g);
+        }
+    }
+}
+
+/// `least` becomes `goal` when `goal` is less by name (or `least` is none).
+fn keep_least(least: &mut Option<Box<[u8]>>, goal: &[u8]) {
+    if least.as_deref().is_none_or(|l| goal < l) {
+        *least = Some(goal.into());
+    }
 }
 
 /// The strata of a stratified summary.
@@ -189,6 +230,8 @@ pub trait Stratifier: Send + Sync + std::fmt::Debug {
 struct Strata {
     of: Arc<dyn Stratifier>,
     table: BTreeMap<u64, Summary>,
+    /// Per key ([`unplaced`]'s argument): the goals it placed in no stratum.
+    unplaced: BTreeMap<u32, Unplaced>,
     /// Reused by [`Summary::add`].
     scratch: Vec<u64>,
 }
@@ -196,6 +239,9 @@ struct Strata {
 impl PartialEq for Strata {
     fn eq(&self, other: &Strata) -> bool {
         self.table == other.table
+            && self.unplaced.len() == other.unplaced.len()
+            && (self.unplaced.iter().zip(&other.unplaced))
+                .all(|((a, x), (b, y))| a == b && x.goals == y.goals && x.least == y.least)
     }
 }
 
@@ -236,11 +282,16 @@ struct Groups {
     table: hashbrown::HashMap<u32, GroupEntry>,
     /// Goals counted in `table`'s entries.
     goals: u64,
+    /// The least by name of the goals of no group (their count: the goals evaluated but not
+    /// in `goals`).
+    least_ungrouped: Option<Box<[u8]>>,
 }
 
 impl PartialEq for Groups {
     fn eq(&self, other: &Groups) -> bool {
-        self.table == other.table && self.goals == other.goals
+        self.table == other.table
+            && self.goals == other.goals
+            && self.least_ungrouped == other.least_ungrouped
     }
 }
 
@@ -314,11 +365,13 @@ impl Summary {
                 of: of.clone(),
                 table: hashbrown::HashMap::new(),
                 goals: 0,
+                least_ungrouped: None,
             }),
             strata: plan.strata().map(|of| {
                 Box::new(Strata {
                     of: of.clone(),
                     table: BTreeMap::new(),
+                    unplaced: BTreeMap::new(),
                     scratch: Vec::new(),
                 })
             }),
@@ -340,6 +393,7 @@ impl Summary {
                 of: g.of.clone(),
                 table: hashbrown::HashMap::new(),
                 goals: 0,
+                least_ungrouped: None,
             }),
             strata: None,
         }
@@ -361,8 +415,13 @@ impl Summary {
         scratch.clear();
         strata.of.strata_of(goal, values.pooled().1, &mut scratch);
         for &st in &scratch {
+            if st & UNPLACED != 0 {
+                let key = (st & !UNPLACED) as u32;
+                strata.unplaced.entry(key).or_default().add(goal);
+                continue;
+            }
             let sub = strata.table.entry(st).or_insert_with(|| self.blank());
-            sub.add_here(group, values);
+            sub.add_here(goal, group, values);
             if empty {
                 sub.counts.evaluated_empty += 1;
             }
@@ -398,7 +457,7 @@ impl Summary {
     pub fn add(&mut self, goal: &[u8], values: &GoalValues<'_>) {
         let group = self.group_of(goal);
         self.add_to_strata(goal, group, values, false);
-        self.add_here(group, values);
+        self.add_here(goal, group, values);
     }
 
     /// The group of `goal` when the plan groups goals.
@@ -407,7 +466,7 @@ impl Summary {
     }
 
     /// [`Summary::add`] of a goal of group `group` to this summary's own sums, not its strata.
-    fn add_here(&mut self, group: Option<u32>, values: &GoalValues<'_>) {
+    fn add_here(&mut self, goal: &[u8], group: Option<u32>, values: &GoalValues<'_>) {
         debug_assert_eq!(values.measures(), &self.measures[..]);
         self.counts.evaluated += 1;
         if let Some(curve) = &mut self.pooled {
@@ -416,20 +475,23 @@ impl Summary {
             curve.add_unretrieved_relevant(r.saturating_sub(found));
         }
         if let Some(groups) = &mut self.groups {
-            if let Some(g) = group {
-                let m = self.measures.len();
-                let entry = groups.table.entry(g).or_insert_with(|| GroupEntry {
-                    goals: 0,
-                    sums: vec![Compensated::default(); m],
-                });
-                entry.goals += 1;
-                groups.goals += 1;
-                for (sum, v) in entry.sums.iter_mut().zip(values.values()) {
-                    if let Some(v) = v {
-                        sum.add(*v);
+            match group {
+                Some(g) => {
+                    let m = self.measures.len();
+                    let entry = groups.table.entry(g).or_insert_with(|| GroupEntry {
+                        goals: 0,
+                        sums: vec![Compensated::default(); m],
+                    });
+                    entry.goals += 1;
+                    groups.goals += 1;
+                    for (sum, v) in entry.sums.iter_mut().zip(values.values()) {
+                        if let Some(v) = v {
+                            sum.add(*v);
+                        }
                     }
+                    return;
                 }
-                return;
+                None => keep_least(&mut groups.least_ungrouped, goal),
             }
         }
         self.add_values(values.iter().map(|(_, v)| v));
@@ -459,7 +521,7 @@ impl Summary {
     pub fn add_empty(&mut self, goal: &[u8], values: &GoalValues<'_>) {
         let group = self.group_of(goal);
         self.add_to_strata(goal, group, values, true);
-        self.add_here(group, values);
+        self.add_here(goal, group, values);
         self.counts.evaluated_empty += 1;
     }
 
@@ -520,6 +582,9 @@ impl Summary {
                 }
             }
             mine.goals += theirs.goals;
+            if let Some(g) = &theirs.least_ungrouped {
+                keep_least(&mut mine.least_ungrouped, g);
+            }
         }
         if let (Some(mine), Some(theirs)) = (&mut self.strata, &other.strata) {
             for (st, sub) in &theirs.table {
@@ -529,6 +594,9 @@ impl Summary {
                         mine.table.insert(*st, sub.clone());
                     }
                 }
+            }
+            for (key, u) in &theirs.unplaced {
+                mine.unplaced.entry(*key).or_default().merge(u);
             }
         }
         match (&mut self.pooled, &other.pooled) {
@@ -657,6 +725,28 @@ impl Summary {
         let g = self.groups.as_ref()?;
         let singles = self.counts.evaluated - g.goals;
         Some((singles + g.table.len() as u64, self.counts.evaluated))
+    }
+
+    /// When goals are grouped: the goals evaluated that the grouping placed in no group, and
+    /// the least of them by name (the same whatever the order of goals and merges).
+    pub fn ungrouped(&self) -> Option<(u64, Option<&[u8]>)> {
+        let g = self.groups.as_ref()?;
+        Some((
+            self.counts.evaluated - g.goals,
+            g.least_ungrouped.as_deref(),
+        ))
+    }
+
+    /// Per key that placed goals in none of its strata ([`unplaced`]'s argument, ascending):
+    /// how many, and the least of them by name (the same whatever the order of goals and
+    /// merges). Empty when the plan has no strata.
+    pub fn unplaced(&self) -> Vec<(u32, u64, &[u8])> {
+        let Some(s) = &self.strata else {
+            return Vec::new();
+        };
+        (s.unplaced.iter())
+            .map(|(&k, u)| (k, u.goals, u.least.as_deref().unwrap_or_default()))
+            .collect()
     }
 
     /// The summary in which every group entered as one goal of its means (see the module

@@ -126,7 +126,7 @@ fn means_over_groups_against_hand_sums() {
         o.1
     );
     assert!(
-        o.1.contains("1 goals have no `theorem` in the records read (the first: `g7`)"),
+        o.1.contains("1 goals have no `theorem` in the records read (the first by name: `g7`)"),
         "{}",
         o.1
     );
@@ -321,4 +321,15 @@ fn a_session_means_over_groups_and_keeps_no_summary_file() {
         lemma_accum::Aggregate::Mean(ap) => close(ap, 179.0 / 288.0),
         other => panic!("{other:?}"),
     }
+    // Each evaluation of one evaluator counts its own goals: the same goals again meet the
+    // same one goal without a group (not two).
+    let mut s = ev.session().unwrap();
+    for (g, k, _, _) in GOALS {
+        let ranking: Vec<String> = (1..=k).map(|r| format!("x{r}")).collect();
+        s.push_ranked(g, &ranking).unwrap();
+    }
+    let again = s.finish(&mut lemma_eval::SummaryOnly).unwrap();
+    let g = again.report.groups.as_ref().unwrap();
+    assert_eq!((g.groups, g.goals, g.ungrouped), (4, 7, 1));
+    assert_eq!(g.first_ungrouped.as_deref(), Some("g7"));
 }

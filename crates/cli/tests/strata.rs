@@ -233,7 +233,7 @@ fn goals_without_the_attribute_and_refusals() {
     let (_, err) = ok(&["eval", &actual, &run, "-m", "AP", "--by", "theorem"]);
     assert!(
         err.contains(
-            "--by theorem: 1 goals have no `theorem` in the records read (the first: `g5`)"
+            "--by theorem: 1 goals have no `theorem` in the records read (the first by name: `g5`)"
         ),
         "{err}"
     );

@@ -256,7 +256,7 @@ impl Evaluation {
             self.report.groups = Some(g.finish(&self.summary)?);
         }
         if let Some(s) = &opts.strata {
-            self.report.strata = Some(s.finish()?);
+            self.report.strata = Some(s.finish(&self.summary)?);
         }
         Ok(self)
     }

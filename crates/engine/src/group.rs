@@ -7,17 +7,13 @@
 use lemma_accum::{Grouping, Summary};
 use lemma_ingest::{show, GoalGroups, InputError};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
 
 /// The goals' groups and what evaluating with them met: see the [module documentation](self).
 #[derive(Debug)]
 pub struct GroupBy {
     groups: GoalGroups,
     strict: bool,
-    /// Goals evaluated without a group, and the first of them.
-    ungrouped: AtomicU64,
-    first_ungrouped: OnceLock<Vec<u8>>,
     /// The files the groups were read from, for messages.
     sources: Mutex<Vec<String>>,
 }
@@ -33,7 +29,7 @@ pub struct GroupReport {
     pub goals: u64,
     /// Goals evaluated that no record placed in a group.
     pub ungrouped: u64,
-    /// The first of them.
+    /// The first of them by name.
     pub first_ungrouped: Option<String>,
 }
 
@@ -69,8 +65,6 @@ impl GroupBy {
         GroupBy {
             groups,
             strict,
-            ungrouped: AtomicU64::new(0),
-            first_ungrouped: OnceLock::new(),
             sources: Mutex::new(sources),
         }
     }
@@ -80,16 +74,17 @@ impl GroupBy {
         self.groups.by()
     }
 
-    /// The group of `goal`, if a record placed it in one (not counted among the goals
-    /// evaluated without a group, as an evaluation's look-ups are).
+    /// The group of `goal`, if a record placed it in one.
     pub fn get(&self, goal: &[u8]) -> Option<u32> {
         self.groups.get(goal)
     }
 
-    /// After an evaluation: what grouping did (from `summary`, the evaluation's), or under
-    /// `--strict` an error naming the first goal without a group.
+    /// After an evaluation: what grouping did (from `summary`, the evaluation's: each
+    /// evaluation counts its own goals), or under `--strict` an error naming the first goal
+    /// without a group by name.
     pub(crate) fn finish(&self, summary: &Summary) -> Result<GroupReport, crate::EvalError> {
-        let first = self.first_ungrouped.get().map(|g| show(g));
+        let (ungrouped, first) = summary.ungrouped().unwrap_or_default();
+        let first = first.filter(|_| ungrouped > 0).map(show);
         if let (true, Some(g)) = (self.strict, &first) {
             let keys = self.groups.keys().join("` or `");
             let sources = self
@@ -112,7 +107,7 @@ impl GroupBy {
             by: self.by().to_string(),
             groups,
             goals,
-            ungrouped: self.ungrouped.load(Ordering::Relaxed),
+            ungrouped,
             first_ungrouped: first,
         })
     }
@@ -120,14 +115,7 @@ impl GroupBy {
 
 impl Grouping for GroupBy {
     fn group_of(&self, goal: &[u8]) -> Option<u32> {
-        let g = self.groups.get(goal);
-        if g.is_none() {
-            self.ungrouped.fetch_add(1, Ordering::Relaxed);
-            if self.first_ungrouped.get().is_none() {
-                let _ = self.first_ungrouped.set(goal.to_vec());
-            }
-        }
-        g
+        self.groups.get(goal)
     }
 }
 
@@ -136,7 +124,7 @@ impl GroupReport {
     pub fn warning(&self) -> Option<String> {
         let g = self.first_ungrouped.as_ref()?;
         Some(format!(
-            "{} goals have no `{}` in the records read (the first: `{g}`): each is a group of \
+            "{} goals have no `{}` in the records read (the first by name: `{g}`): each is a group of \
              its own (--strict makes this an error)",
             self.ungrouped, self.by
         ))

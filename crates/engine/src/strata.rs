@@ -11,11 +11,9 @@
 //!   JSONL records and `--goals FILE`, as `--group-by` reads it. A goal without one is in no
 //!   stratum of that key: counted, and named in a warning (an error under `--strict`).
 
-use lemma_accum::Stratifier;
+use lemma_accum::{Stratifier, Summary};
 use lemma_ingest::{show, ErrorKind, GoalGroups, InputError, Interner};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
 
 /// The buckets of `gold-size`: the least `R` of each, and its label.
 const GOLD_SIZES: [(u64, &str); 6] = [
@@ -39,14 +37,11 @@ enum Key {
     Attr(GoalGroups),
 }
 
-/// One key and what evaluating with it met.
+/// One key, named.
 #[derive(Debug)]
 struct ByKey {
     name: String,
     key: Key,
-    /// Goals evaluated in no stratum of this key, and the first of them.
-    missing: AtomicU64,
-    first_missing: OnceLock<Vec<u8>>,
 }
 
 /// The strata of `--by`: see the [module documentation](self).
@@ -76,7 +71,7 @@ pub struct StrataSources {
 /// A goal that no record gave a key's attribute, for the report.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct StrataReport {
-    /// Per key: `(key, goals evaluated in none of its strata, the first of them)`.
+    /// Per key: `(key, goals evaluated in none of its strata, the first of them by name)`.
     pub missing: Vec<(String, u64, Option<String>)>,
 }
 
@@ -126,11 +121,10 @@ impl Strata {
             out.push(ByKey {
                 name: name.clone(),
                 key,
-                missing: AtomicU64::new(0),
-                first_missing: OnceLock::new(),
             });
         }
-        if out.len() > u32::MAX as usize {
+        // A stratum is the key's index above 32 bits of value, below `lemma_accum::UNPLACED`.
+        if out.len() > (u32::MAX >> 1) as usize {
             return Err(opt("--by: too many keys".into()));
         }
         sources.dedup();
@@ -146,13 +140,15 @@ impl Strata {
         self.keys.iter().map(|k| k.name.as_str())
     }
 
-    /// After an evaluation: the goals in no stratum of a key, or under `--strict` an error
-    /// naming the first.
-    pub(crate) fn finish(&self) -> Result<StrataReport, crate::EvalError> {
+    /// After an evaluation: the goals in no stratum of a key (from `summary`, the
+    /// evaluation's: each evaluation counts its own goals), or under `--strict` an error naming
+    /// the first by name.
+    pub(crate) fn finish(&self, summary: &Summary) -> Result<StrataReport, crate::EvalError> {
         let mut report = StrataReport::default();
-        for k in &self.keys {
-            let first = k.first_missing.get().map(|g| show(g));
-            if let (true, Some(g)) = (self.strict, &first) {
+        for (key, n, first) in summary.unplaced() {
+            let k = &self.keys[key as usize];
+            let g = show(first);
+            if self.strict {
                 return Err(crate::EvalError::Options(format!(
                     "--by {}: goal `{g}` has no `{}` in the records read ({}) (--strict)",
                     k.name,
@@ -164,10 +160,7 @@ impl Strata {
                     }
                 )));
             }
-            let n = k.missing.load(Ordering::Relaxed);
-            if n > 0 {
-                report.missing.push((k.name.clone(), n, first));
-            }
+            report.missing.push((k.name.clone(), n, Some(g)));
         }
         Ok(report)
     }
@@ -267,15 +260,10 @@ impl Stratifier for Strata {
                 Key::Attr(groups) => groups.get(goal).map(|g| Some(g as usize)),
             }
             .flatten();
-            match value {
-                Some(v) => out.push((i as u64) << 32 | v as u64),
-                None => {
-                    k.missing.fetch_add(1, Ordering::Relaxed);
-                    if k.first_missing.get().is_none() {
-                        let _ = k.first_missing.set(goal.to_vec());
-                    }
-                }
-            }
+            out.push(match value {
+                Some(v) => (i as u64) << 32 | v as u64,
+                None => lemma_accum::unplaced(i as u32),
+            });
         }
     }
 
@@ -297,7 +285,7 @@ impl StrataReport {
         (self.missing.iter())
             .map(|(key, n, first)| {
                 format!(
-                    "--by {key}: {n} goals have no `{key}` in the records read (the first: `{}`): \
+                    "--by {key}: {n} goals have no `{key}` in the records read (the first by name: `{}`): \
                      they are in no {key} stratum (--strict makes this an error)",
                     first.as_deref().unwrap_or("?")
                 )

@@ -152,7 +152,10 @@ proptest! {
         };
         let keys = ["gold-size", "novelty", "split"].map(String::from);
         let strata = Arc::new(Strata::load(&keys, &from).unwrap());
-        let done = run(d, "actual.jsonl", Some(strata), hold);
+        let done = run(d, "actual.jsonl", Some(strata.clone()), hold);
+        // Each evaluation with the same strata counts its own goals without a stratum.
+        let again = run(d, "actual.jsonl", Some(strata), hold);
+        prop_assert_eq!(&again.evaluation.report.strata, &done.evaluation.report.strata);
         let got = done.evaluation.summary.strata();
         let want = reference(&goals, &train);
         let labels: Vec<&str> = got.iter().map(|(l, _)| l.as_str()).collect();
