@@ -29,6 +29,7 @@ __all__ = [
     "convert_corpus",
     "evaluate",
     "merge",
+    "report",
     "Result",
     "Session",
     "RelevanceEvaluator",
@@ -464,6 +465,91 @@ def compare(
     )
     _warn(warned)
     return rows
+
+
+def report(
+    actual: Any,
+    runs: Sequence[PathLike],
+    output: Optional[PathLike] = None,
+    *,
+    relevance_level: int = 1,
+    missing: str = "zero",
+    ties: str = "trec",
+    order: Optional[str] = None,
+    duplicates: str = "first",
+    depth: Optional[int] = None,
+    interpolation: str = "textbook",
+    keep_zero_relevant: bool = False,
+    universe: Optional[int] = None,
+    regroup: bool = False,
+    memory: Union[None, int, str] = None,
+    threads: Optional[int] = None,
+    corpus: Optional[PathLike] = None,
+    mask: str = "none",
+    goals: Optional[PathLike] = None,
+    strict: bool = False,
+    strict_gold: bool = False,
+    group_by: Optional[str] = None,
+    by: Union[None, str, Sequence[str]] = None,
+    train_premises: Optional[PathLike] = None,
+) -> str:
+    """The page ``lemma-eval report`` writes, as one self-contained HTML string: every run's
+    summary, goal counts, curves and distributions, each run against the first; with
+    ``corpus`` the leak rate, recall by origin and the premise counts; with ``by`` a section per
+    stratum; under ``group_by`` the means over groups. Made by the command's own code, so the
+    page's figures are the command's.
+
+    ``actual`` is a path or a dict (as :func:`evaluate` takes it), ``runs`` paths of TREC or
+    JSONL runs; the options are :func:`evaluate`'s (the premise protocol's, ``group_by``, ``by``
+    and ``train_premises`` included). With ``output`` the page is also written there, whole or
+    not at all (a temporary file beside it, renamed).
+    """
+    if isinstance(runs, (str, bytes)) or hasattr(runs, "__fspath__"):
+        raise TypeError("runs: expected a list of paths, got one path")
+    runs = list(runs)
+    if not runs:
+        raise ValueError("runs: expected at least one run")
+    for r in runs:
+        if not _is_path(r):
+            raise TypeError(f"runs: expected paths, got {type(r).__name__}")
+    if output is not None:
+        out = os.fspath(output)
+        read = [actual] if _is_path(actual) else []
+        read += runs + [p for p in (corpus, goals, train_premises) if p is not None]
+        if any(os.path.realpath(out) == os.path.realpath(os.fspath(p)) for p in read):
+            raise ValueError(f"output: {out} is one of the inputs (it would be overwritten)")
+    options = _options(locals())
+    ev = _evaluator(actual, None, options)
+    inputs = []
+    if _is_path(actual):
+        inputs.append(("actual sets", os.fspath(actual)))
+    if corpus is not None:
+        inputs.append(("corpus", os.fspath(corpus)))
+    given = [f"{k}={v!r}" for k, v in options.items() if v != _GIVEN_DEFAULTS.get(k)]
+    shown = [repr(os.fspath(actual)) if _is_path(actual) else "{...}"]
+    shown += [repr([os.fspath(r) for r in runs])] + given
+    html = ev.report([os.fspath(r) for r in runs], inputs, f"lemma_eval.report({', '.join(shown)})")
+    if output is not None:
+        tmp = f"{out}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(html)
+            os.replace(tmp, out)
+        except BaseException:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise
+    return html
+
+
+# The options of :func:`report` shown on its page when they differ from these.
+_GIVEN_DEFAULTS: Dict[str, Any] = {
+    "relevance_level": 1, "missing": "zero", "ties": "trec", "order": None, "duplicates": "first",
+    "depth": None, "interpolation": "textbook", "keep_zero_relevant": False, "universe": None,
+    "regroup": False, "memory": None, "threads": None, "corpus": None, "mask": "none",
+    "goals": None, "strict": False, "strict_gold": False, "group_by": None, "by": None,
+    "train_premises": None,
+}
 
 
 class TrecEvalResult:

@@ -1034,6 +1034,29 @@ impl NativeEvaluator {
     /// Evaluates a score matrix in memory, `[goals, lemmas]`: `ptr` and `nbytes` are the data of
     /// the C-contiguous array `owner` (kept alive while it is read), `typestr` its NumPy type
     /// (`<f4`, `>f8`, ...); rows named by `goal_names`, columns by `lemma_names` (lists of str or
+    /// `lemma-eval report`'s page of `runs` (paths of any kind a run file is: TREC, JSONL),
+    /// made as the command makes it (`lemma_report::page`), with the actual sets held;
+    /// `command` is shown as the page's command line, `inputs` (role, path) listed before the
+    /// runs. The page's HTML.
+    fn report(
+        &self,
+        py: Python<'_>,
+        runs: Vec<PathBuf>,
+        inputs: Vec<(String, PathBuf)>,
+        command: String,
+    ) -> PyResult<String> {
+        let actual = self.held(py)?.into_actual();
+        let builder = self.builder.clone();
+        let page = run_released(py, move || -> Result<String, EvalError> {
+            let inputs = (inputs.iter())
+                .map(|(role, path)| lemma_report::InputFile::of(role, path))
+                .collect();
+            let page = lemma_report::page(builder, actual, inputs, &runs, command)?;
+            lemma_report::html(&page).map_err(EvalError::Options)
+        })?;
+        page.map_err(py_err)
+    }
+
     /// paths). Evaluated as a `.npy` file is, on all cores, no row sorted.
     #[pyo3(signature = (owner, ptr, nbytes, rows, cols, typestr, goal_names, lemma_names, per_goal=false, mergeable=false))]
     #[allow(clippy::too_many_arguments)]

@@ -153,25 +153,10 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
     let mut inputs = vec![a.actual.as_path()];
     inputs.extend(a.predicted.iter().map(|p| p.as_path()));
     distinct(&[a.output.as_deref()], &inputs)?;
-    use lemma_eval::pooled::PooledSetup;
     let threads = a.scoring.threads();
     let actual = lemma_eval::read_actual_within(&a.actual, threads, &a.memory.spill())?;
     let actual = std::sync::Arc::new(actual);
-    let size = |p: &Path| {
-        (p != Path::new("-"))
-            .then(|| {
-                std::fs::metadata(p)
-                    .ok()
-                    .filter(|m| m.is_file())
-                    .map(|m| m.len())
-            })
-            .flatten()
-    };
-    let mut inputs = vec![lemma_report::InputFile {
-        role: "actual sets".into(),
-        path: a.actual.display().to_string(),
-        bytes: size(&a.actual),
-    }];
+    let mut inputs = vec![lemma_report::InputFile::of("actual sets", &a.actual)];
     // The premise protocol and the groups and strata, read once for every run.
     let base = crate::groups::apply_all(
         a.scoring.builder().spill(a.memory.spill()),
@@ -181,36 +166,10 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
         a.scoring.rules.relevance_level,
     )?;
     if let Some(corpus) = &a.premise.corpus {
-        inputs.push(lemma_report::InputFile {
-            role: "corpus".into(),
-            path: corpus.display().to_string(),
-            bytes: size(corpus),
-        });
+        inputs.push(lemma_report::InputFile::of("corpus", corpus));
     }
-    let mut runs = Vec::new();
-    for p in &a.predicted {
-        inputs.push(lemma_report::InputFile {
-            role: "predictions".into(),
-            path: p.display().to_string(),
-            bytes: size(p),
-        });
-        let builder = base.clone();
-        let setup = PooledSetup::exact(a.memory.memory, threads, a.memory.spill().directory());
-        let name = p.display().to_string();
-        let r = lemma_report::evaluate_run(&name, builder, actual.clone(), p.as_path(), &setup)?;
-        runs.push(r);
-    }
-    let labelled: Vec<_> = (a.predicted.iter())
-        .map(|p| (p.display().to_string(), p.as_path().into()))
-        .collect();
-    let comparison = lemma_report::compare_runs(base, actual, labelled)?;
     let command = lemma_report::command_line(std::env::args_os());
-    let page = lemma_report::Page {
-        command,
-        inputs,
-        runs,
-        comparison,
-    };
+    let page = lemma_report::page(base, actual, inputs, &a.predicted, command)?;
     let html = lemma_report::html(&page).map_err(|e| Fail(2, e))?;
     let mut out = Output::create(a.output.as_deref())?;
     let name = out.name();

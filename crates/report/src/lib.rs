@@ -213,12 +213,72 @@ pub fn evaluate_run(
 /// An input file of the page: its role, its name, its size in bytes (`None`: a stream).
 #[derive(Clone, Debug)]
 pub struct InputFile {
-    /// "actual sets" or "predictions".
+    /// "actual sets", "corpus" or "predictions".
     pub role: String,
     /// The path as given.
     pub path: String,
     /// Its size.
     pub bytes: Option<u64>,
+}
+
+impl InputFile {
+    /// The file at `path` in role `role`, its size read when it is a regular file (not `-`, a
+    /// pipe or a stream).
+    pub fn of(role: &str, path: &std::path::Path) -> InputFile {
+        let bytes = (path != std::path::Path::new("-"))
+            .then(|| std::fs::metadata(path).ok().filter(|m| m.is_file()))
+            .flatten()
+            .map(|m| m.len());
+        InputFile {
+            role: role.into(),
+            path: path.display().to_string(),
+            bytes,
+        }
+    }
+}
+
+/// The page of runs `predicted` (files, named by their paths), evaluated against `actual`
+/// with `builder`'s options (the premise protocol, groups and strata included; its measures
+/// are replaced): [`evaluate_run`] for each, a pooled curve each within the builder's memory
+/// budget (spilled to its directory), then [`compare_runs`]. `inputs`: the page's inputs
+/// before the predictions (the actual sets, a corpus); `command`: what made the page. Every
+/// door's report (`lemma-eval report`, Python's `lemma_eval.report`) is made here.
+pub fn page(
+    builder: EvaluatorBuilder,
+    actual: Arc<ActualSets>,
+    mut inputs: Vec<InputFile>,
+    predicted: &[std::path::PathBuf],
+    command: String,
+) -> Result<Page, EvalError> {
+    let settings = builder.settings();
+    let (memory, threads, dir) = (
+        settings.spill.memory,
+        settings.threads,
+        settings.spill.directory(),
+    );
+    let mut runs = Vec::new();
+    for p in predicted {
+        inputs.push(InputFile::of("predictions", p));
+        let setup = PooledSetup::exact(memory, threads, dir.clone());
+        let name = p.display().to_string();
+        runs.push(evaluate_run(
+            &name,
+            builder.clone(),
+            actual.clone(),
+            p.as_path(),
+            &setup,
+        )?);
+    }
+    let labelled: Vec<_> = (predicted.iter())
+        .map(|p| (p.display().to_string(), p.as_path().into()))
+        .collect();
+    let comparison = compare_runs(builder, actual, labelled)?;
+    Ok(Page {
+        command,
+        inputs,
+        runs,
+        comparison,
+    })
 }
 
 /// What the page shows.
