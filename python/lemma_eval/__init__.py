@@ -15,6 +15,7 @@ goals one at a time (a validation loop); ``merge`` combines travelling summaries
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import warnings
@@ -501,8 +502,9 @@ def report(
 
     ``actual`` is a path or a dict (as :func:`evaluate` takes it), ``runs`` paths of TREC or
     JSONL runs; the options are :func:`evaluate`'s (the premise protocol's, ``group_by``, ``by``
-    and ``train_premises`` included). With ``output`` the page is also written there, whole or
-    not at all (a temporary file beside it, renamed).
+    and ``train_premises`` included). With ``output`` the page is also written there as the
+    command writes ``-o``: whole or not at all, and refused (a ``ValueError``, before any work)
+    when it would replace one of the files read.
     """
     if isinstance(runs, (str, bytes)) or hasattr(runs, "__fspath__"):
         raise TypeError("runs: expected a list of paths, got one path")
@@ -512,12 +514,6 @@ def report(
     for r in runs:
         if not _is_path(r):
             raise TypeError(f"runs: expected paths, got {type(r).__name__}")
-    if output is not None:
-        out = os.fspath(output)
-        read = [actual] if _is_path(actual) else []
-        read += runs + [p for p in (corpus, goals, train_premises) if p is not None]
-        if any(os.path.realpath(out) == os.path.realpath(os.fspath(p)) for p in read):
-            raise ValueError(f"output: {out} is one of the inputs (it would be overwritten)")
     options = _options(locals())
     ev = _evaluator(actual, None, options)
     inputs = []
@@ -525,31 +521,31 @@ def report(
         inputs.append(("actual sets", os.fspath(actual)))
     if corpus is not None:
         inputs.append(("corpus", os.fspath(corpus)))
-    given = [f"{k}={v!r}" for k, v in options.items() if v != _GIVEN_DEFAULTS.get(k)]
-    shown = [repr(os.fspath(actual)) if _is_path(actual) else "{...}"]
-    shown += [repr([os.fspath(r) for r in runs])] + given
-    html = ev.report([os.fspath(r) for r in runs], inputs, f"lemma_eval.report({', '.join(shown)})")
-    if output is not None:
-        tmp = f"{out}.{os.getpid()}.tmp"
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(html)
-            os.replace(tmp, out)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+    read = [os.fspath(actual)] if _is_path(actual) else []
+    read += [os.fspath(p) for p in [*runs, corpus, goals, train_premises] if p is not None]
+    html = ev.report(
+        [os.fspath(r) for r in runs],
+        inputs,
+        _report_call(actual, runs, output, options),
+        os.fspath(output) if output is not None else None,
+        read,
+    )
     return html
 
 
-# The options of :func:`report` shown on its page when they differ from these.
-_GIVEN_DEFAULTS: Dict[str, Any] = {
-    "relevance_level": 1, "missing": "zero", "ties": "trec", "order": None, "duplicates": "first",
-    "depth": None, "interpolation": "textbook", "keep_zero_relevant": False, "universe": None,
-    "regroup": False, "memory": None, "threads": None, "corpus": None, "mask": "none",
-    "goals": None, "strict": False, "strict_gold": False, "group_by": None, "by": None,
-    "train_premises": None,
-}
+def _report_call(actual: Any, runs: List[Any], output: Any, options: Dict[str, Any]) -> str:
+    """How a page made by :func:`report` names its call: the arguments given, options that
+    differ from their defaults, paths as strings."""
+    defaults = {
+        k: p.default for k, p in inspect.signature(report).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+    shown = lambda v: repr(os.fspath(v)) if _is_path(v) else repr(v)  # noqa: E731
+    words = [shown(actual) if _is_path(actual) else "{...}", repr([os.fspath(r) for r in runs])]
+    if output is not None:
+        words.append(shown(output))
+    words += [f"{k}={shown(v)}" for k, v in options.items() if v != defaults.get(k)]
+    return f"lemma_eval.report({', '.join(words)})"
 
 
 class TrecEvalResult:

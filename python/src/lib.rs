@@ -19,7 +19,7 @@ use lemma_eval::{
     ZeroRelMode,
 };
 use lemma_ingest::{Dtype, ErrorKind, InputError, Matrix, Names};
-use pyo3::exceptions::{PyFileNotFoundError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use std::path::PathBuf;
@@ -1031,20 +1031,27 @@ impl NativeEvaluator {
         Ok((rows, warned, c.goals))
     }
 
-    /// Evaluates a score matrix in memory, `[goals, lemmas]`: `ptr` and `nbytes` are the data of
-    /// the C-contiguous array `owner` (kept alive while it is read), `typestr` its NumPy type
-    /// (`<f4`, `>f8`, ...); rows named by `goal_names`, columns by `lemma_names` (lists of str or
     /// `lemma-eval report`'s page of `runs` (paths of any kind a run file is: TREC, JSONL),
     /// made as the command makes it (`lemma_report::page`), with the actual sets held;
     /// `command` is shown as the page's command line, `inputs` (role, path) listed before the
-    /// runs. The page's HTML.
+    /// runs. With `output`, the page is written there as the command writes `-o` (whole or not
+    /// at all; refused before any work when it would replace one of `read`, the files read).
+    /// The page's HTML.
+    #[pyo3(signature = (runs, inputs, command, output=None, read=Vec::new()))]
     fn report(
         &self,
         py: Python<'_>,
         runs: Vec<PathBuf>,
         inputs: Vec<(String, PathBuf)>,
         command: String,
+        output: Option<PathBuf>,
+        read: Vec<PathBuf>,
     ) -> PyResult<String> {
+        if let Some(out) = &output {
+            let read: Vec<&std::path::Path> = read.iter().map(|p| p.as_path()).collect();
+            lemma_outfile::check_distinct(&[out.as_path()], &read)
+                .map_err(|e| PyValueError::new_err(format!("output: {e}")))?;
+        }
         let actual = self.held(py)?.into_actual();
         let builder = self.builder.clone();
         let page = run_released(py, move || -> Result<String, EvalError> {
@@ -1053,10 +1060,21 @@ impl NativeEvaluator {
                 .collect();
             let page = lemma_report::page(builder, actual, inputs, &runs, command)?;
             lemma_report::html(&page).map_err(EvalError::Options)
-        })?;
-        page.map_err(py_err)
+        })?
+        .map_err(py_err)?;
+        if let Some(out) = &output {
+            let mut o = lemma_outfile::Output::create(Some(out.as_path()))
+                .map_err(|e| PyOSError::new_err(e.to_string()))?;
+            let written = std::io::Write::write_all(o.writer(), page.as_bytes());
+            written.map_err(|e| PyOSError::new_err(o.write_error(e).to_string()))?;
+            lemma_outfile::commit_outputs([o]).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        }
+        Ok(page)
     }
 
+    /// Evaluates a score matrix in memory, `[goals, lemmas]`: `ptr` and `nbytes` are the data of
+    /// the C-contiguous array `owner` (kept alive while it is read), `typestr` its NumPy type
+    /// (`<f4`, `>f8`, ...); rows named by `goal_names`, columns by `lemma_names` (lists of str or
     /// paths). Evaluated as a `.npy` file is, on all cores, no row sorted.
     #[pyo3(signature = (owner, ptr, nbytes, rows, cols, typestr, goal_names, lemma_names, per_goal=false, mergeable=false))]
     #[allow(clippy::too_many_arguments)]

@@ -1,6 +1,7 @@
 """lemma_eval.report: the page `lemma-eval report` writes, made by the command's own code, with
 the premise protocol's section and a section per stratum; the fixtures of fixtures/premise."""
 
+import os
 import re
 
 import pytest
@@ -64,11 +65,27 @@ def test_a_dict_of_actual_sets_and_refused_outputs(tmp_path):
     assert "<code>lemma_eval.report({...}, " in html
     # The same sets from their file give the same figures.
     assert _figures(html) == _figures(lemma_eval.report(F / "qrels.txt", [F / "run.txt"]))
-    copy = tmp_path / "run.txt"
-    copy.write_bytes((F / "run.txt").read_bytes())
-    with pytest.raises(ValueError, match="is one of the inputs"):
-        lemma_eval.report(actual, [copy], copy)
-    assert copy.read_bytes() == (F / "run.txt").read_bytes()
+    # An output that would replace a file read is refused before any work, the file intact:
+    # a run, the actual sets, the corpus, through a symbolic or a hard link.
+    for name in ["run.txt", "qrels.txt", "corpus.jsonl"]:
+        (tmp_path / name).write_bytes((F / name).read_bytes())
+    (tmp_path / "link").symlink_to(tmp_path / "corpus.jsonl")
+    os.link(tmp_path / "qrels.txt", tmp_path / "hard")
+    run, qrels = tmp_path / "run.txt", tmp_path / "qrels.txt"
+    for output in ["run.txt", "qrels.txt", "corpus.jsonl", "link", "hard"]:
+        with pytest.raises(ValueError, match="is also an input"):
+            lemma_eval.report(qrels, [run], tmp_path / output, corpus=tmp_path / "corpus.jsonl")
+    for name in ["run.txt", "qrels.txt", "corpus.jsonl"]:
+        assert (tmp_path / name).read_bytes() == (F / name).read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "corpus.jsonl", "hard", "link", "qrels.txt", "run.txt"]
+    # Written through a symbolic link: the link's target gets the page, the link stays.
+    (tmp_path / "page.html").write_text("old")
+    (tmp_path / "to_page").symlink_to(tmp_path / "page.html")
+    html = lemma_eval.report(qrels, [run], tmp_path / "to_page")
+    assert (tmp_path / "to_page").is_symlink()
+    assert (tmp_path / "page.html").read_text(encoding="utf-8") == html
+    assert f"lemma_eval.report('{qrels}', ['{run}'], '{tmp_path / 'to_page'}')" in html
     with pytest.raises(TypeError, match="got one path"):
         lemma_eval.report(actual, F / "run.txt")
     with pytest.raises(ValueError, match="at least one run"):

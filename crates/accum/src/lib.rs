@@ -76,7 +76,7 @@ pub use pooled::{
     CurveRows, CurveStats, Group, PooledCurve, PooledSpec, Run, SpillRuns,
 };
 pub use summary::{
-    unplaced, Aggregate, GoalCounts, GoalFate, Grouping, MergeError, Stratifier, Summary,
-    SummaryState, GM_AP_FLOOR, UNPLACED,
+    Aggregate, GoalCounts, GoalFate, Grouping, MergeError, Placed, Stratifier, Summary,
+    SummaryState, GM_AP_FLOOR,
 };
 pub use trec_sum::{trec_stored, zscore, TrecAdder, TrecRules, TrecSum, MISSING_ZSCORE};

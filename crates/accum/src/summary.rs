@@ -5,7 +5,8 @@
 //! (a histogram: 16 bytes per distinct depth, so at most the longest ranking's length, whatever
 //! the number of goals). Two summaries of disjoint goal sets merge into the summary of their
 //! union, identical to the last bit whatever the order of goals or shards; a summary of a subset
-//! can be retracted from one of a superset, exactly ([`Summary::retract`]).
+//! can be retracted from one of a superset, exactly ([`Summary::retract`]; not when either keeps
+//! groups or strata).
 //!
 //! Grouped ([`crate::Plan::with_grouping`]): a goal of a group adds its values to its group's
 //! entry (its goal count and, per measure, a compensated sum of its values: 16 bytes a measure);
@@ -174,26 +175,25 @@ pub trait Grouping: Send + Sync + std::fmt::Debug {
 }
 
 /// Which strata each goal's values count in besides the whole (`--by`): given by the caller,
-/// held by the plan ([`crate::Plan::with_strata`]). A stratum is a `u64` below [`UNPLACED`];
-/// the summaries list theirs in ascending order.
+/// held by the plan ([`crate::Plan::with_strata`]). A stratum is a `u64`; the summaries list
+/// theirs in ascending order.
 pub trait Stratifier: Send + Sync + std::fmt::Debug {
-    /// Pushes onto `out` the strata of goal `goal`, whose actual set holds `relevant` relevant
-    /// lemmas (none: the goal counts in the whole only), and [`unplaced`]`(key)` for each key
-    /// of the caller's that places the goal in none of its strata (the summary counts those
-    /// goals and keeps the least name: [`Summary::unplaced`]).
-    fn strata_of(&self, goal: &[u8], relevant: u64, out: &mut Vec<u64>);
+    /// Pushes onto `out` where goal `goal`, whose actual set holds `relevant` relevant lemmas,
+    /// is placed: [`Placed::In`] each of its strata (none: the goal counts in the whole only),
+    /// and [`Placed::Nowhere`] each key of the caller's that places it in none of its strata
+    /// (the summary counts those goals and keeps the least name: [`Summary::unplaced`]).
+    fn strata_of(&self, goal: &[u8], relevant: u64, out: &mut Vec<Placed>);
     /// How stratum `stratum` is shown (`KEY=VALUE`).
     fn label(&self, stratum: u64) -> String;
 }
 
-/// The bit of a [`Stratifier`]'s value that marks a goal placed in no stratum of a key
-/// ([`unplaced`]).
-pub const UNPLACED: u64 = 1 << 63;
-
-/// What [`Stratifier::strata_of`] pushes for a goal that key `key` (the caller's numbering)
-/// places in none of its strata.
-pub const fn unplaced(key: u32) -> u64 {
-    UNPLACED | key as u64
+/// Where [`Stratifier::strata_of`] places a goal.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Placed {
+    /// In this stratum.
+    In(u64),
+    /// In no stratum of this key (the caller's numbering).
+    Nowhere(u32),
 }
 
 /// Goals of a summary that a key placed in none of its strata: how many, and the least by
@@ -230,10 +230,10 @@ fn keep_least(least: &mut Option<Box<[u8]>>, goal: &[u8]) {
 struct Strata {
     of: Arc<dyn Stratifier>,
     table: BTreeMap<u64, Summary>,
-    /// Per key ([`unplaced`]'s argument): the goals it placed in no stratum.
+    /// Per key ([`Placed::Nowhere`]'s): the goals it placed in no stratum.
     unplaced: BTreeMap<u32, Unplaced>,
     /// Reused by [`Summary::add`].
-    scratch: Vec<u64>,
+    scratch: Vec<Placed>,
 }
 
 impl PartialEq for Strata {
@@ -334,6 +334,9 @@ pub enum MergeError {
     Overflow,
     /// [`Summary::retract`]: the summary retracted holds what the other does not.
     NotASubset,
+    /// [`Summary::retract`]: one of the summaries keeps groups or strata, which a retraction
+    /// does not take apart.
+    Grouped,
 }
 
 impl std::fmt::Display for MergeError {
@@ -344,6 +347,9 @@ impl std::fmt::Display for MergeError {
                 "the merged goal counts would pass 2^64 - 1: the summaries' counts cannot be right"
             }
             MergeError::NotASubset => "the summary retracted holds goals the other does not",
+            MergeError::Grouped => {
+                "a summary of grouped or stratified goals cannot be retracted from another"
+            }
         })
     }
 }
@@ -414,12 +420,14 @@ impl Summary {
         let mut scratch = std::mem::take(&mut strata.scratch);
         scratch.clear();
         strata.of.strata_of(goal, values.pooled().1, &mut scratch);
-        for &st in &scratch {
-            if st & UNPLACED != 0 {
-                let key = (st & !UNPLACED) as u32;
-                strata.unplaced.entry(key).or_default().add(goal);
-                continue;
-            }
+        for &placed in &scratch {
+            let st = match placed {
+                Placed::In(st) => st,
+                Placed::Nowhere(key) => {
+                    strata.unplaced.entry(key).or_default().add(goal);
+                    continue;
+                }
+            };
             let sub = strata.table.entry(st).or_insert_with(|| self.blank());
             sub.add_here(goal, group, values);
             if empty {
@@ -609,10 +617,15 @@ impl Summary {
 
     /// Removes `other`, the summary of a subset of this summary's goals: the result is the
     /// summary of the other goals, exactly (sums, counts and depths). `MergeError` when the
-    /// measures differ or `other` holds what `self` does not (then `self` is unchanged).
+    /// measures differ, either keeps groups or strata, or `other` holds what `self` does not
+    /// (then `self` is unchanged).
     pub fn retract(&mut self, other: &Summary) -> Result<(), MergeError> {
         if self.measures != other.measures {
             return Err(MergeError::Measures);
+        }
+        let kept = |s: &Summary| s.groups.is_some() || s.strata.is_some();
+        if kept(self) || kept(other) {
+            return Err(MergeError::Grouped);
         }
         let counts = self.counts.checked_minus(other.counts);
         let depths_fit = (0..self.measures.len()).all(|i| {
@@ -737,7 +750,7 @@ impl Summary {
         ))
     }
 
-    /// Per key that placed goals in none of its strata ([`unplaced`]'s argument, ascending):
+    /// Per key that placed goals in none of its strata ([`Placed::Nowhere`]'s, ascending):
     /// how many, and the least of them by name (the same whatever the order of goals and
     /// merges). Empty when the plan has no strata.
     pub fn unplaced(&self) -> Vec<(u32, u64, &[u8])> {
@@ -967,7 +980,18 @@ mod tests {
             // g7, in no group, is a group of its own: (1 + 3/8 + 11/18 + 1/2) / 4 = 179/288.
             let s = grouped(&GOALS, Some(theorems()), parts);
             assert_eq!(s.group_counts(), Some((4, 7)));
+            assert_eq!(s.ungrouped(), Some((1, Some(&b"g7"[..]))));
             close(s.aggregate(0).headline().unwrap(), 179.0 / 288.0);
+            // Of goals g1..g7 in no group, the least by name is kept, whatever the parts.
+            let none = Table(Vec::new());
+            let mut backwards = GOALS;
+            backwards.reverse();
+            let s = grouped(&backwards, Some(none), parts);
+            assert_eq!(s.ungrouped(), Some((7, Some(&b"g1"[..]))));
+            assert_eq!(
+                grouped(&GOALS[..6], Some(theorems()), parts).ungrouped(),
+                Some((0, None))
+            );
             // Ungrouped: (1 + 1/2 + 1/4 + 1 + 1/2 + 1/3 + 1/2) / 7.
             let flat = grouped(&GOALS, None, parts);
             assert_eq!(flat.group_counts(), None);
@@ -994,11 +1018,12 @@ mod tests {
     struct ByR(Vec<(&'static [u8], u64)>);
 
     impl Stratifier for ByR {
-        fn strata_of(&self, goal: &[u8], relevant: u64, out: &mut Vec<u64>) {
-            out.push(relevant);
-            if let Some(&(_, i)) = self.0.iter().find(|(g, _)| *g == goal) {
-                out.push(1 << 32 | i);
-            }
+        fn strata_of(&self, goal: &[u8], relevant: u64, out: &mut Vec<Placed>) {
+            out.push(Placed::In(relevant));
+            out.push(match self.0.iter().find(|(g, _)| *g == goal) {
+                Some(&(_, i)) => Placed::In(1 << 32 | i),
+                None => Placed::Nowhere(1),
+            });
         }
         fn label(&self, stratum: u64) -> String {
             match stratum >> 32 {
@@ -1037,6 +1062,38 @@ mod tests {
             all.merge(p).unwrap();
         }
         all
+    }
+
+    #[test]
+    fn goals_in_no_stratum_are_counted_with_the_least_name() {
+        // The table places a, b, c, d; e, z, f are in no `half` stratum, whatever the parts and
+        // the order they merge in.
+        let goals: [(&[u8], &[u64]); 7] = [
+            (b"z", &[1]),
+            (b"a", &[1]),
+            (b"f", &[2]),
+            (b"b", &[1, 2]),
+            (b"e", &[3]),
+            (b"c", &[2, 4]),
+            (b"d", &[1, 3, 5]),
+        ];
+        for parts in [1, 2, 3] {
+            for reversed in [false, true] {
+                let mut order = goals.to_vec();
+                if reversed {
+                    order.reverse();
+                }
+                let s = stratified(&order, None, parts);
+                assert_eq!(s.unplaced(), [(1, 3, &b"e"[..])], "{parts} {reversed}");
+                // Equal summaries whatever the order.
+                assert_eq!(s, stratified(&goals, None, 1));
+            }
+        }
+        // Retracting is refused with strata (or groups): it would not take them apart.
+        let mut s = stratified(&goals, None, 1);
+        let part = stratified(&goals[..2], None, 1);
+        assert_eq!(s.retract(&part), Err(MergeError::Grouped));
+        assert_eq!(s, stratified(&goals, None, 1));
     }
 
     #[test]

@@ -121,7 +121,8 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
             .into_iter()
             .flatten()
             .map(|p| p.as_path())
-            .chain(a.premise.inputs()),
+            .chain(a.premise.inputs())
+            .chain(a.grouping.inputs()),
     );
     distinct(&[a.output.as_deref()], &inputs)?;
     if stdin > 1 {

@@ -152,6 +152,7 @@ pub(crate) fn run_pooled(a: CurveArgs) -> Result<(), Fail> {
 pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
     let mut inputs = vec![a.actual.as_path()];
     inputs.extend(a.predicted.iter().map(|p| p.as_path()));
+    inputs.extend(a.premise.inputs().chain(a.grouping.inputs()));
     distinct(&[a.output.as_deref()], &inputs)?;
     let threads = a.scoring.threads();
     let actual = lemma_eval::read_actual_within(&a.actual, threads, &a.memory.spill())?;

@@ -22,7 +22,8 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             .into_iter()
             .flatten()
             .map(|p| p.as_path())
-            .chain(a.premise.inputs()),
+            .chain(a.premise.inputs())
+            .chain(a.grouping.inputs()),
     );
     distinct(
         &[

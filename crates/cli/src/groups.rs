@@ -114,6 +114,13 @@ pub(crate) struct GroupArgs {
     pub(crate) train_premises: Option<PathBuf>,
 }
 
+impl GroupArgs {
+    /// The files these options read (for the check that no output replaces an input).
+    pub(crate) fn inputs(&self) -> impl Iterator<Item = &Path> {
+        self.train_premises.iter().map(|p| p.as_path())
+    }
+}
+
 /// `builder` grouping and stratifying goals as `g` says, the groups and strata read from
 /// `actual`, `goals` (and --train-premises; relevant lemmas at `level`); an error for --goals or
 /// --strict given with none of --corpus, --group-by and --by.

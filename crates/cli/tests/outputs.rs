@@ -406,6 +406,9 @@ fn an_output_that_would_replace_an_input_or_another_output_is_refused() {
     std::fs::copy(fixture("seed/run.txt"), &r).unwrap();
     let link = d("link.txt");
     std::os::unix::fs::symlink(&r, &link).unwrap();
+    // A file read by an option: a corpus, training premises.
+    let extra = d("extra.txt");
+    std::fs::copy(fixture("seed/qrels.txt"), &extra).unwrap();
     let before = (std::fs::read(&q).unwrap(), std::fs::read(&r).unwrap());
     let sum = d("s.sum");
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -427,6 +430,53 @@ fn an_output_that_would_replace_an_input_or_another_output_is_refused() {
             "is also an input",
         ),
         (vec!["report", &q, &r, "-o", &r], "is also an input"),
+        (
+            vec!["report", &q, &r, "--corpus", &extra, "-o", &extra],
+            "is also an input",
+        ),
+        (
+            vec![
+                "report",
+                &q,
+                &r,
+                "--by",
+                "novelty",
+                "--train-premises",
+                &extra,
+                "-o",
+                &extra,
+            ],
+            "is also an input",
+        ),
+        (
+            vec![
+                "eval",
+                &q,
+                &r,
+                "--by",
+                "novelty",
+                "--train-premises",
+                &extra,
+                "-o",
+                &extra,
+            ],
+            "is also an input",
+        ),
+        (
+            vec![
+                "compare",
+                &q,
+                &r,
+                &r,
+                "--by",
+                "novelty",
+                "--train-premises",
+                &extra,
+                "-o",
+                &extra,
+            ],
+            "is also an input",
+        ),
         (vec!["convert", &q, &r, "-o", &q], "is also an input"),
         (
             vec!["gen", "--goals", "3", "--qrels", &sum, "--run", &sum],
@@ -444,6 +494,7 @@ fn an_output_that_would_replace_an_input_or_another_output_is_refused() {
             before
         );
         assert!(!Path::new(&sum).exists(), "{args:?}");
+        assert_eq!(std::fs::read(&extra).unwrap(), before.0, "{args:?}");
     }
     // A summary written, then merged into a file of its own name: refused too.
     ok(&run_umask(&[
@@ -480,7 +531,7 @@ fn an_output_that_would_replace_an_input_or_another_output_is_refused() {
     ]));
     assert_eq!(
         names_in(dir.path()),
-        ["link.txt", "qrels.txt", "run.txt", "s.sum"]
+        ["extra.txt", "link.txt", "qrels.txt", "run.txt", "s.sum"]
     );
 }
 

@@ -9,7 +9,7 @@ use lemma_ingest::{show, GoalGroups, InputError};
 use std::path::Path;
 use std::sync::Mutex;
 
-/// The goals' groups and what evaluating with them met: see the [module documentation](self).
+/// The goals' groups, read once for every evaluation: see the [module documentation](self).
 #[derive(Debug)]
 pub struct GroupBy {
     groups: GoalGroups,

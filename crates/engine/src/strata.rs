@@ -11,7 +11,7 @@
 //!   JSONL records and `--goals FILE`, as `--group-by` reads it. A goal without one is in no
 //!   stratum of that key: counted, and named in a warning (an error under `--strict`).
 
-use lemma_accum::{Stratifier, Summary};
+use lemma_accum::{Placed, Stratifier, Summary};
 use lemma_ingest::{show, ErrorKind, GoalGroups, InputError, Interner};
 use std::path::{Path, PathBuf};
 
@@ -123,8 +123,7 @@ impl Strata {
                 key,
             });
         }
-        // A stratum is the key's index above 32 bits of value, below `lemma_accum::UNPLACED`.
-        if out.len() > (u32::MAX >> 1) as usize {
+        if out.len() > u32::MAX as usize {
             return Err(opt("--by: too many keys".into()));
         }
         sources.dedup();
@@ -146,7 +145,9 @@ impl Strata {
     pub(crate) fn finish(&self, summary: &Summary) -> Result<StrataReport, crate::EvalError> {
         let mut report = StrataReport::default();
         for (key, n, first) in summary.unplaced() {
-            let k = &self.keys[key as usize];
+            let Some(k) = self.keys.get(key as usize) else {
+                continue; // Not one of these strata's keys: not this plan's summary.
+            };
             let g = show(first);
             if self.strict {
                 return Err(crate::EvalError::Options(format!(
@@ -250,7 +251,7 @@ fn novelty(from: &StrataSources) -> Result<Key, crate::EvalError> {
 }
 
 impl Stratifier for Strata {
-    fn strata_of(&self, goal: &[u8], relevant: u64, out: &mut Vec<u64>) {
+    fn strata_of(&self, goal: &[u8], relevant: u64, out: &mut Vec<Placed>) {
         for (i, k) in self.keys.iter().enumerate() {
             let value = match &k.key {
                 Key::GoldSize => Some(GOLD_SIZES.iter().rposition(|&(least, _)| relevant >= least)),
@@ -261,8 +262,8 @@ impl Stratifier for Strata {
             }
             .flatten();
             out.push(match value {
-                Some(v) => (i as u64) << 32 | v as u64,
-                None => lemma_accum::unplaced(i as u32),
+                Some(v) => Placed::In((i as u64) << 32 | v as u64),
+                None => Placed::Nowhere(i as u32),
             });
         }
     }
