@@ -48,7 +48,7 @@ def test_incomplete_repeated_and_mismatched_sets_raise(workload):
     # A summary of format version 1 records no shards: refused by name.
     v1 = bytearray(p[0].summary_bytes())
     v1[8] = 1
-    with pytest.raises(ValueError, match=r"^parts\[1\]: summary format version 1, expected 3: "):
+    with pytest.raises(ValueError, match=r"^parts\[1\]: summary format version 1, expected 4: "):
         lemma_eval.merge([p[1], bytes(v1)], partial=True)
 
 

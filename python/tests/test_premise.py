@@ -223,6 +223,38 @@ def test_dicts_and_sessions_are_masked_as_the_command_masks():
     assert r.per_goal["g1"]["Leak@3"] == pytest.approx(2 / 3, abs=1e-12)
 
 
+def test_shards_merge_only_under_one_corpus_and_mask():
+    """Summary bytes record the mask and the corpus: the shards of a masked evaluation merge
+    into its summary (sessions' bytes too); a part evaluated
+    without the corpus, or unmasked, is refused, naming what differs."""
+    ms = ["AP", "R@3", "RR"]
+    kw = {"corpus": CORPUS, "mask": "accessible"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        whole = lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ms, **kw)
+        first = lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ms, shard=(1, 2), **kw)
+        s = lemma_eval.Session(F / "actual.jsonl", ms, **kw)
+        run = _run_dict()
+        for g in sorted(run)[1:]:
+            s.push(g, run[g])
+        pushed = s.summary_bytes()
+        s = lemma_eval.Session(F / "actual.jsonl", ms, **kw)
+        s.push(sorted(run)[0], run[sorted(run)[0]])
+        merged = lemma_eval.merge([s.summary_bytes(), pushed])
+        assert merged.summary == whole.summary
+        second = {
+            "no corpus": lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ms, shard=(2, 2)),
+            "unmasked": lemma_eval.evaluate(
+                F / "actual.jsonl", F / "run.txt", ms, shard=(2, 2), corpus=CORPUS),
+        }
+        assert lemma_eval.merge([first, lemma_eval.evaluate(
+            F / "actual.jsonl", F / "run.txt", ms, shard=(2, 2), **kw)]).summary == whole.summary
+    with pytest.raises(ValueError, match="different options: corpus: given vs none"):
+        lemma_eval.merge([first, second["no corpus"]])
+    with pytest.raises(ValueError, match="different options: mask: accessible vs none"):
+        lemma_eval.merge([first, second["unmasked"]])
+
+
 def test_compare_masks_as_evaluate_does():
     """``compare`` takes the premise options: each run's mean under ``mask="accessible"`` is
     ``evaluate``'s masked mean, not the unmasked one; the TREC run and the JSONL predictions

@@ -74,7 +74,7 @@ fn the_file_holds_what_the_format_says() {
     let bytes = std::fs::read(&v).unwrap();
     let mut r = Le(&bytes);
     assert_eq!(r.take(8), b"LEMVALUE");
-    assert_eq!(r.u32(), 1);
+    assert_eq!(r.u32(), 2);
     assert_eq!(r.u64() as usize, bytes.len() - 24);
     let _crc = r.u32();
     assert_eq!(r.u32(), 2);
@@ -91,6 +91,7 @@ fn the_file_holds_what_the_format_says() {
     let codes: Vec<u8> = (0..3).map(|_| r.u8()).collect();
     assert_eq!(codes, [0, 0, 0], "missing, zero-relevant, f32");
     assert_eq!(r.u64(), u64::MAX, "no universe");
+    assert_eq!(r.u8(), 0, "no corpus");
     let counts: Vec<u64> = (0..5).map(|_| r.u64()).collect();
     assert_eq!(counts, [4, 0, 0, 0, 0]);
     assert_eq!(r.u32(), 0, "no warnings");
@@ -271,7 +272,7 @@ fn other_options_measures_and_damage_are_refused() {
     std::fs::write(&damaged, &other).unwrap();
     let err = compare(&["-m", "RR"], &damaged);
     assert!(
-        err.contains("damaged.values: values format version 9, expected 1"),
+        err.contains("damaged.values: values format version 9, expected 2"),
         "{err}"
     );
 

@@ -562,7 +562,7 @@ fn crafted_shard_numbers_are_refused_naming_the_file() {
     assert_eq!(
         fails(&["merge", &s[0], c]),
         format!(
-            "lemma-eval: error: {c}: summary format version 1, expected 3: a version 1 summary \
+            "lemma-eval: error: {c}: summary format version 1, expected 4: a version 1 summary \
              does not record which shards of which predictions file it holds; write it again \
              with `eval --summary-out`\n"
         )
@@ -667,29 +667,58 @@ fn shards_judged_by_the_same_qrels_in_another_goal_order_merge() {
         e.contains("different actual sets") && e.contains("with other goals, lemmas or grades"),
         "{e}"
     );
-    // Version 2 (the version byte alone differs; the body's checksum is the body's): read, merged
-    // with version 2 alone.
-    let v2: Vec<String> = (sums.iter().enumerate())
-        .map(|(k, s)| {
-            let mut b = std::fs::read(s).unwrap();
-            assert_eq!(b[8], 3);
-            b[8] = 2;
-            let p = d(&format!("{k}.v2.sum"));
-            std::fs::write(&p, b).unwrap();
-            p
-        })
-        .collect();
+    // Versions 2 and 3 (the plan without the premise protocol's byte): read; version 3 merges
+    // with version 4 (read as evaluated without a corpus), version 2 with version 2 alone.
+    let older = |v: u8| -> Vec<String> {
+        (sums.iter().enumerate())
+            .map(|(k, s)| {
+                let b = downgraded(&std::fs::read(s).unwrap(), v);
+                let p = d(&format!("{k}.v{v}.sum"));
+                std::fs::write(&p, b).unwrap();
+                p
+            })
+            .collect()
+    };
+    let (v2, v3) = (older(2), older(3));
     let merged_v2 = ok(&[
         "merge", "--quiet", "--format", "tsv", &v2[0], &v2[1], &v2[2],
     ]);
     assert_eq!(merged_v2, want);
+    let merged_v3 = ok(&[
+        "merge", "--quiet", "--format", "tsv", &v3[0], &sums[1], &v3[2],
+    ]);
+    assert_eq!(merged_v3, want);
     assert_eq!(
         fails(&["merge", &v2[0], &sums[1]]),
         format!(
-            "lemma-eval: error: cannot merge {} with {}: summary format versions 2 and 3: a \
+            "lemma-eval: error: cannot merge {} with {}: summary format versions 2 and 4: a \
              version 2 summary numbers goals in its actual sets' file order and merges only with \
              version 2 summaries; write it again with `eval --summary-out`\n",
             v2[0], sums[1]
         )
     );
+}
+
+/// A version 4 summary file of an evaluation without a corpus written as version `v` (2 or 3):
+/// the same body without the premise protocol's byte at the end of the plan (docs/FORMAT.md).
+fn downgraded(bytes: &[u8], v: u8) -> Vec<u8> {
+    assert_eq!(bytes[8], 4);
+    let body = &bytes[24..];
+    let word = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().unwrap()) as usize;
+    let mut at = 4;
+    for _ in 0..u32::from_le_bytes(body[..4].try_into().unwrap()) {
+        at += 8 + word(at);
+    }
+    // Relevance level; interpolation, order, ties, duplicates; depth; missing, zero-relevant
+    // goals, f32 scores; universe.
+    at += 4 + 4 + 8 + 3 + 8;
+    assert_eq!(body[at], 0, "evaluated without a corpus");
+    let mut new_body = body[..at].to_vec();
+    new_body.extend_from_slice(&body[at + 1..]);
+    let mut out = b"LEMSUMRY".to_vec();
+    out.extend_from_slice(&u32::from(v).to_le_bytes());
+    out.extend_from_slice(&(new_body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&new_body).to_le_bytes());
+    out.extend_from_slice(&new_body);
+    out
 }

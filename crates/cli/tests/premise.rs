@@ -1080,3 +1080,104 @@ fn a_binary_corpus_reads_as_its_text() {
     let e = fails(&["convert", "--corpus", b, "-o", b]);
     assert!(e.contains("corpus.lec"), "{e}");
 }
+
+/// Summary files record the premise protocol (the mask, and a fingerprint of the corpus and the
+/// goals' places): shards of one masked evaluation merge into its summary whatever the corpus's
+/// form; shards without the corpus, unmasked, with another library or other places do not.
+#[test]
+fn shards_merge_only_under_one_corpus_mask_and_places() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    let (a, r, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("corpus.jsonl"),
+    );
+    let ms = ["-m", "AP", "-m", "R@3", "-m", "RR"];
+    let mut whole = vec!["eval", &a, &r, "--corpus", &c, "--mask", "accessible"];
+    whole.extend(["--format", "tsv", "--quiet"]);
+    whole.extend(ms);
+    let want = ok(&whole);
+    // The binary form, a library with a3 ending before g1's theorem, g1 placed elsewhere.
+    let lec = d("corpus.lec");
+    ok(&["convert", "--corpus", &c, "-o", &lec]);
+    let text = std::fs::read_to_string(fixture("corpus.jsonl")).unwrap();
+    let moved = text.replace(
+        r#""full_name": "a3", "code": "theorem a3 : True := trivial", "start": [10, 1], "end": [10, 6]"#,
+        r#""full_name": "a3", "code": "theorem a3 : True := trivial", "start": [10, 1], "end": [10, 4]"#,
+    );
+    assert_ne!(moved, text);
+    let other = d("other.jsonl");
+    std::fs::write(&other, moved).unwrap();
+    let places = d("places.jsonl");
+    std::fs::write(
+        &places,
+        r#"{"goal_id": "g1", "file_path": "A.lean", "theorem_pos": [20, 9]}"#,
+    )
+    .unwrap();
+    let shard = |k: &str, name: &str, extra: &[&str]| -> String {
+        let out = d(name);
+        let mut args = vec!["eval", &a, &r, "--shard", k, "--summary-out", &out];
+        args.extend(["-o", "/dev/null", "--quiet"]);
+        args.extend(ms);
+        args.extend(extra);
+        ok(&args);
+        out
+    };
+    let masked = ["--corpus", c.as_str(), "--mask", "accessible"];
+    let first = shard("1/2", "1.sum", &masked);
+    let binary = shard("2/2", "2b.sum", &["--corpus", &lec, "--mask", "accessible"]);
+    let merged = ok(&["merge", &first, &binary, "--format", "tsv", "--quiet"]);
+    assert_eq!(merged, want);
+    let cases = [
+        (
+            shard("2/2", "2n.sum", &[]),
+            "different options: corpus: given vs none",
+        ),
+        (
+            shard("2/2", "2u.sum", &["--corpus", &c]),
+            "different options: mask: accessible vs none",
+        ),
+        (
+            shard(
+                "2/2",
+                "2o.sum",
+                &["--corpus", &other, "--mask", "accessible"],
+            ),
+            "different options: corpus or goal places: another library or other places",
+        ),
+        (
+            shard(
+                "2/2",
+                "2p.sum",
+                &[&masked[..], &["--goals", &places]].concat(),
+            ),
+            "different options: corpus or goal places: another library or other places",
+        ),
+    ];
+    // A values file of the masked evaluation: read by a masked comparison, refused by another.
+    let values = d("masked.values");
+    let mut args = vec!["eval", &a, &r, "--values-out", &values, "-o", "/dev/null"];
+    args.extend(["--quiet", "--corpus", &c, "--mask", "accessible"]);
+    args.extend(ms);
+    ok(&args);
+    let e = fails(&[
+        "compare", &a, &values, &r, "-m", "AP", "-m", "R@3", "-m", "RR",
+    ]);
+    assert!(
+        e.contains("evaluated with other options than this comparison's (corpus: given vs none)"),
+        "{e}"
+    );
+    let mut args = vec!["compare", &a, &values, &r, "--quiet", "--corpus", &c];
+    args.extend(["--mask", "accessible", "-m", "AP", "-m", "R@3", "-m", "RR"]);
+    ok(&args);
+    for (second, why) in &cases {
+        let e = fails(&["merge", &first, second]);
+        assert!(
+            e.starts_with(&format!(
+                "lemma-eval: error: cannot merge {first} with {second}: {why}"
+            )),
+            "{e}"
+        );
+    }
+}

@@ -197,8 +197,10 @@ fn layout(b: &[u8]) -> Layout {
     for _ in 0..m {
         at += 8 + u64_at(at);
     }
-    // Relevance level, four codes, depth, three codes, universe, the actual sets' three.
-    at += 4 + 4 + 8 + 3 + 8 + 24;
+    // Relevance level, four codes, depth, three codes, universe, the premise protocol (no
+    // corpus: its code alone), the actual sets' three.
+    assert_eq!(b[at + 4 + 4 + 8 + 3 + 8], 0, "evaluated without a corpus");
+    at += 4 + 4 + 8 + 3 + 8 + 1 + 24;
     let k = u32_at(at);
     at += 4;
     for _ in 0..k {

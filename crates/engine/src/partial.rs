@@ -43,11 +43,14 @@ use std::path::Path;
 
 /// The first eight bytes of a summary file.
 pub const MAGIC: &[u8; 8] = b"LEMSUMRY";
-/// The encoding's version. A reader also reads version 2 (goals seen numbered in the actual
-/// sets' file order, a fingerprint that depends on that order): version 2 summaries merge with
-/// each other only. It refuses others (version 1, which did not record shards, with a message
-/// saying so).
-pub const VERSION: u32 = 3;
+/// The encoding's version. A reader also reads version 3 (the same without the premise
+/// protocol's part of the plan: read as evaluated without a corpus) and version 2 (goals seen
+/// numbered in the actual sets' file order, a fingerprint that depends on that order): version 2
+/// summaries merge with each other only. It refuses others (version 1, which did not record
+/// shards, with a message saying so).
+pub const VERSION: u32 = 4;
+/// Version 3: no premise protocol in the plan.
+const VERSION_NO_PREMISES: u32 = 3;
 /// The version before: goals in file order.
 const VERSION_FILE_ORDER: u32 = 2;
 
@@ -65,6 +68,9 @@ pub(crate) struct PlanKey {
     zero_rel: ZeroRelMode,
     f32_scores: bool,
     universe: Option<u64>,
+    /// With a corpus (`--corpus`): whether rankings were masked, and the fingerprint of the
+    /// corpus and the goals' places ([`crate::Premises::fingerprint`]).
+    premises: Option<(bool, u64)>,
 }
 
 impl PlanKey {
@@ -81,6 +87,7 @@ impl PlanKey {
             zero_rel: opts.zero_rel,
             f32_scores: opts.f32_scores,
             universe,
+            premises: (opts.premises.as_ref()).map(|p| (p.masks(), p.fingerprint())),
         }
     }
 
@@ -124,6 +131,21 @@ impl PlanKey {
         );
         cmp("f32 scores", dbg(&self.f32_scores), dbg(&other.f32_scores));
         cmp("universe", opt(&self.universe), opt(&other.universe));
+        let corpus = |p: &Option<(bool, u64)>| match p {
+            None => "none".to_string(),
+            Some(_) => "given".to_string(),
+        };
+        cmp("corpus", corpus(&self.premises), corpus(&other.premises));
+        if let (Some((ma, fa)), Some((mb, fb))) = (self.premises, other.premises) {
+            let mask = |m: bool| if m { "accessible" } else { "none" }.to_string();
+            cmp("mask", mask(ma), mask(mb));
+            if fa != fb {
+                d.push(format!(
+                    "corpus or goal places: another library or other places (fingerprints \
+                     {fa:016x} vs {fb:016x})"
+                ));
+            }
+        }
         d
     }
 }
@@ -136,21 +158,7 @@ struct ActualKey {
     fingerprint: u64,
 }
 
-/// Mixes `x` into `h` (a multiply-rotate step: order matters).
-#[inline]
-fn mix(h: u64, x: u64) -> u64 {
-    (h ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
-}
-
-/// murmur3's final avalanche: terms added together must each be well spread.
-#[inline]
-fn avalanche(mut h: u64) -> u64 {
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^ (h >> 33)
-}
+use lemma_ingest::fingerprint::{fmix as avalanche, mix};
 
 impl ActualKey {
     /// The goals, each with its judged lemmas' names and grades, in any order: two sets that
@@ -680,7 +688,7 @@ impl Partial {
     /// The encoding (docs/FORMAT.md, "Summary files").
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::new();
-        put_plan(&mut b, &self.plan);
+        put_plan(&mut b, &self.plan, self.version >= VERSION);
         put_u64(&mut b, self.actual.goals);
         put_u64(&mut b, self.actual.rows);
         put_u64(&mut b, self.actual.fingerprint);
@@ -738,7 +746,7 @@ impl Partial {
                  `eval --summary-out`"
             )));
         }
-        if version != VERSION && version != VERSION_FILE_ORDER {
+        if ![VERSION, VERSION_NO_PREMISES, VERSION_FILE_ORDER].contains(&version) {
             return Err(PartialError(format!(
                 "summary format version {version}, expected {VERSION}"
             )));
@@ -763,7 +771,7 @@ impl Partial {
         }
         let mut r = Reader { b: body, at: 0 };
         let corrupt = |what: &str| PartialError(format!("corrupt: {what}"));
-        let plan = r.plan()?;
+        let plan = r.plan(version >= VERSION)?;
         let actual = ActualKey {
             goals: r.u64()?,
             rows: r.u64()?,
@@ -787,7 +795,12 @@ impl Partial {
         let predicted = summaries.pop().expect("3");
         check_counts(&actual, &seen, [&predicted, &empty_all, &empty_seen])?;
         let p = Partial {
-            version,
+            // A version 3 summary is a version 4 one evaluated without a corpus.
+            version: if version == VERSION_NO_PREMISES {
+                VERSION
+            } else {
+                version
+            },
             plan,
             actual,
             predicted,
@@ -1056,8 +1069,10 @@ fn put_code<T: PartialEq>(b: &mut Vec<u8>, table: &[T], x: &T) {
     );
 }
 
-/// The plan section (docs/FORMAT.md, "Summary files": 1. Plan), shared by values files.
-pub(crate) fn put_plan(b: &mut Vec<u8>, p: &PlanKey) {
+/// The plan section (docs/FORMAT.md, "Summary files": 1. Plan), shared by values files;
+/// `premises`: with the premise protocol's part (summary files from version 4, values files
+/// from version 2).
+pub(crate) fn put_plan(b: &mut Vec<u8>, p: &PlanKey, premises: bool) {
     put_u32(b, p.measures.len() as u32);
     for m in &p.measures {
         put_bytes(b, m.to_string().as_bytes());
@@ -1072,6 +1087,15 @@ pub(crate) fn put_plan(b: &mut Vec<u8>, p: &PlanKey) {
     put_code(b, &ZERO_REL, &p.zero_rel);
     put_code(b, &BOOL, &p.f32_scores);
     put_opt(b, p.universe);
+    if premises {
+        match p.premises {
+            None => b.push(0),
+            Some((masked, fingerprint)) => {
+                b.push(1 + masked as u8);
+                put_u64(b, fingerprint);
+            }
+        }
+    }
 }
 
 pub(crate) fn put_u32(b: &mut Vec<u8>, x: u32) {
@@ -1152,8 +1176,8 @@ impl<'b> Reader<'b> {
         self.take(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
-    /// The plan section ([`put_plan`]).
-    pub(crate) fn plan(&mut self) -> Result<PlanKey, PartialError> {
+    /// The plan section ([`put_plan`]; `premises`: with the premise protocol's part).
+    pub(crate) fn plan(&mut self, premises: bool) -> Result<PlanKey, PartialError> {
         let corrupt = |what: &str| PartialError(format!("corrupt: {what}"));
         let n = self.u32()? as usize;
         let mut measures = Vec::with_capacity(n.min(1 << 12));
@@ -1177,6 +1201,14 @@ impl<'b> Reader<'b> {
         let zero_rel = self.code(&ZERO_REL, "zero-relevant goals")?;
         let f32_scores = self.code(&BOOL, "f32 scores")?;
         let universe = self.opt()?;
+        let premises = match premises {
+            false => None,
+            true => match self.u8()? {
+                0 => None,
+                c @ (1 | 2) => Some((c == 2, self.u64()?)),
+                c => return Err(corrupt(&format!("premise protocol code {c}"))),
+            },
+        };
         Ok(PlanKey {
             measures,
             relevance_level,
@@ -1189,6 +1221,7 @@ impl<'b> Reader<'b> {
             zero_rel,
             f32_scores,
             universe,
+            premises,
         })
     }
 

@@ -85,6 +85,8 @@ pub struct Premises {
     strict_gold: bool,
     /// The premises by name for rankings of names, built by the first ([`Premises::index`]).
     index: OnceLock<PremiseIndex>,
+    /// [`Premises::fingerprint`], computed by the first to ask.
+    fingerprint: OnceLock<u64>,
 }
 
 impl Premises {
@@ -132,6 +134,7 @@ impl Premises {
             strict: opts.strict,
             strict_gold: opts.strict_gold,
             index: OnceLock::new(),
+            fingerprint: OnceLock::new(),
         }
     }
 
@@ -155,6 +158,16 @@ impl Premises {
     /// Whether inaccessible premises are removed from rankings.
     pub fn masks(&self) -> bool {
         self.mask
+    }
+
+    /// A fingerprint of the corpus and the goals' places ([`Corpus::fingerprint`],
+    /// [`GoalPlaces::fingerprint`]): what summary and values files record, so that shards
+    /// evaluated against another library or other places do not merge.
+    pub fn fingerprint(&self) -> u64 {
+        *self.fingerprint.get_or_init(|| {
+            let (c, p) = (self.corpus.fingerprint(), self.places.fingerprint());
+            lemma_ingest::fingerprint::fmix(lemma_ingest::fingerprint::mix(c, p))
+        })
     }
 
     /// Where premise `id` is defined, seen from a goal in file `file` (`None`: a file the corpus

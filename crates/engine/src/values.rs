@@ -16,8 +16,9 @@ use std::path::Path;
 
 /// The first eight bytes of a values file.
 pub const MAGIC: &[u8; 8] = b"LEMVALUE";
-/// The encoding's version: a reader refuses others.
-pub const VERSION: u32 = 1;
+/// The encoding's version. A reader also reads version 1 (the same without the premise
+/// protocol's part of the plan: read as evaluated without a corpus) and refuses others.
+pub const VERSION: u32 = 2;
 
 /// One evaluation's values, read from a values file.
 #[derive(Clone, Debug)]
@@ -69,7 +70,7 @@ impl ValuesRecorder {
     /// The file's bytes, with the evaluation's goal counts and warnings.
     pub fn encode(&self, counts: &GoalCounts, warnings: &[String]) -> Vec<u8> {
         let mut b = Vec::new();
-        put_plan(&mut b, &self.plan);
+        put_plan(&mut b, &self.plan, true);
         for x in counts.to_array() {
             put_u64(&mut b, x);
         }
@@ -126,7 +127,7 @@ impl Values {
             return Err("truncated: the header is cut short".into());
         }
         let version = u32::from_le_bytes(bytes[8..12].try_into().expect("4"));
-        if version != VERSION {
+        if version != VERSION && version != 1 {
             return Err(format!(
                 "values format version {version}, expected {VERSION}"
             ));
@@ -151,7 +152,7 @@ impl Values {
         }
         let mut r = Reader { b: body, at: 0 };
         let e = |e: crate::PartialError| e.0;
-        let plan = r.plan().map_err(e)?;
+        let plan = r.plan(version >= 2).map_err(e)?;
         let mut counts = [0u64; 5];
         for c in &mut counts {
             *c = r.u64().map_err(e)?;

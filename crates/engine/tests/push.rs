@@ -571,8 +571,8 @@ fn mismatched_plans_and_damaged_encodings_are_refused() {
         "corrupt: the checksum does not match the contents"
     );
     let mut v4 = bytes.clone();
-    v4[8] = 4;
-    assert_eq!(dec(&v4), "summary format version 4, expected 3");
+    v4[8] = 5;
+    assert_eq!(dec(&v4), "summary format version 5, expected 4");
     let mut longer = bytes.clone();
     longer.push(0);
     assert_eq!(dec(&longer), "1 bytes after the end of the summary");

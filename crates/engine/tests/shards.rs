@@ -356,7 +356,7 @@ fn crafted_shard_records_are_refused() {
     v1[8] = 1;
     assert_eq!(
         Partial::decode(&v1).unwrap_err().to_string(),
-        "summary format version 1, expected 3: a version 1 summary does not record which \
+        "summary format version 1, expected 4: a version 1 summary does not record which \
          shards of which predictions file it holds; write it again with `eval --summary-out`"
     );
     // Untouched, it decodes.

@@ -690,6 +690,32 @@ impl Corpus {
         &self.path
     }
 
+    /// A fingerprint of what the corpus says of accessibility and origin (docs/FORMAT.md,
+    /// "Summary files"): each file's path, premise range and files imported (transitively),
+    /// each premise's name, file and end, in the corpus's order. The same corpus gives the same
+    /// on any machine, as text, compressed or in binary form; another (or the same lines in
+    /// another order) gives another, but for a 2^-64 chance.
+    pub fn fingerprint(&self) -> u64 {
+        use crate::fingerprint::{fmix, mix};
+        let mut h = mix(0x636f_7270_7573_0001, self.files.len() as u64);
+        for f in 0..self.files.len() {
+            let r = &self.file_premises[f];
+            h = mix(h, self.files.hash_of(f as u32));
+            h = mix(h, (r.start as u64) << 32 | r.end as u64);
+            for &w in &self.closure[f * self.words..(f + 1) * self.words] {
+                h = mix(h, w);
+            }
+        }
+        h = mix(h, self.premises.len() as u64);
+        for p in 0..self.premises.len() {
+            let end = self.premise_end[p];
+            h = mix(h, self.premises.hash_of(p as u32));
+            h = mix(h, (self.premise_file[p] as u64) << 32 | end.line as u64);
+            h = mix(h, end.col as u64);
+        }
+        fmix(h)
+    }
+
     /// Files.
     pub fn files(&self) -> usize {
         self.files.len()

@@ -203,6 +203,25 @@ impl GoalPlaces {
         })
     }
 
+    /// A fingerprint of the places (docs/FORMAT.md, "Summary files"): each goal's name, file (a
+    /// corpus file's id, or an unlisted file's path) and position, in the order read. The same
+    /// records read against the same corpus give the same on any machine.
+    pub fn fingerprint(&self) -> u64 {
+        use crate::fingerprint::{fmix, mix};
+        let mut h = mix(0x706c_6163_6573_0001, self.files.len() as u64);
+        for g in 0..self.files.len() {
+            let (file, pos) = (self.files[g], self.pos[g]);
+            h = mix(h, self.goals.hash_of(g as u32));
+            h = match file {
+                NO_FILE => mix(h, u64::MAX),
+                f if f >= UNLISTED => mix(mix(h, 1 << 32), self.unlisted.hash_of(f - UNLISTED)),
+                f => mix(h, f as u64),
+            };
+            h = mix(h, (pos.line as u64) << 32 | pos.col as u64);
+        }
+        fmix(h)
+    }
+
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
         self.goals.heap_bytes()

@@ -81,3 +81,23 @@ pub mod bytes {
     };
     pub use crate::truth::name_hash;
 }
+
+/// The steps of the fingerprints that summary and values files record (docs/FORMAT.md): the
+/// same on every machine.
+pub mod fingerprint {
+    /// Mixes `x` into `h` (a multiply-rotate step: order matters).
+    #[inline]
+    pub fn mix(h: u64, x: u64) -> u64 {
+        (h ^ x).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29)
+    }
+
+    /// murmur3's final avalanche: terms added together must each be well spread.
+    #[inline]
+    pub fn fmix(mut h: u64) -> u64 {
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    }
+}
