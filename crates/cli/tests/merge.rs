@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{fails, fixture, ok, run};
+use common::{downgraded, fails, fixture, ok, run};
 
 /// Splits a run into `n` files, goal `i` (in file order) into file `i mod n`, leaving out goal
 /// `skip` (a qrels goal in no shard).
@@ -697,28 +697,4 @@ fn shards_judged_by_the_same_qrels_in_another_goal_order_merge() {
             v2[0], sums[1]
         )
     );
-}
-
-/// A version 4 summary file of an evaluation without a corpus written as version `v` (2 or 3):
-/// the same body without the premise protocol's byte at the end of the plan (docs/FORMAT.md).
-fn downgraded(bytes: &[u8], v: u8) -> Vec<u8> {
-    assert_eq!(bytes[8], 4);
-    let body = &bytes[24..];
-    let word = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().unwrap()) as usize;
-    let mut at = 4;
-    for _ in 0..u32::from_le_bytes(body[..4].try_into().unwrap()) {
-        at += 8 + word(at);
-    }
-    // Relevance level; interpolation, order, ties, duplicates; depth; missing, zero-relevant
-    // goals, f32 scores; universe.
-    at += 4 + 4 + 8 + 3 + 8;
-    assert_eq!(body[at], 0, "evaluated without a corpus");
-    let mut new_body = body[..at].to_vec();
-    new_body.extend_from_slice(&body[at + 1..]);
-    let mut out = b"LEMSUMRY".to_vec();
-    out.extend_from_slice(&u32::from(v).to_le_bytes());
-    out.extend_from_slice(&(new_body.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&new_body).to_le_bytes());
-    out.extend_from_slice(&new_body);
-    out
 }

@@ -1129,6 +1129,45 @@ fn shards_merge_only_under_one_corpus_mask_and_places() {
     let binary = shard("2/2", "2b.sum", &["--corpus", &lec, "--mask", "accessible"]);
     let merged = ok(&["merge", &first, &binary, "--format", "tsv", "--quiet"]);
     assert_eq!(merged, want);
+    // The same places restated by --goals, and the actual sets' lines in another order: the
+    // same evaluation, merged.
+    let goals = fixture("goals.jsonl");
+    let restated = shard(
+        "2/2",
+        "2g.sum",
+        &[&masked[..], &["--goals", &goals]].concat(),
+    );
+    let merged = ok(&["merge", &first, &restated, "--format", "tsv", "--quiet"]);
+    assert_eq!(merged, want);
+    let lines = std::fs::read_to_string(fixture("actual.jsonl")).unwrap();
+    let reversed = d("reversed.jsonl");
+    std::fs::write(
+        &reversed,
+        lines
+            .lines()
+            .rev()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    let out = d("2r.sum");
+    let mut args = vec![
+        "eval",
+        &reversed,
+        &r,
+        "--shard",
+        "2/2",
+        "--summary-out",
+        &out,
+    ];
+    args.extend(["-o", "/dev/null", "--quiet"]);
+    args.extend(ms);
+    args.extend(masked);
+    ok(&args);
+    assert_eq!(
+        ok(&["merge", &first, &out, "--format", "tsv", "--quiet"]),
+        want
+    );
     let cases = [
         (
             shard("2/2", "2n.sum", &[]),
@@ -1171,6 +1210,54 @@ fn shards_merge_only_under_one_corpus_mask_and_places() {
     let mut args = vec!["compare", &a, &values, &r, "--quiet", "--corpus", &c];
     args.extend(["--mask", "accessible", "-m", "AP", "-m", "R@3", "-m", "RR"]);
     ok(&args);
+    // A values file written before values files recorded the protocol (version 1): read by a
+    // comparison without a corpus as before, refused by one with it.
+    let plain = d("plain.values");
+    let mut args = vec![
+        "eval",
+        &a,
+        &r,
+        "--values-out",
+        &plain,
+        "-o",
+        "/dev/null",
+        "--quiet",
+    ];
+    args.extend(ms);
+    ok(&args);
+    let v1 = d("v1.values");
+    std::fs::write(&v1, common::downgraded(&std::fs::read(&plain).unwrap(), 1)).unwrap();
+    let table = |run: &str| {
+        let m = ["-m", "AP", "-m", "R@3", "-m", "RR"];
+        ok(&[
+            &["compare", &a, run, &r, "--format", "tsv", "--quiet"][..],
+            &m,
+        ]
+        .concat())
+    };
+    assert_eq!(table(&v1).replace(&v1, &plain), table(&plain));
+    let mut args = vec!["compare", &a, &v1, &r, "--quiet", "--corpus", &c];
+    args.extend(["--mask", "accessible", "-m", "AP", "-m", "R@3", "-m", "RR"]);
+    let e = fails(&args);
+    assert!(
+        e.contains("(corpus: not recorded (a file written before"),
+        "{e}"
+    );
+    // A summary written before summary files recorded the protocol (version 3) merges with
+    // summaries of evaluations without a corpus, not with this one.
+    let old = d("old.sum");
+    std::fs::write(
+        &old,
+        common::downgraded(&std::fs::read(&cases[0].0).unwrap(), 3),
+    )
+    .unwrap();
+    let e = fails(&["merge", &first, &old]);
+    assert!(
+        e.contains("different options: corpus: given vs not recorded (a file written before"),
+        "{e}"
+    );
+    let plain = shard("1/2", "1n.sum", &[]);
+    ok(&["merge", &plain, &old]);
     for (second, why) in &cases {
         let e = fails(&["merge", &first, second]);
         assert!(

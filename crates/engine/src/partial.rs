@@ -44,7 +44,8 @@ use std::path::Path;
 /// The first eight bytes of a summary file.
 pub const MAGIC: &[u8; 8] = b"LEMSUMRY";
 /// The encoding's version. A reader also reads version 3 (the same without the premise
-/// protocol's part of the plan: read as evaluated without a corpus) and version 2 (goals seen
+/// protocol's part of the plan: not recorded, it merges with summaries of evaluations without a
+/// corpus and is written back as version 4 saying so) and version 2 (goals seen
 /// numbered in the actual sets' file order, a fingerprint that depends on that order): version 2
 /// summaries merge with each other only. It refuses others (version 1, which did not record
 /// shards, with a message saying so).
@@ -68,9 +69,32 @@ pub(crate) struct PlanKey {
     zero_rel: ZeroRelMode,
     f32_scores: bool,
     universe: Option<u64>,
-    /// With a corpus (`--corpus`): whether rankings were masked, and the fingerprint of the
-    /// corpus and the goals' places ([`crate::Premises::fingerprint`]).
-    premises: Option<(bool, u64)>,
+    /// The premise protocol.
+    premises: PremiseKey,
+}
+
+/// The premise protocol as a plan records it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+enum PremiseKey {
+    /// Not recorded: a summary file of version 3 or a values file of version 1, written before
+    /// files recorded it. Merges with [`PremiseKey::NoCorpus`] (as those files did), not with a
+    /// corpus.
+    NotRecorded,
+    /// Evaluated without a corpus.
+    NoCorpus,
+    /// With a corpus: whether rankings were masked, and the fingerprint of the corpus and the
+    /// goals' places ([`crate::Premises::fingerprint`]).
+    Corpus { masked: bool, fingerprint: u64 },
+}
+
+impl PremiseKey {
+    /// Of two plans that merge, what the merge records: not recorded if either is.
+    fn merged(self, other: PremiseKey) -> PremiseKey {
+        match (self, other) {
+            (PremiseKey::NotRecorded, _) | (_, PremiseKey::NotRecorded) => PremiseKey::NotRecorded,
+            _ => self,
+        }
+    }
 }
 
 impl PlanKey {
@@ -87,7 +111,13 @@ impl PlanKey {
             zero_rel: opts.zero_rel,
             f32_scores: opts.f32_scores,
             universe,
-            premises: (opts.premises.as_ref()).map(|p| (p.masks(), p.fingerprint())),
+            premises: match &opts.premises {
+                None => PremiseKey::NoCorpus,
+                Some(p) => PremiseKey::Corpus {
+                    masked: p.masks(),
+                    fingerprint: p.fingerprint(),
+                },
+            },
         }
     }
 
@@ -131,12 +161,29 @@ impl PlanKey {
         );
         cmp("f32 scores", dbg(&self.f32_scores), dbg(&other.f32_scores));
         cmp("universe", opt(&self.universe), opt(&other.universe));
-        let corpus = |p: &Option<(bool, u64)>| match p {
-            None => "none".to_string(),
-            Some(_) => "given".to_string(),
+        use PremiseKey::{Corpus, NoCorpus, NotRecorded};
+        let corpus = |p: PremiseKey| match p {
+            NotRecorded => "not recorded (a file written before summary files recorded it: \
+                            evaluate it again)"
+                .to_string(),
+            NoCorpus => "none".to_string(),
+            Corpus { .. } => "given".to_string(),
         };
-        cmp("corpus", corpus(&self.premises), corpus(&other.premises));
-        if let (Some((ma, fa)), Some((mb, fb))) = (self.premises, other.premises) {
+        match (self.premises, other.premises) {
+            (NotRecorded, NoCorpus | NotRecorded) | (NoCorpus, NotRecorded) => {}
+            (a, b) => cmp("corpus", corpus(a), corpus(b)),
+        }
+        if let (
+            Corpus {
+                masked: ma,
+                fingerprint: fa,
+            },
+            Corpus {
+                masked: mb,
+                fingerprint: fb,
+            },
+        ) = (self.premises, other.premises)
+        {
             let mask = |m: bool| if m { "accessible" } else { "none" }.to_string();
             cmp("mask", mask(ma), mask(mb));
             if fa != fb {
@@ -575,6 +622,7 @@ impl Partial {
             }
         }
         self.check_disjoint_goals(other)?;
+        self.plan.premises = self.plan.premises.merged(other.plan.premises);
         // Merged apart, then kept: on an error (counts past 2^64 - 1, which only a damaged or
         // crafted file can claim) `self` is unchanged.
         let (mut predicted, mut empty_seen) = (self.predicted.clone(), self.empty_seen.clone());
@@ -616,7 +664,8 @@ impl Partial {
 
     /// The same plan and the same actual sets as `other`.
     fn check_same_evaluation(&self, other: &Partial) -> Result<(), PartialError> {
-        if self.version != other.version {
+        let file_order = |p: &Partial| p.version == VERSION_FILE_ORDER;
+        if file_order(self) != file_order(other) {
             return Err(PartialError(format!(
                 "summary format versions {} and {}: a version {VERSION_FILE_ORDER} summary \
                  numbers goals in its actual sets' file order and merges only with version \
@@ -688,7 +737,7 @@ impl Partial {
     /// The encoding (docs/FORMAT.md, "Summary files").
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::new();
-        put_plan(&mut b, &self.plan, self.version >= VERSION);
+        put_plan(&mut b, &self.plan, self.version != VERSION_FILE_ORDER);
         put_u64(&mut b, self.actual.goals);
         put_u64(&mut b, self.actual.rows);
         put_u64(&mut b, self.actual.fingerprint);
@@ -712,7 +761,14 @@ impl Partial {
         }
         let mut out = Vec::with_capacity(b.len() + 24);
         out.extend_from_slice(MAGIC);
-        put_u32(&mut out, self.version);
+        // Version 3 is written as version 4 (its plan's premise protocol not recorded).
+        put_u32(
+            &mut out,
+            match self.version {
+                VERSION_FILE_ORDER => VERSION_FILE_ORDER,
+                _ => VERSION,
+            },
+        );
         put_u64(&mut out, b.len() as u64);
         put_u32(&mut out, crc32fast::hash(&b));
         out.extend_from_slice(&b);
@@ -771,6 +827,7 @@ impl Partial {
         }
         let mut r = Reader { b: body, at: 0 };
         let corrupt = |what: &str| PartialError(format!("corrupt: {what}"));
+        // Version 2 also lacks it: it is not read as anything else.
         let plan = r.plan(version >= VERSION)?;
         let actual = ActualKey {
             goals: r.u64()?,
@@ -795,12 +852,7 @@ impl Partial {
         let predicted = summaries.pop().expect("3");
         check_counts(&actual, &seen, [&predicted, &empty_all, &empty_seen])?;
         let p = Partial {
-            // A version 3 summary is a version 4 one evaluated without a corpus.
-            version: if version == VERSION_NO_PREMISES {
-                VERSION
-            } else {
-                version
-            },
+            version,
             plan,
             actual,
             predicted,
@@ -1089,11 +1141,15 @@ pub(crate) fn put_plan(b: &mut Vec<u8>, p: &PlanKey, premises: bool) {
     put_opt(b, p.universe);
     if premises {
         match p.premises {
-            None => b.push(0),
-            Some((masked, fingerprint)) => {
+            PremiseKey::NoCorpus => b.push(0),
+            PremiseKey::Corpus {
+                masked,
+                fingerprint,
+            } => {
                 b.push(1 + masked as u8);
                 put_u64(b, fingerprint);
             }
+            PremiseKey::NotRecorded => b.push(3),
         }
     }
 }
@@ -1202,10 +1258,14 @@ impl<'b> Reader<'b> {
         let f32_scores = self.code(&BOOL, "f32 scores")?;
         let universe = self.opt()?;
         let premises = match premises {
-            false => None,
+            false => PremiseKey::NotRecorded,
             true => match self.u8()? {
-                0 => None,
-                c @ (1 | 2) => Some((c == 2, self.u64()?)),
+                0 => PremiseKey::NoCorpus,
+                c @ (1 | 2) => PremiseKey::Corpus {
+                    masked: c == 2,
+                    fingerprint: self.u64()?,
+                },
+                3 => PremiseKey::NotRecorded,
                 c => return Err(corrupt(&format!("premise protocol code {c}"))),
             },
         };

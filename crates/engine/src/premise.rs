@@ -165,7 +165,8 @@ impl Premises {
     /// evaluated against another library or other places do not merge.
     pub fn fingerprint(&self) -> u64 {
         *self.fingerprint.get_or_init(|| {
-            let (c, p) = (self.corpus.fingerprint(), self.places.fingerprint());
+            let c = self.corpus.fingerprint();
+            let p = self.places.fingerprint(&self.corpus);
             lemma_ingest::fingerprint::fmix(lemma_ingest::fingerprint::mix(c, p))
         })
     }

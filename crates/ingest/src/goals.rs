@@ -203,23 +203,29 @@ impl GoalPlaces {
         })
     }
 
-    /// A fingerprint of the places (docs/FORMAT.md, "Summary files"): each goal's name, file (a
-    /// corpus file's id, or an unlisted file's path) and position, in the order read. The same
-    /// records read against the same corpus give the same on any machine.
-    pub fn fingerprint(&self) -> u64 {
+    /// A fingerprint of the places (docs/FORMAT.md, "Summary files"): of each goal given a file
+    /// or a position, its name, its file's path and its position, in any order (a wrapping sum
+    /// of a term per goal): the same places read from other files, in another order or on
+    /// another machine give the same; goals without either add nothing.
+    pub fn fingerprint(&self, corpus: &Corpus) -> u64 {
         use crate::fingerprint::{fmix, mix};
-        let mut h = mix(0x706c_6163_6573_0001, self.files.len() as u64);
+        let (mut sum, mut placed) = (0u64, 0u64);
         for g in 0..self.files.len() {
             let (file, pos) = (self.files[g], self.pos[g]);
-            h = mix(h, self.goals.hash_of(g as u32));
-            h = match file {
-                NO_FILE => mix(h, u64::MAX),
-                f if f >= UNLISTED => mix(mix(h, 1 << 32), self.unlisted.hash_of(f - UNLISTED)),
-                f => mix(h, f as u64),
+            if file == NO_FILE && pos == NO_POS {
+                continue;
+            }
+            let path = match file {
+                NO_FILE => u64::MAX,
+                f if f >= UNLISTED => self.unlisted.hash_of(f - UNLISTED),
+                f => crate::truth::name_hash(corpus.file_path(f)),
             };
-            h = mix(h, (pos.line as u64) << 32 | pos.col as u64);
+            let term = mix(0x706c_6163_6573_0001, self.goals.hash_of(g as u32));
+            let term = mix(mix(term, path), (pos.line as u64) << 32 | pos.col as u64);
+            sum = sum.wrapping_add(fmix(term));
+            placed += 1;
         }
-        fmix(h)
+        fmix(mix(sum, placed))
     }
 
     /// Bytes held.

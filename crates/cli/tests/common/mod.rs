@@ -58,3 +58,29 @@ pub fn fails(args: &[&str]) -> String {
     assert!(o.stdout.is_empty(), "{args:?}");
     err
 }
+
+/// A summary file (version 4) or a values file (version 2) of an evaluation without a corpus
+/// written as version `v` (summaries: 2 or 3; values: 1): the same body without the premise
+/// protocol's byte at the end of the plan (docs/FORMAT.md).
+pub fn downgraded(bytes: &[u8], v: u8) -> Vec<u8> {
+    let magic = &bytes[..8];
+    assert!(magic == b"LEMSUMRY" && bytes[8] == 4 || magic == b"LEMVALUE" && bytes[8] == 2);
+    let body = &bytes[24..];
+    let word = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().unwrap()) as usize;
+    let mut at = 4;
+    for _ in 0..u32::from_le_bytes(body[..4].try_into().unwrap()) {
+        at += 8 + word(at);
+    }
+    // Relevance level; interpolation, order, ties, duplicates; depth; missing, zero-relevant
+    // goals, f32 scores; universe.
+    at += 4 + 4 + 8 + 3 + 8;
+    assert_eq!(body[at], 0, "evaluated without a corpus");
+    let mut new_body = body[..at].to_vec();
+    new_body.extend_from_slice(&body[at + 1..]);
+    let mut out = magic.to_vec();
+    out.extend_from_slice(&u32::from(v).to_le_bytes());
+    out.extend_from_slice(&(new_body.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&new_body).to_le_bytes());
+    out.extend_from_slice(&new_body);
+    out
+}
