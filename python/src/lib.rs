@@ -1208,17 +1208,16 @@ fn merge(
             (f.name, f.bytes, f.fingerprint, l.count, l.missing)
         })
         .collect();
-    Ok((
-        outcome(
-            &keys,
-            &summary,
-            None,
-            Some(merged.encode()),
-            Vec::new(),
-            Vec::new(),
-        ),
-        lacking,
-    ))
+    let mut out = outcome(
+        &keys,
+        &summary,
+        None,
+        Some(merged.encode()),
+        Vec::new(),
+        Vec::new(),
+    );
+    out.7 = merged.premises().map(|p| p.counts().to_vec());
+    Ok((out, lacking))
 }
 
 /// Reads a corpus (text or binary) and writes it in binary form to `output`, whole or not at all

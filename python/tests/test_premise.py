@@ -242,6 +242,9 @@ def test_shards_merge_only_under_one_corpus_and_mask():
         s.push(sorted(run)[0], run[sorted(run)[0]])
         merged = lemma_eval.merge([s.summary_bytes(), pushed])
         assert merged.summary == whole.summary
+        # What the protocol counted travels with the bytes.
+        assert merged.premises == whole.premises
+        assert whole.premises["masked"] == 6
         second = {
             "no corpus": lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ms, shard=(2, 2)),
             "unmasked": lemma_eval.evaluate(

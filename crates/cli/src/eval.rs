@@ -217,6 +217,7 @@ pub(crate) fn run_merge(a: MergeArgs) -> Result<(), Fail> {
         merged.measures(),
         &summary,
         lacking.clone(),
+        merged.premises(),
     );
     written.map_err(|e| out.write_error(e))?;
     commit_all([out])?;
@@ -226,6 +227,9 @@ pub(crate) fn run_merge(a: MergeArgs) -> Result<(), Fail> {
             "lemma-eval: {} summaries merged: {counts}",
             a.summaries.len()
         );
+        if let Some(p) = merged.premises() {
+            eprintln!("lemma-eval: {}", lemma_eval::output::premises_text(p));
+        }
         for l in &lacking {
             eprintln!(
                 "lemma-eval: lacking {l}: the summary is of the goals the shards given ranked"

@@ -1129,6 +1129,16 @@ fn shards_merge_only_under_one_corpus_mask_and_places() {
     let binary = shard("2/2", "2b.sum", &["--corpus", &lec, "--mask", "accessible"]);
     let merged = ok(&["merge", &first, &binary, "--format", "tsv", "--quiet"]);
     assert_eq!(merged, want);
+    // What the protocol counted travels too: json's `premises` object is the whole run's.
+    let mut json = whole.clone();
+    let tsv = json.iter().position(|x| *x == "tsv").unwrap();
+    json[tsv] = "json";
+    let merged = ok(&["merge", &first, &binary, "--format", "json", "--quiet"]);
+    assert_eq!(merged, ok(&json));
+    assert!(
+        merged.contains(r#""premises":{"goals":3,"goals_in_unlisted_files":0,"masked":6"#),
+        "{merged}"
+    );
     // The same places restated by --goals, and the actual sets' lines in another order: the
     // same evaluation, merged.
     let goals = fixture("goals.jsonl");

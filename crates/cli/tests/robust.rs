@@ -224,6 +224,9 @@ fn layout(b: &[u8]) -> Layout {
             at += 16 * pairs;
         }
     }
+    // The premise counts: none without a corpus.
+    assert_eq!(b[at], 0);
+    at += 1;
     assert_eq!(at, b.len(), "the layout reads the whole file");
     Layout { counts, measures }
 }

@@ -353,7 +353,13 @@ impl Evaluator {
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<(Evaluation, Partial), EvalError> {
         let p = self.predict(predictions, sink, progress)?;
-        let partial = Partial::new(self, p.summary.clone(), &p.seen, p.universe)?;
+        let partial = Partial::new(
+            self,
+            p.summary.clone(),
+            &p.seen,
+            p.universe,
+            &p.report.premises,
+        )?;
         Ok((self.finish_predicted(p, sink)?, partial))
     }
 

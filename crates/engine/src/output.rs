@@ -728,14 +728,30 @@ fn json_summary(
 /// Writes a merged summary (`lemma-eval merge`) in `format`, as `eval` writes its summary: the
 /// pooled lines of `eval --threshold T` when the summaries hold them, and the shards a partial
 /// merge lacks.
+/// What the premise protocol counted, as `eval` reports it on stderr (after `lemma-eval: `).
+pub fn premises_text(p: &crate::PremiseReport) -> String {
+    format!(
+        "premises: {} goals ranked under the corpus, {} predicted premises masked \
+         (inaccessible), {} not in the corpus, {} goals in files it does not list, {} relevant \
+         premises not accessible",
+        p.goals, p.masked, p.unknown_premises, p.unlisted_files, p.gold_inaccessible
+    )
+}
+
+/// `merge`'s output: the merged `summary` (and, with a corpus, what the premise protocol
+/// counted: json's `premises` object, as `eval` writes it).
 pub fn write_merged(
     out: &mut dyn Write,
     format: OutFormat,
     measures: &[Measure],
     summary: &Summary,
     lacking: Vec<LackingShards>,
+    premises: Option<&crate::PremiseReport>,
 ) -> io::Result<()> {
     let mut w = Writer::new(out, format, measures);
+    if let Some(p) = premises {
+        w.set_premises(p);
+    }
     let pooled: Vec<_> = (crate::curve::pooled_thresholds(summary).into_iter())
         .flat_map(|t| crate::curve::pooled_at_threshold(t, summary))
         .collect();
@@ -846,14 +862,8 @@ pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
             g.groups, g.by, g.goals
         );
     }
-    let p = &report.premises;
-    if p.goals > 0 {
-        s += &format!(
-            "lemma-eval: premises: {} goals ranked under the corpus, {} predicted premises masked \
-             (inaccessible), {} not in the corpus, {} goals in files it does not list, {} \
-             relevant premises not accessible\n",
-            p.goals, p.masked, p.unknown_premises, p.unlisted_files, p.gold_inaccessible
-        );
+    if report.premises.goals > 0 {
+        s += &format!("lemma-eval: {}\n", premises_text(&report.premises));
     }
     s += &format!(
         "lemma-eval: {} {unit}, {:.1} MB of {} in {:.3} s ({:.2} M {unit}/s, {:.0} MB/s, {} threads); {} duplicates \

@@ -32,7 +32,8 @@ use crate::options::{DuplicateMode, EvalOptions, MissingMode, OrderMode, TieMode
 use crate::outcome::{empty_goal, EmptyGoal, EvalError};
 use crate::Evaluator;
 use lemma_accum::{
-    ExactSum, GoalAccumulator, GoalCounts, Interpolation, Measure, Summary, SummaryState,
+    ExactSum, GoalAccumulator, GoalCounts, Interpolation, Measure, MergeError, Summary,
+    SummaryState,
 };
 use lemma_ingest::ActualSets;
 use roaring::RoaringBitmap;
@@ -472,6 +473,10 @@ pub struct Partial {
     /// The shards of predictions files it holds, by file (ascending by length and fingerprint):
     /// empty for a whole file, a session, or a complete set of shards.
     shards: Vec<ShardSet>,
+    /// With a corpus: what the premise protocol counted in the goals predicted (its counts; the
+    /// first cases, named in warnings, do not travel). `None` without, or read from a version
+    /// before 4.
+    premises: Option<crate::PremiseReport>,
 }
 
 /// Two partials that cannot merge, a file that is not a partial: what is wrong.
@@ -511,11 +516,13 @@ impl Partial {
     /// The partial of a shard whose predicted goals gave `predicted`, `seen[g]` telling whether
     /// goal `g` of the actual sets was among them; the goals without predictions are evaluated
     /// within `universe`.
+    /// `premises`: what the premise protocol counted in the goals predicted.
     pub(crate) fn new(
         ev: &Evaluator,
         predicted: Summary,
         seen: &[bool],
         universe: Option<u64>,
+        premises: &crate::PremiseReport,
     ) -> Result<Partial, EvalError> {
         let actual = ev.actual();
         let plan = ev.plan();
@@ -557,7 +564,21 @@ impl Partial {
             empty_all,
             empty_seen,
             shards: Vec::new(),
+            premises: opts.premises.as_ref().map(|_| crate::PremiseReport {
+                goals: premises.goals,
+                masked: premises.masked,
+                unknown_premises: premises.unknown_premises,
+                unlisted_files: premises.unlisted_files,
+                gold_inaccessible: premises.gold_inaccessible,
+                ..crate::PremiseReport::default()
+            }),
         })
+    }
+
+    /// With a corpus: what the premise protocol counted in the goals predicted, summed over
+    /// the merged parts (the counts of [`crate::PremiseReport`]; the first cases are not kept).
+    pub fn premises(&self) -> Option<&crate::PremiseReport> {
+        self.premises.as_ref()
     }
 
     /// Records that this partial is shard `i` (1-based) of `n` of `file`, in place of any shards
@@ -622,6 +643,23 @@ impl Partial {
             }
         }
         self.check_disjoint_goals(other)?;
+        let premises = match (&self.premises, &other.premises) {
+            (Some(a), Some(b)) => {
+                let sum = |x: u64, y: u64| x.checked_add(y).ok_or(MergeError::Overflow);
+                let n = (|| -> Result<_, MergeError> {
+                    Ok(crate::PremiseReport {
+                        goals: sum(a.goals, b.goals)?,
+                        masked: sum(a.masked, b.masked)?,
+                        unknown_premises: sum(a.unknown_premises, b.unknown_premises)?,
+                        unlisted_files: sum(a.unlisted_files, b.unlisted_files)?,
+                        gold_inaccessible: sum(a.gold_inaccessible, b.gold_inaccessible)?,
+                        ..crate::PremiseReport::default()
+                    })
+                })();
+                Some(n.map_err(merge_error)?)
+            }
+            _ => None,
+        };
         self.plan.premises = self.plan.premises.merged(other.plan.premises);
         // Merged apart, then kept: on an error (counts past 2^64 - 1, which only a damaged or
         // crafted file can claim) `self` is unchanged.
@@ -644,6 +682,7 @@ impl Partial {
         // A complete set is a whole file.
         self.shards.retain(|s| s.held != [(1, s.count)]);
         self.shards.sort_by_key(|s| s.file.key());
+        self.premises = premises;
         Ok(())
     }
 
@@ -759,6 +798,17 @@ impl Partial {
         for s in [&self.predicted, &self.empty_all, &self.empty_seen] {
             put_summary(&mut b, s);
         }
+        if self.version != VERSION_FILE_ORDER {
+            match &self.premises {
+                None => b.push(0),
+                Some(p) => {
+                    b.push(1);
+                    for (_, n) in p.counts() {
+                        put_u64(&mut b, n);
+                    }
+                }
+            }
+        }
         let mut out = Vec::with_capacity(b.len() + 24);
         out.extend_from_slice(MAGIC);
         // Version 3 is written as version 4 (its plan's premise protocol not recorded).
@@ -844,6 +894,32 @@ impl Partial {
         for _ in 0..3 {
             summaries.push(r.summary(&plan.measures)?);
         }
+        let premises = match version >= VERSION {
+            false => None,
+            true => match r.u8()? {
+                0 => None,
+                1 => {
+                    let mut n = [0u64; 5];
+                    for x in &mut n {
+                        *x = r.u64()?;
+                    }
+                    Some(crate::PremiseReport {
+                        goals: n[0],
+                        masked: n[1],
+                        unknown_premises: n[2],
+                        unlisted_files: n[3],
+                        gold_inaccessible: n[4],
+                        ..crate::PremiseReport::default()
+                    })
+                }
+                c => return Err(corrupt(&format!("premise counts code {c}"))),
+            },
+        };
+        if premises.is_some() != matches!(plan.premises, PremiseKey::Corpus { .. }) {
+            return Err(corrupt(
+                "premise counts without a corpus, or a corpus without them",
+            ));
+        }
         if r.at != r.b.len() {
             return Err(corrupt("bytes after the last summary"));
         }
@@ -860,6 +936,7 @@ impl Partial {
             empty_all,
             empty_seen,
             shards,
+            premises,
         };
         // The parts must add up.
         p.whole_summary()?;

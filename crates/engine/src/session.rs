@@ -778,6 +778,7 @@ impl Session {
             self.summary.clone(),
             &self.seen,
             self.ev.options().universe,
+            &self.report.premises,
         )
     }
 
@@ -858,6 +859,7 @@ impl Session {
             self.summary.clone(),
             &self.seen,
             self.ev.options().universe,
+            &self.report.premises,
         )?;
         Ok((self.finish(rows)?, partial))
     }
@@ -866,8 +868,12 @@ impl Session {
     /// [`Partial`]), the goals never pushed left for after the merge.
     pub fn into_partial(self) -> Result<Partial, EvalError> {
         let Session {
-            ev, summary, seen, ..
+            ev,
+            summary,
+            seen,
+            report,
+            ..
         } = self;
-        Partial::new(&ev, summary, &seen, ev.options().universe)
+        Partial::new(&ev, summary, &seen, ev.options().universe, &report.premises)
     }
 }

@@ -61,7 +61,8 @@ pub fn fails(args: &[&str]) -> String {
 
 /// A summary file (version 4) or a values file (version 2) of an evaluation without a corpus
 /// written as version `v` (summaries: 2 or 3; values: 1): the same body without the premise
-/// protocol's byte at the end of the plan (docs/FORMAT.md).
+/// protocol's byte at the end of the plan, nor a summary's premise counts' byte at its end
+/// (docs/FORMAT.md).
 pub fn downgraded(bytes: &[u8], v: u8) -> Vec<u8> {
     let magic = &bytes[..8];
     assert!(magic == b"LEMSUMRY" && bytes[8] == 4 || magic == b"LEMVALUE" && bytes[8] == 2);
@@ -77,6 +78,10 @@ pub fn downgraded(bytes: &[u8], v: u8) -> Vec<u8> {
     assert_eq!(body[at], 0, "evaluated without a corpus");
     let mut new_body = body[..at].to_vec();
     new_body.extend_from_slice(&body[at + 1..]);
+    if magic == b"LEMSUMRY" {
+        // And the premise counts' byte at the end (none without a corpus).
+        assert_eq!(new_body.pop(), Some(0), "evaluated without a corpus");
+    }
     let mut out = magic.to_vec();
     out.extend_from_slice(&u32::from(v).to_le_bytes());
     out.extend_from_slice(&(new_body.len() as u64).to_le_bytes());
