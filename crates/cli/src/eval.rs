@@ -227,8 +227,11 @@ pub(crate) fn run_merge(a: MergeArgs) -> Result<(), Fail> {
             "lemma-eval: {} summaries merged: {counts}",
             a.summaries.len()
         );
-        if let Some(p) = merged.premises() {
-            eprintln!("lemma-eval: {}", lemma_eval::output::premises_text(p));
+        if let Some(p) = merged
+            .premises()
+            .and_then(lemma_eval::output::premises_text)
+        {
+            eprintln!("lemma-eval: {p}");
         }
         for l in &lacking {
             eprintln!(

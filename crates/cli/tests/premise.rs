@@ -1278,3 +1278,46 @@ fn shards_merge_only_under_one_corpus_mask_and_places() {
         );
     }
 }
+
+/// A pushed goal that fails after it began (a premise repeated under `--duplicates error`) adds
+/// nothing to what the protocol counted: the session goes on, and its counts (and its summary
+/// bytes') are those of a session without it.
+#[test]
+fn a_failed_push_leaves_no_premise_counts() {
+    let a = std::path::PathBuf::from(fixture("actual.jsonl"));
+    let opts = lemma_eval::PremiseOptions {
+        corpus: fixture("corpus.jsonl").into(),
+        mask: lemma_eval::MaskMode::Accessible,
+        ..Default::default()
+    };
+    let premises = std::sync::Arc::new(lemma_eval::Premises::load(&opts, Some(&a)).unwrap());
+    let ev = lemma_eval::Evaluator::builder()
+        .measure_names(["AP"])
+        .unwrap()
+        .duplicates(lemma_eval::DuplicateMode::Error)
+        .premises(premises)
+        .build_from_path(&a)
+        .unwrap();
+    let (g1, g3) = (["a2", "d1", "c1", "zz"], ["c2", "c1"]);
+    let mut clean = ev.session().unwrap();
+    clean.push_ranked("g1", &g1).unwrap();
+    clean.push_ranked("g3", &g3).unwrap();
+    let mut failed = ev.session().unwrap();
+    failed.push_ranked("g1", &g1).unwrap();
+    // g2 (in B.lean, whose relevant a1 is not accessible there) fails at its repeated c1.
+    let e = failed
+        .push_ranked("g2", &["c1", "d1", "zz", "c1"])
+        .unwrap_err();
+    assert!(e.to_string().contains("appears twice"), "{e}");
+    failed.push_ranked("g3", &g3).unwrap();
+    let counts = |s: &lemma_eval::Session| s.partial().unwrap().premises().unwrap().counts();
+    assert_eq!(counts(&failed), counts(&clean));
+    let (a, b) = (
+        clean.finish(&mut lemma_eval::SummaryOnly).unwrap(),
+        failed.finish(&mut lemma_eval::SummaryOnly).unwrap(),
+    );
+    assert_eq!(b.report.premises.counts(), a.report.premises.counts());
+    // Two goals ranked, d1 masked at g1 and g3's own file, zz not in the corpus.
+    assert_eq!(a.report.premises.goals, 2);
+    assert_eq!(a.report.premises.gold_inaccessible, 0);
+}

@@ -725,21 +725,22 @@ fn json_summary(
     (s, goals)
 }
 
-/// Writes a merged summary (`lemma-eval merge`) in `format`, as `eval` writes its summary: the
-/// pooled lines of `eval --threshold T` when the summaries hold them, and the shards a partial
-/// merge lacks.
-/// What the premise protocol counted, as `eval` reports it on stderr (after `lemma-eval: `).
-pub fn premises_text(p: &crate::PremiseReport) -> String {
-    format!(
-        "premises: {} goals ranked under the corpus, {} predicted premises masked \
+/// What the premise protocol counted, as `eval` reports it on stderr (after `lemma-eval: `);
+/// `None` when no goal was ranked under the corpus.
+pub fn premises_text(p: &crate::PremiseReport) -> Option<String> {
+    (p.goals > 0).then(|| {
+        format!(
+            "premises: {} goals ranked under the corpus, {} predicted premises masked \
          (inaccessible), {} not in the corpus, {} goals in files it does not list, {} relevant \
          premises not accessible",
-        p.goals, p.masked, p.unknown_premises, p.unlisted_files, p.gold_inaccessible
-    )
+            p.goals, p.masked, p.unknown_premises, p.unlisted_files, p.gold_inaccessible
+        )
+    })
 }
 
-/// `merge`'s output: the merged `summary` (and, with a corpus, what the premise protocol
-/// counted: json's `premises` object, as `eval` writes it).
+/// Writes a merged summary (`lemma-eval merge`) in `format`, as `eval` writes its summary: the
+/// pooled lines of `eval --threshold T` when the summaries hold them, the shards a partial
+/// merge lacks, and with a corpus what the premise protocol counted (json's `premises` object).
 pub fn write_merged(
     out: &mut dyn Write,
     format: OutFormat,
@@ -862,8 +863,8 @@ pub fn report_text(report: &Report, counts: &GoalCounts) -> String {
             g.groups, g.by, g.goals
         );
     }
-    if report.premises.goals > 0 {
-        s += &format!("lemma-eval: {}\n", premises_text(&report.premises));
+    if let Some(p) = premises_text(&report.premises) {
+        s += &format!("lemma-eval: {p}\n");
     }
     s += &format!(
         "lemma-eval: {} {unit}, {:.1} MB of {} in {:.3} s ({:.2} M {unit}/s, {:.0} MB/s, {} threads); {} duplicates \

@@ -564,14 +564,7 @@ impl Partial {
             empty_all,
             empty_seen,
             shards: Vec::new(),
-            premises: opts.premises.as_ref().map(|_| crate::PremiseReport {
-                goals: premises.goals,
-                masked: premises.masked,
-                unknown_premises: premises.unknown_premises,
-                unlisted_files: premises.unlisted_files,
-                gold_inaccessible: premises.gold_inaccessible,
-                ..crate::PremiseReport::default()
-            }),
+            premises: opts.premises.as_ref().map(|_| premises.counts_only()),
         })
     }
 
@@ -658,9 +651,14 @@ impl Partial {
                 })();
                 Some(n.map_err(merge_error)?)
             }
-            _ => None,
+            (None, None) => None,
+            // Equal plans with a corpus both carry counts (checked as they are read).
+            _ => {
+                return Err(PartialError(
+                    "corrupt: premise counts in one part only".into(),
+                ))
+            }
         };
-        self.plan.premises = self.plan.premises.merged(other.plan.premises);
         // Merged apart, then kept: on an error (counts past 2^64 - 1, which only a damaged or
         // crafted file can claim) `self` is unchanged.
         let (mut predicted, mut empty_seen) = (self.predicted.clone(), self.empty_seen.clone());
@@ -683,6 +681,7 @@ impl Partial {
         self.shards.retain(|s| s.held != [(1, s.count)]);
         self.shards.sort_by_key(|s| s.file.key());
         self.premises = premises;
+        self.plan.premises = self.plan.premises.merged(other.plan.premises);
         Ok(())
     }
 

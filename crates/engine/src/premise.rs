@@ -360,6 +360,27 @@ impl PremiseReport {
         ]
     }
 
+    /// The counts alone, without the first cases.
+    pub(crate) fn counts_only(&self) -> PremiseReport {
+        PremiseReport {
+            goals: self.goals,
+            masked: self.masked,
+            unknown_premises: self.unknown_premises,
+            unlisted_files: self.unlisted_files,
+            gold_inaccessible: self.gold_inaccessible,
+            ..PremiseReport::default()
+        }
+    }
+
+    /// Sets the counts to `c`'s (the first cases kept).
+    pub(crate) fn restore_counts(&mut self, c: &PremiseReport) {
+        self.goals = c.goals;
+        self.masked = c.masked;
+        self.unknown_premises = c.unknown_premises;
+        self.unlisted_files = c.unlisted_files;
+        self.gold_inaccessible = c.gold_inaccessible;
+    }
+
     /// Adds `other`'s counts (a later part of the input: its first cases come after ours).
     pub fn add(&mut self, other: &PremiseReport) {
         self.goals += other.goals;

@@ -99,6 +99,8 @@ pub struct Session {
     /// Order of scored pushes.
     scored_order: OrderMode,
     report: Report,
+    /// The premise protocol's counts before the current goal began ([`Session::abandon`]).
+    premises_before: crate::PremiseReport,
     started: Instant,
 }
 
@@ -145,6 +147,7 @@ impl Evaluator {
                 threads: 1,
                 ..Report::default()
             },
+            premises_before: crate::PremiseReport::default(),
             started: Instant::now(),
             ev: self.clone(),
         })
@@ -364,6 +367,7 @@ impl Session {
             return Ok(Err(GoalFate::SkippedNoRelevant));
         }
         self.ranking.reset();
+        self.premises_before = self.report.premises.counts_only();
         let relevant = relevant_names(truth, &actual.lemmas, opts.relevance_level);
         (self.ranking.consumer())
             .begin_goal(goal, 0, relevant, t, &mut self.report.premises)
@@ -399,10 +403,13 @@ impl Session {
         self.report.beyond_depth += s.beyond_depth;
     }
 
-    /// Ends a goal that failed after it began: its ranking and counts are dropped.
+    /// Ends a goal that failed after it began: its ranking and counts are dropped (the premise
+    /// protocol's too).
     fn abandon(&mut self) {
         self.ranking.reset();
         *self.ranking.stats() = RankStats::default();
+        let before = self.premises_before.clone();
+        self.report.premises.restore_counts(&before);
     }
 
     /// Evaluates goal `goal` ranked as `lemmas` (best first). Repeats, the depth and (under tie
