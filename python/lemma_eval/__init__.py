@@ -15,7 +15,6 @@ goals one at a time (a validation loop); ``merge`` combines travelling summaries
 
 from __future__ import annotations
 
-import inspect
 import math
 import os
 import warnings
@@ -519,8 +518,6 @@ def report(
     inputs = []
     if _is_path(actual):
         inputs.append(("actual sets", os.fspath(actual)))
-    if corpus is not None:
-        inputs.append(("corpus", os.fspath(corpus)))
     read = [os.fspath(actual)] if _is_path(actual) else []
     read += [os.fspath(p) for p in [*runs, corpus, goals, train_premises] if p is not None]
     html = ev.report(
@@ -536,10 +533,7 @@ def report(
 def _report_call(actual: Any, runs: List[Any], output: Any, options: Dict[str, Any]) -> str:
     """How a page made by :func:`report` names its call: the arguments given, options that
     differ from their defaults, paths as strings."""
-    defaults = {
-        k: p.default for k, p in inspect.signature(report).parameters.items()
-        if p.default is not inspect.Parameter.empty
-    }
+    defaults = report.__kwdefaults__ or {}
     shown = lambda v: repr(os.fspath(v)) if _is_path(v) else repr(v)  # noqa: E731
     words = [shown(actual) if _is_path(actual) else "{...}", repr([os.fspath(r) for r in runs])]
     if output is not None:

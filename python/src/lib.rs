@@ -306,6 +306,7 @@ pub(crate) fn outcome(
     partial: Option<Vec<u8>>,
     warned: Vec<String>,
     read: Vec<(&'static str, ReadValue)>,
+    premises: Option<&lemma_eval::PremiseReport>,
 ) -> Outcome {
     let (values, counts) = summary_values(keys, summary);
     let rows = rows.map(|rows| {
@@ -319,11 +320,20 @@ pub(crate) fn outcome(
             (label, v, c)
         })
         .collect();
-    (values, rows, counts, partial, warned, read, strata, None)
+    let premises = premises.map(|p| p.counts().to_vec());
+    (
+        values, rows, counts, partial, warned, read, strata, premises,
+    )
 }
 
 /// The [`Outcome`] of a whole evaluation.
-fn job_outcome(keys: &[String], done: JobOutcome, rows: Option<Vec<GoalRow>>) -> Outcome {
+/// `corpus`: with the premise protocol's counts (`Result.premises`).
+fn job_outcome(
+    keys: &[String],
+    done: JobOutcome,
+    rows: Option<Vec<GoalRow>>,
+    corpus: bool,
+) -> Outcome {
     let e = &done.evaluation;
     let warned = warnings(&e.report, &e.summary.counts());
     outcome(
@@ -333,6 +343,7 @@ fn job_outcome(keys: &[String], done: JobOutcome, rows: Option<Vec<GoalRow>>) ->
         done.partial.as_ref().map(lemma_eval::Partial::encode),
         warned,
         read_pairs(&done.actual_read),
+        corpus.then_some(&e.report.premises),
     )
 }
 
@@ -654,10 +665,10 @@ impl NativeEvaluator {
                 let counts = e.summary.counts();
                 r.encode(&counts, &warnings(&e.report, &counts))
             });
-            let premises = corpus.then(|| done.evaluation.report.premises.counts().to_vec());
-            let mut out = job_outcome(&keys, done, per_goal.then_some(rows));
-            out.7 = premises;
-            Ok((out, bytes))
+            Ok((
+                job_outcome(&keys, done, per_goal.then_some(rows), corpus),
+                bytes,
+            ))
         })?;
         done.map_err(py_err)
     }
@@ -1208,15 +1219,15 @@ fn merge(
             (f.name, f.bytes, f.fingerprint, l.count, l.missing)
         })
         .collect();
-    let mut out = outcome(
+    let out = outcome(
         &keys,
         &summary,
         None,
         Some(merged.encode()),
         Vec::new(),
         Vec::new(),
+        merged.premises(),
     );
-    out.7 = merged.premises().map(|p| p.counts().to_vec());
     Ok((out, lacking))
 }
 

@@ -360,6 +360,7 @@ impl NativeSession {
             None,
             warned,
             Vec::new(),
+            None,
         ))
     }
 
@@ -391,8 +392,7 @@ impl NativeSession {
         let per_goal = self.per_goal;
         // A summary does not record -J or -N, groups or strata: such a session hands none on.
         let o = s.evaluator().options();
-        let travels =
-            !o.judged_only && o.collection_size == 0 && o.group_by.is_none() && o.strata.is_none();
+        let travels = o.summary_travels();
         let corpus = o.premises.is_some();
         let (done, partial): (Evaluation, Option<Partial>) = py
             .detach(|| {
@@ -411,17 +411,16 @@ impl NativeSession {
             })
             .map_err(py_err)?;
         let warned = warnings(&done.report, &done.summary.counts());
-        let mut out = outcome(
+        // With a corpus, what the premise protocol counted (`Result.premises`).
+        Ok(outcome(
             &self.keys,
             &done.summary,
             per_goal.then_some(rows),
             partial.map(|p| p.encode()),
             warned,
             Vec::new(),
-        );
-        // With a corpus, what the premise protocol counted (`Result.premises`).
-        out.7 = corpus.then(|| done.report.premises.counts().to_vec());
-        Ok(out)
+            corpus.then_some(&done.report.premises),
+        ))
     }
 }
 

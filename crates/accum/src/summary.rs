@@ -198,7 +198,7 @@ pub enum Placed {
 
 /// Goals of a summary that a key placed in none of its strata: how many, and the least by
 /// name (the same whatever the order goals came in or summaries merged).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 struct Unplaced {
     goals: u64,
     least: Option<Box<[u8]>>,
@@ -238,10 +238,7 @@ struct Strata {
 
 impl PartialEq for Strata {
     fn eq(&self, other: &Strata) -> bool {
-        self.table == other.table
-            && self.unplaced.len() == other.unplaced.len()
-            && (self.unplaced.iter().zip(&other.unplaced))
-                .all(|((a, x), (b, y))| a == b && x.goals == y.goals && x.least == y.least)
+        self.table == other.table && self.unplaced == other.unplaced
     }
 }
 

@@ -157,7 +157,7 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
     let threads = a.scoring.threads();
     let actual = lemma_eval::read_actual_within(&a.actual, threads, &a.memory.spill())?;
     let actual = std::sync::Arc::new(actual);
-    let mut inputs = vec![lemma_report::InputFile::of("actual sets", &a.actual)];
+    let inputs = vec![lemma_report::InputFile::of("actual sets", &a.actual)];
     // The premise protocol and the groups and strata, read once for every run.
     let base = crate::groups::apply_all(
         a.scoring.builder().spill(a.memory.spill()),
@@ -166,9 +166,6 @@ pub(crate) fn run_report(a: ReportArgs) -> Result<(), Fail> {
         &a.actual,
         a.scoring.rules.relevance_level,
     )?;
-    if let Some(corpus) = &a.premise.corpus {
-        inputs.push(lemma_report::InputFile::of("corpus", corpus));
-    }
     let command = lemma_report::command_line(std::env::args_os());
     let page = lemma_report::page(base, actual, inputs, &a.predicted, command)?;
     let html = lemma_report::html(&page).map_err(|e| Fail(2, e))?;

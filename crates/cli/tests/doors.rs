@@ -110,7 +110,8 @@ fn inputs(dir: &Path, seed: u64, shuffled: bool) -> (PathBuf, PathBuf) {
     (qp, rp)
 }
 
-/// The goals pushed round-robin into `n` sessions of `ev`, the sessions merged into one.
+/// The goals pushed round-robin into `n` sessions of `ev`, the sessions merged into one (one
+/// session: the goals pushed into it).
 fn merged_sessions(ev: &Evaluator, gs: &[RankedGoal], n: usize) -> lemma_eval::Session {
     let mut parts: Vec<_> = (0..n).map(|_| ev.session().unwrap()).collect();
     for (i, g) in gs.iter().enumerate() {
@@ -121,6 +122,26 @@ fn merged_sessions(ev: &Evaluator, gs: &[RankedGoal], n: usize) -> lemma_eval::S
         merged.merge(p).unwrap();
     }
     merged
+}
+
+/// The goals pushed through `ev`'s async `Pool` (two workers, eight goals in flight, no rows).
+fn pooled(ev: &Evaluator, gs: &[RankedGoal]) -> lemma_eval::Evaluation {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let opts = PoolOptions {
+            workers: Some(2),
+            in_flight: 8,
+            rows: false,
+        };
+        let pool = ev.pool(opts).unwrap();
+        for g in gs.iter().cloned() {
+            pool.push(g).await.unwrap();
+        }
+        pool.finish().await.unwrap()
+    })
 }
 
 /// The run's goals as the push API takes them, in file order.
@@ -389,46 +410,24 @@ fn every_door_gives_the_commands_strata() {
             .unwrap();
         check("Evaluator", &done.summary);
         let gs = goals(&r);
-        let mut s = ev.session().unwrap();
-        for g in &gs {
-            g.push_into(&mut s).unwrap();
-        }
+        let s = merged_sessions(&ev, &gs, 1);
         // A session's summary file would drop the strata: refused, as the command's is.
         let e = s.partial().unwrap_err().to_string();
         assert!(
             e.contains("--by gold-size --by novelty --by file: a summary that"),
             "{e}"
         );
-        check("Session", &s.finish(&mut SummaryOnly).unwrap().summary);
         // What the strata met, from a session and the pool of `ev`, whose evaluations above
         // met the same goals (each evaluation counts its own).
-        let mut s = ev.session().unwrap();
-        for g in &gs {
-            g.push_into(&mut s).unwrap();
-        }
         let done = s.finish(&mut SummaryOnly).unwrap();
+        check("Session", &done.summary);
         assert_eq!(done.report.strata, met, "Session, {case}");
         let merged = merged_sessions(&ev, &gs, 3);
         check(
             "Sessions merged",
             &merged.finish(&mut SummaryOnly).unwrap().summary,
         );
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .build()
-            .unwrap();
-        let done = rt.block_on(async {
-            let opts = PoolOptions {
-                workers: Some(2),
-                in_flight: 8,
-                rows: false,
-            };
-            let pool = ev.pool(opts).unwrap();
-            for g in gs.clone() {
-                pool.push(g).await.unwrap();
-            }
-            pool.finish().await.unwrap()
-        });
+        let done = pooled(&ev, &gs);
         check("Pool", &done.summary);
         // The goal named is the first by name, whichever worker met it.
         assert_eq!(done.report.strata, met, "Pool, {case}");
@@ -453,10 +452,6 @@ fn every_door_masks_as_the_command() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let bin = env!("CARGO_BIN_EXE_lemma-eval");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .unwrap();
     for seed in [2, 9] {
         let (c, a, r, lec) = (
             d.join("corpus.jsonl"),
@@ -546,28 +541,15 @@ fn every_door_masks_as_the_command() {
             .unwrap();
         check("Evaluator", &done.summary, &done.report.premises);
         let gs = goals(&r);
-        let mut s = ev.session().unwrap();
-        for g in &gs {
-            g.push_into(&mut s).unwrap();
-        }
-        let done = s.finish(&mut SummaryOnly).unwrap();
+        let done = merged_sessions(&ev, &gs, 1)
+            .finish(&mut SummaryOnly)
+            .unwrap();
         check("Session", &done.summary, &done.report.premises);
         let done = merged_sessions(&ev, &gs, 3)
             .finish(&mut SummaryOnly)
             .unwrap();
         check("Sessions merged", &done.summary, &done.report.premises);
-        let done = rt.block_on(async {
-            let opts = PoolOptions {
-                workers: Some(2),
-                in_flight: 8,
-                rows: false,
-            };
-            let pool = ev.pool(opts).unwrap();
-            for g in gs.clone() {
-                pool.push(g).await.unwrap();
-            }
-            pool.finish().await.unwrap()
-        });
+        let done = pooled(&ev, &gs);
         check("Pool", &done.summary, &done.report.premises);
     }
 }

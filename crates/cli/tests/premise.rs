@@ -1115,15 +1115,17 @@ fn shards_merge_only_under_one_corpus_mask_and_places() {
         r#"{"goal_id": "g1", "file_path": "A.lean", "theorem_pos": [20, 9]}"#,
     )
     .unwrap();
-    let shard = |k: &str, name: &str, extra: &[&str]| -> String {
+    // Shard `k` of the run against `actual`, its summary written to `name`.
+    let shard_of = |actual: &str, k: &str, name: &str, extra: &[&str]| -> String {
         let out = d(name);
-        let mut args = vec!["eval", &a, &r, "--shard", k, "--summary-out", &out];
+        let mut args = vec!["eval", actual, &r, "--shard", k, "--summary-out", &out];
         args.extend(["-o", "/dev/null", "--quiet"]);
         args.extend(ms);
         args.extend(extra);
         ok(&args);
         out
     };
+    let shard = |k: &str, name: &str, extra: &[&str]| shard_of(&a, k, name, extra);
     let masked = ["--corpus", c.as_str(), "--mask", "accessible"];
     let first = shard("1/2", "1.sum", &masked);
     let binary = shard("2/2", "2b.sum", &["--corpus", &lec, "--mask", "accessible"]);
@@ -1160,20 +1162,7 @@ fn shards_merge_only_under_one_corpus_mask_and_places() {
             .collect::<String>(),
     )
     .unwrap();
-    let out = d("2r.sum");
-    let mut args = vec![
-        "eval",
-        &reversed,
-        &r,
-        "--shard",
-        "2/2",
-        "--summary-out",
-        &out,
-    ];
-    args.extend(["-o", "/dev/null", "--quiet"]);
-    args.extend(ms);
-    args.extend(masked);
-    ok(&args);
+    let out = shard_of(&reversed, "2/2", "2r.sum", &masked);
     assert_eq!(
         ok(&["merge", &first, &out, "--format", "tsv", "--quiet"]),
         want
@@ -1204,12 +1193,26 @@ fn shards_merge_only_under_one_corpus_mask_and_places() {
             "different options: corpus or goal places: another library or other places",
         ),
     ];
+    // The run's values file, written to `name`.
+    let values_of = |name: &str, extra: &[&str]| -> String {
+        let out = d(name);
+        let mut args = vec![
+            "eval",
+            &a,
+            &r,
+            "--values-out",
+            &out,
+            "-o",
+            "/dev/null",
+            "--quiet",
+        ];
+        args.extend(ms);
+        args.extend(extra);
+        ok(&args);
+        out
+    };
     // A values file of the masked evaluation: read by a masked comparison, refused by another.
-    let values = d("masked.values");
-    let mut args = vec!["eval", &a, &r, "--values-out", &values, "-o", "/dev/null"];
-    args.extend(["--quiet", "--corpus", &c, "--mask", "accessible"]);
-    args.extend(ms);
-    ok(&args);
+    let values = values_of("masked.values", &masked);
     let e = fails(&[
         "compare", &a, &values, &r, "-m", "AP", "-m", "R@3", "-m", "RR",
     ]);
@@ -1222,19 +1225,7 @@ fn shards_merge_only_under_one_corpus_mask_and_places() {
     ok(&args);
     // A values file written before values files recorded the protocol (version 1): read by a
     // comparison without a corpus as before, refused by one with it.
-    let plain = d("plain.values");
-    let mut args = vec![
-        "eval",
-        &a,
-        &r,
-        "--values-out",
-        &plain,
-        "-o",
-        "/dev/null",
-        "--quiet",
-    ];
-    args.extend(ms);
-    ok(&args);
+    let plain = values_of("plain.values", &[]);
     let v1 = d("v1.values");
     std::fs::write(&v1, common::downgraded(&std::fs::read(&plain).unwrap(), 1)).unwrap();
     let table = |run: &str| {

@@ -853,7 +853,10 @@ impl JoinEvaluator {
             check_text_options(&self.options)?;
             let (summary, report, jr) =
                 crate::join::evaluate(&self.qrels, predictions, &self.options, sink, progress)?;
-            return Ok((Evaluation { summary, report }, jr));
+            return Ok((
+                Evaluation { summary, report }.finish_groups(&self.options)?,
+                jr,
+            ));
         }
         let actual = self.qrels.sets_whole()?;
         let jr = crate::join::JoinReport {

@@ -148,10 +148,15 @@ fn in_file(e: EvalError, path: &std::path::Path) -> EvalError {
 }
 
 fn goal_error(goal: &[u8], message: String) -> EvalError {
+    syntax_error(format!("goal `{}`: {message}", show(goal)))
+}
+
+/// An input error of no file whose message says it all (it names the goal).
+fn syntax_error(message: String) -> EvalError {
     EvalError::Input(InputError::file(
         ErrorKind::Syntax,
         std::path::Path::new(""),
-        format!("goal `{}`: {message}", show(goal)),
+        message,
     ))
 }
 
@@ -223,19 +228,10 @@ impl<'a> Worker<'a> {
             }
         }
         if let Some(cols) = self.columns {
-            let (lemmas, level) = (&self.actual.lemmas, self.opts.relevance_level);
-            let relevant = truth
-                .entries()
-                .filter(|&(_, grade)| grade >= level)
-                .map(|(id, _)| lemmas.name(id));
-            (self.access.begin(cols, name, relevant, &mut chunk.premises)).map_err(|m| {
-                // The message names the goal.
-                EvalError::Input(InputError::file(
-                    ErrorKind::Syntax,
-                    std::path::Path::new(""),
-                    m,
-                ))
-            })?;
+            let relevant =
+                crate::feed::relevant_names(truth, &self.actual.lemmas, self.opts.relevance_level)
+                    .map(|(_, name)| name);
+            (self.access.begin(cols, name, relevant, &mut chunk.premises)).map_err(syntax_error)?;
         }
         // Under the mask, only the accessible ones are ranked.
         let masked = self.columns.is_some_and(Columns::masks) && self.access.placed;

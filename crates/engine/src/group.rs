@@ -84,7 +84,7 @@ impl GroupBy {
     /// without a group by name.
     pub(crate) fn finish(&self, summary: &Summary) -> Result<GroupReport, crate::EvalError> {
         let (ungrouped, first) = summary.ungrouped().unwrap_or_default();
-        let first = first.filter(|_| ungrouped > 0).map(show);
+        let first = first.map(show);
         if let (true, Some(g)) = (self.strict, &first) {
             let keys = self.groups.keys().join("` or `");
             let sources = self

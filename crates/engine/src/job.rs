@@ -514,8 +514,8 @@ impl Job {
 struct Loading(Option<std::thread::JoinHandle<Result<Premises, InputError>>>);
 
 impl Loading {
-    /// `builder` with the premises, once loaded (waits for them). While they load, predictions
-    /// in a matrix or a store are opened (their names read and checked), not after.
+    /// `builder` with the premises, once loaded (waits for them). Predictions in a matrix or a
+    /// store are opened first (their names read and checked while the premises may still load).
     fn ready(
         &mut self,
         builder: EvaluatorBuilder,
@@ -523,8 +523,8 @@ impl Loading {
         names: Option<&MatrixNames>,
         mmap: bool,
     ) -> Result<EvaluatorBuilder, EvalError> {
-        if let (Some(h), PredictedInput::Path(p)) = (&self.0, &*predicted) {
-            if !h.is_finished() && InputKind::of(p)? != InputKind::Text {
+        if let (Some(_), PredictedInput::Path(p)) = (&self.0, &*predicted) {
+            if InputKind::of(p)? != InputKind::Text {
                 let opened = Predictions::open(p, names, mmap)?;
                 *predicted = PredictedInput::Opened(Box::new(opened));
             }
@@ -719,7 +719,6 @@ impl OpenJob {
         sink: &mut dyn Sink,
         progress: Option<&(dyn Fn(u64) + Sync)>,
     ) -> Result<Outcome, EvalError> {
-        let opts = self.options().clone();
         let OpenJob {
             engine,
             predictions,
@@ -728,8 +727,6 @@ impl OpenJob {
         } = self;
         let mut outcome =
             evaluate_engine(engine, predictions, &mut read, mergeable, sink, progress)?;
-        // The joined engine's evaluation ends here (the held one's in its evaluator).
-        outcome.evaluation = outcome.evaluation.finish_groups(&opts)?;
         outcome.actual_read = read;
         Ok(outcome)
     }

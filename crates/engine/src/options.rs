@@ -171,6 +171,16 @@ impl EvalOptions {
     pub(crate) fn skips_no_relevant(&self, t: &Truth<'_>) -> bool {
         t.counts(self.relevance_level).0 == 0 && self.zero_rel == ZeroRelMode::Skip
     }
+
+    /// Whether an evaluation under these options has a summary that travels (a
+    /// [`crate::Partial`]): not with `-J`, `-N`, groups or strata, which a summary file does not
+    /// record (making one is then an error saying which).
+    pub fn summary_travels(&self) -> bool {
+        !self.judged_only
+            && self.collection_size == 0
+            && self.group_by.is_none()
+            && self.strata.is_none()
+    }
 }
 
 /// The compiled plan for `opts` (the measures and the options that change numbers).

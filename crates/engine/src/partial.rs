@@ -637,20 +637,10 @@ impl Partial {
         }
         self.check_disjoint_goals(other)?;
         let premises = match (&self.premises, &other.premises) {
-            (Some(a), Some(b)) => {
-                let sum = |x: u64, y: u64| x.checked_add(y).ok_or(MergeError::Overflow);
-                let n = (|| -> Result<_, MergeError> {
-                    Ok(crate::PremiseReport {
-                        goals: sum(a.goals, b.goals)?,
-                        masked: sum(a.masked, b.masked)?,
-                        unknown_premises: sum(a.unknown_premises, b.unknown_premises)?,
-                        unlisted_files: sum(a.unlisted_files, b.unlisted_files)?,
-                        gold_inaccessible: sum(a.gold_inaccessible, b.gold_inaccessible)?,
-                        ..crate::PremiseReport::default()
-                    })
-                })();
-                Some(n.map_err(merge_error)?)
-            }
+            (Some(a), Some(b)) => Some(
+                a.checked_sum(b)
+                    .ok_or_else(|| merge_error(MergeError::Overflow))?,
+            ),
             (None, None) => None,
             // Equal plans with a corpus both carry counts (checked as they are read).
             _ => {
@@ -902,14 +892,7 @@ impl Partial {
                     for x in &mut n {
                         *x = r.u64()?;
                     }
-                    Some(crate::PremiseReport {
-                        goals: n[0],
-                        masked: n[1],
-                        unknown_premises: n[2],
-                        unlisted_files: n[3],
-                        gold_inaccessible: n[4],
-                        ..crate::PremiseReport::default()
-                    })
+                    Some(crate::PremiseReport::from_counts(n))
                 }
                 c => return Err(corrupt(&format!("premise counts code {c}"))),
             },

@@ -207,8 +207,9 @@ impl Premises {
         }
     }
 
-    /// Goal `goal`'s place for its ranking, counted in `report` (a file the corpus does not
-    /// list); `needed`: the mask or a measure reads it. Every ranked goal's, whatever its input
+    /// Goal `goal`'s place for its ranking, counted in `report` (a goal ranked under the
+    /// corpus when its place is known or its file unlisted; a file the corpus does not list);
+    /// `needed`: the mask or a measure reads it. Every ranked goal's, whatever its input
     /// (names through [`GoalMask`], ids and scores through the columns' access). An error
     /// message naming the goal when its place is needed and not known, or under `--strict`.
     pub(crate) fn goal_at(
@@ -218,7 +219,10 @@ impl Premises {
         report: &mut PremiseReport,
     ) -> Result<GoalAt, String> {
         match self.places.get(goal) {
-            Some(GoalPlace::Known(place)) => Ok(GoalAt::Known(place)),
+            Some(GoalPlace::Known(place)) => {
+                report.goals += 1;
+                Ok(GoalAt::Known(place))
+            }
             Some(GoalPlace::UnlistedFile(f)) => {
                 if self.strict {
                     return Err(format!(
@@ -228,6 +232,7 @@ impl Premises {
                         self.corpus.path().display()
                     ));
                 }
+                report.goals += 1;
                 report.unlisted_files += 1;
                 if report.first_unlisted_file.is_none() {
                     report.first_unlisted_file = Some((show(goal), show(f)));
@@ -360,25 +365,47 @@ impl PremiseReport {
         ]
     }
 
-    /// The counts alone, without the first cases.
-    pub(crate) fn counts_only(&self) -> PremiseReport {
+    /// A report of these counts, in [`PremiseReport::counts`]' order, and no first cases.
+    pub(crate) fn from_counts(n: [u64; 5]) -> PremiseReport {
+        let [goals, masked, unknown_premises, unlisted_files, gold_inaccessible] = n;
         PremiseReport {
-            goals: self.goals,
-            masked: self.masked,
-            unknown_premises: self.unknown_premises,
-            unlisted_files: self.unlisted_files,
-            gold_inaccessible: self.gold_inaccessible,
+            goals,
+            masked,
+            unknown_premises,
+            unlisted_files,
+            gold_inaccessible,
             ..PremiseReport::default()
         }
     }
 
+    /// The counts alone, without the first cases.
+    pub(crate) fn counts_only(&self) -> PremiseReport {
+        PremiseReport::from_counts(self.counts().map(|(_, n)| n))
+    }
+
+    /// The counts of both, added; `None` past 2^64 - 1.
+    pub(crate) fn checked_sum(&self, other: &PremiseReport) -> Option<PremiseReport> {
+        let (a, b) = (self.counts(), other.counts());
+        let mut n = [0u64; 5];
+        for (i, x) in n.iter_mut().enumerate() {
+            *x = a[i].1.checked_add(b[i].1)?;
+        }
+        Some(PremiseReport::from_counts(n))
+    }
+
     /// Sets the counts to `c`'s (the first cases kept).
     pub(crate) fn restore_counts(&mut self, c: &PremiseReport) {
-        self.goals = c.goals;
-        self.masked = c.masked;
-        self.unknown_premises = c.unknown_premises;
-        self.unlisted_files = c.unlisted_files;
-        self.gold_inaccessible = c.gold_inaccessible;
+        let first = (
+            self.first_unknown_premise.take(),
+            self.first_unlisted_file.take(),
+            self.first_gold_inaccessible.take(),
+        );
+        *self = c.counts_only();
+        (
+            self.first_unknown_premise,
+            self.first_unlisted_file,
+            self.first_gold_inaccessible,
+        ) = first;
     }
 
     /// Adds `other`'s counts (a later part of the input: its first cases come after ours).
@@ -516,7 +543,6 @@ impl GoalMask {
             }
             Err(m) => return Err(goal_error(line, m)),
         };
-        report.goals += 1;
         self.file = place.map(|at| at.file);
         self.origin_counts = [0; 2];
         let index = p.index();

@@ -408,8 +408,7 @@ impl Session {
     fn abandon(&mut self) {
         self.ranking.reset();
         *self.ranking.stats() = RankStats::default();
-        let before = self.premises_before.clone();
-        self.report.premises.restore_counts(&before);
+        self.report.premises.restore_counts(&self.premises_before);
     }
 
     /// Evaluates goal `goal` ranked as `lemmas` (best first). Repeats, the depth and (under tie
@@ -861,13 +860,7 @@ impl Session {
     /// [`Session::finish`], and the session as a summary that travels ([`Session::into_partial`]):
     /// both from one session, for a caller that prints its result and hands it on.
     pub fn finish_partial(self, rows: &mut dyn Sink) -> Result<(Evaluation, Partial), EvalError> {
-        let partial = Partial::new(
-            &self.ev,
-            self.summary.clone(),
-            &self.seen,
-            self.ev.options().universe,
-            &self.report.premises,
-        )?;
+        let partial = self.partial()?;
         Ok((self.finish(rows)?, partial))
     }
 

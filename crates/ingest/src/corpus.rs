@@ -174,8 +174,9 @@ struct Batch {
 impl Batch {
     /// Each line parsed, the premises ReProver's rules skip left out and counted, or the message
     /// of its syntax error (the lines after it are not parsed: they are never added).
-    /// Lines are cut here, on the parsing threads (the reading thread only finds the batch's
-    /// last line ending): a line's ending is left out, a blank line dropped. Gives the batch's
+    /// Lines are cut here, on the parsing threads (the reading thread finds the batch's last
+    /// line ending and counts its lines, one vectorised pass, for the next batch's first line
+    /// number): a line's ending is left out, a blank line dropped. Gives the batch's
     /// buffer back, to be filled again.
     fn parse(self) -> (ParsedBatch, Vec<u8>) {
         let mut out = ParsedBatch {
@@ -332,8 +333,7 @@ impl Corpus {
         let input = crate::input::open_with(path, false)?;
         // The bytes on disk: a compressed file's, fewer than its lines', only make the first
         // guess of the premises' table small.
-        let size = std::fs::metadata(path).ok().map(|m| m.len());
-        Corpus::from_reader_sized(path, input.reader, size)
+        Corpus::from_reader_sized(path, input.reader, input.size_on_disk)
     }
 
     /// The corpus at `path` if it is in binary form.
@@ -460,9 +460,6 @@ impl Corpus {
                 carry.clear();
                 let mut failed = None;
                 let cut = loop {
-                    if text.len() < want {
-                        text.resize(want, 0);
-                    }
                     // Read straight into the batch (a buffered reader whose buffer is empty
                     // passes a large read through): the bytes are copied once, by the kernel.
                     while len < want {
@@ -503,6 +500,7 @@ impl Corpus {
                     }
                     searched = len;
                     want = len * 2;
+                    text.resize(want, 0);
                 };
                 let end = failed.is_some() || cut == len && len < want;
                 carry.extend_from_slice(&text[cut..len]);
@@ -700,7 +698,7 @@ impl Corpus {
         let mut h = mix(0x636f_7270_7573_0001, self.files.len() as u64);
         for f in 0..self.files.len() {
             let r = &self.file_premises[f];
-            h = mix(h, self.files.hash_of(f as u32));
+            h = mix(h, self.file_hash(f as u32));
             h = mix(h, (r.start as u64) << 32 | r.end as u64);
             for &w in &self.closure[f * self.words..(f + 1) * self.words] {
                 h = mix(h, w);
@@ -739,6 +737,11 @@ impl Corpus {
     /// The path of file `id`.
     pub fn file_path(&self, id: u32) -> &[u8] {
         self.files.name(id)
+    }
+
+    /// The name hash of file `id`'s path (`bytes::name_hash` of [`Corpus::file_path`], kept).
+    pub(crate) fn file_hash(&self, id: u32) -> u64 {
+        self.files.hash_of(id)
     }
 
     /// File `id`'s premises' ids.

@@ -218,7 +218,7 @@ impl GoalPlaces {
             let path = match file {
                 NO_FILE => u64::MAX,
                 f if f >= UNLISTED => self.unlisted.hash_of(f - UNLISTED),
-                f => crate::truth::name_hash(corpus.file_path(f)),
+                f => corpus.file_hash(f),
             };
             let term = mix(0x706c_6163_6573_0001, self.goals.hash_of(g as u32));
             let term = mix(mix(term, path), (pos.line as u64) << 32 | pos.col as u64);

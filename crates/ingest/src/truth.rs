@@ -277,15 +277,14 @@ impl Interner {
     /// The ids of `names` ([`Interner::get`] of each, in order), appended to `ids`: looked up
     /// in the software pipeline of [`Interner::intern_many`].
     pub fn get_many(&self, names: &[&[u8]], ids: &mut Vec<Option<u32>>) {
-        if self.listed || self.slots.is_empty() {
-            ids.extend(names.iter().map(|n| self.get(n)));
-            return;
-        }
+        let pipelined = !self.listed && !self.slots.is_empty();
         let hashes: Vec<u64> = names.iter().map(|n| name_hash(n)).collect();
         ids.reserve(names.len());
         for (i, (&h, name)) in hashes.iter().zip(names).enumerate() {
-            self.ask_ahead(&hashes, i);
-            ids.push(self.find(h, name).ok().map(|s| self.slots[s].id()));
+            if pipelined {
+                self.ask_ahead(&hashes, i);
+            }
+            ids.push(self.get_hashed(h, name));
         }
     }
 

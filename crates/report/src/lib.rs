@@ -241,7 +241,8 @@ impl InputFile {
 /// with `builder`'s options (the premise protocol, groups and strata included; its measures
 /// are replaced): [`evaluate_run`] for each, a pooled curve each within the builder's memory
 /// budget (spilled to its directory), then [`compare_runs`]. `inputs`: the page's inputs
-/// before the predictions (the actual sets, a corpus); `command`: what made the page. Every
+/// before the corpus (the builder's, listed here) and the predictions: the actual sets when
+/// they are a file; `command`: what made the page. Every
 /// door's report (`lemma-eval report`, Python's `lemma_eval.report`) is made here.
 pub fn page(
     builder: EvaluatorBuilder,
@@ -256,6 +257,9 @@ pub fn page(
         settings.threads,
         settings.spill.directory(),
     );
+    if let Some(p) = &settings.premises {
+        inputs.push(InputFile::of("corpus", p.corpus().path()));
+    }
     let mut runs = Vec::new();
     for p in predicted {
         inputs.push(InputFile::of("predictions", p));

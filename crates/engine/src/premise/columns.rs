@@ -250,7 +250,6 @@ impl Access {
             GoalAt::Unlisted => None,
             GoalAt::Unneeded => return Ok(()), // only the ids the corpus does not define are counted
         };
-        report.goals += 1;
         for name in relevant {
             let id = p.corpus.premise_id(name);
             let accessible =

@@ -56,17 +56,22 @@ pub struct Found {
 pub struct PremiseIndex {
     /// The entries: a power of two of them, at most half full.
     table: Table,
-    /// The table's first entry and its length less one (a lookup's mask), read once: the
-    /// lookups of a ranking of names run in its hottest loop.
+    /// Where the lookups read it.
+    slots: Slots,
+}
+
+/// The table's first entry and its length less one (a lookup's mask), read once: the lookups of
+/// a ranking of names run in its hottest loop.
+struct Slots {
     first: std::ptr::NonNull<Entry>,
     mask: usize,
 }
 
-// SAFETY: `first` points into `table`, which the index owns and never changes after it is built;
-// sharing it between threads shares read-only memory.
-unsafe impl Send for PremiseIndex {}
+// SAFETY: `first` points into the index's `table`, which the index owns and never changes after
+// it is built; sharing it between threads shares read-only memory.
+unsafe impl Send for Slots {}
 // SAFETY: as above.
-unsafe impl Sync for PremiseIndex {}
+unsafe impl Sync for Slots {}
 
 /// Zeroed memory for the entries: an anonymous mapping (whose pages the kernel is asked to back
 /// with huge pages before they are first touched: a lookup at random in a table of tens of
@@ -148,14 +153,17 @@ impl PremiseIndex {
             };
         }
         let first = std::ptr::NonNull::from(&table.entries()[0]);
-        PremiseIndex { table, first, mask }
+        PremiseIndex {
+            table,
+            slots: Slots { first, mask },
+        }
     }
 
     /// The entry in slot `i & mask`.
     #[inline(always)]
     fn entry(&self, i: usize) -> &Entry {
         // SAFETY: `first` is the first of `mask + 1` entries that live as long as `self`.
-        unsafe { &*self.first.as_ptr().add(i & self.mask) }
+        unsafe { &*self.slots.first.as_ptr().add(i & self.slots.mask) }
     }
 
     /// Hints the cache to bring in the entry where the lookup of a name hashed `hash` starts.
