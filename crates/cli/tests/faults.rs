@@ -491,10 +491,11 @@ impl Change {
 }
 
 /// Runs `eval ARGS --per-goal` with its rows going to a pipe that is not read until `path` has
-/// been changed: once the first bytes of rows arrive the input is open (mapped) and being read,
-/// and the rows of the goals still to come (megabytes) cannot be written until the pipe is read,
-/// so the command is still reading when the change lands and checks the file after it, whatever
-/// the timing.
+/// been changed: once the first bytes of rows arrive the input is open (mapped), and the rows of
+/// the goals still to come (megabytes) cannot be written until the pipe is read, so the command
+/// has not finished when the change lands, whatever the timing (its workers may have read the
+/// whole file by then: they read a window of batches ahead of the rows), and checks the file
+/// after it.
 fn changed_during_a_run(args: &[&str], path: &Path, change: Change, tail: &[u8]) -> Ran {
     let peak = tempfile::NamedTempFile::new().unwrap();
     let mut child = measured(peak.path())
@@ -508,6 +509,9 @@ fn changed_during_a_run(args: &[&str], path: &Path, change: Change, tail: &[u8])
     let mut stdout = child.stdout.take().unwrap();
     let mut first = [0u8; 1];
     stdout.read_exact(&mut first).unwrap();
+    // Time for the workers to read ahead, perhaps to the end: the change then lands after the
+    // last read, the case a slow machine gives; it must be found all the same.
+    std::thread::sleep(std::time::Duration::from_millis(200));
     change.apply(path, tail);
     let mut err_pipe = child.stderr.take().unwrap();
     let err = std::thread::spawn(move || {

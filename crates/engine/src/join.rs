@@ -195,6 +195,9 @@ pub(crate) fn evaluate(
             lines_before,
         ));
     }
+    // A plain file changed at any time before the evaluation's end is an error, whether or not
+    // the workers had read past the change (they read a window of batches ahead of the rows).
+    input.reader.check_unchanged()?;
     report.lines = lines_before;
     report.bytes = input.reader.bytes_read();
     // The goals never ranked: those noted, and those after the last ranked in order (none when

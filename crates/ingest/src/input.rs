@@ -1138,8 +1138,10 @@ impl BatchReader {
 
     /// An error if the plain file read (mapped, or by position) is no longer as it was when it
     /// was opened: its length or modification time moved. A stream is never checked. Checked at
-    /// its end by the reader itself; a caller whose evaluation failed asks too, as an error in
-    /// lines that changed under the reader is better told as the change.
+    /// its end by the reader itself; the evaluation asks again at its own end (its workers read
+    /// ahead of the rows written, so a change may land after the last read), and a caller whose
+    /// evaluation failed asks too, as an error in lines that changed under the reader is better
+    /// told as the change.
     pub fn check_unchanged(&self) -> Result<(), InputError> {
         match &self.stamp {
             Some(s) => s.check(&self.path),

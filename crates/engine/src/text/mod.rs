@@ -188,6 +188,9 @@ pub(crate) fn predict_from(
             collector.lines_before,
         ));
     }
+    // A plain file changed at any time before the evaluation's end is an error, whether or not
+    // the workers had read past the change (they read a window of batches ahead of the rows).
+    input.reader.check_unchanged()?;
     let Collector {
         report: rep,
         first_line,
