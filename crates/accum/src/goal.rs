@@ -976,6 +976,12 @@ impl GoalAccumulator {
         self.finish()
     }
 
+    /// The values the last [`finish`](Self::finish) computed, in the plan's order (all `None`
+    /// before the first).
+    pub fn last_values(&self) -> &[Option<f64>] {
+        &self.values
+    }
+
     /// Ends the goal and computes every measure of the plan.
     pub fn finish(&mut self) -> Result<GoalValues<'_>, GoalError> {
         debug_assert!(self.started, "finish before begin");

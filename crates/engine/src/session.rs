@@ -9,6 +9,10 @@
 //! accumulator as a file's, so a session fed a file's goals gives that file's summary, to the
 //! bit.
 //!
+//! A push that fails (a repeated lemma, a score that is not finite, a goal pushed before, a
+//! premise the protocol refuses) leaves the session as it was: nothing of the goal is counted,
+//! and it may be pushed again; never pushed again, it is evaluated as never pushed.
+//!
 //! Sessions are `Send`: a caller may push from several threads, a session each, and
 //! [`Session::merge`] them (summaries merge exactly; a goal pushed to two sessions is an error).
 //!
@@ -101,6 +105,11 @@ pub struct Session {
     report: Report,
     /// The premise protocol's counts before the current goal began ([`Session::abandon`]).
     premises_before: crate::PremiseReport,
+    /// The goal of the actual sets begun and not yet ended: a failed push un-marks it.
+    begun: Option<u32>,
+    /// The report's item counts before the current goal began (items, duplicates dropped,
+    /// beyond the depth, goals re-sorted), restored by [`Session::abandon`].
+    counts_before: [u64; 4],
     started: Instant,
 }
 
@@ -148,6 +157,8 @@ impl Evaluator {
                 ..Report::default()
             },
             premises_before: crate::PremiseReport::default(),
+            begun: None,
+            counts_before: [0; 4],
             started: Instant::now(),
             ev: self.clone(),
         })
@@ -347,31 +358,40 @@ impl Session {
     }
 
     /// Starts goal `goal`: its id, or why it is not evaluated (counted in the summary).
+    /// A push that fails leaves the session as it was: the goal is counted as pushed only once
+    /// it begins, and [`Session::abandon`] takes that back.
     fn begin(&mut self, goal: &[u8], kind: Kind) -> Result<Result<u32, GoalFate>, EvalError> {
-        self.report.goals_in_predictions += 1;
         let actual = self.ev.actual_arc().clone();
         let Some((gid, truth)) = actual.goal(goal) else {
             if !self.unknown.insert(goal.to_vec()) {
                 return Err(push_error(goal, "the goal was pushed twice".into()));
             }
+            self.report.goals_in_predictions += 1;
             self.summary.skip(GoalFate::SkippedNoActual);
             return Ok(Err(GoalFate::SkippedNoActual));
         };
         if std::mem::replace(&mut self.seen[gid as usize], true) {
             return Err(push_error(goal, "the goal was pushed twice".into()));
         }
+        self.report.goals_in_predictions += 1;
+        self.begun = Some(gid);
         let opts = self.ev.options();
         let t = truth_of(truth, opts.universe);
         if opts.skips_no_relevant(&t) {
+            self.begun = None;
             self.summary.skip(GoalFate::SkippedNoRelevant);
             return Ok(Err(GoalFate::SkippedNoRelevant));
         }
         self.ranking.reset();
         self.premises_before = self.report.premises.counts_only();
+        self.counts_before = self.item_counts();
         let relevant = relevant_names(truth, &actual.lemmas, opts.relevance_level);
-        (self.ranking.consumer())
-            .begin_goal(goal, 0, relevant, t, &mut self.report.premises)
-            .map_err(|e| premise_error(goal, e))?;
+        let begun =
+            (self.ranking.consumer()).begin_goal(goal, 0, relevant, t, &mut self.report.premises);
+        if let Err(e) = begun {
+            self.abandon();
+            return Err(premise_error(goal, e));
+        }
         match kind {
             Kind::Names => self.judged.set(truth, &actual.lemmas),
             Kind::Ids => self.mark_judged(truth),
@@ -391,9 +411,15 @@ impl Session {
         }
         let stats = std::mem::take(self.ranking.stats());
         self.add_stats(stats);
-        let values = goal_values(goal, self.ranking.consumer().acc.finish())?;
-        self.summary.add(goal, &values);
-        Ok(Pushed::Evaluated(values.values()))
+        let summary = &mut self.summary;
+        let added = goal_values(goal, self.ranking.consumer().acc.finish())
+            .map(|values| summary.add(goal, &values));
+        if let Err(e) = added {
+            self.abandon();
+            return Err(e);
+        }
+        self.begun = None;
+        Ok(Pushed::Evaluated(self.ranking.consumer().acc.last_values()))
     }
 
     fn add_stats(&mut self, s: RankStats) {
@@ -404,11 +430,33 @@ impl Session {
     }
 
     /// Ends a goal that failed after it began: its ranking and counts are dropped (the premise
-    /// protocol's too).
+    /// protocol's too), and it is no longer pushed: the session is as it was before the push,
+    /// and the goal may be pushed again (or is evaluated as never pushed).
     fn abandon(&mut self) {
         self.ranking.reset();
         *self.ranking.stats() = RankStats::default();
         self.report.premises.restore_counts(&self.premises_before);
+        if let Some(gid) = self.begun.take() {
+            self.seen[gid as usize] = false;
+            self.report.goals_in_predictions -= 1;
+            let r = &mut self.report;
+            [
+                r.items,
+                r.duplicates_dropped,
+                r.beyond_depth,
+                r.goals_reordered,
+            ] = self.counts_before;
+        }
+    }
+
+    fn item_counts(&self) -> [u64; 4] {
+        let r = &self.report;
+        [
+            r.items,
+            r.duplicates_dropped,
+            r.beyond_depth,
+            r.goals_reordered,
+        ]
     }
 
     /// Evaluates goal `goal` ranked as `lemmas` (best first). Repeats, the depth and (under tie
@@ -498,7 +546,6 @@ impl Session {
         let goal = goal.as_ref();
         let total: usize = scored.iter().map(|&(n, _)| n as usize + 1).sum();
         if total != names.len() {
-            self.report.goals_in_predictions += 1;
             return Err(push_error(
                 goal,
                 format!(
@@ -541,7 +588,6 @@ impl Session {
         distinct: bool,
     ) -> Result<Pushed<'_>, EvalError> {
         if let Some((at, len, s)) = first_not_finite(items.clone()) {
-            self.report.goals_in_predictions += 1;
             return Err(push_error(
                 goal,
                 format!(
@@ -633,7 +679,6 @@ impl Session {
         self.scores_needed(goal)?;
         crate::evaluator::check_unmasked(self.ev.options(), "lemma ids pushed")?;
         if let Some(&bad) = ids.iter().find(|&&id| id >= MAX_LEMMA_IDS) {
-            self.report.goals_in_predictions += 1;
             return Err(push_error(
                 goal,
                 format!("lemma id {bad}: expected an id below {MAX_LEMMA_IDS}"),
@@ -667,6 +712,7 @@ impl Session {
                     };
                     // Leave the accumulator ready for the next goal.
                     let _ = feed.acc.finish();
+                    self.abandon();
                     return Err(push_error(goal, format!("lemma `{name}` appears twice")));
                 }
                 dropped += 1;

@@ -400,8 +400,7 @@ fn push_errors_name_the_goal() {
             .unwrap_err()),
         "goal `g1`: lemma `xy`: expected a finite score, got inf"
     );
-    // After errors the session still evaluates (and g1, g2 were begun: pushed).
-    let mut s = ev.session().unwrap();
+    // A failed push leaves the session as it was: g1 is pushed again after its failures.
     let x = s.push_ranked("g1", &["x", "a"]).unwrap();
     assert_eq!(x, Pushed::Evaluated(&[Some(0.5)]));
     let mut t = ev.session().unwrap();
@@ -418,6 +417,89 @@ fn push_errors_name_the_goal() {
         .build_from_path(&q)
         .unwrap();
     assert!(s.merge(foreign.session().unwrap()).is_err());
+}
+
+/// Every way a push can fail after its goal began (a repeated lemma as names, as scored pairs,
+/// as ids; a score that is not finite; a universe too small for AUC) leaves the session as it
+/// was: the goal is not pushed (it may be pushed again), and nothing of it is counted. A session
+/// whose pushes failed, then succeeded, finishes as one whose pushes only succeeded; one whose
+/// failed goals are never pushed again evaluates them as never pushed.
+#[test]
+fn a_failed_push_leaves_the_session_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q");
+    std::fs::write(&q, "g1 0 a 1\ng2 0 b 1\ng3 0 c 1\ng4 0 a 1\n").unwrap();
+    let ev = Evaluator::builder()
+        .measure_names(["AP", "RR", "AUC"])
+        .unwrap()
+        .universe(Some(4))
+        .duplicates(lemma_eval::DuplicateMode::Error)
+        .build_from_path(&q)
+        .unwrap();
+    let (x, c) = (ev.lemma_id("a").unwrap(), ev.lemma_id("c").unwrap());
+    // The pushes that succeed: g1 ranks a first (AP 1), g2 ranks b second (AP 1/2), g3 ranks c
+    // third (AP 1/3), g4 as ids, a second (AP 1/2).
+    let good = |s: &mut Session| {
+        assert_eq!(
+            s.push_ranked("g1", &["a", "x"]).unwrap().values().unwrap()[0],
+            Some(1.0)
+        );
+        let g2 = s.push_scored("g2", &[("b", 1.0), ("y", 2.0)]).unwrap();
+        assert_eq!(g2.values().unwrap()[0], Some(0.5));
+        let g3 = s.push_ranked("g3", &["x", "y", "c"]).unwrap();
+        assert_eq!(g3.values().unwrap()[0], Some(1.0 / 3.0));
+        let g4 = s.push_ids("g4", &[c, x]).unwrap();
+        assert_eq!(g4.values().unwrap()[0], Some(0.5));
+    };
+    let mut clean = ev.session().unwrap();
+    good(&mut clean);
+    let mut s = ev.session().unwrap();
+    let msg = |e: EvalError| e.to_string();
+    assert_eq!(
+        msg(s.push_ranked("g1", &["a", "x", "a"]).unwrap_err()),
+        "goal `g1`: lemma `a` appears twice"
+    );
+    assert_eq!(
+        msg(s.push_scored("g2", &[("b", 1.0), ("b", 2.0)]).unwrap_err()),
+        "goal `g2`: lemma `b` appears twice"
+    );
+    assert_eq!(
+        msg(s.push_scored("g2", &[("b", f64::NAN)]).unwrap_err()),
+        "goal `g2`: lemma `b`: expected a finite score, got NaN"
+    );
+    // Five lemmas ranked in a universe of four.
+    assert!(msg(s.push_ranked("g3", &["c", "v", "w", "x", "y"]).unwrap_err()).contains("universe"));
+    assert_eq!(
+        msg(s.push_ids("g4", &[c, x, c]).unwrap_err()),
+        "goal `g4`: lemma `c` appears twice"
+    );
+    assert_eq!(s.report().goals_in_predictions, 0);
+    assert_eq!(s.report().items, 0);
+    assert_eq!(
+        s.summary().counts(),
+        ev.session().unwrap().summary().counts()
+    );
+    // Never pushed again: each is evaluated as never pushed (an empty ranking, AP 0).
+    let never = ev.session().unwrap();
+    assert_eq!(key(&s.snapshot().unwrap()), key(&never.snapshot().unwrap()));
+    // Pushed again: as if the failures had not been.
+    good(&mut s);
+    assert_eq!(s.report().goals_in_predictions, 4);
+    assert_eq!(s.report().items, clean.report().items);
+    let (a, b) = (
+        s.finish(&mut SummaryOnly).unwrap(),
+        clean.finish(&mut SummaryOnly).unwrap(),
+    );
+    assert_eq!(key(&a.summary), key(&b.summary));
+    assert_eq!(a.report.goals_in_predictions, 4);
+    // Mean AP over the four goals: (1 + 1/2 + 1/3 + 1/2) / 4.
+    let lemma_accum::Aggregate::Mean(ap) = a.summary.aggregates()[0].1 else {
+        panic!("AP is a mean");
+    };
+    assert!(
+        (ap - (1.0 + 0.5 + 1.0 / 3.0 + 0.5) / 4.0).abs() < 1e-15,
+        "{ap}"
+    );
 }
 
 /// Cuts `run` into `n` files of whole goals (goal `i` to shard `3 i mod n`); goals of the qrels
