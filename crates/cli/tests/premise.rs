@@ -130,18 +130,63 @@ fn masked_values_are_the_hand_computed_ones() {
     );
     assert!(
         err.contains(
-            "warning: 1 predicted premises are not defined by the corpus (the first: `zz` for \
+            "warning: 1 predicted premises are not defined by the corpus (the first by name: `zz` for \
              goal `g1`)"
         ),
         "{err}"
     );
     assert!(
         err.contains(
-            "warning: 1 relevant premises are not accessible at their goal (the first: `a1` of \
+            "warning: 1 relevant premises are not accessible at their goal (the first by name: `a1` of \
              goal `g2`)"
         ),
         "{err}"
     );
+}
+
+/// The warnings' first cases are the least by name, not the first met: the same on one thread,
+/// on two, and through the JSONL or regrouped paths. Here g3 comes first in the file with `zy`,
+/// g1 later with `zz` and `aa` (the run turned goal by goal): `zy` of g3 is met first, `aa` of
+/// g1 is the least (goal, premise).
+#[test]
+fn warnings_name_the_least_case_whatever_the_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let run_file = dir.path().join("turned.txt");
+    let text = std::fs::read_to_string(fixture("run.txt")).unwrap();
+    let mut goals: Vec<Vec<&str>> = Vec::new();
+    for line in text.lines() {
+        let g = line.split(' ').next().unwrap();
+        match goals.last_mut() {
+            Some(v) if v[0].starts_with(&format!("{g} ")) => v.push(line),
+            _ => goals.push(vec![line]),
+        }
+    }
+    goals.reverse();
+    let mut turned = String::new();
+    for lines in &goals {
+        for l in lines {
+            turned.push_str(l);
+            turned.push('\n');
+        }
+        if lines[0].starts_with("g3 ") {
+            turned.push_str("g3 Q0 zy 3 0.1 premise\n");
+        }
+        if lines[0].starts_with("g1 ") {
+            turned.push_str("g1 Q0 aa 10 0.05 premise\n");
+        }
+    }
+    std::fs::write(&run_file, turned).unwrap();
+    let run_arg = run_file.to_str().unwrap();
+    for extra in [&["--threads", "1"][..], &["--threads", "2"], &["--regroup"]] {
+        let (_, err) = eval("actual.jsonl", run_arg, extra);
+        assert!(
+            err.contains(
+                "warning: 3 predicted premises are not defined by the corpus (the first by name: \
+                 `aa` for goal `g1`)"
+            ),
+            "{extra:?}: {err}"
+        );
+    }
 }
 
 #[test]
@@ -311,7 +356,7 @@ fn problems_are_errors_when_asked_and_named() {
     );
     assert!(
         err.contains(
-            "1 goals stand in files the corpus does not list (the first: goal `g1` in `Z.lean`)"
+            "1 goals stand in files the corpus does not list (the first by name: goal `g1` in `Z.lean`)"
         ),
         "{err}"
     );
@@ -507,7 +552,10 @@ fn a_matrix_is_masked_by_hand() {
         ),
         "{err}"
     );
-    assert!(err.contains("(the first: `zz` for goal `g1`)"), "{err}");
+    assert!(
+        err.contains("(the first by name: `zz` for goal `g1`)"),
+        "{err}"
+    );
     let (unmasked, _) = with(&[]);
     check(
         &unmasked,

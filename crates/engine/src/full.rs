@@ -597,7 +597,7 @@ impl<'a> Worker<'a> {
         masked: bool,
         report: &mut crate::PremiseReport,
     ) -> Result<(), EvalError> {
-        if let Some(&first) = cols.unknown().first() {
+        if let Some(first) = cols.least_unknown() {
             let first = lemmas.get(first as usize);
             if cols.strict() {
                 return Err(goal_error(goal, cols.strict_error(first)));
@@ -648,12 +648,15 @@ impl<'a> Worker<'a> {
         }
         // The ids the corpus does not define (only when it lacks some of the store's names).
         if !cols.unknown().is_empty() {
-            let mut unknown = ids
+            let unknown = ids
                 .iter()
                 .filter(|&&id| in_range(id) && cols.is_unknown(id));
-            if let Some(&first) = unknown.next() {
-                let count = 1 + unknown.count() as u64;
-                let first = self.source_name(first);
+            // Their count, and the least name (the warnings' first case, whatever the ranking).
+            let (count, least) = unknown.fold((0u64, None::<&[u8]>), |(n, least), &id| {
+                let name = self.source_name(id);
+                (n + 1, Some(least.map_or(name, |l| l.min(name))))
+            });
+            if let Some(first) = least {
                 if cols.strict() {
                     return Err(goal_error(goal, cols.strict_error(first)));
                 }

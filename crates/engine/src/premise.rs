@@ -234,9 +234,7 @@ impl Premises {
                 }
                 report.goals += 1;
                 report.unlisted_files += 1;
-                if report.first_unlisted_file.is_none() {
-                    report.first_unlisted_file = Some((show(goal), show(f)));
-                }
+                keep_least(&mut report.first_unlisted_file, goal, f);
                 Ok(GoalAt::Unlisted)
             }
             missing if needed => {
@@ -282,9 +280,7 @@ impl Premises {
             ));
         }
         report.gold_inaccessible += 1;
-        if report.first_gold_inaccessible.is_none() {
-            report.first_gold_inaccessible = Some((show(goal), show(name)));
-        }
+        keep_least(&mut report.first_gold_inaccessible, goal, name);
         Ok(())
     }
 
@@ -408,7 +404,8 @@ impl PremiseReport {
         ) = first;
     }
 
-    /// Adds `other`'s counts (a later part of the input: its first cases come after ours).
+    /// Adds `other`'s counts; of the first cases, the least by name is kept (the same whatever
+    /// the order parts of the input are added in: threads, a pool's workers, merged sessions).
     pub fn add(&mut self, other: &PremiseReport) {
         self.goals += other.goals;
         self.masked += other.masked;
@@ -426,32 +423,35 @@ impl PremiseReport {
                 &other.first_gold_inaccessible,
             ),
         ] {
-            if mine.is_none() {
-                mine.clone_from(theirs);
+            if let Some(t) = theirs {
+                if mine.as_ref().is_none_or(|m| t < m) {
+                    *mine = Some(t.clone());
+                }
             }
         }
     }
 
-    /// The warnings: a sentence for each kind of problem met.
+    /// The warnings: a sentence for each kind of problem met, each naming its first case by name
+    /// (goal, then premise or file).
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if let Some((g, f)) = &self.first_unlisted_file {
             w.push(format!(
-                "{} goals stand in files the corpus does not list (the first: goal `{g}` in \
+                "{} goals stand in files the corpus does not list (the first by name: goal `{g}` in \
                  `{f}`): nothing is accessible there (--strict makes this an error)",
                 self.unlisted_files
             ));
         }
         if let Some((g, p)) = &self.first_unknown_premise {
             w.push(format!(
-                "{} predicted premises are not defined by the corpus (the first: `{p}` for goal \
+                "{} predicted premises are not defined by the corpus (the first by name: `{p}` for goal \
                  `{g}`): counted as inaccessible (--strict makes this an error)",
                 self.unknown_premises
             ));
         }
         if let Some((g, p)) = &self.first_gold_inaccessible {
             w.push(format!(
-                "{} relevant premises are not accessible at their goal (the first: `{p}` of \
+                "{} relevant premises are not accessible at their goal (the first by name: `{p}` of \
                  goal `{g}`): they stay relevant and no masked ranking can find them \
                  (--strict-gold makes this an error)",
                 self.gold_inaccessible
@@ -493,7 +493,7 @@ pub(crate) struct GoalMask {
     /// its repeats.
     emitted: u64,
     seen: SeenSet,
-    /// Premises of this goal the corpus does not define, and where the first one's name lies.
+    /// Premises of this goal the corpus does not define, and where the least one's name lies.
     unknown: u64,
     first_unknown: Option<(usize, usize)>,
 }
@@ -618,7 +618,8 @@ impl GoalMask {
                 .is_some_and(|at| p.corpus.accessible_found(at, f)),
             None => {
                 self.unknown += 1;
-                if self.first_unknown.is_none() {
+                // The least name (the warnings' first case, whatever the ranking's order).
+                if (self.first_unknown).is_none_or(|(s, e)| it.name(data) < &data[s..e]) {
                     self.first_unknown = Some((it.start, it.end()));
                 }
                 false
@@ -662,9 +663,16 @@ impl GoalMask {
             ));
         }
         report.unknown_premises += std::mem::take(&mut self.unknown);
-        if report.first_unknown_premise.is_none() {
-            report.first_unknown_premise = Some((show(goal), show(&data[s..e])));
-        }
+        keep_least(&mut report.first_unknown_premise, goal, &data[s..e]);
         Ok(())
+    }
+}
+
+/// Keeps in `slot` the least (goal, name) case by name: the same case whatever order goals are
+/// met in.
+pub(crate) fn keep_least(slot: &mut Option<(String, String)>, goal: &[u8], name: &[u8]) {
+    let case = (show(goal), show(name));
+    if slot.as_ref().is_none_or(|least| case < *least) {
+        *slot = Some(case);
     }
 }

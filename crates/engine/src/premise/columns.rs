@@ -36,6 +36,9 @@ pub(crate) struct Columns {
     /// Ids the corpus does not define, ascending, and as a bitset.
     unknown: Vec<u32>,
     unknown_bits: Vec<u64>,
+    /// Of those, the one whose name is least (the warnings' first case, the same whatever the
+    /// columns' order).
+    least_unknown: Option<u32>,
     /// Whether each goal needs its place (`--mask accessible`, or a leak measure).
     placed: bool,
 }
@@ -95,6 +98,7 @@ impl Columns {
             unknown_bits[u as usize / 64] |= 1 << (u % 64);
         }
         let placed = premises.mask || leaks;
+        let least_unknown = unknown.iter().copied().min_by_key(|&u| names[u as usize]);
         Columns {
             premises,
             ids,
@@ -104,6 +108,7 @@ impl Columns {
             own: own.into_iter().map(|(_, end, id)| (end, id)).collect(),
             unknown,
             unknown_bits,
+            least_unknown,
             placed,
         }
     }
@@ -121,6 +126,11 @@ impl Columns {
     /// The ids the corpus does not define, ascending.
     pub(crate) fn unknown(&self) -> &[u32] {
         &self.unknown
+    }
+
+    /// The id the corpus does not define whose name is least.
+    pub(crate) fn least_unknown(&self) -> Option<u32> {
+        self.least_unknown
     }
 
     /// Whether the corpus does not define id `id`.
@@ -147,9 +157,7 @@ impl Columns {
         report: &mut PremiseReport,
     ) {
         report.unknown_premises += count;
-        if report.first_unknown_premise.is_none() {
-            report.first_unknown_premise = Some((show(goal), show(first)));
-        }
+        super::keep_least(&mut report.first_unknown_premise, goal, first);
     }
 
     /// Sets `bits` to the ids accessible at `at` (`None`: nothing is); their number.
