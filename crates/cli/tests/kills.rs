@@ -1,7 +1,8 @@
 //! Kills at random moments: `eval -o A --summary-out B` and `curve -o A --plot B` over a
 //! generated run of 20,000 goals (about 0.2 s a run), A and B existing beforehand with known
 //! content, are sent SIGTERM, SIGINT or SIGKILL at seeded random moments, half of them over the
-//! whole run and half near its end, where the outputs are committed. Afterwards A and B are each
+//! whole run and half near its end, where the outputs are committed (then a few more, early or
+//! late, if the machine's load moved every moment to one side of the commit). Afterwards A and B are each
 //! old or new whole, never B new with A old (A is renamed first); with SIGTERM and SIGINT they are
 //! both old or both new and nothing else is in their directory. SIGKILL cannot be caught: between
 //! the two renames it leaves A new with B old and B's hidden temporary (`.B.XXXXXX`), which the
@@ -89,13 +90,22 @@ fn kill_suite(what: &str, args: &[String], out: &Path, signals: &[(libc::c_int, 
     let mut rng = Rng(seed ^ what.len() as u64);
     for &(sig, runs) in signals {
         let mut tally = Tally::default();
-        for i in 0..runs {
+        // After the seeded kills, up to 20 more at a moment sure to be early (a tenth of a run)
+        // or late (two runs) while one end of the run was never reached: a machine whose load
+        // changed under the suite moves every seeded moment to one side.
+        for i in 0..runs + 20 {
+            let late = tally.after + tally.finished + tally.split;
+            if i >= runs && tally.before > 0 && late > 0 {
+                break;
+            }
             std::fs::write(&a, &old_a).unwrap();
             std::fs::write(&b, &old_b).unwrap();
             let whole = whole(&took);
-            let at = match i % 2 {
-                0 => rng.uniform(0.0, 1.05 * whole),
-                _ => rng.uniform(0.8 * whole, 1.15 * whole),
+            let at = match (i >= runs, i % 2) {
+                (true, _) if tally.before == 0 => 0.1 * whole,
+                (true, _) => 2.0 * whole,
+                (false, 0) => rng.uniform(0.0, 1.05 * whole),
+                (false, _) => rng.uniform(0.8 * whole, 1.15 * whole),
             };
             let start = Instant::now();
             let mut child = run();
