@@ -2,7 +2,7 @@
 and on arrays, a Session fed goal by goal or in batches and merged across sessions in any
 grouping, shards merged, and Ray give the command's values and counts, bit for bit, on generated
 inputs with ties, graded judgments, goals missing on either side and the run's goals shuffled.
-(crates/cli/tests/doors.rs holds the Rust doors to the same values.)"""
+(crates/cli/tests/cli/doors.rs holds the Rust doors to the same values.)"""
 
 import random
 import warnings

@@ -113,7 +113,7 @@ def test_arrays_npy_files_and_stores_agree_with_the_command(tmp_path):
                 v = want["summary"][m]
                 assert res.summary[m] == (v["mean"] if isinstance(v, dict) else v), (actual, mask, m)
             assert res.premises == want["premises"], (actual, mask)
-    # The hand-computed goal g1 (crates/cli/tests/premise.rs: a2 ends exactly at the theorem).
+    # The hand-computed goal g1 (crates/cli/tests/cli/premise.rs: a2 ends exactly at the theorem).
     r, _ = _evaluate(F / "actual.jsonl", scores, corpus=CORPUS, mask="accessible",
                      goal_names=goals, lemma_names=lemmas)
     assert r.per_goal["g1"]["AP"] == pytest.approx((1 / 2 + 2 / 3 + 3 / 4) / 3, abs=1e-12)
@@ -277,7 +277,7 @@ def test_compare_masks_as_evaluate_does():
 
 
 def _origin_library(d):
-    """crates/cli/tests/premise.rs's `origin_library`: L.lean (l1 ending at (1, 5), l2 at (2, 5))
+    """crates/cli/tests/cli/premise.rs's `origin_library`: L.lean (l1 ending at (1, 5), l2 at (2, 5))
     and M.lean importing it (m1 at (3, 4), m2 exactly at (5, 2), m3 at (5, 3)); t1 at M.lean
     (5, 2) with m2, m3 in-file, l1 imported and ghost (not in the corpus); t2 at L.lean (9, 0)
     with l1 in-file and m1 imported (not accessible); t3 at M.lean with l2, no predictions."""

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{fails, fixture, ok, run, BIN};
 
 #[test]

@@ -1,7 +1,7 @@
 //! `trec_eval -R qrels_jg` (judgment groups) and trec_eval's parameter forms of `ndcg`, `dcg`,
 //! `ideal_dcg` (custom gains) and `11pt_avg` (custom levels), on small data worked by hand.
 
-mod common;
+use crate::common;
 use common::{fails, ok, run};
 
 /// Writes `files` (name, text) into a new directory; returns it and the paths.

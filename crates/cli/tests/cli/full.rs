@@ -4,7 +4,7 @@
 
 use lemma_accum::Measure;
 use lemma_eval::convert::convert;
-#[path = "../../engine/tests/common/mod.rs"]
+#[path = "../../../engine/tests/engine/common.rs"]
 mod common;
 
 use common::text_eval;

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 use common::{fails, ok_err as ok};
 
 fn s(p: &Path) -> &str {

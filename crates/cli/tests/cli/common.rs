@@ -1,6 +1,4 @@
 //! What the command-line tests share: the binary under test, the fixtures, and running it.
-// Each test file compiles this module on its own and uses a part of it.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -8,7 +8,7 @@ use lemma_accum::*;
 use proptest::prelude::*;
 use std::sync::Arc;
 
-mod trec_reference;
+use crate::trec_reference;
 
 /// One generated goal: a universe of lemma ids, graded judgments, a ranking with scores.
 #[derive(Clone, Debug)]

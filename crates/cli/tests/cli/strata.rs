@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::{fails, ok_err as ok};
 
 /// Five goals: `(goal, [(relevant premise, its rank)], theorem)`. AP: g1 1; g2 (1 + 2/3)/2 =

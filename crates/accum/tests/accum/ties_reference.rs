@@ -33,7 +33,7 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 
-mod trec_reference;
+use crate::trec_reference;
 
 /// The grade of an item the actual set does not mention.
 const UNJUDGED: i32 = i32::MIN;

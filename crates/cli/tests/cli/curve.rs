@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{fixture_arg as fixture, ok, run};
 
 /// Rows of numbers (after the header), each field parsed; the `run` column, if any, kept apart.

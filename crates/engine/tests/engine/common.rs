@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests.
 
-// Each test file compiles this module and uses part of it.
+// The command's tests (crates/cli/tests/cli/full.rs) compile it too and use a part of it.
 #![allow(dead_code)]
 
 use lemma_eval::text::evaluate;

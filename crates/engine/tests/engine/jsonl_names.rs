@@ -10,8 +10,8 @@
 //! serde) and as TREC lines with falling scores. Every per-goal value
 //! and the summary (duplicates counted) must be equal.
 
+use crate::common;
 use lemma_accum::Measure;
-mod common;
 
 use common::text_eval_report;
 use lemma_eval::{EvalOptions, GoalRow};

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 use common::{downgraded, fails, fixture, ok, run};
 
 /// Splits a run into `n` files, goal `i` (in file order) into file `i mod n`, leaving out goal

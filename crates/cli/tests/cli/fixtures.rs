@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-mod common;
+use crate::common;
 use common::{fails, fixture_arg as fixture, run};
 
 fn run_stdin(args: &[&str], input: &[u8]) -> Output {

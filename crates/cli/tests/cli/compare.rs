@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{fails, ok_err as ok, run, BIN};
 
 /// Four goals, one relevant lemma each; run A ranks it at 2, 1, 3, 1 and run B at 1, 1, 1, 2.

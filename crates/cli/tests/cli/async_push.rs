@@ -3,11 +3,11 @@
 //! tsv` prints, byte for byte: on a generated run of 300 goals and on the run of every third goal
 //! (the others' rows come after `finish`); its reading task receives every goal's row.
 
-#[path = "../examples/async_push.rs"]
+#[path = "../../examples/async_push.rs"]
 #[allow(dead_code)]
-mod async_push;
+mod example;
 
-use async_push::RowsRead;
+use example::RowsRead;
 use lemma_eval::{Evaluator, GoalRow, Predictions};
 use lemma_tools::gen::{generate_trec, goal_blocks, GenSpec};
 use std::path::Path;
@@ -80,7 +80,7 @@ fn the_push_example_prints_what_eval_prints() {
         let mut out = Vec::new();
         let read = rt
             .block_on(async {
-                let pushed = async_push::run(&q, run, 8, &mut out);
+                let pushed = example::run(&q, run, 8, &mut out);
                 tokio::time::timeout(Duration::from_secs(60), pushed).await
             })
             .expect("the example ends within 60 s")

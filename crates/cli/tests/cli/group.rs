@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::{fails, ok, run};
 
 /// Seven goals, each with one relevant premise `rel` ranked at `k` (AP = 1/k): theorems T1

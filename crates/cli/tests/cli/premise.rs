@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-mod common;
+use crate::common;
 use common::{ok, run};
 
 /// A file of `fixtures/premise`, as an argument.

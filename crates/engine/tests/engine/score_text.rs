@@ -5,8 +5,8 @@
 //! repeated lemmas), and with every score rewritten in exponent form (`1.5e0`), which is never
 //! compared as text. Every per-goal value and the summary must be equal.
 
+use crate::common;
 use lemma_accum::Measure;
-mod common;
 
 use common::text_eval;
 use lemma_eval::{EvalOptions, GoalRow};
