@@ -231,7 +231,8 @@ impl NativeSession {
 
     /// One goal: `ranking` is lemma names in rank order (a list or tuple; a set is refused) or
     /// a dict of lemma -> score (ranked by score under the tie rule). Its values (`None`:
-    /// skipped, no actual set or nothing relevant).
+    /// skipped, no actual set or nothing relevant). A push that fails leaves the session as it
+    /// was.
     fn push(
         &mut self,
         py: Python<'_>,
@@ -252,7 +253,8 @@ impl NativeSession {
                     .map_err(py_err)
                 });
                 self.scratch = g;
-                let values = r.map_err(|e| self.fail(e))?;
+                // A push that fails leaves the session as it was (the goal may come again).
+                let values = r?;
                 self.record(&goal_name, values.as_deref());
                 return Ok(values);
             }
@@ -278,7 +280,7 @@ impl NativeSession {
                         .map(|p| p.values().map(<[_]>::to_vec))
                 })
                 .map_err(py_err);
-            let values = values.map_err(|e| self.fail(e))?;
+            let values = values?;
             self.record(&goal_name, values.as_deref());
             Ok(values)
         })

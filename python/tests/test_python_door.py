@@ -243,11 +243,26 @@ def test_session_values_and_summaries():
     with pytest.raises(ValueError, match="pushed twice"):
         s.push_scores(["g2"], SCORES[1:])
     assert s.summary() == {"AP": (0.75 + 1) / 2, "RR": 1.0}
-    # A goal pushed twice one at a time ends the session.
+    # A goal pushed twice one at a time is refused; the session goes on unchanged.
     with pytest.raises(ValueError, match="pushed twice"):
         s.push("g1", ["a"])
-    with pytest.raises(ValueError, match="session stopped at an error"):
-        s.summary()
+    assert s.summary() == {"AP": (0.75 + 1) / 2, "RR": 1.0}
+    assert s.counts["evaluated"] == 2
+
+
+def test_a_failed_push_leaves_the_session_as_it_was():
+    s = lemma_eval.Session(TRUTH, ["AP", "RR"], lemma_names=LEMMAS, duplicates="error")
+    before = (s.summary(), s.counts)
+    with pytest.raises(ValueError, match="goal `g2`: lemma `c` appears twice"):
+        s.push("g2", ["c", "a", "c"])
+    with pytest.raises(ValueError, match="expected a finite score"):
+        s.push("g2", {"c": float("nan"), "a": 0.2})
+    assert (s.summary(), s.counts) == before
+    # The goal pushed again, correctly: c first (relevant), AP 1 and RR 1 as in a fresh session.
+    assert s.push("g2", ["c", "a"]) == {"AP": 1.0, "RR": 1.0}
+    fresh = lemma_eval.Session(TRUTH, ["AP", "RR"], lemma_names=LEMMAS, duplicates="error")
+    fresh.push("g2", ["c", "a"])
+    assert (s.summary(), s.counts) == (fresh.summary(), fresh.counts)
 
 
 def test_session_batches_refused_whole():
