@@ -506,19 +506,22 @@ impl Compare {
                     }
                 };
                 let saved = match &run.predicted {
-                    PredictedInput::Path(p) if is_values_file(p) => Some(p.clone()),
+                    PredictedInput::Path(p) if is_values_file(p) => Some((
+                        std::sync::Arc::new(Values::read(p).map_err(EvalError::Options)?),
+                        p.display().to_string(),
+                    )),
+                    PredictedInput::Recorded(v) => Some((v.clone(), run.label.clone())),
                     _ => None,
                 };
-                let (counts, run_warnings) = if let Some(p) = saved {
+                let (counts, run_warnings) = if let Some((file, name)) = saved {
                     // Saved values: read, checked against this comparison's options, fed in the
                     // order they were evaluated.
-                    let file = Values::read(&p).map_err(EvalError::Options)?;
                     let cols = (file.columns(builder.settings(), &measures))
-                        .map_err(|e| EvalError::Options(format!("{}: {e}", p.display())))?;
+                        .map_err(|e| EvalError::Options(format!("{name}: {e}")))?;
                     for i in 0..file.goal_count() {
                         add(file.goal(i), &mut cols.iter().map(|&c| file.values[c][i]));
                     }
-                    (file.counts, file.warnings)
+                    (file.counts, file.warnings.clone())
                 } else {
                     let mut sink = RowFn(|row: crate::GoalRow| {
                         add(

@@ -61,9 +61,26 @@ impl ValuesRecorder {
 
     /// One goal's row.
     pub fn add(&mut self, row: &GoalRow) {
-        self.goals.push(&row.goal);
-        for (col, v) in self.values.iter_mut().zip(&row.values) {
+        self.add_values(&row.goal, row.values.iter().copied());
+    }
+
+    /// One goal's values, in the recorder's measures' order (a row of a wider plan, picked).
+    pub fn add_values(&mut self, goal: &[u8], values: impl Iterator<Item = Option<f64>>) {
+        self.goals.push(goal);
+        for (col, v) in self.values.iter_mut().zip(values) {
             col.push(v.unwrap_or(f64::NAN));
+        }
+    }
+
+    /// The values recorded, with the evaluation's goal counts and warnings: what a values file
+    /// of them reads back as, without the file.
+    pub fn finish(self, counts: GoalCounts, warnings: Vec<String>) -> Values {
+        Values {
+            plan: self.plan,
+            counts,
+            warnings,
+            names: self.goals,
+            values: self.values,
         }
     }
 

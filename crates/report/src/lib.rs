@@ -26,6 +26,7 @@ use lemma_accum::{Aggregate, Aggregation, GoalCounts, Measure};
 use lemma_eval::compare::{Compare, CompareOptions, Comparison, Run};
 use lemma_eval::curve::{macro_measures, recall_levels};
 use lemma_eval::pooled::PooledSetup;
+use lemma_eval::values::{Values, ValuesRecorder};
 use lemma_eval::{
     EvalError, EvaluatorBuilder, GoalRow, Job, PredictedInput, RowFn, DEFAULT_MEASURES,
 };
@@ -112,6 +113,20 @@ pub fn evaluate_run(
     predicted: impl Into<PredictedInput>,
     pooled: &PooledSetup,
 ) -> Result<RunReport, EvalError> {
+    let (run, _) = evaluate_recorded(name, builder, actual, predicted.into(), pooled, None)?;
+    Ok(run)
+}
+
+/// [`evaluate_run`], also recording each goal's values of `record` (the comparison's
+/// measures) when given, in the same pass: 8 bytes × goals × measures held.
+fn evaluate_recorded(
+    name: &str,
+    builder: EvaluatorBuilder,
+    actual: Arc<ActualSets>,
+    predicted: PredictedInput,
+    pooled: &PooledSetup,
+    record: Option<&[Measure]>,
+) -> Result<(RunReport, Option<Values>), EvalError> {
     let started = Instant::now();
     let levels = recall_levels(11);
     let settings = builder.settings();
@@ -142,11 +157,26 @@ pub fn evaluate_run(
     };
     let ap_at = at("AP").expect("AP is a default measure");
     let depth_at = at("Depth(recall=1.0)");
+    // The comparison's measures, where the rows carry them (appended when the page's lack one).
+    let mut picks = Vec::new();
+    for m in record.unwrap_or(&[]) {
+        picks.push(match measures.iter().position(|x| x == m) {
+            Some(i) => i,
+            None => {
+                measures.push(*m);
+                measures.len() - 1
+            }
+        });
+    }
     let builder = builder.measures(measures.clone()).pooled(pooled.spec());
+    let mut recorder = record.map(|r| ValuesRecorder::new(builder.settings(), r));
     let mut ap_hist = [0u64; AP_BINS];
     let mut depth_hist: Vec<u64> = Vec::new();
     let mut depth_never = 0u64;
     let mut rows = RowFn(|row: GoalRow| {
+        if let Some(r) = &mut recorder {
+            r.add_values(&row.goal, picks.iter().map(|&i| row.values[i]));
+        }
         if let Some(ap) = row.values[ap_at] {
             ap_hist[((ap * AP_BINS as f64) as usize).min(AP_BINS - 1)] += 1;
         }
@@ -169,6 +199,10 @@ pub fn evaluate_run(
         .run(&mut rows, None)?
         .evaluation;
     let summary = &done.summary;
+    let recorded = recorder.map(|r| {
+        let counts = summary.counts();
+        r.finish(counts, lemma_eval::output::warnings(&done.report, &counts))
+    });
     let aggregates = summary.aggregates();
     let with_premises = table_len + premise_len;
     let premises = masked.map(|masked| PremiseFigures {
@@ -192,7 +226,7 @@ pub fn evaluate_run(
     let mut thin = lemma_plot::Thin::default();
     view.rows(|r| thin.push((r.recall, r.precision)))?;
     let st = view.stats();
-    Ok(RunReport {
+    let run = RunReport {
         name: name.to_string(),
         table: aggregates[..table_len].to_vec(),
         counts: summary.counts(),
@@ -207,7 +241,8 @@ pub fn evaluate_run(
         premises,
         strata,
         elapsed: started.elapsed(),
-    })
+    };
+    Ok((run, recorded))
 }
 
 /// An input file of the page: its role, its name, its size in bytes (`None`: a stream).
@@ -240,7 +275,8 @@ impl InputFile {
 /// The page of runs `predicted` (files, named by their paths), evaluated against `actual`
 /// with `builder`'s options (the premise protocol, groups and strata included; its measures
 /// are replaced): [`evaluate_run`] for each, a pooled curve each within the builder's memory
-/// budget (spilled to its directory), then [`compare_runs`]. `inputs`: the page's inputs
+/// budget (spilled to its directory), then [`compare_runs`] on the per-goal values each run's
+/// pass recorded (with two runs or more: each run is read once). `inputs`: the page's inputs
 /// before the corpus (the builder's, listed here) and the predictions: the actual sets when
 /// they are a file; `command`: what made the page. Every
 /// door's report (`lemma-eval report`, Python's `lemma_eval.report`) is made here.
@@ -260,22 +296,31 @@ pub fn page(
     if let Some(p) = &settings.premises {
         inputs.push(InputFile::of("corpus", p.corpus().path()));
     }
+    // With two runs or more, each run's values of the comparison's measures are recorded as it
+    // is evaluated: every run is read once (a pipe can be one).
+    let compared = match predicted.len() {
+        0 | 1 => None,
+        _ => Some(Compare::new(builder.clone(), actual.clone(), Vec::new()).measures()?),
+    };
     let mut runs = Vec::new();
+    let mut labelled = Vec::new();
     for p in predicted {
         inputs.push(InputFile::of("predictions", p));
         let setup = PooledSetup::exact(memory, threads, dir.clone());
         let name = p.display().to_string();
-        runs.push(evaluate_run(
+        let (run, recorded) = evaluate_recorded(
             &name,
             builder.clone(),
             actual.clone(),
-            p.as_path(),
+            p.as_path().into(),
             &setup,
-        )?);
+            compared.as_deref(),
+        )?;
+        runs.push(run);
+        if let Some(v) = recorded {
+            labelled.push((name, PredictedInput::Recorded(Arc::new(v))));
+        }
     }
-    let labelled: Vec<_> = (predicted.iter())
-        .map(|p| (p.display().to_string(), p.as_path().into()))
-        .collect();
     let comparison = compare_runs(builder, actual, labelled)?;
     Ok(Page {
         command,
@@ -301,8 +346,9 @@ pub struct Page {
 /// Each run against the first, as `lemma-eval compare ACTUAL RUN...` compares them with its
 /// defaults: the default measures that are means of per-goal values, the paired t-test deciding,
 /// Holm's correction over every comparison, alpha 0.05, a 95% bootstrap interval of each
-/// difference (10,000 draws, seed 0). The runs are evaluated again for it (their per-goal values
-/// are what the tests need): 8 bytes × goals × runs × measures held. `None` below two runs.
+/// difference (10,000 draws, seed 0). Runs given as paths are evaluated again for it (their
+/// per-goal values are what the tests need; [`page`] hands it the values each run's pass
+/// recorded instead): 8 bytes × goals × runs × measures held. `None` below two runs.
 pub fn compare_runs(
     builder: EvaluatorBuilder,
     actual: Arc<ActualSets>,

@@ -268,6 +268,52 @@ fn a_report_of_qrels_in_a_pipe_holds_the_same_numbers() {
     assert!(page.contains("<td>stream</td>"), "the FIFO's size");
 }
 
+/// A report of two runs compares them: each run is read once (its per-goal values for the
+/// comparison recorded in the same pass), so runs in pipes give the page of the files, the
+/// differences from the first run included. (Reading each run a second time for the comparison,
+/// a FIFO's second read was empty: `is empty, expected at least one line`.)
+#[test]
+fn a_report_of_runs_in_pipes_compares_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = fixtures().join("graded").join("qrels.txt");
+    let (r1, r2) = (
+        fixtures().join("graded").join("run.txt"),
+        fixtures().join("seed").join("run.txt"),
+    );
+    let numbers = |html: &str| -> Vec<String> {
+        (html.split("<td>").skip(1))
+            .map(|c| c.split('<').next().unwrap().to_string())
+            .filter(|c| c.parse::<f64>().is_ok())
+            .collect()
+    };
+    let report = |a: &Path, b: &Path, name: &str, fifos| {
+        let out = dir.path().join(name);
+        let args = [
+            "report",
+            q.to_str().unwrap(),
+            a.to_str().unwrap(),
+            b.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        ok(run(&args, None, fifos), name);
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let files = report(&r1, &r2, "files.html", vec![]);
+    assert!(files.contains("<h2>Differences from "), "two runs compared");
+    let want = numbers(&files);
+    let (f1, f2) = (dir.path().join("r1"), dir.path().join("r2"));
+    mkfifo(&f1);
+    mkfifo(&f2);
+    let fifos = vec![
+        (f1.clone(), std::fs::read(&r1).unwrap()),
+        (f2.clone(), std::fs::read(&r2).unwrap()),
+    ];
+    let page = report(&f1, &f2, "fifos.html", fifos);
+    assert_eq!(numbers(&page), want);
+    assert!(page.contains("<h2>Differences from "), "{page}");
+}
+
 /// `trec_eval` takes a run's goals in any order, sorting them when they are not contiguous: a run
 /// in a pipe is sorted from the start (it cannot be read again), and gives what the file gives.
 #[test]
