@@ -739,7 +739,7 @@ class Session:
         dict of lemma -> score. Its values (``None`` when skipped: no actual set, or nothing
         relevant); also in ``values``. A push that fails (a goal pushed before, a score that is
         not a finite number, a repeated lemma under ``duplicates="error"``) raises and leaves
-        the session as it was: the goal may be pushed again."""
+        the session as it was (``values`` still the last goal's): the goal may be pushed again."""
         v = self._native.push(goal, ranking)
         self.values = _values(self._keys, v) if v is not None else None
         return self.values

@@ -597,12 +597,16 @@ impl<'a> Worker<'a> {
         masked: bool,
         report: &mut crate::PremiseReport,
     ) -> Result<(), EvalError> {
-        if let Some(first) = cols.least_unknown() {
-            let first = lemmas.get(first as usize);
+        if let Some(&first) = cols.unknown().first() {
             if cols.strict() {
-                return Err(goal_error(goal, cols.strict_error(first)));
+                return Err(goal_error(
+                    goal,
+                    cols.strict_error(lemmas.get(first as usize)),
+                ));
             }
-            cols.count_unknown(goal, cols.unknown().len() as u64, first, report);
+            let least = (cols.least_unknown(cols.unknown().iter().copied())).unwrap_or(first);
+            let least = lemmas.get(least as usize);
+            cols.count_unknown(goal, cols.unknown().len() as u64, least, report);
         }
         if masked {
             report.masked += lemmas.len() as u64 - self.access.count;
@@ -648,19 +652,22 @@ impl<'a> Worker<'a> {
         }
         // The ids the corpus does not define (only when it lacks some of the store's names).
         if !cols.unknown().is_empty() {
-            let unknown = ids
+            let mut unknown = ids
                 .iter()
                 .filter(|&&id| in_range(id) && cols.is_unknown(id));
-            // Their count, and the least name (the warnings' first case, whatever the ranking).
-            let (count, least) = unknown.fold((0u64, None::<&[u8]>), |(n, least), &id| {
-                let name = self.source_name(id);
-                (n + 1, Some(least.map_or(name, |l| l.min(name))))
-            });
-            if let Some(first) = least {
+            if let Some(&first) = unknown.next() {
+                // Their count, and the least by name (the warnings' case, whatever the ranking).
+                let (mut count, mut least) = (1u64, first);
+                for &id in unknown {
+                    count += 1;
+                    least = cols.least_unknown([least, id].into_iter()).unwrap_or(least);
+                }
+                let least = self.source_name(least);
+                let first = self.source_name(first);
                 if cols.strict() {
                     return Err(goal_error(goal, cols.strict_error(first)));
                 }
-                cols.count_unknown(goal, count, first, &mut chunk.premises);
+                cols.count_unknown(goal, count, least, &mut chunk.premises);
             }
         }
         for &(id, _) in &self.judged {

@@ -164,6 +164,10 @@ pub(crate) fn evaluate(
             ));
         }
         Err(Stop::OutOfOrder { byte, line }) => {
+            // What was read so far is resumed from: the file reopened must be the one read.
+            if let Ok(input) = job.input.lock() {
+                input.reader.check_unchanged()?;
+            }
             jr.held_from_line = Some(line);
             report.elapsed = started.elapsed();
             return fall_back(

@@ -322,7 +322,7 @@ fn origin_place_error(goal: &[u8]) -> String {
 }
 
 /// What the premise protocol did and met (docs/METRICS.md §9): counts, and the first case of
-/// each problem named (goal, then the premise or file), in input order.
+/// each problem by name (goal, then the premise or file), whatever the order goals were met in.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PremiseReport {
     /// Goals ranked under the corpus.
@@ -332,18 +332,18 @@ pub struct PremiseReport {
     /// Predicted premises (occurrences, in evaluated goals) the corpus does not define: never
     /// accessible.
     pub unknown_premises: u64,
-    /// The first: (goal, premise).
-    pub first_unknown_premise: Option<(String, String)>,
+    /// The first by name: (goal, premise), as bytes.
+    pub first_unknown_premise: Option<(Vec<u8>, Vec<u8>)>,
     /// Evaluated goals whose file the corpus does not list: nothing is accessible there.
     pub unlisted_files: u64,
-    /// The first: (goal, file).
-    pub first_unlisted_file: Option<(String, String)>,
+    /// The first by name: (goal, file), as bytes.
+    pub first_unlisted_file: Option<(Vec<u8>, Vec<u8>)>,
     /// Relevant premises not accessible at their goal (the corpus does not define them, or they
     /// come later or from a file not imported): they stay in `R`, and no masked ranking finds
     /// them.
     pub gold_inaccessible: u64,
-    /// The first: (goal, premise).
-    pub first_gold_inaccessible: Option<(String, String)>,
+    /// The first by name: (goal, premise), as bytes.
+    pub first_gold_inaccessible: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl PremiseReport {
@@ -389,21 +389,6 @@ impl PremiseReport {
         Some(PremiseReport::from_counts(n))
     }
 
-    /// Sets the counts to `c`'s (the first cases kept).
-    pub(crate) fn restore_counts(&mut self, c: &PremiseReport) {
-        let first = (
-            self.first_unknown_premise.take(),
-            self.first_unlisted_file.take(),
-            self.first_gold_inaccessible.take(),
-        );
-        *self = c.counts_only();
-        (
-            self.first_unknown_premise,
-            self.first_unlisted_file,
-            self.first_gold_inaccessible,
-        ) = first;
-    }
-
     /// Adds `other`'s counts; of the first cases, the least by name is kept (the same whatever
     /// the order parts of the input are added in: threads, a pool's workers, merged sessions).
     pub fn add(&mut self, other: &PremiseReport) {
@@ -436,6 +421,7 @@ impl PremiseReport {
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if let Some((g, f)) = &self.first_unlisted_file {
+            let (g, f) = (show(g), show(f));
             w.push(format!(
                 "{} goals stand in files the corpus does not list (the first by name: goal `{g}` in \
                  `{f}`): nothing is accessible there (--strict makes this an error)",
@@ -443,6 +429,7 @@ impl PremiseReport {
             ));
         }
         if let Some((g, p)) = &self.first_unknown_premise {
+            let (g, p) = (show(g), show(p));
             w.push(format!(
                 "{} predicted premises are not defined by the corpus (the first by name: `{p}` for goal \
                  `{g}`): counted as inaccessible (--strict makes this an error)",
@@ -450,6 +437,7 @@ impl PremiseReport {
             ));
         }
         if let Some((g, p)) = &self.first_gold_inaccessible {
+            let (g, p) = (show(g), show(p));
             w.push(format!(
                 "{} relevant premises are not accessible at their goal (the first by name: `{p}` of \
                  goal `{g}`): they stay relevant and no masked ranking can find them \
@@ -493,9 +481,11 @@ pub(crate) struct GoalMask {
     /// its repeats.
     emitted: u64,
     seen: SeenSet,
-    /// Premises of this goal the corpus does not define, and where the least one's name lies.
+    /// Premises of this goal the corpus does not define, where the first one's name lies (the
+    /// error under `--strict`) and where the least one's does (the warnings' case).
     unknown: u64,
     first_unknown: Option<(usize, usize)>,
+    least_unknown: Option<(usize, usize)>,
 }
 
 impl GoalMask {
@@ -514,6 +504,7 @@ impl GoalMask {
             seen: dedup_table(),
             unknown: 0,
             first_unknown: None,
+            least_unknown: None,
         }
     }
 
@@ -603,6 +594,7 @@ impl GoalMask {
         self.seen.clear();
         self.unknown = 0;
         self.first_unknown = None;
+        self.least_unknown = None;
     }
 
     /// Whether the item stays in the ranking; tells the accumulator of the unmasked ranking.
@@ -618,9 +610,12 @@ impl GoalMask {
                 .is_some_and(|at| p.corpus.accessible_found(at, f)),
             None => {
                 self.unknown += 1;
-                // The least name (the warnings' first case, whatever the ranking's order).
-                if (self.first_unknown).is_none_or(|(s, e)| it.name(data) < &data[s..e]) {
+                if self.first_unknown.is_none() {
                     self.first_unknown = Some((it.start, it.end()));
+                }
+                // The least name (the warnings' case, whatever the ranking's order).
+                if (self.least_unknown).is_none_or(|(s, e)| it.name(data) < &data[s..e]) {
+                    self.least_unknown = Some((it.start, it.end()));
                 }
                 false
             }
@@ -648,6 +643,7 @@ impl GoalMask {
         line: impl Fn(usize) -> u64,
         report: &mut PremiseReport,
     ) -> Result<(), crate::EvalError> {
+        let least = self.least_unknown.take();
         let Some((s, e)) = self.first_unknown.take() else {
             return Ok(());
         };
@@ -663,16 +659,20 @@ impl GoalMask {
             ));
         }
         report.unknown_premises += std::mem::take(&mut self.unknown);
+        let (s, e) = least.unwrap_or((s, e));
         keep_least(&mut report.first_unknown_premise, goal, &data[s..e]);
         Ok(())
     }
 }
 
-/// Keeps in `slot` the least (goal, name) case by name: the same case whatever order goals are
-/// met in.
-pub(crate) fn keep_least(slot: &mut Option<(String, String)>, goal: &[u8], name: &[u8]) {
-    let case = (show(goal), show(name));
-    if slot.as_ref().is_none_or(|least| case < *least) {
-        *slot = Some(case);
+/// Keeps in `slot` the least (goal, name) case, by the names' bytes: the same case whatever
+/// order goals are met in.
+pub(crate) fn keep_least(slot: &mut Option<(Vec<u8>, Vec<u8>)>, goal: &[u8], name: &[u8]) {
+    let less = match slot {
+        None => true,
+        Some((g, n)) => (goal, name) < (g.as_slice(), n.as_slice()),
+    };
+    if less {
+        *slot = Some((goal.to_vec(), name.to_vec()));
     }
 }

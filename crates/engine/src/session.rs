@@ -361,6 +361,10 @@ impl Session {
     /// A push that fails leaves the session as it was: the goal is counted as pushed only once
     /// it begins, and [`Session::abandon`] takes that back.
     fn begin(&mut self, goal: &[u8], kind: Kind) -> Result<Result<u32, GoalFate>, EvalError> {
+        if self.begun.is_some() {
+            // A goal begun and never ended (a panic under a caller that went on): taken back.
+            self.abandon();
+        }
         let actual = self.ev.actual_arc().clone();
         let Some((gid, truth)) = actual.goal(goal) else {
             if !self.unknown.insert(goal.to_vec()) {
@@ -383,7 +387,8 @@ impl Session {
             return Ok(Err(GoalFate::SkippedNoRelevant));
         }
         self.ranking.reset();
-        self.premises_before = self.report.premises.counts_only();
+        // The whole premise report (its first cases too: a failed goal names none).
+        self.premises_before.clone_from(&self.report.premises);
         self.counts_before = self.item_counts();
         let relevant = relevant_names(truth, &actual.lemmas, opts.relevance_level);
         let begun =
@@ -435,7 +440,7 @@ impl Session {
     fn abandon(&mut self) {
         self.ranking.reset();
         *self.ranking.stats() = RankStats::default();
-        self.report.premises.restore_counts(&self.premises_before);
+        std::mem::swap(&mut self.report.premises, &mut self.premises_before);
         if let Some(gid) = self.begun.take() {
             self.seen[gid as usize] = false;
             self.report.goals_in_predictions -= 1;

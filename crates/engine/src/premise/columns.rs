@@ -36,9 +36,10 @@ pub(crate) struct Columns {
     /// Ids the corpus does not define, ascending, and as a bitset.
     unknown: Vec<u32>,
     unknown_bits: Vec<u64>,
-    /// Of those, the one whose name is least (the warnings' first case, the same whatever the
-    /// columns' order).
-    least_unknown: Option<u32>,
+    /// Per id the corpus does not define, its name's rank among theirs (the least first; the
+    /// warnings name the least of a goal's, whatever the columns' or ranking's order); empty
+    /// when the corpus defines every id.
+    unknown_rank: Vec<u32>,
     /// Whether each goal needs its place (`--mask accessible`, or a leak measure).
     placed: bool,
 }
@@ -98,7 +99,15 @@ impl Columns {
             unknown_bits[u as usize / 64] |= 1 << (u % 64);
         }
         let placed = premises.mask || leaks;
-        let least_unknown = unknown.iter().copied().min_by_key(|&u| names[u as usize]);
+        let mut by_name = unknown.clone();
+        by_name.sort_unstable_by_key(|&u| names[u as usize]);
+        let mut unknown_rank = match unknown.is_empty() {
+            true => Vec::new(),
+            false => vec![u32::MAX; ids],
+        };
+        for (rank, &id) in by_name.iter().enumerate() {
+            unknown_rank[id as usize] = rank as u32;
+        }
         Columns {
             premises,
             ids,
@@ -108,7 +117,7 @@ impl Columns {
             own: own.into_iter().map(|(_, end, id)| (end, id)).collect(),
             unknown,
             unknown_bits,
-            least_unknown,
+            unknown_rank,
             placed,
         }
     }
@@ -128,9 +137,14 @@ impl Columns {
         &self.unknown
     }
 
-    /// The id the corpus does not define whose name is least.
-    pub(crate) fn least_unknown(&self) -> Option<u32> {
-        self.least_unknown
+    /// Of ids the corpus does not define, the one whose name is least.
+    pub(crate) fn least_unknown(&self, ids: impl Iterator<Item = u32>) -> Option<u32> {
+        ids.min_by_key(|&id| {
+            self.unknown_rank
+                .get(id as usize)
+                .copied()
+                .unwrap_or(u32::MAX)
+        })
     }
 
     /// Whether the corpus does not define id `id`.
@@ -148,16 +162,16 @@ impl Columns {
         )
     }
 
-    /// Counts `count` ids of goal `goal` the corpus does not define, the first named `first`.
+    /// Counts `count` ids of goal `goal` the corpus does not define, the least named `least`.
     pub(crate) fn count_unknown(
         &self,
         goal: &[u8],
         count: u64,
-        first: &[u8],
+        least: &[u8],
         report: &mut PremiseReport,
     ) {
         report.unknown_premises += count;
-        super::keep_least(&mut report.first_unknown_premise, goal, first);
+        super::keep_least(&mut report.first_unknown_premise, goal, least);
     }
 
     /// Sets `bits` to the ids accessible at `at` (`None`: nothing is); their number.

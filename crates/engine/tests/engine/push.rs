@@ -502,6 +502,46 @@ fn a_failed_push_leaves_the_session_as_it_was() {
     );
 }
 
+/// A failed push takes back what the premise protocol met in its goal, counts and named cases
+/// alike: g2 (fixtures/premise) has a relevant premise not accessible at its place (`a1`) and
+/// ranks one the corpus does not define (`zz`); pushed with a repeated lemma it fails, and the
+/// report is a fresh session's (no warning names g2); pushed again it names both.
+#[test]
+fn a_failed_push_names_no_premise_case() {
+    let dir = fixture("premise");
+    let opts = lemma_eval::PremiseOptions {
+        corpus: dir.join("corpus.jsonl"),
+        mask: lemma_eval::MaskMode::Accessible,
+        ..lemma_eval::PremiseOptions::default()
+    };
+    let actual = dir.join("actual.jsonl");
+    let premises = lemma_eval::Premises::load(&opts, Some(&actual)).unwrap();
+    let ev = Evaluator::builder()
+        .measure_names(["AP"])
+        .unwrap()
+        .duplicates(lemma_eval::DuplicateMode::Error)
+        .premises(std::sync::Arc::new(premises))
+        .build_from_path(&actual)
+        .unwrap();
+    let fresh = ev.session().unwrap().report().premises.clone();
+    let mut s = ev.session().unwrap();
+    let err = s.push_ranked("g2", &["zz", "c1", "c1"]).unwrap_err();
+    assert_eq!(err.to_string(), "goal `g2`: lemma `c1` appears twice");
+    assert_eq!(s.report().premises, fresh);
+    assert!(s.report().premises.warnings().is_empty());
+    s.push_ranked("g2", &["zz", "c1"]).unwrap();
+    let p = &s.report().premises;
+    assert_eq!((p.unknown_premises, p.gold_inaccessible), (1, 1));
+    assert_eq!(
+        p.first_unknown_premise,
+        Some((b"g2".to_vec(), b"zz".to_vec()))
+    );
+    assert_eq!(
+        p.first_gold_inaccessible,
+        Some((b"g2".to_vec(), b"a1".to_vec()))
+    );
+}
+
 /// Cuts `run` into `n` files of whole goals (goal `i` to shard `3 i mod n`); goals of the qrels
 /// in no shard stay unseen.
 fn shards(run: &Path, dir: &Path, n: usize) -> Vec<PathBuf> {
