@@ -434,6 +434,104 @@ fn every_door_gives_the_commands_strata() {
     }
 }
 
+/// `--group-by file --goals FILE` (a goal in twelve without a record: a group of its own): the
+/// command's summary (`--format json`, means over groups) is that of the front door (streamed and
+/// held), an `Evaluator`, a push `Session`, three sessions merged and the async `Pool`, whose
+/// reports count the groups and the goals without one as the front door's does.
+#[test]
+fn every_door_gives_the_commands_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // The measures with a mean over groups (a depth has none).
+    let measures = &MEASURES[..MEASURES.len() - 1];
+    let grouped = || {
+        Evaluator::builder()
+            .measure_names(measures)
+            .unwrap()
+            .threads(2)
+            .batch_bytes(3000)
+    };
+    for (seed, shuffled) in [(6, false), (6, true)] {
+        let (q, r) = inputs(d, seed, shuffled);
+        let qrels = std::fs::read_to_string(&q).unwrap();
+        let mut goal_names: Vec<&str> = qrels
+            .lines()
+            .map(|l| l.split(' ').next().unwrap())
+            .collect();
+        goal_names.dedup();
+        let records: String = (goal_names.iter().enumerate())
+            .filter(|(i, _)| i % 12 != 7)
+            .map(|(i, g)| {
+                format!(
+                    "{{\"goal_id\": \"{g}\", \"file_path\": \"F{}.lean\"}}\n",
+                    i % 5
+                )
+            })
+            .collect();
+        let gp = d.join("goals.jsonl");
+        std::fs::write(&gp, records).unwrap();
+        let mut c = Command::new(env!("CARGO_BIN_EXE_lemma-eval"));
+        c.arg("eval")
+            .arg(&q)
+            .arg(&r)
+            .args([
+                "--format",
+                "json",
+                "--quiet",
+                "--group-by",
+                "file",
+                "--goals",
+            ])
+            .arg(&gp);
+        for m in measures {
+            c.args(["-m", m]);
+        }
+        let want = String::from_utf8(succeeded(&mut c)).unwrap();
+        let groups = || {
+            let g = lemma_eval::GroupBy::load("file", None, Some(&gp), false).unwrap();
+            std::sync::Arc::new(g)
+        };
+        let case = format!("seed {seed}, shuffled {shuffled}");
+        let ev = grouped().group_by(groups()).build_from_path(&q).unwrap();
+        let plan = ev.plan().measures().to_vec();
+        let check = |door: &str, s: &Summary| assert_eq!(json(&plan, s), want, "{door}, {case}");
+        let mut met = None;
+        for hold in [false, true] {
+            let done = Job::new(grouped().group_by(groups()), q.as_path(), r.as_path())
+                .hold_actual(hold)
+                .run(&mut SummaryOnly, None)
+                .unwrap();
+            check(&format!("Job (hold {hold})"), &done.evaluation.summary);
+            met = done.evaluation.report.groups;
+        }
+        let m = met.as_ref().expect("the groups' report");
+        // Five files, and each goal without one a group of its own.
+        assert!(m.ungrouped > 0, "{m:?}");
+        assert_eq!(m.groups, 5 + m.ungrouped, "{m:?}");
+        let done = ev
+            .evaluate(
+                Predictions::open(&r, None, false).unwrap(),
+                &mut SummaryOnly,
+            )
+            .unwrap();
+        check("Evaluator", &done.summary);
+        let gs = goals(&r);
+        let done = merged_sessions(&ev, &gs, 1)
+            .finish(&mut SummaryOnly)
+            .unwrap();
+        check("Session", &done.summary);
+        assert_eq!(done.report.groups, met, "Session, {case}");
+        let merged = merged_sessions(&ev, &gs, 3);
+        check(
+            "Sessions merged",
+            &merged.finish(&mut SummaryOnly).unwrap().summary,
+        );
+        let done = pooled(&ev, &gs);
+        check("Pool", &done.summary);
+        assert_eq!(done.report.groups, met, "Pool, {case}");
+    }
+}
+
 /// The premise protocol (`--corpus --mask accessible`, the leak and origin measures) behind every
 /// door: the command's summary (`--format json`) and premise counts are those of the command with
 /// the corpus in binary form, the front door (streamed and held), an `Evaluator`, a push
