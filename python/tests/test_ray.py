@@ -63,6 +63,29 @@ def test_ray_equals_one_process(local_ray, workload, tmp_path, capsys):
     assert got.counts == want.counts
 
 
+def test_ray_under_the_premise_protocol_equals_one_process(local_ray):
+    """Shards evaluated under the corpus and its mask (fixtures/premise) merge into the
+    single-process result: means, counts and the protocol's counts."""
+    import pathlib
+
+    d = pathlib.Path(__file__).resolve().parents[2] / "fixtures" / "premise"
+    actual, run, corpus = d / "actual.jsonl", d / "run.txt", d / "corpus.jsonl"
+    ms = ["AP", "RR", "Leak@3", "LeakRank"]
+    one = lemma_eval.evaluate(actual, run, ms, corpus=corpus, mask="accessible")
+    got = lemma_eval.ray.evaluate(actual, run, ms, num_shards=3, progress=False,
+                                  corpus=corpus, mask="accessible")
+    assert got.summary == one.summary
+    assert got.counts == one.counts
+    assert got.premises == one.premises
+    # The hand-computed masked AP of the fixture (fixtures/premise/README.md): g1 (1 + 2/3 +
+    # 3/4) / 3, g2 1/2, g3 1.
+    g1 = (1 + 2 / 3 + 3 / 4) / 3
+    assert abs(got.summary["AP"] - (g1 + 0.5 + 1.0) / 3) < 1e-12
+    # Without the corpus the same shards give the unmasked mean: each shard applied the mask.
+    plain = lemma_eval.ray.evaluate(actual, run, ms[:2], num_shards=3, progress=False)
+    assert plain.summary["AP"] != got.summary["AP"]
+
+
 def test_ray_errors_raise(local_ray, workload, tmp_path):
     q, _ = workload
     with pytest.raises(FileNotFoundError):
