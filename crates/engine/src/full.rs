@@ -604,8 +604,7 @@ impl<'a> Worker<'a> {
                     cols.strict_error(lemmas.get(first as usize)),
                 ));
             }
-            let least = (cols.least_unknown(cols.unknown().iter().copied())).unwrap_or(first);
-            let least = lemmas.get(least as usize);
+            let least = lemmas.get(cols.least_unknown().unwrap_or(first) as usize);
             cols.count_unknown(goal, cols.unknown().len() as u64, least, report);
         }
         if masked {
@@ -660,7 +659,9 @@ impl<'a> Worker<'a> {
                 let (mut count, mut least) = (1u64, first);
                 for &id in unknown {
                     count += 1;
-                    least = cols.least_unknown([least, id].into_iter()).unwrap_or(least);
+                    if cols.unknown_rank(id) < cols.unknown_rank(least) {
+                        least = id;
+                    }
                 }
                 let least = self.source_name(least);
                 let first = self.source_name(first);

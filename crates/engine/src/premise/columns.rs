@@ -40,6 +40,8 @@ pub(crate) struct Columns {
     /// warnings name the least of a goal's, whatever the columns' or ranking's order); empty
     /// when the corpus defines every id.
     unknown_rank: Vec<u32>,
+    /// The one of rank 0.
+    least_unknown: Option<u32>,
     /// Whether each goal needs its place (`--mask accessible`, or a leak measure).
     placed: bool,
 }
@@ -118,6 +120,7 @@ impl Columns {
             unknown,
             unknown_bits,
             unknown_rank,
+            least_unknown: by_name.first().copied(),
             placed,
         }
     }
@@ -137,14 +140,19 @@ impl Columns {
         &self.unknown
     }
 
-    /// Of ids the corpus does not define, the one whose name is least.
-    pub(crate) fn least_unknown(&self, ids: impl Iterator<Item = u32>) -> Option<u32> {
-        ids.min_by_key(|&id| {
-            self.unknown_rank
-                .get(id as usize)
-                .copied()
-                .unwrap_or(u32::MAX)
-        })
+    /// The rank of id `id`'s name among the ids the corpus does not define (the least 0;
+    /// `u32::MAX` for an id it defines): the least of a goal's is the warnings' case.
+    #[inline]
+    pub(crate) fn unknown_rank(&self, id: u32) -> u32 {
+        self.unknown_rank
+            .get(id as usize)
+            .copied()
+            .unwrap_or(u32::MAX)
+    }
+
+    /// The id the corpus does not define whose name is least (a matrix's goals all rank it).
+    pub(crate) fn least_unknown(&self) -> Option<u32> {
+        self.least_unknown
     }
 
     /// Whether the corpus does not define id `id`.
