@@ -993,13 +993,15 @@ impl NativeEvaluator {
         let mut runs: Vec<System> = (labels.into_iter().zip(runs))
             .map(|(label, p)| System {
                 label,
-                runs: vec![PredictedInput::Path(p)],
+                runs: vec![PredictedInput::Path(p).into()],
             })
             .collect();
         for (label, paths) in systems.unwrap_or_default() {
             runs.push(System {
                 label,
-                runs: paths.into_iter().map(PredictedInput::Path).collect(),
+                runs: (paths.into_iter())
+                    .map(|p| PredictedInput::Path(p).into())
+                    .collect(),
             });
         }
         let compare = Compare::systems(self.builder.clone(), self.actual_input(), runs)

@@ -174,12 +174,35 @@ impl CompareOptions {
     }
 }
 
-/// One run to compare: its label and its predictions.
+/// One run to compare: its label and where its per-goal values come from.
 pub struct Run {
     /// The name its rows and columns carry.
     pub label: String,
-    /// The predictions.
-    pub predicted: PredictedInput,
+    /// Its predictions, or its values.
+    pub predicted: RunSource,
+}
+
+/// Where a compared run's per-goal values come from: predictions to evaluate (any input a
+/// [`Job`] reads; a values file given by path is read, not evaluated), or the values an
+/// evaluation recorded as it ran ([`crate::values::ValuesRecorder`]: what a values file holds,
+/// in memory, so that a run read once, from a pipe say, can be both shown and compared).
+pub enum RunSource {
+    /// Predictions, or a values file by path.
+    Predicted(PredictedInput),
+    /// Values recorded by an evaluation of the same actual sets.
+    Recorded(Arc<Values>),
+}
+
+impl From<PredictedInput> for RunSource {
+    fn from(p: PredictedInput) -> Self {
+        RunSource::Predicted(p)
+    }
+}
+
+impl From<&std::path::Path> for RunSource {
+    fn from(p: &std::path::Path) -> Self {
+        RunSource::Predicted(p.into())
+    }
 }
 
 /// Several runs of one system (seeds, folds) compared as one: for each goal the mean of the
@@ -188,8 +211,8 @@ pub struct Run {
 pub struct System {
     /// The name its rows and columns carry.
     pub label: String,
-    /// Its runs' predictions (one or more).
-    pub runs: Vec<PredictedInput>,
+    /// Its runs (one or more).
+    pub runs: Vec<RunSource>,
 }
 
 impl From<Run> for System {
@@ -505,13 +528,13 @@ impl Compare {
                         v[m][g] = x;
                     }
                 };
-                let saved = match &run.predicted {
-                    PredictedInput::Path(p) if is_values_file(p) => Some((
-                        std::sync::Arc::new(Values::read(p).map_err(EvalError::Options)?),
-                        p.display().to_string(),
-                    )),
-                    PredictedInput::Recorded(v) => Some((v.clone(), run.label.clone())),
-                    _ => None,
+                let (saved, predicted) = match run.predicted {
+                    RunSource::Predicted(PredictedInput::Path(p)) if is_values_file(&p) => {
+                        let v = Values::read(&p).map_err(EvalError::Options)?;
+                        (Some((Arc::new(v), p.display().to_string())), None)
+                    }
+                    RunSource::Recorded(v) => (Some((v, run.label.clone())), None),
+                    RunSource::Predicted(p) => (None, Some(p)),
                 };
                 let (counts, run_warnings) = if let Some((file, name)) = saved {
                     // Saved values: read, checked against this comparison's options, fed in the
@@ -523,6 +546,7 @@ impl Compare {
                     }
                     (file.counts, file.warnings.clone())
                 } else {
+                    let predicted = predicted.expect("predictions when no values");
                     let mut sink = RowFn(|row: crate::GoalRow| {
                         add(
                             &row.goal,
@@ -539,7 +563,7 @@ impl Compare {
                         });
                     }
                     let actual = read.clone().expect("read above");
-                    let done = Job::new(builder.clone(), actual, run.predicted)
+                    let done = Job::new(builder.clone(), actual, predicted)
                         .names(self.names.clone())
                         .mmap(self.mmap)
                         .run(&mut sink, None)?;

@@ -99,10 +99,6 @@ pub enum PredictedInput {
     },
     /// Predictions already opened (text from a reader, a matrix in memory).
     Opened(Box<Predictions>),
-    /// An evaluation's values, recorded as it ran ([`crate::values::ValuesRecorder`]): what a
-    /// values file holds, in memory. Only [`crate::compare::Compare`] takes them (as it takes a
-    /// values file); a [`Job`] refuses them.
-    Recorded(std::sync::Arc<crate::values::Values>),
 }
 
 impl From<&Path> for PredictedInput {
@@ -400,11 +396,6 @@ impl Job {
             premises: _,
         } = self;
         let shard = matches!(predicted, PredictedInput::Shard { .. });
-        if let PredictedInput::Recorded(_) = predicted {
-            return Err(EvalError::Options(
-                "recorded values are not predictions: only a comparison reads them".into(),
-            ));
-        }
         check_group_by(&builder)?;
         if shard || mergeable {
             crate::partial::refuse_unheld(builder.settings())?;
@@ -422,7 +413,6 @@ impl Job {
                     PredictedInput::Path(p) => InputKind::of(p)? == InputKind::Text,
                     PredictedInput::Opened(p) => p.kind() == InputKind::Text,
                     PredictedInput::Shard { .. } => true,
-                    PredictedInput::Recorded(_) => unreachable!("refused above"),
                 };
                 if held || !text {
                     let q = q.with_threads(threads);
@@ -574,7 +564,6 @@ fn open_predictions(
         }
         PredictedInput::Opened(p) => Opened::Predictions(p),
         PredictedInput::Shard { path, index, count } => Opened::Shard { path, index, count },
-        PredictedInput::Recorded(_) => unreachable!("refused by Job::open"),
     };
     Ok(OpenJob {
         engine,

@@ -23,7 +23,7 @@
 //! origin measures) are left out, and so is the `Depth` histogram.
 
 use lemma_accum::{Aggregate, Aggregation, GoalCounts, Measure};
-use lemma_eval::compare::{Compare, CompareOptions, Comparison, Run};
+use lemma_eval::compare::{Compare, CompareOptions, Comparison, Run, RunSource};
 use lemma_eval::curve::{macro_measures, recall_levels};
 use lemma_eval::pooled::PooledSetup;
 use lemma_eval::values::{Values, ValuesRecorder};
@@ -318,7 +318,7 @@ pub fn page(
         )?;
         runs.push(run);
         if let Some(v) = recorded {
-            labelled.push((name, PredictedInput::Recorded(Arc::new(v))));
+            labelled.push((name, RunSource::Recorded(Arc::new(v))));
         }
     }
     let comparison = compare_runs(builder, actual, labelled)?;
@@ -352,7 +352,7 @@ pub struct Page {
 pub fn compare_runs(
     builder: EvaluatorBuilder,
     actual: Arc<ActualSets>,
-    runs: Vec<(String, PredictedInput)>,
+    runs: Vec<(String, RunSource)>,
 ) -> Result<Option<Comparison>, EvalError> {
     if runs.len() < 2 {
         return Ok(None);
