@@ -103,13 +103,11 @@ pub struct Session {
     /// Order of scored pushes.
     scored_order: OrderMode,
     report: Report,
-    /// The premise protocol's counts before the current goal began ([`Session::abandon`]).
-    premises_before: crate::PremiseReport,
     /// The goal of the actual sets begun and not yet ended: a failed push un-marks it.
     begun: Option<u32>,
-    /// The report's item counts before the current goal began (items, duplicates dropped,
-    /// beyond the depth, goals re-sorted), restored by [`Session::abandon`].
-    counts_before: [u64; 4],
+    /// The report as it was before that goal began (the premise protocol's counts and named
+    /// cases included): a failed push puts it back ([`Session::abandon`]).
+    report_before: Report,
     started: Instant,
 }
 
@@ -156,9 +154,8 @@ impl Evaluator {
                 threads: 1,
                 ..Report::default()
             },
-            premises_before: crate::PremiseReport::default(),
             begun: None,
-            counts_before: [0; 4],
+            report_before: Report::default(),
             started: Instant::now(),
             ev: self.clone(),
         })
@@ -377,8 +374,9 @@ impl Session {
         if std::mem::replace(&mut self.seen[gid as usize], true) {
             return Err(push_error(goal, "the goal was pushed twice".into()));
         }
-        self.report.goals_in_predictions += 1;
+        self.report_before.clone_from(&self.report);
         self.begun = Some(gid);
+        self.report.goals_in_predictions += 1;
         let opts = self.ev.options();
         let t = truth_of(truth, opts.universe);
         if opts.skips_no_relevant(&t) {
@@ -387,9 +385,6 @@ impl Session {
             return Ok(Err(GoalFate::SkippedNoRelevant));
         }
         self.ranking.reset();
-        // The whole premise report (its first cases too: a failed goal names none).
-        self.premises_before.clone_from(&self.report.premises);
-        self.counts_before = self.item_counts();
         let relevant = relevant_names(truth, &actual.lemmas, opts.relevance_level);
         let begun =
             (self.ranking.consumer()).begin_goal(goal, 0, relevant, t, &mut self.report.premises);
@@ -440,28 +435,10 @@ impl Session {
     fn abandon(&mut self) {
         self.ranking.reset();
         *self.ranking.stats() = RankStats::default();
-        std::mem::swap(&mut self.report.premises, &mut self.premises_before);
         if let Some(gid) = self.begun.take() {
             self.seen[gid as usize] = false;
-            self.report.goals_in_predictions -= 1;
-            let r = &mut self.report;
-            [
-                r.items,
-                r.duplicates_dropped,
-                r.beyond_depth,
-                r.goals_reordered,
-            ] = self.counts_before;
+            std::mem::swap(&mut self.report, &mut self.report_before);
         }
-    }
-
-    fn item_counts(&self) -> [u64; 4] {
-        let r = &self.report;
-        [
-            r.items,
-            r.duplicates_dropped,
-            r.beyond_depth,
-            r.goals_reordered,
-        ]
     }
 
     /// Evaluates goal `goal` ranked as `lemmas` (best first). Repeats, the depth and (under tie
