@@ -309,6 +309,29 @@ fn every_door_gives_the_commands_values() {
     }
 }
 
+/// Writes `goals.jsonl` in `d`: a record `{"goal_id", "file_path": "F{i % files}.lean"}` for
+/// the `i`-th goal of `qrels` (TREC lines, goals in order), but for one goal in twelve (those
+/// with `i % 12 == skip`), which is left without a record.
+fn goal_records(d: &Path, qrels: &str, skip: usize, files: usize) -> PathBuf {
+    let mut goal_names: Vec<&str> = qrels
+        .lines()
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    goal_names.dedup();
+    let records: String = (goal_names.iter().enumerate())
+        .filter(|(i, _)| i % 12 != skip)
+        .map(|(i, g)| {
+            format!(
+                "{{\"goal_id\": \"{g}\", \"file_path\": \"F{}.lean\"}}\n",
+                i % files
+            )
+        })
+        .collect();
+    let gp = d.join("goals.jsonl");
+    std::fs::write(&gp, records).unwrap();
+    gp
+}
+
 /// `--by gold-size --by novelty --train-premises FILE --by file` (attributes from `--goals
 /// FILE`, a goal in twelve without one): the command's summary and strata (`--format json`) are
 /// those of the front door (streamed and held), an `Evaluator`, a push `Session`, three
@@ -329,23 +352,9 @@ fn every_door_gives_the_commands_strata() {
         lemmas.sort_unstable();
         lemmas.dedup();
         let train: String = lemmas.iter().step_by(2).map(|l| format!("{l}\n")).collect();
-        let mut goal_names: Vec<&str> = qrels
-            .lines()
-            .map(|l| l.split(' ').next().unwrap())
-            .collect();
-        goal_names.dedup();
-        let records: String = (goal_names.iter().enumerate())
-            .filter(|(i, _)| i % 12 != 5)
-            .map(|(i, g)| {
-                format!(
-                    "{{\"goal_id\": \"{g}\", \"file_path\": \"F{}.lean\"}}\n",
-                    i % 3
-                )
-            })
-            .collect();
-        let (tp, gp) = (d.join("train.txt"), d.join("goals.jsonl"));
+        let gp = goal_records(d, &qrels, 5, 3);
+        let tp = d.join("train.txt");
         std::fs::write(&tp, train).unwrap();
-        std::fs::write(&gp, records).unwrap();
         let (t, g) = (tp.to_str().unwrap(), gp.to_str().unwrap());
         let by = [
             "--by",
@@ -454,22 +463,7 @@ fn every_door_gives_the_commands_groups() {
     for (seed, shuffled) in [(6, false), (6, true)] {
         let (q, r) = inputs(d, seed, shuffled);
         let qrels = std::fs::read_to_string(&q).unwrap();
-        let mut goal_names: Vec<&str> = qrels
-            .lines()
-            .map(|l| l.split(' ').next().unwrap())
-            .collect();
-        goal_names.dedup();
-        let records: String = (goal_names.iter().enumerate())
-            .filter(|(i, _)| i % 12 != 7)
-            .map(|(i, g)| {
-                format!(
-                    "{{\"goal_id\": \"{g}\", \"file_path\": \"F{}.lean\"}}\n",
-                    i % 5
-                )
-            })
-            .collect();
-        let gp = d.join("goals.jsonl");
-        std::fs::write(&gp, records).unwrap();
+        let gp = goal_records(d, &qrels, 7, 5);
         let mut c = Command::new(env!("CARGO_BIN_EXE_lemma-eval"));
         c.arg("eval")
             .arg(&q)
