@@ -792,6 +792,18 @@ impl Corpus {
         self.premise_end[id as usize]
     }
 
+    /// Where the last of file `id`'s premises ends (the greatest end; `None` for a file with no
+    /// premise kept): as far as the corpus knows the file. A theorem of the file is one of its
+    /// premises in LeanDojo's data, so a goal's position past this is not one of the file's.
+    /// O(the file's premises).
+    pub fn last_end(&self, id: u32) -> Option<Pos> {
+        let r = self.file_premises(id);
+        self.premise_end[r.start as usize..r.end as usize]
+            .iter()
+            .max()
+            .copied()
+    }
+
     /// Whether file `file` imports file `other`, directly or transitively.
     #[inline]
     pub fn imports(&self, file: u32, other: u32) -> bool {
@@ -882,6 +894,22 @@ mod tests {
             + &line("C.lean", &[], &[("c1", (1, 9)), ("c2", (4, 4))])
             + &line("D.lean", &[], &[("d1", (1, 1))]);
         corpus(&text).unwrap()
+    }
+
+    #[test]
+    fn a_files_last_end_is_its_greatest_premise_end() {
+        // Premises out of position order; a file of none kept (a `user__.n` name skipped).
+        let text = line(
+            "A.lean",
+            &[],
+            &[("a1", (9, 2)), ("a2", (3, 5)), ("a3", (9, 1))],
+        ) + &line("B.lean", &[], &[("b.user__.n1", (7, 7))])
+            + &line("C.lean", &["A.lean"], &[("c1", (1, 1))]);
+        let c = corpus(&text).unwrap();
+        let last = |f: &str| c.last_end(c.file_id(f.as_bytes()).unwrap());
+        assert_eq!(last("A.lean"), Some(Pos::new(9, 2)));
+        assert_eq!(last("B.lean"), None);
+        assert_eq!(last("C.lean"), Some(Pos::new(1, 1)));
     }
 
     #[test]
