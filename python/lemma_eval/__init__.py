@@ -69,7 +69,8 @@ class Result:
     ``merge(..., partial=True)`` lacks (empty otherwise); ``strata`` each stratum's ``summary``
     and ``counts`` by its label (``evaluate(..., by=...)``; empty otherwise); ``premises``, with
     ``corpus=``, what the premise protocol counted (``goals``, ``masked``, ``not_in_corpus``,
-    ``goals_in_unlisted_files``, ``relevant_inaccessible``; ``None`` otherwise)."""
+    ``goals_in_unlisted_files``, ``relevant_inaccessible``, ``goals_past_last_premise``;
+    ``None`` otherwise)."""
 
     __slots__ = (
         "summary", "per_goal", "counts", "actual_read", "warnings", "_bytes", "lacking_shards",

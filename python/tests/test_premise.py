@@ -41,7 +41,7 @@ def test_masked_values_are_the_hand_computed_ones():
     # Masked: d1, a3, zz, a4 of g1 and a1, d1 of g2; zz not in the corpus; g2's a1 inaccessible.
     assert r.premises == {
         "goals": 3, "masked": 6, "not_in_corpus": 1, "goals_in_unlisted_files": 0,
-        "relevant_inaccessible": 1,
+        "relevant_inaccessible": 1, "goals_past_last_premise": 0,
     }
     assert lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"]).premises is None
 
@@ -126,7 +126,7 @@ def test_a_binary_corpus_reads_as_its_text(tmp_path):
     bytes), and ``corpus=`` reads it with the text's values and counts; damage is a ValueError
     naming the file, and a corpus that cannot be read converts to nothing."""
     lec = tmp_path / "corpus.lec"
-    assert lemma_eval.convert_corpus(CORPUS, lec) == {"files": 4, "premises": 8, "skipped": 4}
+    assert lemma_eval.convert_corpus(CORPUS, lec) == {"files": 4, "premises": 11, "skipped": 4}
     cli("convert", "--corpus", CORPUS, "-o", tmp_path / "by-cli.lec")
     assert lec.read_bytes() == (tmp_path / "by-cli.lec").read_bytes()
     assert lec.read_bytes()[:8] == b"LECORPUS"
@@ -159,6 +159,41 @@ def test_unmasked_with_the_corpus():
     r, _ = _evaluate(F / "actual.jsonl", F / "run.txt", corpus=CORPUS)
     assert r.per_goal["g1"]["AP"] == pytest.approx((1 / 2 + 2 / 6 + 3 / 8) / 3, abs=1e-12)
     assert r.per_goal["g1"]["Leak@3"] == pytest.approx(2 / 3, abs=1e-12)
+
+
+def test_a_place_past_its_files_last_premise(tmp_path):
+    """g1 at A.lean (20, 2), past a4's end (20, 1); g2 at B.lean (10, 10), past B.bar's (10,
+    9); g3 at C.baz's end exactly: two goals counted and named, ranked as placed (g1 then ranks
+    a3 and a4: AP (1 + 2/4 + 3/6) / 3), the command's counts; strict=True an error."""
+    late = tmp_path / "late.jsonl"
+    late.write_text(
+        '{"goal_id": "g3", "file_path": "C.lean", "theorem_pos": [11, 2]}\n'
+        '{"goal_id": "g2", "file_path": "B.lean", "theorem_pos": [10, 10]}\n'
+        '{"goal_id": "g1", "file_path": "A.lean", "theorem_pos": [20, 2]}\n'
+    )
+    for predicted in [F / "run.txt", _run_dict()]:
+        r, warned = _evaluate(
+            F / "actual.jsonl", predicted, corpus=CORPUS, mask="accessible", goals=late
+        )
+        assert r.per_goal["g1"]["AP"] == pytest.approx(2 / 3, abs=1e-12)
+        assert r.per_goal["g2"]["AP"] == 0.5
+        assert r.per_goal["g3"]["AP"] == 1.0
+        assert r.premises["goals_past_last_premise"] == 2
+        assert any(
+            "2 goals stand past the end of their file's last premise (the first by name: goal "
+            "`g1` in `A.lean`)" in w
+            for w in warned
+        ), warned
+    want = cli_json(
+        F / "actual.jsonl", F / "run.txt", "-m", "AP", "--corpus", str(CORPUS),
+        "--mask", "accessible", "--goals", str(late),
+    )
+    assert want["premises"] == r.premises
+    with pytest.raises(ValueError, match=r"goal `g1` stands at 20:2 in `A.lean`, past the end .*\(strict=True\)"):
+        lemma_eval.evaluate(
+            F / "actual.jsonl", F / "run.txt", ["AP"], corpus=CORPUS, mask="accessible",
+            goals=late, strict=True,
+        )
 
 
 def test_errors_name_python_arguments():

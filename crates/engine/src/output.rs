@@ -70,7 +70,7 @@ pub struct Writer<'w> {
     /// The shards a partial merge lacks (`merge --partial`), said after the summary.
     lacking: Vec<LackingShards>,
     /// What the premise protocol counted, for json ([`Writer::set_premises`]).
-    premises: Option<[(&'static str, u64); 5]>,
+    premises: Option<[(&'static str, u64); 6]>,
     /// The per-goal measures, their names as each format writes them (made once: a run of
     /// millions of goals writes tens of millions of rows, on one thread).
     columns: Vec<Column>,
@@ -732,8 +732,16 @@ pub fn premises_text(p: &crate::PremiseReport) -> Option<String> {
         format!(
             "premises: {} goals ranked under the corpus, {} predicted premises masked \
          (inaccessible), {} not in the corpus, {} goals in files it does not list, {} relevant \
-         premises not accessible",
-            p.goals, p.masked, p.unknown_premises, p.unlisted_files, p.gold_inaccessible
+         premises not accessible{}",
+            p.goals,
+            p.masked,
+            p.unknown_premises,
+            p.unlisted_files,
+            p.gold_inaccessible,
+            match p.late_places {
+                0 => String::new(),
+                n => format!(", {n} goals past their file's last premise"),
+            }
         )
     })
 }

@@ -791,9 +791,12 @@ impl Partial {
             match &self.premises {
                 None => b.push(0),
                 Some(p) => {
-                    b.push(1);
-                    for (_, n) in p.counts() {
-                        put_u64(&mut b, n);
+                    // Code 1: the first five counts (the sixth 0: what readers of five read).
+                    let counts = p.counts();
+                    let n = if p.late_places == 0 { 5 } else { 6 };
+                    b.push(n as u8 - 4);
+                    for (_, c) in &counts[..n] {
+                        put_u64(&mut b, *c);
                     }
                 }
             }
@@ -887,9 +890,9 @@ impl Partial {
             false => None,
             true => match r.u8()? {
                 0 => None,
-                1 => {
-                    let mut n = [0u64; 5];
-                    for x in &mut n {
+                code @ (1 | 2) => {
+                    let mut n = [0u64; 6];
+                    for x in &mut n[..4 + code as usize] {
                         *x = r.u64()?;
                     }
                     Some(crate::PremiseReport::from_counts(n))

@@ -29,7 +29,7 @@ use crate::ranking::{dedup_table, Item};
 use crate::seen::SeenSet;
 use lemma_accum::{GoalAccumulator, Origin, Plan};
 use lemma_ingest::{
-    show, Corpus, ErrorKind, GoalPlace, GoalPlaces, InputError, Place, PremiseIndex,
+    show, Corpus, ErrorKind, GoalPlace, GoalPlaces, InputError, Place, Pos, PremiseIndex,
 };
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -83,6 +83,8 @@ pub struct Premises {
     mask: bool,
     strict: bool,
     strict_gold: bool,
+    /// Per file: where its last premise ends ([`Corpus::last_end`]).
+    last_ends: Vec<Option<Pos>>,
     /// The premises by name for rankings of names, built by the first ([`Premises::index`]).
     index: OnceLock<PremiseIndex>,
     /// [`Premises::fingerprint`], computed by the first to ask.
@@ -127,7 +129,11 @@ impl Premises {
 
     /// A corpus and places already read, under `opts`'s mask and strictness.
     pub fn new(corpus: Corpus, places: GoalPlaces, opts: &PremiseOptions) -> Premises {
+        let last_ends = (0..corpus.files() as u32)
+            .map(|f| corpus.last_end(f))
+            .collect();
         Premises {
+            last_ends,
             corpus,
             places,
             mask: opts.mask == MaskMode::Accessible,
@@ -220,6 +226,25 @@ impl Premises {
     ) -> Result<GoalAt, String> {
         match self.places.get(goal) {
             Some(GoalPlace::Known(place)) => {
+                if let Some(last) = self.last_ends[place.file as usize].filter(|&l| place.pos > l) {
+                    let file = self.corpus.file_path(place.file);
+                    if self.strict {
+                        return Err(format!(
+                            "goal `{}` stands at {}:{} in `{}`, past the end of the file's last \
+                             premise in the corpus {} ({}:{}): not a theorem of that file \
+                             (--strict)",
+                            show(goal),
+                            place.pos.line,
+                            place.pos.col,
+                            show(file),
+                            self.corpus.path().display(),
+                            last.line,
+                            last.col
+                        ));
+                    }
+                    report.late_places += 1;
+                    keep_least(&mut report.first_late_place, goal, file);
+                }
                 report.goals += 1;
                 Ok(GoalAt::Known(place))
             }
@@ -338,6 +363,12 @@ pub struct PremiseReport {
     pub unlisted_files: u64,
     /// The first by name: (goal, file), as bytes.
     pub first_unlisted_file: Option<(Vec<u8>, Vec<u8>)>,
+    /// Ranked goals whose position lies past the end of their file's last premise (a theorem
+    /// of the file is one of its premises: the position is not one of the file's, a wrong
+    /// `theorem_pos` or `file_path`); ranked as given, every premise of the file accessible.
+    pub late_places: u64,
+    /// The first by name: (goal, file), as bytes.
+    pub first_late_place: Option<(Vec<u8>, Vec<u8>)>,
     /// Relevant premises not accessible at their goal (the corpus does not define them, or they
     /// come later or from a file not imported): they stay in `R`, and no masked ranking finds
     /// them.
@@ -350,26 +381,28 @@ impl PremiseReport {
     /// The counts by name, as `eval --format json`'s `premises` object and Python's
     /// `Result.premises` give them: goals ranked under the corpus, predicted premises masked,
     /// predicted premises the corpus does not define, goals in files it does not list, relevant
-    /// premises not accessible.
-    pub fn counts(&self) -> [(&'static str, u64); 5] {
+    /// premises not accessible, goals placed past their file's last premise.
+    pub fn counts(&self) -> [(&'static str, u64); 6] {
         [
             ("goals", self.goals),
             ("masked", self.masked),
             ("not_in_corpus", self.unknown_premises),
             ("goals_in_unlisted_files", self.unlisted_files),
             ("relevant_inaccessible", self.gold_inaccessible),
+            ("goals_past_last_premise", self.late_places),
         ]
     }
 
     /// A report of these counts, in [`PremiseReport::counts`]' order, and no first cases.
-    pub(crate) fn from_counts(n: [u64; 5]) -> PremiseReport {
-        let [goals, masked, unknown_premises, unlisted_files, gold_inaccessible] = n;
+    pub(crate) fn from_counts(n: [u64; 6]) -> PremiseReport {
+        let [goals, masked, unknown_premises, unlisted_files, gold_inaccessible, late_places] = n;
         PremiseReport {
             goals,
             masked,
             unknown_premises,
             unlisted_files,
             gold_inaccessible,
+            late_places,
             ..PremiseReport::default()
         }
     }
@@ -382,7 +415,7 @@ impl PremiseReport {
     /// The counts of both, added; `None` past 2^64 - 1.
     pub(crate) fn checked_sum(&self, other: &PremiseReport) -> Option<PremiseReport> {
         let (a, b) = (self.counts(), other.counts());
-        let mut n = [0u64; 5];
+        let mut n = [0u64; 6];
         for (i, x) in n.iter_mut().enumerate() {
             *x = a[i].1.checked_add(b[i].1)?;
         }
@@ -397,12 +430,14 @@ impl PremiseReport {
         self.unknown_premises += other.unknown_premises;
         self.unlisted_files += other.unlisted_files;
         self.gold_inaccessible += other.gold_inaccessible;
+        self.late_places += other.late_places;
         for (mine, theirs) in [
             (
                 &mut self.first_unknown_premise,
                 &other.first_unknown_premise,
             ),
             (&mut self.first_unlisted_file, &other.first_unlisted_file),
+            (&mut self.first_late_place, &other.first_late_place),
             (
                 &mut self.first_gold_inaccessible,
                 &other.first_gold_inaccessible,
@@ -426,6 +461,16 @@ impl PremiseReport {
                 "{} goals stand in files the corpus does not list (the first by name: goal `{g}` in \
                  `{f}`): nothing is accessible there (--strict makes this an error)",
                 self.unlisted_files
+            ));
+        }
+        if let Some((g, f)) = &self.first_late_place {
+            let (g, f) = (show(g), show(f));
+            w.push(format!(
+                "{} goals stand past the end of their file's last premise (the first by name: goal \
+                 `{g}` in `{f}`): a theorem of the file is one of its premises, so the position \
+                 is not one of the file's; ranked as given, every premise of the file accessible \
+                 (--strict makes this an error)",
+                self.late_places
             ));
         }
         if let Some((g, p)) = &self.first_unknown_premise {

@@ -777,6 +777,10 @@ fn premise_section(h: &mut String, runs: &[RunReport], header: &Header<'_>) {
             "goals in files the corpus does not list",
         ),
         ("relevant_inaccessible", "relevant premises not accessible"),
+        (
+            "goals_past_last_premise",
+            "goals past their file's last premise",
+        ),
     ];
     for (key, name) in names {
         let _ = write!(h, "<tr><td>{name}</td>");

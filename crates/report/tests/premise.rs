@@ -92,7 +92,8 @@ fn leak_rate_origins_counts_and_strata() {
             ("masked", 6),
             ("not_in_corpus", 1),
             ("goals_in_unlisted_files", 0),
-            ("relevant_inaccessible", 1)
+            ("relevant_inaccessible", 1),
+            ("goals_past_last_premise", 0)
         ]
     );
     // A stratum per file, each one goal: the table's measures, then the premise measures.

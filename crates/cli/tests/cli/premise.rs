@@ -209,7 +209,8 @@ fn json_counts_what_the_protocol_met() {
     assert_eq!(
         v["premises"],
         serde_json::json!({"goals": 3, "masked": 6, "not_in_corpus": 1,
-            "goals_in_unlisted_files": 0, "relevant_inaccessible": 1})
+            "goals_in_unlisted_files": 0, "relevant_inaccessible": 1,
+            "goals_past_last_premise": 0})
     );
     // Unmasked, the corpus only checks: nothing masked, the rest counted the same.
     let v = json(&["--corpus", &c, "-m", "Leak@3"]);
@@ -410,6 +411,103 @@ fn problems_are_errors_when_asked_and_named() {
     }
     let e = fails(&["eval", &ba, &r, "--corpus", &c, "--mask", "accessible"]);
     assert!(e.contains("actual.jsonl:1:"), "{e}");
+}
+
+/// A goal placed past the end of its file's last premise (its theorem would be one of them: the
+/// position is not one of the file's): counted and named in a warning, ranked as placed, an
+/// error under `--strict`; a place at that end exactly is not. The count travels in summary
+/// files: two shards merged count what the whole run does.
+#[test]
+fn a_place_past_its_files_last_premise_is_counted_and_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let goals = dir.path().join("late.jsonl");
+    // B.lean's last premise, B.bar, ends at (10, 9); C.lean's, C.baz, at (11, 2).
+    std::fs::write(
+        &goals,
+        concat!(
+            "{\"goal_id\": \"g3\", \"file_path\": \"C.lean\", \"theorem_pos\": [11, 2]}\n",
+            "{\"goal_id\": \"g2\", \"file_path\": \"B.lean\", \"theorem_pos\": [10, 10]}\n",
+            "{\"goal_id\": \"g1\", \"file_path\": \"A.lean\", \"theorem_pos\": [20, 2]}\n",
+        ),
+    )
+    .unwrap();
+    let g = goals.to_string_lossy().into_owned();
+    for predicted in ["run.txt", "predictions.jsonl"] {
+        let (out, err) = eval(
+            "actual.jsonl",
+            predicted,
+            &["--mask", "accessible", "--goals", &g],
+        );
+        assert!(
+            err.contains(
+                "warning: 2 goals stand past the end of their file's last premise (the first by \
+                 name: goal `g1` in `A.lean`)"
+            ),
+            "{predicted}: {err}"
+        );
+        assert!(
+            err.contains(", 2 goals past their file's last premise"),
+            "{err}"
+        );
+        // Ranked as placed: g1 at (20, 2) is past a4 (20, 1), so a3, a4 and A.foo are
+        // accessible: `d1 a2 a3 c1 zz c2 a4 b1 a1` masks to `a2 a3 c1 c2 a4 b1 a1`, relevant
+        // a2, c2, b1 at 1, 4, 6: AP = (1 + 2/4 + 3/6) / 3 = 2/3. g2 at (10, 10): `c1 b1` as
+        // before (AP 1/2); g3 at (11, 2), C.baz's end: `c2 c1` (AP 1).
+        check(
+            &values(&out),
+            &[
+                ("g1", "AP", Some(2.0 / 3.0)),
+                ("g2", "AP", Some(0.5)),
+                ("g3", "AP", Some(1.0)),
+            ],
+        );
+    }
+    let (a, r, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("corpus.jsonl"),
+    );
+    let base = [
+        "eval",
+        &a,
+        &r,
+        "--corpus",
+        &c,
+        "--mask",
+        "accessible",
+        "--goals",
+        &g,
+    ];
+    let json = ok(&[&base[..], &["-m", "AP", "--format", "json", "--quiet"]].concat());
+    assert!(json.contains(r#""goals_past_last_premise":2"#), "{json}");
+    let e = fails(&[&base[..], &["--strict"]].concat());
+    assert!(
+        e.contains(
+            "run.txt:1: goal `g1` stands at 20:2 in `A.lean`, past the end of the file's last \
+             premise in the corpus"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.contains("(20:1): not a theorem of that file (--strict)"),
+        "{e}"
+    );
+    // Two shards' summary files hold the count; merged, the whole run's json.
+    let sums: Vec<String> = ["1/2", "2/2"]
+        .iter()
+        .map(|k| {
+            let out = dir.path().join(format!("{}.sum", &k[..1]));
+            let out = out.to_string_lossy().into_owned();
+            let args = [
+                &base[..],
+                &["-m", "AP", "--shard", k, "--summary-out", &out],
+            ];
+            ok(&[&args.concat()[..], &["-o", "/dev/null", "--quiet"]].concat());
+            out
+        })
+        .collect();
+    let merged = ok(&["merge", &sums[0], &sums[1], "--format", "json", "--quiet"]);
+    assert_eq!(merged, json);
 }
 
 /// A converted store gives the TREC run's values, masked or not, with the same counts.
@@ -1006,9 +1104,10 @@ fn a_binary_corpus_reads_as_its_text() {
     let o = run(&["convert", "--corpus", &c, "-o", b]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "{err}");
-    // fixtures/premise/README.md: 4 files, 8 premises kept, 4 skipped by ReProver's rules.
+    // fixtures/README.md: 4 files, 11 premises kept (the goals' three theorems among them), 4
+    // skipped by ReProver's rules.
     assert!(
-        err.contains("corpus.lec: 4 files, 8 premises (4 skipped)"),
+        err.contains("corpus.lec: 4 files, 11 premises (4 skipped)"),
         "{err}"
     );
     for predicted in [r.as_str(), &fixture("predictions.jsonl")] {
@@ -1186,7 +1285,9 @@ fn shards_merge_only_under_one_corpus_mask_and_places() {
     let merged = ok(&["merge", &first, &binary, "--format", "json", "--quiet"]);
     assert_eq!(merged, ok(&json));
     assert!(
-        merged.contains(r#""premises":{"goals":3,"goals_in_unlisted_files":0,"masked":6"#),
+        merged.contains(
+            r#""premises":{"goals":3,"goals_in_unlisted_files":0,"goals_past_last_premise":0,"masked":6"#
+        ),
         "{merged}"
     );
     // The same places restated by --goals, and the actual sets' lines in another order: the
