@@ -196,6 +196,16 @@ def test_a_place_past_its_files_last_premise(tmp_path):
         )
 
 
+def test_a_corpus_past_the_files_bound_is_refused(tmp_path):
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(f'{{"path": "F{i}.lean"}}\n' for i in range(65_537)))
+    with pytest.raises(ValueError, match=r"big.jsonl:65537: file `F65536.lean` is one more than a corpus may list"):
+        lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=big)
+    with pytest.raises(ValueError, match=r"one more than a corpus may list"):
+        lemma_eval.convert_corpus(big, tmp_path / "big.lec")
+    assert not (tmp_path / "big.lec").exists()
+
+
 def test_errors_name_python_arguments():
     with pytest.raises(ValueError, match=r"run.txt:10: goal `g2`: relevant premise `a1`.*\(strict_gold=True\)"):
         lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["AP"], corpus=CORPUS, strict_gold=True)

@@ -101,8 +101,19 @@ pub(crate) fn run_gen(a: GenArgs) -> Result<(), Fail> {
 /// `gen --corpus`: a library, its goals' actual sets and a run or matrix, committed together.
 pub(crate) fn gen_corpus(a: &GenArgs, corpus: &Path) -> Result<(), Fail> {
     distinct(&[Some(corpus)], &[a.qrels.as_path(), a.run.as_path()])?;
+    let files = a.files.unwrap_or(a.universe / 50).max(1);
+    if files > lemma_ingest::MAX_CORPUS_FILES as u64 {
+        return Err(Fail(
+            2,
+            format!(
+                "gen --corpus: {files} files (--files, or --universe / 50): a corpus may list at \
+                 most {} files",
+                lemma_ingest::MAX_CORPUS_FILES
+            ),
+        ));
+    }
     let spec = lemma_tools::gen_corpus::CorpusSpec {
-        files: a.files.unwrap_or(a.universe / 50).max(1),
+        files,
         premises: a.universe.max(1),
         goals: a.goals,
         depth: a.depth,

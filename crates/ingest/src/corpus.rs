@@ -321,6 +321,11 @@ impl InOrder {
 /// The longest line read (a file's premises with their code): past it, an error.
 pub const MAX_CORPUS_LINE: usize = 1 << 30;
 
+/// The most files a corpus may list: each file's transitive imports are a bitset over the files,
+/// `F² / 8` bytes in all (512 MiB at this bound; Mathlib has about 6,000 files, 4.5 MB), and
+/// computing them takes time of the same order. A file past it is an error naming its line.
+pub const MAX_CORPUS_FILES: usize = 1 << 16;
+
 impl Corpus {
     /// Reads `path`: a `corpus.jsonl` (plain, gzip or zstd, or `-` for stdin), or a corpus in
     /// binary form ([`Corpus::write_binary`]), known by its first bytes.
@@ -560,6 +565,13 @@ impl Corpus {
         let bad = |m: String| InputError::at(ErrorKind::Syntax, &self.path, line, byte, m);
         let path = b.text(f.path);
         let id = self.files.len() as u32;
+        if id as usize == MAX_CORPUS_FILES {
+            return Err(bad(format!(
+                "file `{path}` is one more than a corpus may list ({MAX_CORPUS_FILES} files: each \
+                 file's transitive imports are held as a bit per file, {} MiB for that many)",
+                (MAX_CORPUS_FILES * MAX_CORPUS_FILES / 8) >> 20
+            )));
+        }
         if let Some(first) = self.files.get(path.as_bytes()) {
             return Err(bad(format!(
                 "file `{path}` is listed twice (first at line {})",
@@ -894,6 +906,26 @@ mod tests {
             + &line("C.lean", &[], &[("c1", (1, 9)), ("c2", (4, 4))])
             + &line("D.lean", &[], &[("d1", (1, 1))]);
         corpus(&text).unwrap()
+    }
+
+    #[test]
+    fn a_corpus_lists_at_most_max_corpus_files() {
+        let lines = |n: usize| -> String {
+            (0..n)
+                .map(|i| format!("{{\"path\": \"F{i}.lean\", \"imports\": []}}\n"))
+                .collect()
+        };
+        // One more than the bound: an error at its line (the files before it were taken),
+        // before the imports' bitsets are sized.
+        let e = corpus(&lines(MAX_CORPUS_FILES + 1)).unwrap_err();
+        assert_eq!(e.line, Some(MAX_CORPUS_FILES as u64 + 1));
+        assert!(
+            e.message.contains(
+                "file `F65536.lean` is one more than a corpus may list (65536 files: each file's \
+                 transitive imports are held as a bit per file, 512 MiB for that many)"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -38,7 +38,9 @@ mod zscores;
 // The parsers under their own names too (`crate::fields`, ...): what reads them says what it reads.
 use parse::{fields, jsonl, run};
 
-pub use corpus::{Corpus, Found, Origin, Place, Pos, PremiseIndex, Skipped, MAX_CORPUS_LINE};
+pub use corpus::{
+    Corpus, Found, Origin, Place, Pos, PremiseIndex, Skipped, MAX_CORPUS_FILES, MAX_CORPUS_LINE,
+};
 pub use error::{ErrorKind, InputError};
 pub use fields::{first_field, parse_score, show, ScoreText};
 pub use goal_lines::{GoalBlock, GoalLines};

@@ -1461,3 +1461,29 @@ fn a_failed_push_leaves_no_premise_counts() {
     assert_eq!(a.report.premises.goals, 2);
     assert_eq!(a.report.premises.gold_inaccessible, 0);
 }
+
+/// A corpus lists at most 65,536 files: `gen --corpus` refuses to write a larger one (nothing
+/// written), and reading one is an error at the first file past the bound.
+#[test]
+fn a_corpus_past_the_files_bound_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_string_lossy().into_owned();
+    let (c, q, r) = (p("c.jsonl"), p("q.jsonl"), p("r.txt"));
+    let e = fails(&[
+        "gen", "--corpus", &c, "--qrels", &q, "--run", &r, "--files", "65537", "--goals", "1",
+    ]);
+    assert!(
+        e.contains("gen --corpus: 65537 files (--files, or --universe / 50): a corpus may list at most 65536 files"),
+        "{e}"
+    );
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    let lines: String = (0..65_537)
+        .map(|i| format!("{{\"path\": \"F{i}.lean\"}}\n"))
+        .collect();
+    std::fs::write(&c, lines).unwrap();
+    let e = fails(&["read-corpus", &c]);
+    assert!(
+        e.contains("c.jsonl:65537: file `F65536.lean` is one more than a corpus may list"),
+        "{e}"
+    );
+}

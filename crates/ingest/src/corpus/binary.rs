@@ -256,6 +256,15 @@ impl Corpus {
         }
         let (f, p, w) = (u32_at(12) as u64, u32_at(16) as u64, u32_at(20) as u64);
         let (fb, pb) = (u64_at(24), u64_at(32));
+        if f > super::MAX_CORPUS_FILES as u64 {
+            return Err(corrupt(
+                path,
+                format!(
+                    "{f} files, more than a corpus may list ({})",
+                    super::MAX_CORPUS_FILES
+                ),
+            ));
+        }
         if w != f.div_ceil(64).max(1) {
             return Err(corrupt(path, format!("{w} words a row for {f} files")));
         }
@@ -440,6 +449,10 @@ mod tests {
         let mut v = good.clone();
         v[20] = 2;
         refuse(&v, "2 words a row for 3 files");
+        // More files than a corpus may list: refused before anything is sized by them.
+        let mut v = good.clone();
+        v[12..16].copy_from_slice(&(super::super::MAX_CORPUS_FILES as u32 + 1).to_le_bytes());
+        refuse(&v, "65537 files, more than a corpus may list (65536)");
     }
 
     /// A body made consistent again (its checksum recomputed) after a change.
