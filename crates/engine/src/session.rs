@@ -358,10 +358,7 @@ impl Session {
     /// A push that fails leaves the session as it was: the goal is counted as pushed only once
     /// it begins, and [`Session::abandon`] takes that back.
     fn begin(&mut self, goal: &[u8], kind: Kind) -> Result<Result<u32, GoalFate>, EvalError> {
-        if self.begun.is_some() {
-            // A goal begun and never ended (a panic under a caller that went on): taken back.
-            self.abandon();
-        }
+        self.settle();
         let actual = self.ev.actual_arc().clone();
         let Some((gid, truth)) = actual.goal(goal) else {
             if !self.unknown.insert(goal.to_vec()) {
@@ -432,6 +429,27 @@ impl Session {
     /// Ends a goal that failed after it began: its ranking and counts are dropped (the premise
     /// protocol's too), and it is no longer pushed: the session is as it was before the push,
     /// and the goal may be pushed again (or is evaluated as never pushed).
+    /// Takes back a goal begun and never ended (a push that panicked under a caller that went
+    /// on, Python's say): every push, merge and ending starts from a session of whole goals.
+    fn settle(&mut self) {
+        if self.begun.is_some() {
+            self.abandon();
+        }
+    }
+
+    /// Which goals of the actual sets were pushed, and the report: a goal begun and never ended
+    /// ([`Session::settle`]) in neither, for what reads the session without changing it.
+    fn settled(&self) -> (std::borrow::Cow<'_, [bool]>, &Report) {
+        match self.begun {
+            None => (std::borrow::Cow::Borrowed(&self.seen), &self.report),
+            Some(gid) => {
+                let mut seen = self.seen.clone();
+                seen[gid as usize] = false;
+                (std::borrow::Cow::Owned(seen), &self.report_before)
+            }
+        }
+    }
+
     fn abandon(&mut self) {
         self.ranking.reset();
         *self.ranking.stats() = RankStats::default();
@@ -732,6 +750,7 @@ impl Session {
         lemmas: &DenseLemmas,
         rows: &mut dyn Sink,
     ) -> Result<(), EvalError> {
+        self.settle();
         if !Arc::ptr_eq(&lemmas.actual, self.ev.actual_arc()) {
             return Err(EvalError::Options(
                 "these lemma names were matched with another evaluator's actual sets".into(),
@@ -792,11 +811,12 @@ impl Session {
     pub fn snapshot(&self) -> Result<Summary, EvalError> {
         let mut summary = self.summary.clone();
         let opts = self.ev.options();
+        let (seen, _) = self.settled();
         evaluate_unseen(
             self.ev.actual(),
             self.ev.plan(),
             opts,
-            &|g| self.seen[g],
+            &|g| seen[g],
             opts.universe,
             &mut summary,
             &mut crate::SummaryOnly,
@@ -807,18 +827,21 @@ impl Session {
     /// The session so far as a summary that travels ([`Session::into_partial`]), the session
     /// going on.
     pub fn partial(&self) -> Result<Partial, EvalError> {
+        let (seen, report) = self.settled();
         Partial::new(
             &self.ev,
             self.summary.clone(),
-            &self.seen,
+            &seen,
             self.ev.options().universe,
-            &self.report.premises,
+            &report.premises,
         )
     }
 
     /// Adds `other`'s goals (pushed on another thread, say) to this session. An error names a
     /// goal pushed to both (then this session is unchanged).
-    pub fn merge(&mut self, other: Session) -> Result<(), EvalError> {
+    pub fn merge(&mut self, mut other: Session) -> Result<(), EvalError> {
+        self.settle();
+        other.settle();
         if !Evaluator::same(&self.ev, &other.ev) {
             return Err(EvalError::Options(
                 "sessions of different evaluators cannot be merged".into(),
@@ -855,7 +878,8 @@ impl Session {
 
     /// Ends the session: the goals of the actual sets never pushed are evaluated as empty, or
     /// skipped (`missing`), their rows going to `rows`; the summary of every goal comes back.
-    pub fn finish(self, rows: &mut dyn Sink) -> Result<Evaluation, EvalError> {
+    pub fn finish(mut self, rows: &mut dyn Sink) -> Result<Evaluation, EvalError> {
+        self.settle();
         let Session {
             ev,
             mut summary,
@@ -880,7 +904,8 @@ impl Session {
     /// [`Session::finish`] without rows, and which goals of the actual sets were pushed (by goal
     /// id): what the rows of the others, made later, need ([`crate::aio::Pool::rows`]).
     #[cfg(feature = "async")]
-    pub(crate) fn finish_pushed(self) -> Result<(Evaluation, Vec<bool>), EvalError> {
+    pub(crate) fn finish_pushed(mut self) -> Result<(Evaluation, Vec<bool>), EvalError> {
+        self.settle();
         let seen = self.seen.clone();
         Ok((self.finish(&mut crate::SummaryOnly)?, seen))
     }
@@ -894,7 +919,8 @@ impl Session {
 
     /// Ends the session as a summary that travels: mergeable with other processes' (see
     /// [`Partial`]), the goals never pushed left for after the merge.
-    pub fn into_partial(self) -> Result<Partial, EvalError> {
+    pub fn into_partial(mut self) -> Result<Partial, EvalError> {
+        self.settle();
         let Session {
             ev,
             summary,
@@ -903,5 +929,70 @@ impl Session {
             ..
         } = self;
         Partial::new(&ev, summary, &seen, ev.options().universe, &report.premises)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SummaryOnly;
+
+    /// A goal begun and never ended (a push that panicked under a caller that went on) is in
+    /// nothing the session gives: its snapshot, partial, merge and finish are a clean session's,
+    /// and the goal may be pushed again.
+    #[test]
+    fn a_goal_begun_and_never_ended_is_taken_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let qrels = dir.path().join("qrels.txt");
+        std::fs::write(&qrels, "g1 0 a 1\ng1 0 b 1\ng2 0 c 1\ng3 0 d 1\n").unwrap();
+        let ev = Evaluator::builder()
+            .measure_names(["AP", "RR"])
+            .unwrap()
+            .build_from_path(&qrels)
+            .unwrap();
+        let clean = || {
+            let mut s = ev.session().unwrap();
+            s.push_ranked("g2", &["x", "c"]).unwrap();
+            s
+        };
+        let broken = || {
+            let mut s = clean();
+            assert!(matches!(s.begin(b"g1", Kind::Names), Ok(Ok(_))));
+            assert_eq!(s.report().goals_in_predictions, 2);
+            s
+        };
+        let want = clean().snapshot().unwrap();
+        assert_eq!(broken().snapshot().unwrap(), want);
+        assert_eq!(
+            broken().partial().unwrap().encode(),
+            clean().partial().unwrap().encode()
+        );
+        assert_eq!(
+            broken().into_partial().unwrap().encode(),
+            clean().into_partial().unwrap().encode()
+        );
+        let done = broken().finish(&mut SummaryOnly).unwrap();
+        assert_eq!(
+            done.summary,
+            clean().finish(&mut SummaryOnly).unwrap().summary
+        );
+        assert_eq!(done.report.goals_in_predictions, 1);
+        // g2 at rank 2 (AP 1/2), g1 and g3 never pushed: (0 + 1/2 + 0) / 3.
+        assert_eq!(
+            done.summary.aggregate(0),
+            lemma_accum::Aggregate::Mean(0.5 / 3.0)
+        );
+        // Merged both ways, then g1 pushed after all.
+        let mut a = broken();
+        let mut b = ev.session().unwrap();
+        assert!(matches!(b.begin(b"g3", Kind::Names), Ok(Ok(_))));
+        a.merge(b).unwrap();
+        a.push_ranked("g1", &["a", "b"]).unwrap();
+        let done = a.finish(&mut SummaryOnly).unwrap();
+        assert_eq!(done.report.goals_in_predictions, 2);
+        assert_eq!(
+            done.summary.aggregate(0),
+            lemma_accum::Aggregate::Mean(1.5 / 3.0)
+        );
     }
 }
