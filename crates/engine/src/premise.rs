@@ -468,8 +468,9 @@ impl PremiseReport {
             w.push(format!(
                 "{} goals stand past the end of their file's last premise (the first by name: goal \
                  `{g}` in `{f}`): a theorem of the file is one of its premises, so the position \
-                 is not one of the file's; ranked as given, every premise of the file accessible \
-                 (--strict makes this an error)",
+                 is not one of the file's (unless ReProver's rules skipped the file's last \
+                 theorem); ranked as given, every premise of the file accessible (--strict makes \
+                 this an error)",
                 self.late_places
             ));
         }
