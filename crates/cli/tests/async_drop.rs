@@ -22,6 +22,20 @@ fn lemma_threads() -> usize {
         .count()
 }
 
+/// [`lemma_threads`] once it has come down to `want`, waiting up to 2 s: a thread joined may
+/// still be listed in `/proc/self/task` for a moment, as the kernel wakes the joiner while the
+/// thread exits, before it takes the thread's entry away.
+fn lemma_threads_down_to(want: usize) -> usize {
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    loop {
+        let n = lemma_threads();
+        if n <= want || std::time::Instant::now() > deadline {
+            return n;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// An endless TREC run: goal after goal of 100 lines.
 struct Endless {
     line: u64,
@@ -68,7 +82,7 @@ fn dropped_mid_way_no_thread_outlives_it() {
         .enable_all()
         .build()
         .unwrap();
-    assert_eq!(lemma_threads(), 0);
+    assert_eq!(lemma_threads_down_to(0), 0);
     // An endless stream of goals, dropped after 300 ms.
     let ids: Vec<u32> = (0..50_000).collect();
     let goals = futures::stream::iter((0u64..).map(move |g| RankedGoal::Ids {
@@ -92,7 +106,7 @@ fn dropped_mid_way_no_thread_outlives_it() {
         }
     });
     assert_eq!(during, 2, "two workers ran");
-    assert_eq!(lemma_threads(), 0, "none left after the drop");
+    assert_eq!(lemma_threads_down_to(0), 0, "none left after the drop");
     // An endless AsyncRead, dropped after 300 ms.
     let during = rt.block_on(async {
         let reader = Endless {
@@ -110,7 +124,7 @@ fn dropped_mid_way_no_thread_outlives_it() {
         }
     });
     assert!(during >= 1, "the pipeline ran ({during} threads)");
-    assert_eq!(lemma_threads(), 0, "none left after the drop");
+    assert_eq!(lemma_threads_down_to(0), 0, "none left after the drop");
 }
 
 /// The row stream makes the rows of the goals never pushed on a thread of the pool, after
@@ -138,7 +152,7 @@ fn a_row_stream_dropped_mid_way_joins_its_thread() {
         in_flight: 4,
         rows: true,
     };
-    assert_eq!(lemma_threads(), 0);
+    assert_eq!(lemma_threads_down_to(0), 0);
     let (first, during) = rt.block_on(async {
         let mut pool = ev.pool(opts).unwrap();
         let mut rows = Box::pin(pool.rows().unwrap());
@@ -169,7 +183,11 @@ fn a_row_stream_dropped_mid_way_joins_its_thread() {
         during, 1,
         "the thread making the rows of the goals never pushed"
     );
-    assert_eq!(lemma_threads(), 0, "none left after the stream's drop");
+    assert_eq!(
+        lemma_threads_down_to(0),
+        0,
+        "none left after the stream's drop"
+    );
     // Eight goals pushed, nobody reading: four rows queued, the two workers each holding one more,
     // two goals queued.
     let got = rt.block_on(async {
@@ -188,7 +206,11 @@ fn a_row_stream_dropped_mid_way_joins_its_thread() {
         );
         assert_eq!(lemma_threads(), 2);
         drop(pool);
-        assert_eq!(lemma_threads(), 0, "none left after the pool's drop");
+        assert_eq!(
+            lemma_threads_down_to(0),
+            0,
+            "none left after the pool's drop"
+        );
         rows.collect::<Vec<_>>().await
     });
     // The rows queued and the two the workers held; the goals still queued were dropped.
