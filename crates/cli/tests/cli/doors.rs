@@ -529,7 +529,8 @@ fn every_door_gives_the_commands_groups() {
 /// The premise protocol (`--corpus --mask accessible`, the leak and origin measures) behind every
 /// door: the command's summary (`--format json`) and premise counts are those of the command with
 /// the corpus in binary form, the front door (streamed and held), an `Evaluator`, a push
-/// `Session` (one, and three merged) and the async `Pool`, on a generated library.
+/// `Session` (one, and three merged) and the async `Pool`, on a generated library, one goal in
+/// seven placed past its file's last premise.
 #[test]
 fn every_door_masks_as_the_command() {
     const PM: [&str; 7] = [
@@ -570,10 +571,24 @@ fn every_door_masks_as_the_command() {
                 .arg("-o")
                 .arg(&lec),
         );
+        // One goal in seven placed past its file's last premise (`--goals`): counted alike.
+        let late = d.join("late.jsonl");
+        let records: String = (std::fs::read_to_string(&a).unwrap().lines())
+            .step_by(7)
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                format!(
+                    "{{\"goal_id\": {}, \"file_path\": {}, \"theorem_pos\": [99999, 1]}}\n",
+                    v["goal_id"], v["file_path"]
+                )
+            })
+            .collect();
+        std::fs::write(&late, records).unwrap();
         // The command's summary and counts, with the corpus as text and in binary form.
         let command = |corpus: &Path| {
             let mut cmd = Command::new(bin);
             cmd.arg("eval").arg(&a).arg(&r).arg("--corpus").arg(corpus);
+            cmd.arg("--goals").arg(&late);
             cmd.args(["--mask", "accessible", "--format", "json", "--quiet"]);
             for m in PM {
                 cmd.args(["-m", m]);
@@ -588,9 +603,14 @@ fn every_door_masks_as_the_command() {
             "seed {seed}"
         );
         assert!(want_counts["masked"].as_u64().unwrap() > 0, "{want_counts}");
+        assert!(
+            want_counts["goals_past_last_premise"].as_u64().unwrap() > 0,
+            "{want_counts}"
+        );
         let opts = lemma_eval::PremiseOptions {
             corpus: c.clone(),
             mask: lemma_eval::MaskMode::Accessible,
+            goals: Some(late.clone()),
             ..Default::default()
         };
         let premises = std::sync::Arc::new(lemma_eval::Premises::load(&opts, Some(&a)).unwrap());
