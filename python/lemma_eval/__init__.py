@@ -674,7 +674,9 @@ class Session:
     ``Session(actual, measures, lemma_names=..., per_goal=False, **options)`` takes the actual
     sets and the options of :func:`evaluate` (``per_goal=True`` keeps every goal's values for
     :meth:`result`). ``push(goal, ranking)`` evaluates one goal (lemma names in rank
-    order, or ``{lemma: score}``); ``push_scores(goal_ids, scores)`` a batch whose scores cover
+    order, or ``{lemma: score}``); ``push_premise_ids(goal, ids)`` one ranked as numbers of
+    ``corpus=``'s premises (ReProver's ``all_premises`` indices); ``push_scores(goal_ids,
+    scores)`` a batch whose scores cover
     the whole library (a 2-D array ``[batch, lemmas]``, columns named by ``lemma_names``): a
     judged lemma's rank is counted in one pass over its row, as for a ``.npy`` matrix, no row
     sorted, on all cores with the GIL released. ``values`` holds the last goal's values;
@@ -742,6 +744,21 @@ class Session:
         not a finite number, a repeated lemma under ``duplicates="error"``) raises and leaves
         the session as it was (``values`` still the last goal's): the goal may be pushed again."""
         v = self._native.push(goal, ranking)
+        self.values = _values(self._keys, v) if v is not None else None
+        return self.values
+
+    def push_premise_ids(self, goal: str, ids: Any) -> Optional[Dict[str, float]]:
+        """Evaluates one goal ranked as premises of ``corpus=`` given by number, best first:
+        number ``i`` is the corpus's ``i``-th premise (its files in order, each file's premises
+        in order, those ReProver's rules skip left out), the index ReProver's
+        ``corpus.all_premises`` and the columns of its similarity matrix use, so the indices a
+        retriever ranks (``similarities.argsort(...)[j].tolist()``, a NumPy array) are pushed as
+        they are. Evaluated as :meth:`push` of the premises' names: masked, with leaks and
+        origins alike. Needs ``corpus=``; a number past the corpus's premises raises
+        ``ValueError`` and leaves the session as it was."""
+        if hasattr(ids, "tolist") and not isinstance(ids, (list, tuple)):
+            ids = ids.tolist()
+        v = self._native.push_premise_ids(goal, ids)
         self.values = _values(self._keys, v) if v is not None else None
         return self.values
 

@@ -286,6 +286,55 @@ impl NativeSession {
         })
     }
 
+    /// One goal ranked as the corpus's premise numbers (a sequence of int, best first): its
+    /// values, as [`NativeSession::push`] gives them.
+    fn push_premise_ids(
+        &mut self,
+        py: Python<'_>,
+        goal: &Bound<'_, PyAny>,
+        ids: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Vec<Option<f64>>>> {
+        crate::guarded(|| {
+            let goal_name = text(goal, "predicted", "goal")?;
+            refuse_unordered(ids, "predicted", &goal_name, true)?;
+            if ids.is_instance_of::<pyo3::types::PyString>()
+                || ids.is_instance_of::<pyo3::types::PyBytes>()
+                || ids.is_instance_of::<PyDict>()
+            {
+                return Err(value_err(format!(
+                    "predicted: goal `{goal_name}`: expected premise numbers in rank order (a \
+                     sequence of int), got a {}",
+                    crate::dicts::type_name(ids)
+                )));
+            }
+            let mut numbers: Vec<u32> = Vec::new();
+            for (i, x) in ids.try_iter()?.enumerate() {
+                let x = x?;
+                let bad = || {
+                    value_err(format!(
+                        "predicted: goal `{goal_name}`: premise number {i}: expected an int from \
+                         0 to {}, got {}",
+                        u32::MAX,
+                        x.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+                    ))
+                };
+                if x.is_instance_of::<pyo3::types::PyBool>() {
+                    return Err(bad());
+                }
+                numbers.push(x.extract::<u32>().map_err(|_| bad())?);
+            }
+            let s = self.live()?;
+            let values = py
+                .detach(|| {
+                    s.push_premise_ids(goal_name.as_bytes(), &numbers)
+                        .map(|p| p.values().map(<[_]>::to_vec))
+                })
+                .map_err(py_err)?;
+            self.record(&goal_name, values.as_deref());
+            Ok(values)
+        })
+    }
+
     /// The lemma names of the score matrices' columns to come (a list of str, or a file of them
     /// one a line), matched once with the actual sets' lemmas.
     fn set_lemma_names(&mut self, py: Python<'_>, names: &Bound<'_, PyAny>) -> PyResult<()> {

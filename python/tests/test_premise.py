@@ -386,3 +386,60 @@ def test_recall_by_origin(tmp_path):
                                   mask="accessible")
     assert [(x["measure"], x["mean_a"], x["ties"]) for x in rows] == [
         ("R(origin=in-file)@2", 3 / 4, 2), ("R@3", r.summary["R@3"], 3)]
+
+
+def _all_premises(corpus):
+    """ReProver's ``corpus.all_premises`` names, written from its rules: files in order, each
+    file's premises in order, skipping a null name, one with ``user__.n``, empty code, and a
+    bracketed mutual list."""
+    names = []
+    for line in corpus.read_text().splitlines():
+        for p in json.loads(line)["premises"]:
+            n = p["full_name"]
+            if n is None or "user__.n" in n or p["code"] == "" or (
+                    n.startswith("[") and n.endswith("]")):
+                continue
+            names.append(n)
+    return names
+
+
+def test_premise_numbers_are_reprovers_indices():
+    """``push_premise_ids`` takes indices into ReProver's ``all_premises`` (as a list, a tuple or
+    a NumPy array): each goal's values and the counts are those of its names pushed, masked or
+    not; g1 masked as by hand. A number past the corpus's premises, a negative one, a float, a
+    bool or a set raise ValueError and leave the session as it was; without a corpus it raises."""
+    all_premises = _all_premises(CORPUS)
+    assert all_premises == ["c1", "c2", "C.baz", "b1", "B.bar", "a1", "a2", "a3", "A.foo", "a4",
+                            "d1"]
+    number = {n: i for i, n in enumerate(all_premises)}
+    # run.txt in rank order, without `zz` (no premise of the corpus).
+    ranked = {g: [p for p in ps if p in number] for g, ps in _run_dict(ranked=True).items()}
+    for mask in ["none", "accessible"]:
+        by_name = lemma_eval.Session(F / "actual.jsonl", MEASURES, corpus=CORPUS, mask=mask,
+                                     per_goal=True)
+        by_number = lemma_eval.Session(F / "actual.jsonl", MEASURES, corpus=CORPUS, mask=mask,
+                                       per_goal=True)
+        for k, (g, names) in enumerate(ranked.items()):
+            ids = [number[n] for n in names]
+            ids = [np.array(ids, dtype=np.int64), tuple(ids), ids][k % 3]
+            assert by_number.push_premise_ids(g, ids) == by_name.push(g, names), (mask, g)
+        a, b = by_name.result(), by_number.result()
+        assert b.per_goal == a.per_goal and b.summary == a.summary and b.premises == a.premises
+    # Masked, g1 `d1 a2 a3 c1 c2 a4 b1 a1` -> `a2 c1 c2 b1 a1`, relevant at 1, 3, 4.
+    assert b.per_goal["g1"]["AP"] == pytest.approx((1 / 1 + 2 / 3 + 3 / 4) / 3, abs=1e-12)
+    assert b.per_goal["g1"]["Leak@3"] == pytest.approx(2 / 3, abs=1e-12)
+    s = lemma_eval.Session(F / "actual.jsonl", ["AP"], corpus=CORPUS, mask="accessible")
+    for bad, match in [([6, 11], "premise number 11: expected a number below 11"),
+                       ([6, -1], "premise number 1: expected an int from 0"),
+                       ([6.0], "premise number 0: expected an int"),
+                       ([True], "premise number 0: expected an int"),
+                       ("a2", "expected premise numbers")]:
+        with pytest.raises(ValueError, match=match):
+            s.push_premise_ids("g1", bad)
+    with pytest.raises(TypeError, match="got a set"):
+        s.push_premise_ids("g1", {6})
+    assert s.summary()["AP"] == 0.0  # nothing pushed: every goal missing, zero
+    assert s.push_premise_ids("g1", [6])["AP"] == pytest.approx(1 / 3, abs=1e-12)
+    plain = lemma_eval.Session(F / "actual.jsonl", ["AP"])
+    with pytest.raises(ValueError, match="give the evaluator a corpus"):
+        plain.push_premise_ids("g1", [0])

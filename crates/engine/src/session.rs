@@ -4,7 +4,9 @@
 //! A goal arrives as lemma names in rank order ([`Session::push_ranked`]), as (name, score) pairs
 //! ranked by the evaluator's order and tie rule exactly as a TREC run's lines would be
 //! ([`Session::push_scored`]), or as lemma ids ([`Session::push_ids`]: the ids
-//! [`Evaluator::lemma_id`] gives, and the caller's own above [`Evaluator::lemma_count`]). Each goal
+//! [`Evaluator::lemma_id`] gives, and the caller's own above [`Evaluator::lemma_count`]), or, under
+//! a corpus, as the corpus's premise numbers ([`Session::push_premise_ids`]: ReProver's indices
+//! into `corpus.all_premises`). Each goal
 //! goes through the same ranking options (order, ties, depth, duplicates) and the same
 //! accumulator as a file's, so a session fed a file's goals gives that file's summary, to the
 //! bit.
@@ -506,6 +508,43 @@ impl Session {
             return Err(e);
         }
         self.end(goal)
+    }
+
+    /// Evaluates goal `goal` ranked as premises of the evaluator's corpus (best first), given by
+    /// number: premise `i` is the corpus's `i`-th premise in its own order (its files in order,
+    /// each file's premises in order, those ReProver's rules skip left out: ReProver's
+    /// `corpus.all_premises`, the columns of its similarity matrix; [`Corpus::premise_name`]).
+    /// Evaluated as [`Session::push_ranked`] of their names: masked, leaks and origins alike.
+    /// Needs a corpus ([`crate::PremiseOptions`]); a number past the corpus's premises is an
+    /// error, and the session is then as it was.
+    ///
+    /// [`Corpus::premise_name`]: lemma_ingest::Corpus::premise_name
+    pub fn push_premise_ids(
+        &mut self,
+        goal: impl AsRef<[u8]>,
+        ids: &[u32],
+    ) -> Result<Pushed<'_>, EvalError> {
+        let goal = goal.as_ref();
+        let Some(premises) = self.ev.options().premises.clone() else {
+            return Err(push_error(
+                goal,
+                "premise numbers index a corpus's premises: give the evaluator a corpus".into(),
+            ));
+        };
+        let corpus = premises.corpus();
+        let n = corpus.premises();
+        if let Some(&bad) = ids.iter().find(|&&id| id as usize >= n) {
+            return Err(push_error(
+                goal,
+                format!(
+                    "premise number {bad}: expected a number below {n}, the premises of the \
+                     corpus {}",
+                    corpus.path().display()
+                ),
+            ));
+        }
+        let names: Vec<&[u8]> = ids.iter().map(|&id| corpus.premise_name(id)).collect();
+        self.push_ranked(goal, &names)
     }
 
     /// Evaluates goal `goal` from `(lemma, score)` pairs in any order, ranked as a TREC run's

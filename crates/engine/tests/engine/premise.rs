@@ -360,9 +360,36 @@ fn evaluate(
     rows
 }
 
-/// Each goal pushed to a [`Session`](lemma_eval::Session) as its `(premise, score)` pairs (or,
-/// `ranked`, as its names in the TREC rule's order), against the corpus `corpus`: the rows
-/// values `evaluate` gives, in goal order.
+/// How [`pushed`] pushes a goal.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Push {
+    /// Its `(premise, score)` pairs.
+    Scored,
+    /// Its names in the TREC rule's order.
+    Ranked,
+    /// The corpus's numbers of its premises in that order (names the corpus does not define
+    /// left out: they have none).
+    Numbers,
+}
+
+/// The corpus's number of each premise of `lib`: files in order, each file's premises in order
+/// (as [`write`] writes them; the entry ReProver skips has none).
+fn numbers(lib: &Lib) -> Vec<u32> {
+    let mut number = vec![0; lib.premises.len()];
+    let mut next = 0;
+    for f in 0..lib.imports.len() {
+        for (i, (pf, _)) in lib.premises.iter().enumerate() {
+            if *pf == f {
+                number[i] = next;
+                next += 1;
+            }
+        }
+    }
+    number
+}
+
+/// Each goal pushed to a [`Session`](lemma_eval::Session) as `how` says, against the corpus
+/// `corpus`: the rows values `evaluate` gives, in goal order.
 fn pushed(
     dir: &Path,
     corpus: &str,
@@ -370,7 +397,7 @@ fn pushed(
     goals: &[Goal],
     mask: bool,
     depth: Option<u64>,
-    ranked: bool,
+    how: Push,
 ) -> Vec<Vec<Option<f64>>> {
     let opts = options(dir, corpus, mask);
     let actual = dir.join("actual.jsonl");
@@ -389,23 +416,23 @@ fn pushed(
         let pairs: Vec<(String, f64)> = (g.ranking.iter())
             .map(|&(p, s)| (name(p, lib), s as f64))
             .collect();
-        let values = if ranked {
-            // The TREC rule: score descending, equal scores by name descending.
-            let mut sorted = pairs.clone();
-            sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
-            let names: Vec<&str> = sorted.iter().map(|(n, _)| n.as_str()).collect();
-            session
-                .push_ranked(&goal, &names)
-                .unwrap()
-                .values()
-                .map(<[_]>::to_vec)
-        } else {
-            session
-                .push_scored(&goal, &pairs)
-                .unwrap()
-                .values()
-                .map(<[_]>::to_vec)
+        // The TREC rule: score descending, equal scores by name descending.
+        let mut sorted = pairs.clone();
+        sorted.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+        let names: Vec<&str> = sorted.iter().map(|(n, _)| n.as_str()).collect();
+        let values = match how {
+            Push::Ranked => session.push_ranked(&goal, &names),
+            Push::Scored => session.push_scored(&goal, &pairs),
+            Push::Numbers => {
+                let number = numbers(lib);
+                let ids: Vec<u32> = (names.iter())
+                    .filter_map(|n| n.strip_prefix("P.n"))
+                    .map(|i| number[i.parse::<usize>().unwrap()])
+                    .collect();
+                session.push_premise_ids(&goal, &ids)
+            }
         };
+        let values = values.unwrap().values().map(<[_]>::to_vec);
         rows.push(values.expect("every goal has relevant premises"));
     }
     rows
@@ -482,16 +509,24 @@ fn check(
     let run = lemma_ingest::open(&dir.path().join("run.txt")).unwrap();
     let store = dir.path().join("run.store");
     lemma_eval::convert::convert(&actual, run, &RankingOptions::default(), &store).unwrap();
-    // Pushed goals: names with scores, and names in rank order.
-    for ranked in [false, true] {
-        let rows = pushed(dir.path(), corpus, lib, goals, mask, depth, ranked);
+    // Pushed goals: names with scores, names in rank order, premise numbers in rank order.
+    for how in [Push::Scored, Push::Ranked, Push::Numbers] {
+        let rows = pushed(dir.path(), corpus, lib, goals, mask, depth, how);
         for (i, row) in rows.iter().enumerate() {
-            let want = reference(lib, &goals[i], mask, depth);
+            // Numbers name the corpus's premises only.
+            let known = Goal {
+                ranking: (goals[i].ranking.iter())
+                    .filter(|&&(p, _)| how != Push::Numbers || p < lib.premises.len())
+                    .copied()
+                    .collect(),
+                ..goals[i].clone()
+            };
+            let want = reference(lib, &known, mask, depth);
             for ((m, got), want) in MEASURES.iter().zip(row).zip(&want) {
                 prop_assert!(
                     agree(*got, *want),
-                    "pushed (ranked {}) g{} {}: got {:?}, want {:?}",
-                    ranked,
+                    "pushed ({:?}) g{} {}: got {:?}, want {:?}",
+                    how,
                     i,
                     m,
                     got,
@@ -646,4 +681,65 @@ fn long_rows_equal_the_reference() {
             check(&lib, &goals, mask, depth, false, depth == Some(5)).unwrap();
         }
     }
+}
+
+/// Premise numbers on the hand-built library (`fixtures/premise`: C.lean's c1, c2, C.baz are
+/// 0 to 2, B.lean's b1, B.bar 3 and 4, A.lean's a1, a2, a3, A.foo, a4 5 to 9 (its four skipped
+/// entries have none), D.lean's d1 10): g1 ranked `d1 a2 a3 c1 c2 a4 b1 a1` by number is masked
+/// to `a2 c1 c2 b1 a1` (A.lean at 10:5 imports B and C; a3 ends at 10:6), relevant `a2 c2 b1` at
+/// 1, 3, 4: AP (1/1 + 2/3 + 3/4) / 3, the names' values. A number past the eleven premises, or
+/// numbers without a corpus, are errors that leave the session as it was.
+#[test]
+fn premise_numbers_rank_the_corpus_premises() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/premise");
+    let actual = f.join("actual.jsonl");
+    let build = |corpus: bool| {
+        let measures: &[&str] = match corpus {
+            true => &["AP", "P@2", "Leak@3"],
+            false => &["AP"],
+        };
+        let mut b = Evaluator::builder().measure_names(measures).unwrap();
+        if corpus {
+            let opts = PremiseOptions {
+                corpus: f.join("corpus.jsonl"),
+                mask: MaskMode::Accessible,
+                ..PremiseOptions::default()
+            };
+            b = b.premises(Arc::new(Premises::load(&opts, Some(&actual)).unwrap()));
+        }
+        b.build_from_path(&actual).unwrap()
+    };
+    let ev = build(true);
+    let mut by_number = ev.session().unwrap();
+    let err = by_number.push_premise_ids("g1", &[6, 11]).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("premise number 11: expected a number below 11"),
+        "{err}"
+    );
+    let ids = [10, 6, 7, 0, 1, 9, 3, 5];
+    let got = (by_number.push_premise_ids("g1", &ids).unwrap().values())
+        .unwrap()
+        .to_vec();
+    let ap = (1.0 + 2.0 / 3.0 + 3.0 / 4.0) / 3.0;
+    assert!((got[0].unwrap() - ap).abs() < 1e-12, "{got:?}");
+    // P@2: a2, c1; Leak@3 of the unmasked d1 a2 a3: d1 and a3.
+    assert_eq!(&got[1..], &[Some(0.5), Some(2.0 / 3.0)]);
+    let mut by_name = ev.session().unwrap();
+    let names = ["d1", "a2", "a3", "c1", "c2", "a4", "b1", "a1"];
+    let want = by_name.push_ranked("g1", &names).unwrap().values().unwrap();
+    assert_eq!(got, want);
+    // g2 (B.lean at 9:0) ranked a1 c1 b1 d1: the same summaries after it.
+    by_number.push_premise_ids("g2", &[5, 0, 3, 10]).unwrap();
+    by_name
+        .push_ranked("g2", &["a1", "c1", "b1", "d1"])
+        .unwrap();
+    assert!(by_number.summary() == by_name.summary());
+    assert_eq!(by_number.summary().counts().evaluated, 2);
+    let mut plain = build(false).session().unwrap();
+    let err = plain.push_premise_ids("g1", &[0]).unwrap_err();
+    assert!(
+        err.to_string().contains("give the evaluator a corpus"),
+        "{err}"
+    );
 }
