@@ -284,7 +284,8 @@ def evaluate(
     ``lemma_names`` or ``names``), ``{goal: {lemma: score}}`` (ranked by score, trec_eval's tie
     rule), ``{goal: [lemma, ...]}`` (in rank order) or a 2-D float array ``[goals, lemmas]``
     (NumPy, or anything ``numpy.asarray`` takes) with ``goal_names`` and ``lemma_names`` (lists,
-    or files of names). ``measures``: names as the command takes them (``AP``, ``P@10``,
+    or files of names; with ``corpus=``, a matrix given ``goal_names`` alone has the corpus's
+    premises for columns, in its order: ReProver's ``all_premises``). ``measures``: names as the command takes them (``AP``, ``P@10``,
     ``ndcg_cut.10``, ...); the command's defaults when ``None``.
 
     The options are the command's flags: ``relevance_level`` (``--relevance-level``),
@@ -331,7 +332,7 @@ def evaluate(
         raise ValueError("shard: a shard is a byte range of a file; predicted must be a path")
     ev = _evaluator(actual, measures, options)
     if _is_path(predicted):
-        if goal_names is None and lemma_names is not None or goal_names is not None and lemma_names is None:
+        if goal_names is None and lemma_names is not None:
             raise ValueError("a score matrix needs its names: goal_names= and lemma_names=, or names=")
         out, values = ev.evaluate_path(
             os.fspath(predicted),
@@ -345,8 +346,11 @@ def evaluate(
             keep_values,
         )
     elif _is_array(predicted) or hasattr(predicted, "__array__"):
-        if goal_names is None or lemma_names is None:
-            raise ValueError("a score matrix needs its names: goal_names= and lemma_names=")
+        if goal_names is None or lemma_names is None and corpus is None:
+            raise ValueError(
+                "a score matrix needs its names: goal_names= and lemma_names= (with corpus=, "
+                "goal_names= alone: its columns are the corpus's premises)"
+            )
         a, ptr, nbytes, rows, cols, typestr = _matrix(predicted)
         out = ev.evaluate_array(
             a, ptr, nbytes, rows, cols, typestr, goal_names, lemma_names, per_goal, mergeable
@@ -766,7 +770,8 @@ class Session:
         self, goal_ids: Sequence[str], scores: Any, lemma_names: Any = None
     ) -> List[Optional[Dict[str, float]]]:
         """Evaluates a batch: ``scores[i]`` scores every lemma (the columns, named by
-        ``lemma_names`` here or at construction) for goal ``goal_ids[i]``. Each goal's values
+        ``lemma_names`` here or at construction; with ``corpus=`` and no names, the corpus's
+        premises in its order, ReProver's ``all_premises``) for goal ``goal_ids[i]``. Each goal's values
         (``None`` when skipped), in order; the last also in ``values``. A goal pushed before is
         an error, and then nothing of the batch counts."""
         if lemma_names is not None:

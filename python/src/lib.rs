@@ -908,9 +908,24 @@ impl NativeEvaluator {
                 ))
             }
             (Some(_), Some(_), None) => None,
+            // Under a corpus, columns without names are its premises, in its order.
+            (Some(g), None, None) if self.builder.settings().premises.is_some() => match g {
+                NamesArg::Path(goals) => {
+                    matrix_names = Some(MatrixNames::Premises { goals });
+                    None
+                }
+                g if kind == InputKind::Matrix => {
+                    let corpus = self.builder.settings().premises.as_ref().expect("checked");
+                    let m = Matrix::open(&path).map_err(input_err)?;
+                    let p = Predictions::premise_matrix(m, g.read()?, corpus.corpus());
+                    Some(PredictedInput::from(p.map_err(input_err)?))
+                }
+                _ => None,
+            },
             _ => {
                 return Err(PyValueError::new_err(
-                    "a score matrix needs its names: goal_names= and lemma_names=, or names=",
+                    "a score matrix needs its names: goal_names= and lemma_names=, or names= \
+                     (with corpus=, goal_names= alone: its columns are the corpus's premises)",
                 ))
             }
         };
@@ -984,9 +999,13 @@ impl NativeEvaluator {
             (None, None, None) => None,
             (None, None, Some(store)) => Some(MatrixNames::Store(store)),
             (Some(goals), Some(lemmas), None) => Some(MatrixNames::Lists { goals, lemmas }),
+            (Some(goals), None, None) if self.builder.settings().premises.is_some() => {
+                Some(MatrixNames::Premises { goals })
+            }
             _ => {
                 return Err(PyValueError::new_err(
-                    "a score matrix needs its names: goal_names= and lemma_names=, or names=",
+                    "a score matrix needs its names: goal_names= and lemma_names=, or names= \
+                     (with corpus=, goal_names= alone: its columns are the corpus's premises)",
                 ))
             }
         };
@@ -1088,7 +1107,8 @@ impl NativeEvaluator {
     /// Evaluates a score matrix in memory, `[goals, lemmas]`: `ptr` and `nbytes` are the data of
     /// the C-contiguous array `owner` (kept alive while it is read), `typestr` its NumPy type
     /// (`<f4`, `>f8`, ...); rows named by `goal_names`, columns by `lemma_names` (lists of str or
-    /// paths). Evaluated as a `.npy` file is, on all cores, no row sorted.
+    /// paths; `None` under a corpus: its premises, in its order). Evaluated as a `.npy` file is,
+    /// on all cores, no row sorted.
     #[pyo3(signature = (owner, ptr, nbytes, rows, cols, typestr, goal_names, lemma_names, per_goal=false, mergeable=false))]
     #[allow(clippy::too_many_arguments)]
     fn evaluate_array(
@@ -1101,14 +1121,25 @@ impl NativeEvaluator {
         cols: usize,
         typestr: &str,
         goal_names: &Bound<'_, PyAny>,
-        lemma_names: &Bound<'_, PyAny>,
+        lemma_names: Option<&Bound<'_, PyAny>>,
         per_goal: bool,
         mergeable: bool,
     ) -> PyResult<Outcome> {
         let goals = names_arg(goal_names, "goal_names")?.read()?;
-        let lemmas = names_arg(lemma_names, "lemma_names")?.read()?;
         let m = matrix_arg(owner, ptr, nbytes, rows, cols, typestr)?;
-        let p = Predictions::matrix(m, goals, lemmas).map_err(input_err)?;
+        let p =
+            match (
+                lemma_names.filter(|l| !l.is_none()),
+                &self.builder.settings().premises,
+            ) {
+                (Some(l), _) => Predictions::matrix(m, goals, names_arg(l, "lemma_names")?.read()?),
+                (None, Some(premises)) => Predictions::premise_matrix(m, goals, premises.corpus()),
+                (None, None) => return Err(PyValueError::new_err(
+                    "a score matrix needs its names: goal_names= and lemma_names= (with corpus=, \
+                     goal_names= alone: its columns are the corpus's premises)",
+                )),
+            };
+        let p = p.map_err(input_err)?;
         let job = Job::new(self.builder.clone(), self.actual_input(), p)
             .hold_actual(self.hold_actual)
             .mergeable(mergeable);

@@ -366,9 +366,18 @@ impl NativeSession {
             crate::dicts::check_name(&g, "goal")?;
             names.push(g.as_bytes());
         }
+        if self.dense.is_none() {
+            // Under a corpus, columns without names are its premises, in its order.
+            let ev = self.live()?.evaluator().clone();
+            if let Some(p) = ev.options().premises.clone() {
+                let names = p.corpus().premise_names();
+                self.dense = Some(py.detach(|| ev.dense_lemmas(names)).map_err(py_err)?);
+            }
+        }
         let Some(dense) = self.dense.take() else {
             return Err(value_err(
-                "lemma_names: the score matrix's columns need their names (Session(..., lemma_names=...))",
+                "lemma_names: the score matrix's columns need their names (Session(..., \
+                 lemma_names=...), or corpus= for columns that are its premises)",
             ));
         };
         let matrix = matrix_arg(owner, ptr, nbytes, rows, cols, typestr)?;

@@ -443,3 +443,49 @@ def test_premise_numbers_are_reprovers_indices():
     plain = lemma_eval.Session(F / "actual.jsonl", ["AP"])
     with pytest.raises(ValueError, match="give the evaluator a corpus"):
         plain.push_premise_ids("g1", [0])
+
+
+def test_a_matrix_of_every_premise_is_named_by_the_corpus(tmp_path):
+    """With ``corpus=``, a score matrix given ``goal_names`` alone has the corpus's premises for
+    columns, in ReProver's ``all_premises`` order: a ``.npy`` path, an array in memory, a
+    Session's ``push_scores`` and ``compare`` give what the columns named in that order give,
+    and the command's values; g1 by hand (the command's test: masked AP (1/2 + 2/3 + 3/4) / 3).
+    Another width raises naming the corpus's count; without a corpus the names are needed."""
+    all_premises = _all_premises(CORPUS)
+    row = {"c1": 0.95, "c2": 0.2, "C.baz": 0.03, "b1": 0.5, "B.bar": 0.02, "a1": 0.1, "a2": 0.5,
+           "a3": 0.9, "A.foo": 0.01, "a4": 0.3, "d1": 0.8}
+    scores = np.array([[row[n] for n in all_premises]], dtype=np.float32)
+    npy, goals, cols = tmp_path / "s.npy", tmp_path / "goals.txt", tmp_path / "cols.txt"
+    np.save(npy, scores)
+    goals.write_text("g1\n")
+    cols.write_text("\n".join(all_premises) + "\n")
+    for mask in ["none", "accessible"]:
+        kw = dict(corpus=CORPUS, mask=mask)
+        named, _ = _evaluate(F / "actual.jsonl", npy, goal_names=goals, lemma_names=cols, **kw)
+        want = cli_json(F / "actual.jsonl", npy, "--goal-names", str(goals), "--corpus",
+                        str(CORPUS), "--mask", mask, *[a for m in MEASURES for a in ("-m", m)],
+                        "--per-goal")
+        for predicted, extra in [(npy, {"goal_names": goals}), (npy, {"goal_names": ["g1"]}),
+                                 (scores, {"goal_names": ["g1"]})]:
+            r, _ = _evaluate(F / "actual.jsonl", predicted, **extra, **kw)
+            assert r.per_goal == named.per_goal and r.premises == named.premises, (mask, extra)
+            for m in MEASURES:
+                v = want["summary"][m]
+                assert r.summary[m] == (v["mean"] if isinstance(v, dict) else v), (mask, m)
+        s = lemma_eval.Session(F / "actual.jsonl", MEASURES, **kw)
+        assert s.push_scores(["g1"], scores)[0] == named.per_goal["g1"]
+        rows = lemma_eval.compare(F / "actual.jsonl", [npy, npy], ["AP"], goal_names=goals, **kw)
+        assert rows[0]["mean_a"] == named.summary["AP"]
+    assert named.per_goal["g1"]["AP"] == pytest.approx((1 / 2 + 2 / 3 + 3 / 4) / 3, abs=1e-12)
+    wide = tmp_path / "wide.npy"
+    np.save(wide, np.zeros((1, 12), dtype=np.float32))
+    for predicted in [wide, np.zeros((1, 12), dtype=np.float32)]:
+        with pytest.raises(ValueError, match=r"shape \(1, 12\): without lemma_names= its "
+                                             r"columns are the premises of the corpus .*, "
+                                             r"which has 11"):
+            lemma_eval.evaluate(F / "actual.jsonl", predicted, ["AP"], goal_names=["g1"],
+                                corpus=CORPUS)
+    with pytest.raises(ValueError, match="columns need their names"):
+        lemma_eval.Session(F / "actual.jsonl", ["AP"]).push_scores(["g1"], scores)
+    with pytest.raises(ValueError, match="with corpus=, goal_names= alone"):
+        lemma_eval.evaluate(F / "actual.jsonl", scores, ["AP"], goal_names=["g1"])

@@ -165,7 +165,12 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
             .measure_names(&a.measures)
             .map_err(|e| Fail(2, e.to_string()))?;
     }
-    let names = crate::parsers::matrix_names(&a.names, &a.goal_names, &a.lemma_names)?;
+    let names = crate::parsers::matrix_names(
+        &a.names,
+        &a.goal_names,
+        &a.lemma_names,
+        a.premise.corpus.is_some(),
+    )?;
     let mut runs: Vec<System> = (labels.into_iter().zip(&a.runs))
         .map(|(label, p)| System {
             label,

@@ -94,7 +94,12 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             .measure_names(&measures)
             .map_err(|e| Fail(2, e.to_string()))?;
     }
-    let names = crate::parsers::matrix_names(&a.names, &a.goal_names, &a.lemma_names)?;
+    let names = crate::parsers::matrix_names(
+        &a.names,
+        &a.goal_names,
+        &a.lemma_names,
+        a.premise.corpus.is_some(),
+    )?;
     let predicted = match a.shard {
         Some((index, count)) => PredictedInput::Shard {
             path: a.predicted.clone(),

@@ -59,6 +59,7 @@ pub(crate) fn matrix_names(
     store: &Option<std::path::PathBuf>,
     goals: &Option<std::path::PathBuf>,
     lemmas: &Option<std::path::PathBuf>,
+    corpus: bool,
 ) -> Result<Option<lemma_eval::MatrixNames>, crate::out::Fail> {
     use lemma_eval::MatrixNames;
     match (store, goals, lemmas) {
@@ -67,11 +68,15 @@ pub(crate) fn matrix_names(
             goals: goals.clone(),
             lemmas: lemmas.clone(),
         })),
+        // Under a corpus, columns without names are its premises, in its order.
+        (None, Some(goals), None) if corpus => Ok(Some(MatrixNames::Premises {
+            goals: goals.clone(),
+        })),
         (None, None, None) => Ok(None),
         _ => Err(crate::out::Fail(
             2,
             "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or --names \
-             STORE"
+             STORE (under --corpus, --goal-names alone: its columns are the corpus's premises)"
                 .into(),
         )),
     }

@@ -115,6 +115,13 @@ pub enum MatrixNames {
     },
     /// A store's goal and lemma tables (a store converted from the same goals and universe).
     Store(PathBuf),
+    /// A file of goal names, one per row; the columns are the corpus's premises in its order
+    /// ([`Corpus::premise_names`](lemma_ingest::Corpus::premise_names): ReProver's
+    /// `corpus.all_premises`, the columns of its similarity matrix). Needs a corpus.
+    Premises {
+        /// The goal names, one per row.
+        goals: PathBuf,
+    },
 }
 
 /// Predictions of any kind, opened.
@@ -143,6 +150,17 @@ impl Predictions {
         names: Option<&MatrixNames>,
         mmap: bool,
     ) -> Result<Predictions, InputError> {
+        Self::open_in(path, names, mmap, None)
+    }
+
+    /// [`Predictions::open`] under `corpus`, which names the columns of a matrix given
+    /// [`MatrixNames::Premises`].
+    pub fn open_in(
+        path: &Path,
+        names: Option<&MatrixNames>,
+        mmap: bool,
+        corpus: Option<&lemma_ingest::Corpus>,
+    ) -> Result<Predictions, InputError> {
         Ok(match InputKind::of(path)? {
             InputKind::Text => Predictions::Text(lemma_ingest::open_with(path, mmap)?),
             InputKind::Store => Predictions::Store(Store::open(path)?),
@@ -167,10 +185,46 @@ impl Predictions {
                     MatrixNames::Lists { goals, lemmas } => {
                         (Names::read(goals)?, Names::read(lemmas)?)
                     }
+                    MatrixNames::Premises { goals } => {
+                        let Some(corpus) = corpus else {
+                            return Err(InputError::file(
+                                ErrorKind::Syntax,
+                                path,
+                                "without --lemma-names FILE a matrix's columns are the corpus's \
+                                 premises: give the corpus (--corpus FILE)",
+                            ));
+                        };
+                        return Predictions::premise_matrix(matrix, Names::read(goals)?, corpus);
+                    }
                 };
                 Predictions::matrix(matrix, goals, lemmas)?
             }
         })
+    }
+
+    /// A matrix whose columns are `corpus`'s premises in its order
+    /// ([`Corpus::premise_names`](lemma_ingest::Corpus::premise_names)), its rows named by
+    /// `goals`: [`Predictions::matrix`], a width other than the corpus's premises refused.
+    pub fn premise_matrix(
+        matrix: Matrix,
+        goals: Names,
+        corpus: &lemma_ingest::Corpus,
+    ) -> Result<Predictions, InputError> {
+        if matrix.cols() != corpus.premises() {
+            return Err(InputError::file(
+                ErrorKind::Syntax,
+                matrix.path(),
+                format!(
+                    "shape ({}, {}): without --lemma-names FILE its columns are the premises of \
+                     the corpus {}, which has {}",
+                    matrix.rows(),
+                    matrix.cols(),
+                    corpus.path().display(),
+                    corpus.premises()
+                ),
+            ));
+        }
+        Predictions::matrix(matrix, goals, corpus.premise_names())
     }
 
     /// A matrix with its names, checked against its shape; a name given to two rows (goals) or

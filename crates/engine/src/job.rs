@@ -523,7 +523,9 @@ impl Loading {
         names: Option<&MatrixNames>,
         mmap: bool,
     ) -> Result<EvaluatorBuilder, EvalError> {
-        if let (Some(_), PredictedInput::Path(p)) = (&self.0, &*predicted) {
+        // A matrix whose columns are the corpus's premises waits for the corpus.
+        let early = !matches!(names, Some(MatrixNames::Premises { .. }));
+        if let (Some(_), PredictedInput::Path(p), true) = (&self.0, &*predicted, early) {
             if InputKind::of(p)? != InputKind::Text {
                 let opened = Predictions::open(p, names, mmap)?;
                 *predicted = PredictedInput::Opened(Box::new(opened));
@@ -560,7 +562,9 @@ fn open_predictions(
 ) -> Result<OpenJob, EvalError> {
     let predictions = match predicted {
         PredictedInput::Path(p) => {
-            Opened::Predictions(Box::new(Predictions::open(&p, names.as_ref(), mmap)?))
+            let corpus = engine.options().premises.as_ref().map(|p| p.corpus());
+            let opened = Predictions::open_in(&p, names.as_ref(), mmap, corpus)?;
+            Opened::Predictions(Box::new(opened))
         }
         PredictedInput::Opened(p) => Opened::Predictions(p),
         PredictedInput::Shard { path, index, count } => Opened::Shard { path, index, count },
@@ -659,6 +663,15 @@ fn sorted_qrels(
 enum Engine {
     Held(Evaluator),
     Joined(Box<JoinEvaluator>),
+}
+
+impl Engine {
+    fn options(&self) -> &crate::EvalOptions {
+        match self {
+            Engine::Held(ev) => ev.options(),
+            Engine::Joined(j) => j.options(),
+        }
+    }
 }
 
 /// The predictions, opened, or the shard to open when evaluating.

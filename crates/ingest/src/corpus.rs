@@ -794,6 +794,21 @@ impl Corpus {
         self.premises.name(id)
     }
 
+    /// Every premise's name in id order: the columns of a matrix that scores every premise
+    /// (ReProver's `corpus.all_premises`, the order [`Corpus::premise_name`] numbers).
+    pub fn premise_names(&self) -> crate::Names {
+        let n = self.premises() as u32;
+        let mut names = crate::Names::default();
+        names.reserve(
+            n as usize,
+            (0..n).map(|id| self.premise_name(id).len()).sum(),
+        );
+        for id in 0..n {
+            names.push(self.premise_name(id));
+        }
+        names
+    }
+
     /// The file premise `id` is defined in.
     pub fn premise_file(&self, id: u32) -> u32 {
         self.premise_file[id as usize]

@@ -703,6 +703,90 @@ fn a_matrix_is_masked_by_hand() {
     assert!(e.contains("does not list (--strict)"), "{e}");
 }
 
+/// Under `--corpus`, `--goal-names` alone: the matrix's columns are the corpus's premises in its
+/// order (`c1 c2 C.baz b1 B.bar a1 a2 a3 A.foo a4 d1`, ReProver's `all_premises`). g1's row
+/// scores the premises of `a_matrix_is_masked_by_hand` alike, C.baz 0.03, B.bar 0.02 and A.foo
+/// 0.01 (the last: accessible, accessible, and not: it ends at (11, 8), after the theorem).
+/// Masked: `c1 b1 a2 c2 a1 C.baz B.bar`, relevant at 2, 3, 4: AP (1/2 + 2/3 + 3/4) / 3, RR
+/// 1/2; unmasked `c1 a3 d1 b1 a2 a4 c2 a1 C.baz B.bar A.foo`: relevant at 4, 5, 7, AP (1/4 +
+/// 2/5 + 3/7) / 3, Leak@5 2/5. The same output as the columns named in that order; a matrix of
+/// another width is refused naming the corpus's count, and without a corpus the columns need
+/// names.
+#[test]
+fn a_matrix_of_every_premise_is_named_by_the_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let npy = dir.path().join("s.npy");
+    let row = [0.95, 0.2, 0.03, 0.5, 0.02, 0.1, 0.5, 0.9, 0.01, 0.3, 0.8];
+    write_npy(&npy, &[&row]);
+    let (goals, lemmas) = (dir.path().join("goals.txt"), dir.path().join("lemmas.txt"));
+    std::fs::write(&goals, "g1\n").unwrap();
+    std::fs::write(
+        &lemmas,
+        "c1\nc2\nC.baz\nb1\nB.bar\na1\na2\na3\nA.foo\na4\nd1\n",
+    )
+    .unwrap();
+    let (m, g, l) = (
+        npy.to_string_lossy().into_owned(),
+        goals.to_string_lossy().into_owned(),
+        lemmas.to_string_lossy().into_owned(),
+    );
+    let (masked, _) = eval(
+        "actual.jsonl",
+        &m,
+        &["--goal-names", &g, "--mask", "accessible"],
+    );
+    check(
+        &values(&masked),
+        &[
+            ("g1", "AP", Some((0.5 + 2.0 / 3.0 + 0.75) / 3.0)),
+            ("g1", "RR", Some(0.5)),
+            ("g1", "Leak@3", Some(2.0 / 3.0)),
+        ],
+    );
+    let (unmasked, _) = eval("actual.jsonl", &m, &["--goal-names", &g]);
+    check(
+        &values(&unmasked),
+        &[
+            ("g1", "AP", Some((0.25 + 2.0 / 5.0 + 3.0 / 7.0) / 3.0)),
+            ("g1", "RR", Some(0.25)),
+            ("g1", "Leak@5", Some(0.4)),
+        ],
+    );
+    for (out, mask) in [(&masked, "accessible"), (&unmasked, "none")] {
+        let named = ["--goal-names", &g, "--lemma-names", &l, "--mask", mask];
+        assert_eq!(&eval("actual.jsonl", &m, &named).0, out, "{mask}");
+    }
+    // Two runs compared, the columns named by the corpus.
+    let (a, c) = (fixture("actual.jsonl"), fixture("corpus.jsonl"));
+    let o = run(&[
+        "compare",
+        &a,
+        &m,
+        &m,
+        "--goal-names",
+        &g,
+        "--corpus",
+        &c,
+        "-m",
+        "AP",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Twelve columns for eleven premises.
+    let wide = dir.path().join("wide.npy");
+    write_npy(&wide, &[&[0.5; 12]]);
+    let w = wide.to_string_lossy().into_owned();
+    let e = fails(&["eval", &a, &w, "--goal-names", &g, "--corpus", &c]);
+    assert!(
+        e.contains(
+            "shape (1, 12): without --lemma-names FILE its columns are the premises of the corpus"
+        ),
+        "{e}"
+    );
+    assert!(e.contains("which has 11"), "{e}");
+    let e = fails(&["eval", &a, &m, "--goal-names", &g]);
+    assert!(e.contains("under --corpus, --goal-names alone"), "{e}");
+}
+
 /// `compare` takes the premise protocol's options as `eval` does: under `--mask accessible` each
 /// run's mean is `eval`'s masked mean (AP 0.7685..., R@3 13/18 here), not the unmasked one (AP
 /// 0.8009..., R@3 7/9); the TREC run and the JSONL predictions rank alike, so every difference is

@@ -268,23 +268,19 @@ fn write(dir: &Path, lib: &Lib, goals: &[Goal]) {
     // The matrix: a row a goal, a column a name (the corpus's premises, then three it does not
     // define), f32 scores from a few values.
     let names = lib.premises.len() + 3;
-    let mut h = format!(
-        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {names}), }}",
-        goals.len()
-    );
-    while (10 + h.len() + 1) % 64 != 0 {
-        h.push(' ');
+    let rows = goals.iter().map(|g| g.scores.clone());
+    std::fs::write(dir.join("scores.npy"), npy(rows, names)).unwrap();
+    // The same scores of the corpus's premises alone, a column each in the corpus's order
+    // (named by the corpus: `MatrixNames::Premises`).
+    let number = numbers(lib);
+    let mut by_number = vec![0; lib.premises.len()];
+    for (p, &n) in number.iter().enumerate() {
+        by_number[n as usize] = p;
     }
-    h.push('\n');
-    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
-    npy.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    npy.extend_from_slice(h.as_bytes());
-    for g in goals {
-        for &x in &g.scores {
-            npy.extend_from_slice(&(x as f32).to_le_bytes());
-        }
-    }
-    std::fs::write(dir.join("scores.npy"), npy).unwrap();
+    let rows = goals
+        .iter()
+        .map(|g| by_number.iter().map(|&p| g.scores[p]).collect());
+    std::fs::write(dir.join("premises.npy"), npy(rows, lib.premises.len())).unwrap();
     let rows: String = (0..goals.len()).map(|i| format!("g{i}\n")).collect();
     std::fs::write(dir.join("rows.txt"), rows).unwrap();
     let cols: String = (0..names).map(|p| name(p, lib) + "\n").collect();
@@ -309,6 +305,27 @@ fn write(dir: &Path, lib: &Lib, goals: &[Goal]) {
         },
     )
     .unwrap();
+}
+
+/// A little-endian f32 `.npy` matrix of `rows`, each of `cols` scores.
+fn npy(rows: impl ExactSizeIterator<Item = Vec<u32>>, cols: usize) -> Vec<u8> {
+    let mut h = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {cols}), }}",
+        rows.len()
+    );
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    npy.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    npy.extend_from_slice(h.as_bytes());
+    for row in rows {
+        for x in row {
+            npy.extend_from_slice(&(x as f32).to_le_bytes());
+        }
+    }
+    npy
 }
 
 /// The protocol's options: the corpus `corpus` of `dir`, masked or not.
@@ -347,10 +364,15 @@ fn evaluate(
         .threads(2)
         .premises(Arc::new(premises));
     let mut rows: Vec<GoalRow> = Vec::new();
-    let names = run.ends_with(".npy").then(|| MatrixNames::Lists {
-        goals: dir.join("rows.txt"),
-        lemmas: dir.join("cols.txt"),
-    });
+    let names = match run {
+        "premises.npy" => Some(MatrixNames::Premises {
+            goals: dir.join("rows.txt"),
+        }),
+        _ => run.ends_with(".npy").then(|| MatrixNames::Lists {
+            goals: dir.join("rows.txt"),
+            lemmas: dir.join("cols.txt"),
+        }),
+    };
     Job::new(builder, dir.join(actual).as_path(), dir.join(run).as_path())
         .names(names)
         .hold_actual(hold)
@@ -564,7 +586,14 @@ fn check(
         ("qrels.txt", "run.store", true),
         ("actual.jsonl", "scores.npy", false),
         ("qrels.txt", "scores.npy", true),
+        ("actual.jsonl", "premises.npy", false),
     ] {
+        // A matrix's universe is its columns: the corpus's matrix holds no relevant name the
+        // corpus does not define (a goal with one needs more lemmas than the universe holds).
+        let unknown = |g: &Goal| g.relevant.iter().any(|&p| p >= lib.premises.len());
+        if run == "premises.npy" && goals.iter().any(unknown) {
+            continue;
+        }
         let rows = evaluate(dir.path(), corpus, actual, run, by_goals, mask, depth, hold);
         prop_assert_eq!(rows.len(), goals.len());
         for row in &rows {
@@ -572,9 +601,11 @@ fn check(
                 .unwrap()
                 .parse()
                 .unwrap();
-            // A matrix ranks every name.
+            // A matrix ranks every name (the corpus's matrix every premise of the corpus).
             let full = Goal {
-                ranking: goals[i].scores.iter().copied().enumerate().collect(),
+                ranking: (goals[i].scores.iter().copied().enumerate())
+                    .filter(|&(p, _)| run != "premises.npy" || p < lib.premises.len())
+                    .collect(),
                 ..goals[i].clone()
             };
             let g = if run.ends_with(".npy") {
