@@ -890,7 +890,8 @@ def compute_aggregated_measure(measure: str, values: Iterable[float]) -> float:
     """The summary of one measure over goals' values, as ``pytrec_eval.compute_aggregated_measure``
     gives it: the sum for ``num_*`` counts, ``exp`` of the mean for ``gm_*`` (whose per-goal
     values are logs), the mean otherwise (NaN for no values). The same bits as pytrec_eval's
-    (NumPy's summation, here or without NumPy)."""
+    (NumPy's summation, here or without NumPy; without NumPy, ``gm_``'s ``exp`` is Python's,
+    which NumPy's, chosen by the CPU's vector extensions, may differ from in the last bit)."""
     vals = list(values)
     try:
         import numpy as np

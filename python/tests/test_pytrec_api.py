@@ -218,9 +218,14 @@ def test_compute_aggregated_measure_bitwise(measure, n, kind, seed, monkeypatch)
     got = lemma_eval.compute_aggregated_measure(measure, vals)
     assert type(got) is float
     assert got == want, (got, want)
-    # The same bits without NumPy.
+    # The same bits without NumPy: the same pairwise sum; gm_'s exp is Python's (NumPy's own exp,
+    # chosen by the CPU's vector extensions, is not correctly rounded: within one ulp of it).
     monkeypatch.setitem(sys.modules, "numpy", None)
-    assert lemma_eval.compute_aggregated_measure(measure, vals) == want
+    plain = lemma_eval.compute_aggregated_measure(measure, vals)
+    if measure.startswith("gm_"):
+        assert abs(plain - want) <= math.ulp(want), (plain, want)
+    else:
+        assert plain == want, (plain, want)
 
 
 def test_compute_aggregated_measure_by_hand(monkeypatch):
