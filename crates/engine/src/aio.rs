@@ -126,6 +126,14 @@ pub enum RankedGoal {
         /// The ids in rank order.
         ids: Vec<u32>,
     },
+    /// The corpus's premise numbers, best first ([`Session::push_premise_ids`]: ReProver's
+    /// indices into `corpus.all_premises`).
+    PremiseIds {
+        /// The goal id.
+        goal: String,
+        /// The numbers in rank order.
+        ids: Vec<u32>,
+    },
 }
 
 impl RankedGoal {
@@ -151,12 +159,21 @@ impl RankedGoal {
         }
     }
 
+    /// A goal ranked as the corpus's premises numbered `ids`, best first.
+    pub fn premise_ids(goal: impl Into<String>, ids: impl IntoIterator<Item = u32>) -> Self {
+        RankedGoal::PremiseIds {
+            goal: goal.into(),
+            ids: ids.into_iter().collect(),
+        }
+    }
+
     /// Pushes the goal into `session`.
     pub fn push_into<'s>(&self, session: &'s mut Session) -> Result<Pushed<'s>, EvalError> {
         match self {
             RankedGoal::Ranked { goal, lemmas } => session.push_ranked(goal, lemmas),
             RankedGoal::Scored { goal, items } => session.push_scored(goal, items),
             RankedGoal::Ids { goal, ids } => session.push_ids(goal, ids),
+            RankedGoal::PremiseIds { goal, ids } => session.push_premise_ids(goal, ids),
         }
     }
 
@@ -165,7 +182,8 @@ impl RankedGoal {
         match self {
             RankedGoal::Ranked { goal, .. }
             | RankedGoal::Scored { goal, .. }
-            | RankedGoal::Ids { goal, .. } => goal,
+            | RankedGoal::Ids { goal, .. }
+            | RankedGoal::PremiseIds { goal, .. } => goal,
         }
     }
 }

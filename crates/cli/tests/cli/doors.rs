@@ -529,8 +529,8 @@ fn every_door_gives_the_commands_groups() {
 /// The premise protocol (`--corpus --mask accessible`, the leak and origin measures) behind every
 /// door: the command's summary (`--format json`) and premise counts are those of the command with
 /// the corpus in binary form, the front door (streamed and held), an `Evaluator`, a push
-/// `Session` (one, and three merged) and the async `Pool`, on a generated library, one goal in
-/// seven placed past its file's last premise.
+/// `Session` (one, and three merged) and the async `Pool`, by name and by premise number, on a
+/// generated library, one goal in seven placed past its file's last premise.
 #[test]
 fn every_door_masks_as_the_command() {
     const PM: [&str; 7] = [
@@ -663,5 +663,34 @@ fn every_door_masks_as_the_command() {
         check("Sessions merged", &done.summary, &done.report.premises);
         let done = pooled(&ev, &gs);
         check("Pool", &done.summary, &done.report.premises);
+        // The same goals by premise number (each ranked by the trec rule: score descending,
+        // equal scores by name descending), pushed to a session, three merged and the Pool.
+        let numbered: Vec<RankedGoal> = (gs.iter())
+            .map(|g| {
+                let RankedGoal::Scored { goal, items } = g else {
+                    unreachable!("goals() gives scored goals")
+                };
+                let mut items = items.clone();
+                items.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| b.0.cmp(&a.0)));
+                let ids = (items.iter()).map(|(n, _)| {
+                    (premises.corpus().premise_id(n.as_bytes()))
+                        .expect("gen ranks the corpus's premises")
+                });
+                RankedGoal::premise_ids(goal.clone(), ids)
+            })
+            .collect();
+        for n in [1, 3] {
+            let done = merged_sessions(&ev, &numbered, n)
+                .finish(&mut SummaryOnly)
+                .unwrap();
+            let door = format!("Sessions by premise number ({n})");
+            check(&door, &done.summary, &done.report.premises);
+        }
+        let done = pooled(&ev, &numbered);
+        check(
+            "Pool by premise number",
+            &done.summary,
+            &done.report.premises,
+        );
     }
 }
