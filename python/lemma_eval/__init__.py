@@ -285,8 +285,9 @@ def evaluate(
     rule), ``{goal: [lemma, ...]}`` (in rank order) or a 2-D float array ``[goals, lemmas]``
     (NumPy, or anything ``numpy.asarray`` takes) with ``goal_names`` and ``lemma_names`` (lists,
     or files of names; with ``corpus=``, a matrix given ``goal_names`` alone has the corpus's
-    premises for columns, in its order: ReProver's ``all_premises``). ``measures``: names as the command takes them (``AP``, ``P@10``,
-    ``ndcg_cut.10``, ...); the command's defaults when ``None``.
+    premises for columns, in its order: ReProver's ``all_premises``). ``measures``: names as the
+    command takes them (``AP``, ``P@10``, ``ndcg_cut.10``, ...); the command's defaults when
+    ``None``.
 
     The options are the command's flags: ``relevance_level`` (``--relevance-level``),
     ``missing`` (``"zero"`` or ``"skip"``), ``ties`` (``"trec"``, ``"group"``, ``"file"``),
@@ -333,7 +334,9 @@ def evaluate(
     ev = _evaluator(actual, measures, options)
     if _is_path(predicted):
         if goal_names is None and lemma_names is not None:
-            raise ValueError("a score matrix needs its names: goal_names= and lemma_names=, or names=")
+            raise ValueError(
+                "a score matrix needs its names: goal_names= and lemma_names=, or names="
+            )
         out, values = ev.evaluate_path(
             os.fspath(predicted),
             per_goal,
@@ -680,8 +683,8 @@ class Session:
     :meth:`result`). ``push(goal, ranking)`` evaluates one goal (lemma names in rank
     order, or ``{lemma: score}``); ``push_premise_ids(goal, ids)`` one ranked as numbers of
     ``corpus=``'s premises (ReProver's ``all_premises`` indices); ``push_scores(goal_ids,
-    scores)`` a batch whose scores cover
-    the whole library (a 2-D array ``[batch, lemmas]``, columns named by ``lemma_names``): a
+    scores)`` a batch whose scores cover the whole library (a 2-D array ``[batch, lemmas]``,
+    columns named by ``lemma_names``, or with ``corpus=`` and no names its premises): a
     judged lemma's rank is counted in one pass over its row, as for a ``.npy`` matrix, no row
     sorted, on all cores with the GIL released. ``values`` holds the last goal's values;
     ``summary()`` the means as finishing now would give them (goals never pushed as ``missing``
@@ -769,11 +772,11 @@ class Session:
     def push_scores(
         self, goal_ids: Sequence[str], scores: Any, lemma_names: Any = None
     ) -> List[Optional[Dict[str, float]]]:
-        """Evaluates a batch: ``scores[i]`` scores every lemma (the columns, named by
-        ``lemma_names`` here or at construction; with ``corpus=`` and no names, the corpus's
-        premises in its order, ReProver's ``all_premises``) for goal ``goal_ids[i]``. Each goal's values
-        (``None`` when skipped), in order; the last also in ``values``. A goal pushed before is
-        an error, and then nothing of the batch counts."""
+        """Evaluates a batch: ``scores[i]`` scores every lemma (the columns, named by the
+        ``lemma_names`` given last, here or at construction; with ``corpus=`` and no names ever
+        given, the corpus's premises in its order, ReProver's ``all_premises``) for goal
+        ``goal_ids[i]``. Each goal's values (``None`` when skipped), in order; the last also in
+        ``values``. A goal pushed before is an error, and then nothing of the batch counts."""
         if lemma_names is not None:
             self._native.set_lemma_names(lemma_names)
         a, ptr, nbytes, rows, cols, typestr = _matrix(scores, "scores")

@@ -58,6 +58,11 @@ const ARGUMENTS: [(&str, &str, bool); 26] = [
     ("--mmap", "mmap", true),
 ];
 
+/// A score matrix given without the names it needs.
+const NEEDS_NAMES: &str = "a score matrix needs its names: goal_names= and lemma_names=, or \
+                           names= (with corpus=, goal_names= alone: its columns are the corpus's \
+                           premises)";
+
 /// `message` with the command's flags written as this package's arguments.
 fn pythonic(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
@@ -922,12 +927,7 @@ impl NativeEvaluator {
                 }
                 _ => None,
             },
-            _ => {
-                return Err(PyValueError::new_err(
-                    "a score matrix needs its names: goal_names= and lemma_names=, or names= \
-                     (with corpus=, goal_names= alone: its columns are the corpus's premises)",
-                ))
-            }
+            _ => return Err(PyValueError::new_err(NEEDS_NAMES)),
         };
         let predicted = match (predicted, shard) {
             (Some(p), _) => p,
@@ -1002,12 +1002,7 @@ impl NativeEvaluator {
             (Some(goals), None, None) if self.builder.settings().premises.is_some() => {
                 Some(MatrixNames::Premises { goals })
             }
-            _ => {
-                return Err(PyValueError::new_err(
-                    "a score matrix needs its names: goal_names= and lemma_names=, or names= \
-                     (with corpus=, goal_names= alone: its columns are the corpus's premises)",
-                ))
-            }
+            _ => return Err(PyValueError::new_err(NEEDS_NAMES)),
         };
         let mut runs: Vec<System> = (labels.into_iter().zip(runs))
             .map(|(label, p)| System {
@@ -1127,18 +1122,14 @@ impl NativeEvaluator {
     ) -> PyResult<Outcome> {
         let goals = names_arg(goal_names, "goal_names")?.read()?;
         let m = matrix_arg(owner, ptr, nbytes, rows, cols, typestr)?;
-        let p =
-            match (
-                lemma_names.filter(|l| !l.is_none()),
-                &self.builder.settings().premises,
-            ) {
-                (Some(l), _) => Predictions::matrix(m, goals, names_arg(l, "lemma_names")?.read()?),
-                (None, Some(premises)) => Predictions::premise_matrix(m, goals, premises.corpus()),
-                (None, None) => return Err(PyValueError::new_err(
-                    "a score matrix needs its names: goal_names= and lemma_names= (with corpus=, \
-                     goal_names= alone: its columns are the corpus's premises)",
-                )),
-            };
+        let p = match (
+            lemma_names.filter(|l| !l.is_none()),
+            &self.builder.settings().premises,
+        ) {
+            (Some(l), _) => Predictions::matrix(m, goals, names_arg(l, "lemma_names")?.read()?),
+            (None, Some(premises)) => Predictions::premise_matrix(m, goals, premises.corpus()),
+            (None, None) => return Err(PyValueError::new_err(NEEDS_NAMES)),
+        };
         let p = p.map_err(input_err)?;
         let job = Job::new(self.builder.clone(), self.actual_input(), p)
             .hold_actual(self.hold_actual)

@@ -24,6 +24,8 @@ pub(crate) struct NativeSession {
     per_goal: bool,
     /// The columns of the score matrices to come.
     dense: Option<DenseLemmas>,
+    /// `dense` is the corpus's premises (no names given).
+    dense_premises: bool,
     /// A goal's buffers, reused.
     scratch: ScoredGoal,
 }
@@ -37,6 +39,7 @@ impl NativeSession {
             rows: Vec::new(),
             per_goal: false,
             dense: None,
+            dense_premises: false,
             scratch: ScoredGoal::default(),
         })
     }
@@ -296,32 +299,61 @@ impl NativeSession {
     ) -> PyResult<Option<Vec<Option<f64>>>> {
         crate::guarded(|| {
             let goal_name = text(goal, "predicted", "goal")?;
-            refuse_unordered(ids, "predicted", &goal_name, true)?;
+            let Some(premises) = self.live()?.evaluator().options().premises.clone() else {
+                return Err(value_err(format!(
+                    "predicted: goal `{goal_name}`: premise numbers index a corpus's premises: \
+                     give the session a corpus (corpus=)"
+                )));
+            };
+            let expected = |got: &Bound<'_, PyAny>| {
+                format!(
+                    "predicted: goal `{goal_name}`: expected premise numbers in rank order (a \
+                     list, a tuple or a 1-D array of int), got a {}",
+                    crate::dicts::type_name(got)
+                )
+            };
+            if ids.is_instance_of::<pyo3::types::PySet>()
+                || ids.is_instance_of::<pyo3::types::PyFrozenSet>()
+            {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "{}: a set's order is its hash order, another in every process",
+                    expected(ids)
+                )));
+            }
             if ids.is_instance_of::<pyo3::types::PyString>()
                 || ids.is_instance_of::<pyo3::types::PyBytes>()
                 || ids.is_instance_of::<PyDict>()
             {
-                return Err(value_err(format!(
-                    "predicted: goal `{goal_name}`: expected premise numbers in rank order (a \
-                     sequence of int), got a {}",
-                    crate::dicts::type_name(ids)
-                )));
+                return Err(value_err(expected(ids)));
             }
+            let Ok(items) = ids.try_iter() else {
+                return Err(pyo3::exceptions::PyTypeError::new_err(expected(ids)));
+            };
             let mut numbers: Vec<u32> = Vec::new();
-            for (i, x) in ids.try_iter()?.enumerate() {
+            for (at, x) in items.enumerate() {
                 let x = x?;
                 let bad = || {
                     value_err(format!(
-                        "predicted: goal `{goal_name}`: premise number {i}: expected an int from \
-                         0 to {}, got {}",
-                        u32::MAX,
+                        "predicted: goal `{goal_name}`: at position {at}: expected a premise \
+                         number (an int >= 0), got {}",
                         x.repr().map_or_else(|_| "?".into(), |r| r.to_string())
                     ))
                 };
                 if x.is_instance_of::<pyo3::types::PyBool>() {
                     return Err(bad());
                 }
-                numbers.push(x.extract::<u32>().map_err(|_| bad())?);
+                let n = x.extract::<u64>().map_err(|_| bad())?;
+                // Past u32, past any corpus's premises: the engine's words for the others.
+                let Ok(n) = u32::try_from(n) else {
+                    let c = premises.corpus();
+                    return Err(value_err(format!(
+                        "predicted: goal `{goal_name}`: premise number {n} (at position {at}): \
+                         expected a number below {}, the premises of the corpus {}",
+                        c.premises(),
+                        c.path().display()
+                    )));
+                };
+                numbers.push(n);
             }
             let s = self.live()?;
             let values = py
@@ -341,6 +373,7 @@ impl NativeSession {
         let n = crate::names_arg(names, "lemma_names")?.read()?;
         let ev = self.live()?.evaluator().clone();
         self.dense = Some(py.detach(|| ev.dense_lemmas(n)).map_err(py_err)?);
+        self.dense_premises = false;
         Ok(())
     }
 
@@ -372,6 +405,19 @@ impl NativeSession {
             if let Some(p) = ev.options().premises.clone() {
                 let names = p.corpus().premise_names();
                 self.dense = Some(py.detach(|| ev.dense_lemmas(names)).map_err(py_err)?);
+                self.dense_premises = true;
+            }
+        }
+        if self.dense_premises {
+            let ev = self.live()?.evaluator().clone();
+            let c = ev.options().premises.as_ref().expect("a corpus").corpus();
+            if cols != c.premises() {
+                return Err(value_err(format!(
+                    "scores: shape ({rows}, {cols}): without lemma_names= its columns are the \
+                     premises of the corpus {}, which has {}",
+                    c.path().display(),
+                    c.premises()
+                )));
             }
         }
         let Some(dense) = self.dense.take() else {

@@ -429,20 +429,45 @@ def test_premise_numbers_are_reprovers_indices():
     assert b.per_goal["g1"]["AP"] == pytest.approx((1 / 1 + 2 / 3 + 3 / 4) / 3, abs=1e-12)
     assert b.per_goal["g1"]["Leak@3"] == pytest.approx(2 / 3, abs=1e-12)
     s = lemma_eval.Session(F / "actual.jsonl", ["AP"], corpus=CORPUS, mask="accessible")
-    for bad, match in [([6, 11], "premise number 11: expected a number below 11"),
-                       ([6, -1], "premise number 1: expected an int from 0"),
-                       ([6.0], "premise number 0: expected an int"),
-                       ([True], "premise number 0: expected an int"),
-                       ("a2", "expected premise numbers")]:
+    for bad, match in [([6, 11], r"premise number 11 \(at position 1\): expected a number below "
+                                 r"11, the premises of the corpus .*corpus.jsonl"),
+                       ([6, 2**40], r"premise number 1099511627776 \(at position 1\): expected a "
+                                    r"number below 11"),
+                       ([6, -1], r"at position 1: expected a premise number \(an int >= 0\), "
+                                 r"got -1"),
+                       ([6.0], "at position 0: expected a premise number"),
+                       ([True], "at position 0: expected a premise number"),
+                       ("a2", "expected premise numbers in rank order")]:
         with pytest.raises(ValueError, match=match):
             s.push_premise_ids("g1", bad)
-    with pytest.raises(TypeError, match="got a set"):
-        s.push_premise_ids("g1", {6})
+    for bad, match in [({6}, "got a set: a set's order is its hash order"),
+                       (6, "expected premise numbers in rank order .*, got a int"),
+                       (np.array(6), "expected premise numbers in rank order .*, got a int")]:
+        with pytest.raises(TypeError, match=match):
+            s.push_premise_ids("g1", bad)
     assert s.summary()["AP"] == 0.0  # nothing pushed: every goal missing, zero
     assert s.push_premise_ids("g1", [6])["AP"] == pytest.approx(1 / 3, abs=1e-12)
     plain = lemma_eval.Session(F / "actual.jsonl", ["AP"])
-    with pytest.raises(ValueError, match="give the evaluator a corpus"):
-        plain.push_premise_ids("g1", [0])
+    for ids in [[0], [-1]]:
+        with pytest.raises(ValueError, match=r"give the session a corpus \(corpus=\)"):
+            plain.push_premise_ids("g1", ids)
+
+
+def test_premise_names_with_whitespace_are_ranked_by_number(tmp_path):
+    """A corpus may name a premise with whitespace (no line of a run can): by number it is
+    ranked as a matrix's column is, and its name pushed is refused as ``push`` refuses it."""
+    corpus, actual = tmp_path / "c.jsonl", tmp_path / "a.jsonl"
+    corpus.write_text(json.dumps({"path": "A", "imports": [], "premises": [
+        {"full_name": n, "code": "c", "end": [i + 1, 1]}
+        for i, n in enumerate(["x", "has space", "new\nline"])]}) + "\n")
+    actual.write_text(json.dumps({"goal_id": "t", "premises": ["x"]}) + "\n")
+    s = lemma_eval.Session(actual, ["RR", "P@2"], corpus=corpus)
+    assert s.push_premise_ids("t", [2, 1, 0]) == {"RR": 1 / 3, "P@2": 0.0}
+    r = lemma_eval.evaluate(actual, np.array([[0.1, 0.5, 0.9]]), ["RR", "P@2"], goal_names=["t"],
+                            corpus=corpus)
+    assert r.summary == {"RR": 1 / 3, "P@2": 0.0}
+    with pytest.raises(ValueError, match="without whitespace"):
+        lemma_eval.Session(actual, ["RR"], corpus=corpus).push("t", ["new\nline", "x"])
 
 
 def test_a_matrix_of_every_premise_is_named_by_the_corpus(tmp_path):
@@ -485,6 +510,10 @@ def test_a_matrix_of_every_premise_is_named_by_the_corpus(tmp_path):
                                              r"which has 11"):
             lemma_eval.evaluate(F / "actual.jsonl", predicted, ["AP"], goal_names=["g1"],
                                 corpus=CORPUS)
+    with pytest.raises(ValueError, match=r"scores: shape \(1, 12\): without lemma_names= its "
+                                         r"columns are the premises of the corpus .*, which has 11"):
+        lemma_eval.Session(F / "actual.jsonl", ["AP"], corpus=CORPUS).push_scores(
+            ["g1"], np.zeros((1, 12), dtype=np.float32))
     with pytest.raises(ValueError, match="columns need their names"):
         lemma_eval.Session(F / "actual.jsonl", ["AP"]).push_scores(["g1"], scores)
     with pytest.raises(ValueError, match="with corpus=, goal_names= alone"):

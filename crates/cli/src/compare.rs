@@ -73,7 +73,8 @@ pub(crate) struct CompareArgs {
     /// For .npy matrices: the goal names of their rows, one per line.
     #[arg(long)]
     goal_names: Option<PathBuf>,
-    /// For .npy matrices: the lemma names of their columns, one per line.
+    /// For .npy matrices: the lemma names of their columns, one per line (under --corpus, left
+    /// out: the corpus's premises, in its order).
     #[arg(long)]
     lemma_names: Option<PathBuf>,
     /// For .npy matrices: take goal and lemma names from this store's tables.

@@ -14,7 +14,7 @@ pub(crate) struct PremiseArgs {
     /// LeanDojo's corpus.jsonl (plain, .gz, .zst): which premises each goal may use, from its
     /// file's imports and its theorem's position (README, "Premise selection"). Needed by --mask,
     /// the Leak and R(origin=...) measures; TREC and JSONL predictions, stores and .npy matrices
-    /// (the R(origin=...) measures: TREC and JSONL only).
+    /// (whose columns, without --lemma-names, are then the corpus's premises in its order).
     #[arg(long, value_name = "FILE")]
     pub(crate) corpus: Option<PathBuf>,
     /// Which predicted premises are ranked: `accessible` removes those not accessible at the

@@ -356,7 +356,8 @@ struct EvalArgs {
     /// For a .npy matrix: the goal names of its rows, one per line.
     #[arg(long)]
     goal_names: Option<PathBuf>,
-    /// For a .npy matrix: the lemma names of its columns, one per line.
+    /// For a .npy matrix: the lemma names of its columns, one per line (under --corpus, left
+    /// out: the corpus's premises, in its order).
     #[arg(long)]
     lemma_names: Option<PathBuf>,
     /// For a .npy matrix: take goal and lemma names from this store's tables.

@@ -469,7 +469,17 @@ impl Session {
         goal: impl AsRef<[u8]>,
         lemmas: &[S],
     ) -> Result<Pushed<'_>, EvalError> {
-        let goal = goal.as_ref();
+        self.ranked(goal.as_ref(), lemmas, true)
+    }
+
+    /// [`Session::push_ranked`]; `checked`: a name with whitespace refused (no line of a file
+    /// holds one; a corpus's premise names are taken as they are, as a matrix's columns are).
+    fn ranked<S: AsRef<[u8]>>(
+        &mut self,
+        goal: &[u8],
+        lemmas: &[S],
+        checked: bool,
+    ) -> Result<Pushed<'_>, EvalError> {
         self.scores_needed(goal)?;
         if let Err(fate) = self.begin(goal, Kind::Names)? {
             return Ok(Pushed::Skipped(fate));
@@ -478,7 +488,13 @@ impl Session {
         let mut names = std::mem::take(&mut self.names);
         let actual = self.ev.actual_arc();
         // The names first (a tight copy), then the items: faster than one loop doing both.
-        let joined = join(&mut names, goal, lemmas.iter());
+        let joined = match checked {
+            true => join(&mut names, goal, lemmas.iter()),
+            false => {
+                join_unchecked(&mut names, lemmas.iter());
+                Ok(())
+            }
+        };
         let mut repeat = None;
         let mut start = 0;
         if joined.is_ok() {
@@ -533,18 +549,19 @@ impl Session {
         };
         let corpus = premises.corpus();
         let n = corpus.premises();
-        if let Some(&bad) = ids.iter().find(|&&id| id as usize >= n) {
+        if let Some(at) = ids.iter().position(|&id| id as usize >= n) {
             return Err(push_error(
                 goal,
                 format!(
-                    "premise number {bad}: expected a number below {n}, the premises of the \
-                     corpus {}",
+                    "premise number {} (at position {at}): expected a number below {n}, the \
+                     premises of the corpus {}",
+                    ids[at],
                     corpus.path().display()
                 ),
             ));
         }
         let names: Vec<&[u8]> = ids.iter().map(|&id| corpus.premise_name(id)).collect();
-        self.push_ranked(goal, &names)
+        self.ranked(goal, &names, false)
     }
 
     /// Evaluates goal `goal` from `(lemma, score)` pairs in any order, ranked as a TREC run's

@@ -745,7 +745,7 @@ fn premise_numbers_rank_the_corpus_premises() {
     let err = by_number.push_premise_ids("g1", &[6, 11]).unwrap_err();
     assert!(
         err.to_string()
-            .contains("premise number 11: expected a number below 11"),
+            .contains("premise number 11 (at position 1): expected a number below 11"),
         "{err}"
     );
     let ids = [10, 6, 7, 0, 1, 9, 3, 5];
@@ -767,6 +767,34 @@ fn premise_numbers_rank_the_corpus_premises() {
         .unwrap();
     assert!(by_number.summary() == by_name.summary());
     assert_eq!(by_number.summary().counts().evaluated, 2);
+    // A premise name with whitespace (no line of a run holds one; a corpus may): ranked by
+    // number as a matrix's column is.
+    let dir = tempfile::tempdir().unwrap();
+    let (corpus, truth) = (dir.path().join("c.jsonl"), dir.path().join("a.jsonl"));
+    std::fs::write(
+        &corpus,
+        r#"{"path": "A", "imports": [], "premises": [{"full_name": "x", "code": "c", "end": [1, 1]}, {"full_name": "has space", "code": "c", "end": [2, 1]}]}"#,
+    )
+    .unwrap();
+    std::fs::write(&truth, "{\"goal_id\": \"t\", \"premises\": [\"x\"]}\n").unwrap();
+    let opts = PremiseOptions {
+        corpus,
+        ..PremiseOptions::default()
+    };
+    let ev = Evaluator::builder()
+        .measure_names(["RR"])
+        .unwrap()
+        .premises(Arc::new(Premises::load(&opts, Some(&truth)).unwrap()))
+        .build_from_path(&truth)
+        .unwrap();
+    let mut s = ev.session().unwrap();
+    assert_eq!(
+        s.push_premise_ids("t", &[1, 0]).unwrap().values(),
+        Some(&[Some(0.5)][..])
+    );
+    let mut by_name = ev.session().unwrap();
+    let err = by_name.push_ranked("t", &["has space", "x"]).unwrap_err();
+    assert!(err.to_string().contains("without whitespace"), "{err}");
     let mut plain = build(false).session().unwrap();
     let err = plain.push_premise_ids("g1", &[0]).unwrap_err();
     assert!(
