@@ -774,8 +774,9 @@ fn trec_eval_within_the_formula_on_a_generated_workload() {
 
 /// `eval --per-goal` writes rows as batches finish, in file order: its peak is the summary-only
 /// peak plus the README's `R` (the rows of the batches in flight, at most 3W batches of 4 MiB of
-/// lines, each goal's row its name, 16 bytes a measure and 80), not a row per goal held to the
-/// end (400,000 rows here, about 60 MiB).
+/// lines, each goal's row its name, 16 bytes a measure and 80) and the workers' buffers the
+/// summary alone may leave unfilled, not a row per goal held to the end (400,000 rows here,
+/// about 60 MiB).
 #[test]
 fn per_goal_rows_are_streamed_not_held() {
     let dir = tempdir();
@@ -823,9 +824,15 @@ fn per_goal_rows_are_streamed_not_held() {
         b.peak / MIB,
         rows / MIB
     );
+    // The summary alone need not fill its workers' batch buffers (the formula's W × 12 MiB):
+    // its collector keeps up. --per-goal's, writing rows, can fall behind on a busy machine (a
+    // CI run, the other tests' commands on both cores: 62 MiB against 38) and let them fill.
+    // Rows held to the end would add about 60 MiB more.
+    let buffers = W * 12 * MIB;
     assert!(
-        b.peak <= a.peak + 2 * rows + 8 * MIB,
-        "--per-goal peaks at {} MiB, the summary alone at {} MiB: more than R = {} MiB apart",
+        b.peak <= a.peak + 2 * rows + buffers + 8 * MIB,
+        "--per-goal peaks at {} MiB, the summary alone at {} MiB: more than R = {} MiB and the \
+         workers' buffers apart",
         b.peak / MIB,
         a.peak / MIB,
         rows / MIB
