@@ -773,10 +773,9 @@ fn trec_eval_within_the_formula_on_a_generated_workload() {
 }
 
 /// `eval --per-goal` writes rows as batches finish, in file order: its peak is the summary-only
-/// peak plus the README's `R` (the rows of the batches in flight, at most 3W batches of 4 MiB of
-/// lines, each goal's row its name, 16 bytes a measure and 80) and the workers' buffers the
-/// summary alone may leave unfilled, not a row per goal held to the end (400,000 rows here,
-/// about 60 MiB).
+/// peak plus the README's `R` (the rows of the batches in flight, at most 4W + 4 batches of 4
+/// MiB of lines, the workers' window, each goal's row its name, 16 bytes a measure and 100), not
+/// a row per goal held to the end (400,000 rows here, about 65 MiB).
 #[test]
 fn per_goal_rows_are_streamed_not_held() {
     let dir = tempdir();
@@ -816,26 +815,23 @@ fn per_goal_rows_are_streamed_not_held() {
     );
     let goal_bytes = std::fs::metadata(&r).unwrap().len() / 400_000;
     let per_batch = 4 * MIB / goal_bytes;
-    let row = 8 + 16 * ms.len() as u64 / 2 + 80;
-    let rows = 3 * W * per_batch * row;
+    let row = 8 + 16 * ms.len() as u64 / 2 + 100;
+    let rows = (4 * W + 4) * per_batch * row;
     eprintln!(
         "summary alone {} MiB, --per-goal {} MiB, R {} MiB",
         a.peak / MIB,
         b.peak / MIB,
         rows / MIB
     );
-    // The summary alone need not fill its workers' batch buffers (the formula's W × 12 MiB):
-    // its collector keeps up. --per-goal's, writing rows, can fall behind on a busy machine (a
-    // CI run, the other tests' commands on both cores: 62 MiB against 38) and let them fill.
-    // Rows held to the end would add about 60 MiB more.
-    let buffers = W * 12 * MIB;
+    // A collector that falls behind (the other tests' commands on both cores) lets the workers
+    // run the whole window ahead (62 MiB against 38 seen in CI, 53–57 with the rows unread for
+    // 3 s); rows held to the end would add about 65 MiB.
     assert!(
-        b.peak <= a.peak + 2 * rows + buffers + 8 * MIB,
-        "--per-goal peaks at {} MiB, the summary alone at {} MiB: more than R = {} MiB and the \
-         workers' buffers apart",
+        b.peak <= a.peak + 2 * rows + 8 * MIB,
+        "--per-goal peaks at {} MiB, the summary alone at {} MiB: more than 2R = {} MiB apart",
         b.peak / MIB,
         a.peak / MIB,
-        rows / MIB
+        2 * rows / MIB
     );
 }
 
