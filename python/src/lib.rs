@@ -548,10 +548,11 @@ impl NamesArg {
     }
 }
 
-/// A score matrix in memory: the array's buffer, borrowed while `owner` (the array) lives.
-/// `typestr` is NumPy's (`<f4`, `>f8`, ...).
+/// A score matrix in memory, named `name` (the argument, in errors): the array's buffer,
+/// borrowed while `owner` (the array) lives. `typestr` is NumPy's (`<f4`, `>f8`, ...).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn matrix_arg(
+    name: &str,
     owner: Py<PyAny>,
     ptr: usize,
     nbytes: usize,
@@ -566,7 +567,7 @@ pub(crate) fn matrix_arg(
         ">f8" => (Dtype::F64, true),
         t => {
             return Err(PyValueError::new_err(format!(
-                "predicted: expected float32 or float64 scores, got dtype {t}"
+                "{name}: expected float32 or float64 scores, got dtype {t}"
             )))
         }
     };
@@ -575,7 +576,7 @@ pub(crate) fn matrix_arg(
     // documentation asks that it not be written meanwhile).
     unsafe {
         Matrix::from_raw(
-            "predicted",
+            name,
             ptr as *const u8,
             nbytes,
             rows,
@@ -1121,7 +1122,7 @@ impl NativeEvaluator {
         mergeable: bool,
     ) -> PyResult<Outcome> {
         let goals = names_arg(goal_names, "goal_names")?.read()?;
-        let m = matrix_arg(owner, ptr, nbytes, rows, cols, typestr)?;
+        let m = matrix_arg("predicted", owner, ptr, nbytes, rows, cols, typestr)?;
         let p = match (
             lemma_names.filter(|l| !l.is_none()),
             &self.builder.settings().premises,

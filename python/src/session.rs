@@ -24,8 +24,6 @@ pub(crate) struct NativeSession {
     per_goal: bool,
     /// The columns of the score matrices to come.
     dense: Option<DenseLemmas>,
-    /// `dense` is the corpus's premises (no names given).
-    dense_premises: bool,
     /// A goal's buffers, reused.
     scratch: ScoredGoal,
 }
@@ -39,7 +37,6 @@ impl NativeSession {
             rows: Vec::new(),
             per_goal: false,
             dense: None,
-            dense_premises: false,
             scratch: ScoredGoal::default(),
         })
     }
@@ -299,12 +296,8 @@ impl NativeSession {
     ) -> PyResult<Option<Vec<Option<f64>>>> {
         crate::guarded(|| {
             let goal_name = text(goal, "predicted", "goal")?;
-            let Some(premises) = self.live()?.evaluator().options().premises.clone() else {
-                return Err(value_err(format!(
-                    "predicted: goal `{goal_name}`: premise numbers index a corpus's premises: \
-                     give the session a corpus (corpus=)"
-                )));
-            };
+            // Without a corpus, that before what the numbers are.
+            self.live()?.numbered_premises(&goal_name).map_err(py_err)?;
             let expected = |got: &Bound<'_, PyAny>| {
                 format!(
                     "predicted: goal `{goal_name}`: expected premise numbers in rank order (a \
@@ -329,7 +322,7 @@ impl NativeSession {
             let Ok(items) = ids.try_iter() else {
                 return Err(pyo3::exceptions::PyTypeError::new_err(expected(ids)));
             };
-            let mut numbers: Vec<u32> = Vec::new();
+            let mut numbers: Vec<u64> = Vec::new();
             for (at, x) in items.enumerate() {
                 let x = x?;
                 let bad = || {
@@ -342,18 +335,7 @@ impl NativeSession {
                 if x.is_instance_of::<pyo3::types::PyBool>() {
                     return Err(bad());
                 }
-                let n = x.extract::<u64>().map_err(|_| bad())?;
-                // Past u32, past any corpus's premises: the engine's words for the others.
-                let Ok(n) = u32::try_from(n) else {
-                    let c = premises.corpus();
-                    return Err(value_err(format!(
-                        "predicted: goal `{goal_name}`: premise number {n} (at position {at}): \
-                         expected a number below {}, the premises of the corpus {}",
-                        c.premises(),
-                        c.path().display()
-                    )));
-                };
-                numbers.push(n);
+                numbers.push(x.extract::<u64>().map_err(|_| bad())?);
             }
             let s = self.live()?;
             let values = py
@@ -373,7 +355,6 @@ impl NativeSession {
         let n = crate::names_arg(names, "lemma_names")?.read()?;
         let ev = self.live()?.evaluator().clone();
         self.dense = Some(py.detach(|| ev.dense_lemmas(n)).map_err(py_err)?);
-        self.dense_premises = false;
         Ok(())
     }
 
@@ -402,22 +383,8 @@ impl NativeSession {
         if self.dense.is_none() {
             // Under a corpus, columns without names are its premises, in its order.
             let ev = self.live()?.evaluator().clone();
-            if let Some(p) = ev.options().premises.clone() {
-                let names = p.corpus().premise_names();
-                self.dense = Some(py.detach(|| ev.dense_lemmas(names)).map_err(py_err)?);
-                self.dense_premises = true;
-            }
-        }
-        if self.dense_premises {
-            let ev = self.live()?.evaluator().clone();
-            let c = ev.options().premises.as_ref().expect("a corpus").corpus();
-            if cols != c.premises() {
-                return Err(value_err(format!(
-                    "scores: shape ({rows}, {cols}): without lemma_names= its columns are the \
-                     premises of the corpus {}, which has {}",
-                    c.path().display(),
-                    c.premises()
-                )));
+            if ev.options().premises.is_some() {
+                self.dense = Some(py.detach(|| ev.premise_lemmas()).map_err(py_err)?);
             }
         }
         let Some(dense) = self.dense.take() else {
@@ -426,7 +393,7 @@ impl NativeSession {
                  lemma_names=...), or corpus= for columns that are its premises)",
             ));
         };
-        let matrix = matrix_arg(owner, ptr, nbytes, rows, cols, typestr)?;
+        let matrix = matrix_arg("scores", owner, ptr, nbytes, rows, cols, typestr)?;
         let mut got: Vec<GoalRow> = Vec::new();
         let pushed = match self.session.as_mut() {
             None => Err(self.finished()),

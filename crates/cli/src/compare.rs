@@ -70,16 +70,8 @@ pub(crate) struct CompareArgs {
     grouping: crate::groups::GroupArgs,
     #[command(flatten)]
     premise: crate::groups::PremiseArgs,
-    /// For .npy matrices: the goal names of their rows, one per line.
-    #[arg(long)]
-    goal_names: Option<PathBuf>,
-    /// For .npy matrices: the lemma names of their columns, one per line (under --corpus, left
-    /// out: the corpus's premises, in its order).
-    #[arg(long)]
-    lemma_names: Option<PathBuf>,
-    /// For .npy matrices: take goal and lemma names from this store's tables.
-    #[arg(long)]
-    names: Option<PathBuf>,
+    #[command(flatten)]
+    matrix: crate::groups::MatrixNameArgs,
     /// Write the output here (atomically: nothing partial is left on error); `-` is stdout.
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
@@ -118,10 +110,8 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
     );
     let stdin = inputs.iter().filter(|p| **p == Path::new("-")).count();
     inputs.extend(
-        [&a.goal_names, &a.lemma_names, &a.names]
-            .into_iter()
-            .flatten()
-            .map(|p| p.as_path())
+        a.matrix
+            .inputs()
             .chain(a.premise.inputs())
             .chain(a.grouping.inputs()),
     );
@@ -166,12 +156,7 @@ pub(crate) fn run_compare(a: CompareArgs) -> Result<(), Fail> {
             .measure_names(&a.measures)
             .map_err(|e| Fail(2, e.to_string()))?;
     }
-    let names = crate::parsers::matrix_names(
-        &a.names,
-        &a.goal_names,
-        &a.lemma_names,
-        a.premise.corpus.is_some(),
-    )?;
+    let names = a.matrix.names(a.premise.corpus.is_some())?;
     let mut runs: Vec<System> = (labels.into_iter().zip(&a.runs))
         .map(|(label, p)| System {
             label,

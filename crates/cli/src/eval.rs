@@ -18,10 +18,8 @@ use std::path::Path;
 pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
     let mut inputs = vec![a.actual.as_path(), a.predicted.as_path()];
     inputs.extend(
-        [&a.goal_names, &a.lemma_names, &a.names]
-            .into_iter()
-            .flatten()
-            .map(|p| p.as_path())
+        a.matrix
+            .inputs()
             .chain(a.premise.inputs())
             .chain(a.grouping.inputs()),
     );
@@ -94,12 +92,7 @@ pub(crate) fn run_eval(a: EvalArgs) -> Result<(), Fail> {
             .measure_names(&measures)
             .map_err(|e| Fail(2, e.to_string()))?;
     }
-    let names = crate::parsers::matrix_names(
-        &a.names,
-        &a.goal_names,
-        &a.lemma_names,
-        a.premise.corpus.is_some(),
-    )?;
+    let names = a.matrix.names(a.premise.corpus.is_some())?;
     let predicted = match a.shard {
         Some((index, count)) => PredictedInput::Shard {
             path: a.predicted.clone(),

@@ -1,12 +1,63 @@
-//! The premise-selection arguments (`--corpus`, `--mask`, `--goals`, `--strict`, `--strict-gold`)
-//! and `--group-by`/`--by`, shared by `eval`, `compare` and `report`: their arguments, and the
-//! premises, groups and strata they read.
+//! The premise-selection arguments (`--corpus`, `--mask`, `--goals`, `--strict`, `--strict-gold`),
+//! `--group-by`/`--by` and a matrix's names, shared by `eval`, `compare` and `report`: their
+//! arguments, and the premises, groups, strata and names they read.
 
 use lemma_eval::{
-    EvaluatorBuilder, GroupBy, MaskMode, PremiseOptions, Premises, Strata, StrataSources,
+    EvaluatorBuilder, GroupBy, MaskMode, MatrixNames, PremiseOptions, Premises, Strata,
+    StrataSources,
 };
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+/// A `.npy` matrix's names: `--names STORE`, or `--goal-names FILE` with `--lemma-names FILE`,
+/// or (under `--corpus`) `--goal-names FILE` alone, the columns then the corpus's premises.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(crate) struct MatrixNameArgs {
+    /// For a .npy matrix: the goal names of its rows, one per line.
+    #[arg(long)]
+    goal_names: Option<PathBuf>,
+    /// For a .npy matrix: the lemma names of its columns, one per line (under --corpus, left
+    /// out: the corpus's premises, in its order).
+    #[arg(long)]
+    lemma_names: Option<PathBuf>,
+    /// For a .npy matrix: take goal and lemma names from this store's tables.
+    #[arg(long)]
+    names: Option<PathBuf>,
+}
+
+impl MatrixNameArgs {
+    /// The files the flags name.
+    pub(crate) fn inputs(&self) -> impl Iterator<Item = &Path> {
+        [&self.goal_names, &self.lemma_names, &self.names]
+            .into_iter()
+            .flatten()
+            .map(|p| p.as_path())
+    }
+
+    /// The names as the flags give them (`corpus`: a corpus is given); none when no flag is (not
+    /// a matrix); any other mixture is refused.
+    pub(crate) fn names(&self, corpus: bool) -> Result<Option<MatrixNames>, crate::out::Fail> {
+        match (&self.names, &self.goal_names, &self.lemma_names) {
+            (Some(store), None, None) => Ok(Some(MatrixNames::Store(store.clone()))),
+            (None, Some(goals), Some(lemmas)) => Ok(Some(MatrixNames::Lists {
+                goals: goals.clone(),
+                lemmas: lemmas.clone(),
+            })),
+            // Under a corpus, columns without names are its premises, in its order.
+            (None, Some(goals), None) if corpus => Ok(Some(MatrixNames::Premises {
+                goals: goals.clone(),
+            })),
+            (None, None, None) => Ok(None),
+            _ => Err(crate::out::Fail(
+                2,
+                "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or \
+                 --names STORE (under --corpus, --goal-names alone: its columns are the corpus's \
+                 premises)"
+                    .into(),
+            )),
+        }
+    }
+}
 
 /// The premise-selection protocol's arguments (docs/METRICS.md §9).
 #[derive(clap::Args, Clone, Debug, Default)]

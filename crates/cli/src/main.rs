@@ -353,16 +353,8 @@ struct EvalArgs {
     universe: Option<u64>,
     #[command(flatten)]
     premise: groups::PremiseArgs,
-    /// For a .npy matrix: the goal names of its rows, one per line.
-    #[arg(long)]
-    goal_names: Option<PathBuf>,
-    /// For a .npy matrix: the lemma names of its columns, one per line (under --corpus, left
-    /// out: the corpus's premises, in its order).
-    #[arg(long)]
-    lemma_names: Option<PathBuf>,
-    /// For a .npy matrix: take goal and lemma names from this store's tables.
-    #[arg(long)]
-    names: Option<PathBuf>,
+    #[command(flatten)]
+    matrix: groups::MatrixNameArgs,
     /// Also write the summary as a file that `lemma-eval merge` combines with other shards'
     /// (atomically, with -o; docs/FORMAT.md); `-` is stdout, then with -o FILE.
     #[arg(long, value_name = "FILE")]

@@ -52,32 +52,3 @@ pub(crate) fn choice<T: Choice + Clone + Send + Sync>(
     clap::builder::PossibleValuesParser::new(values)
         .map(|word: String| T::parse(&word).expect("clap takes only the listed words"))
 }
-
-/// A `.npy` matrix's names as the flags give them: `--names STORE`, or `--goal-names FILE` with
-/// `--lemma-names FILE`, or none (not a matrix); any other mixture is refused.
-pub(crate) fn matrix_names(
-    store: &Option<std::path::PathBuf>,
-    goals: &Option<std::path::PathBuf>,
-    lemmas: &Option<std::path::PathBuf>,
-    corpus: bool,
-) -> Result<Option<lemma_eval::MatrixNames>, crate::out::Fail> {
-    use lemma_eval::MatrixNames;
-    match (store, goals, lemmas) {
-        (Some(store), None, None) => Ok(Some(MatrixNames::Store(store.clone()))),
-        (None, Some(goals), Some(lemmas)) => Ok(Some(MatrixNames::Lists {
-            goals: goals.clone(),
-            lemmas: lemmas.clone(),
-        })),
-        // Under a corpus, columns without names are its premises, in its order.
-        (None, Some(goals), None) if corpus => Ok(Some(MatrixNames::Premises {
-            goals: goals.clone(),
-        })),
-        (None, None, None) => Ok(None),
-        _ => Err(crate::out::Fail(
-            2,
-            "a .npy matrix needs its names: --goal-names FILE and --lemma-names FILE, or --names \
-             STORE (under --corpus, --goal-names alone: its columns are the corpus's premises)"
-                .into(),
-        )),
-    }
-}

@@ -124,6 +124,24 @@ pub enum MatrixNames {
     },
 }
 
+/// A matrix whose columns are a corpus's premises, asked for without one.
+pub(crate) const NO_CORPUS: &str =
+    "without --lemma-names FILE a matrix's columns are the corpus's premises: \
+                         give the corpus (--corpus FILE)";
+
+/// What is wrong with `matrix`, whose columns are `corpus`'s premises, of a width other than
+/// theirs (its path left to the error).
+pub(crate) fn premise_width(matrix: &Matrix, corpus: &lemma_ingest::Corpus) -> String {
+    format!(
+        "shape ({}, {}): without --lemma-names FILE its columns are the premises of the corpus \
+         {}, which has {}",
+        matrix.rows(),
+        matrix.cols(),
+        corpus.path().display(),
+        corpus.premises()
+    )
+}
+
 /// Predictions of any kind, opened.
 pub enum Predictions {
     /// TREC run or JSONL text, streamed.
@@ -187,12 +205,7 @@ impl Predictions {
                     }
                     MatrixNames::Premises { goals } => {
                         let Some(corpus) = corpus else {
-                            return Err(InputError::file(
-                                ErrorKind::Syntax,
-                                path,
-                                "without --lemma-names FILE a matrix's columns are the corpus's \
-                                 premises: give the corpus (--corpus FILE)",
-                            ));
+                            return Err(InputError::file(ErrorKind::Syntax, path, NO_CORPUS));
                         };
                         return Predictions::premise_matrix(matrix, Names::read(goals)?, corpus);
                     }
@@ -211,18 +224,8 @@ impl Predictions {
         corpus: &lemma_ingest::Corpus,
     ) -> Result<Predictions, InputError> {
         if matrix.cols() != corpus.premises() {
-            return Err(InputError::file(
-                ErrorKind::Syntax,
-                matrix.path(),
-                format!(
-                    "shape ({}, {}): without --lemma-names FILE its columns are the premises of \
-                     the corpus {}, which has {}",
-                    matrix.rows(),
-                    matrix.cols(),
-                    corpus.path().display(),
-                    corpus.premises()
-                ),
-            ));
+            let m = premise_width(&matrix, corpus);
+            return Err(InputError::file(ErrorKind::Syntax, matrix.path(), m));
         }
         Predictions::matrix(matrix, goals, corpus.premise_names())
     }

@@ -29,7 +29,7 @@ use crate::feed::{relevant_names, AccFeed, Judged};
 use crate::options::{DuplicateMode, OrderMode};
 use crate::outcome::{evaluate_unseen, goal_values, truth_of, EvalError, Report};
 use crate::partial::Partial;
-use crate::premise::{columns::Columns, GoalMask};
+use crate::premise::{columns::Columns, GoalMask, Premises};
 use crate::ranking::{Item, RankStats, RankingBuilder};
 use crate::sink::Sink;
 use crate::Evaluator;
@@ -184,6 +184,8 @@ pub struct DenseLemmas {
     actual: Arc<ActualSets>,
     /// With a corpus: the columns against it (matched once for every batch of rows).
     premises: Option<Columns>,
+    /// The columns are the corpus's premises in its order ([`Evaluator::premise_lemmas`]).
+    of_corpus: bool,
 }
 
 impl std::fmt::Debug for DenseLemmas {
@@ -216,6 +218,21 @@ impl Evaluator {
             columns,
             actual: self.actual_arc().clone(),
             premises,
+            of_corpus: false,
+        })
+    }
+
+    /// [`Evaluator::dense_lemmas`] of the corpus's premises in its order
+    /// ([`Corpus::premise_names`](lemma_ingest::Corpus::premise_names): ReProver's
+    /// `corpus.all_premises`): the columns of a matrix that scores every premise, a width other
+    /// than theirs refused naming the corpus. An error without a corpus.
+    pub fn premise_lemmas(&self) -> Result<DenseLemmas, EvalError> {
+        let Some(p) = &self.options().premises else {
+            return Err(EvalError::Options(crate::evaluator::NO_CORPUS.into()));
+        };
+        Ok(DenseLemmas {
+            of_corpus: true,
+            ..self.dense_lemmas(p.corpus().premise_names())?
         })
     }
 }
@@ -469,7 +486,7 @@ impl Session {
         goal: impl AsRef<[u8]>,
         lemmas: &[S],
     ) -> Result<Pushed<'_>, EvalError> {
-        self.ranked(goal.as_ref(), lemmas, true)
+        self.ranked(goal.as_ref(), lemmas.iter(), true)
     }
 
     /// [`Session::push_ranked`]; `checked`: a name with whitespace refused (no line of a file
@@ -477,7 +494,7 @@ impl Session {
     fn ranked<S: AsRef<[u8]>>(
         &mut self,
         goal: &[u8],
-        lemmas: &[S],
+        lemmas: impl Iterator<Item = S> + Clone,
         checked: bool,
     ) -> Result<Pushed<'_>, EvalError> {
         self.scores_needed(goal)?;
@@ -489,9 +506,9 @@ impl Session {
         let actual = self.ev.actual_arc();
         // The names first (a tight copy), then the items: faster than one loop doing both.
         let joined = match checked {
-            true => join(&mut names, goal, lemmas.iter()),
+            true => join(&mut names, goal, lemmas.clone()),
             false => {
-                join_unchecked(&mut names, lemmas.iter());
+                join_unchecked(&mut names, lemmas.clone());
                 Ok(())
             }
         };
@@ -527,41 +544,51 @@ impl Session {
     }
 
     /// Evaluates goal `goal` ranked as premises of the evaluator's corpus (best first), given by
-    /// number: premise `i` is the corpus's `i`-th premise in its own order (its files in order,
-    /// each file's premises in order, those ReProver's rules skip left out: ReProver's
-    /// `corpus.all_premises`, the columns of its similarity matrix; [`Corpus::premise_name`]).
-    /// Evaluated as [`Session::push_ranked`] of their names: masked, leaks and origins alike.
-    /// Needs a corpus ([`crate::PremiseOptions`]); a number past the corpus's premises is an
-    /// error, and the session is then as it was.
+    /// number (`u32` or `u64`): premise `i` is the corpus's `i`-th premise in its own order (its
+    /// files in order, each file's premises in order, those ReProver's rules skip left out:
+    /// ReProver's `corpus.all_premises`, the columns of its similarity matrix;
+    /// [`Corpus::premise_name`]). Evaluated as [`Session::push_ranked`] of their names (taken as
+    /// the corpus gives them): masked, leaks and origins alike. Needs a corpus
+    /// ([`Session::numbered_premises`]); a number past the corpus's premises is an error, and
+    /// the session is then as it was.
     ///
     /// [`Corpus::premise_name`]: lemma_ingest::Corpus::premise_name
-    pub fn push_premise_ids(
+    pub fn push_premise_ids<T: Copy + Into<u64>>(
         &mut self,
         goal: impl AsRef<[u8]>,
-        ids: &[u32],
+        ids: &[T],
     ) -> Result<Pushed<'_>, EvalError> {
         let goal = goal.as_ref();
-        let Some(premises) = self.ev.options().premises.clone() else {
-            return Err(push_error(
-                goal,
-                "premise numbers index a corpus's premises: give the evaluator a corpus".into(),
-            ));
-        };
+        let premises = self.numbered_premises(goal)?.clone();
         let corpus = premises.corpus();
-        let n = corpus.premises();
-        if let Some(at) = ids.iter().position(|&id| id as usize >= n) {
+        let n = corpus.premises() as u64;
+        if let Some(at) = ids.iter().position(|&id| id.into() >= n) {
             return Err(push_error(
                 goal,
                 format!(
                     "premise number {} (at position {at}): expected a number below {n}, the \
                      premises of the corpus {}",
-                    ids[at],
+                    ids[at].into(),
                     corpus.path().display()
                 ),
             ));
         }
-        let names: Vec<&[u8]> = ids.iter().map(|&id| corpus.premise_name(id)).collect();
-        self.ranked(goal, &names, false)
+        // Below the corpus's premises: each number fits a premise id.
+        let names = ids.iter().map(|&id| corpus.premise_name(id.into() as u32));
+        self.ranked(goal, names, false)
+    }
+
+    /// The premises [`Session::push_premise_ids`] numbers for goal `goal`: the evaluator's
+    /// corpus, or the error of a session without one.
+    pub fn numbered_premises(&self, goal: impl AsRef<[u8]>) -> Result<&Arc<Premises>, EvalError> {
+        self.ev.options().premises.as_ref().ok_or_else(|| {
+            push_error(
+                goal.as_ref(),
+                "premise numbers index a corpus's premises: give the session a corpus (--corpus \
+                 FILE)"
+                    .into(),
+            )
+        })
     }
 
     /// Evaluates goal `goal` from `(lemma, score)` pairs in any order, ranked as a TREC run's
@@ -811,6 +838,15 @@ impl Session {
             return Err(EvalError::Options(
                 "these lemma names were matched with another evaluator's actual sets".into(),
             ));
+        }
+        if let (true, Some(p)) = (lemmas.of_corpus, &self.ev.options().premises) {
+            if lemmas.names.len() != matrix.cols() {
+                return Err(EvalError::Options(format!(
+                    "{}: {}",
+                    matrix.path().display(),
+                    crate::evaluator::premise_width(matrix, p.corpus())
+                )));
+            }
         }
         if goals.len() != matrix.rows() || lemmas.names.len() != matrix.cols() {
             return Err(EvalError::Options(format!(

@@ -742,13 +742,13 @@ fn premise_numbers_rank_the_corpus_premises() {
     };
     let ev = build(true);
     let mut by_number = ev.session().unwrap();
-    let err = by_number.push_premise_ids("g1", &[6, 11]).unwrap_err();
+    let err = by_number.push_premise_ids("g1", &[6u32, 11]).unwrap_err();
     assert!(
         err.to_string()
             .contains("premise number 11 (at position 1): expected a number below 11"),
         "{err}"
     );
-    let ids = [10, 6, 7, 0, 1, 9, 3, 5];
+    let ids = [10u32, 6, 7, 0, 1, 9, 3, 5];
     let got = (by_number.push_premise_ids("g1", &ids).unwrap().values())
         .unwrap()
         .to_vec();
@@ -761,7 +761,7 @@ fn premise_numbers_rank_the_corpus_premises() {
     let want = by_name.push_ranked("g1", &names).unwrap().values().unwrap();
     assert_eq!(got, want);
     // g2 (B.lean at 9:0) ranked a1 c1 b1 d1: the same summaries after it.
-    by_number.push_premise_ids("g2", &[5, 0, 3, 10]).unwrap();
+    by_number.push_premise_ids("g2", &[5u32, 0, 3, 10]).unwrap();
     by_name
         .push_ranked("g2", &["a1", "c1", "b1", "d1"])
         .unwrap();
@@ -789,16 +789,67 @@ fn premise_numbers_rank_the_corpus_premises() {
         .unwrap();
     let mut s = ev.session().unwrap();
     assert_eq!(
-        s.push_premise_ids("t", &[1, 0]).unwrap().values(),
+        s.push_premise_ids("t", &[1u32, 0]).unwrap().values(),
         Some(&[Some(0.5)][..])
     );
     let mut by_name = ev.session().unwrap();
     let err = by_name.push_ranked("t", &["has space", "x"]).unwrap_err();
     assert!(err.to_string().contains("without whitespace"), "{err}");
     let mut plain = build(false).session().unwrap();
-    let err = plain.push_premise_ids("g1", &[0]).unwrap_err();
+    let err = plain.push_premise_ids("g1", &[0u32]).unwrap_err();
     assert!(
-        err.to_string().contains("give the evaluator a corpus"),
+        err.to_string().contains("give the session a corpus"),
         "{err}"
     );
+}
+
+/// Score rows whose columns are the corpus's premises ([`Evaluator::premise_lemmas`]), pushed to
+/// a session: `fixtures/premise`'s g1 scored as in the command's test (its premises in corpus
+/// order `c1 c2 C.baz b1 B.bar a1 a2 a3 A.foo a4 d1`), masked to `c1 b1 a2 c2 a1 C.baz B.bar`:
+/// AP (1/2 + 2/3 + 3/4) / 3. Twelve columns are refused naming the corpus; without a corpus
+/// there are no such columns.
+#[test]
+fn score_rows_of_every_premise_are_named_by_the_corpus() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/premise");
+    let actual = f.join("actual.jsonl");
+    let opts = PremiseOptions {
+        corpus: f.join("corpus.jsonl"),
+        mask: MaskMode::Accessible,
+        ..PremiseOptions::default()
+    };
+    let ev = Evaluator::builder()
+        .measure_names(["AP"])
+        .unwrap()
+        .premises(Arc::new(Premises::load(&opts, Some(&actual)).unwrap()))
+        .build_from_path(&actual)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // Scores a thousand times the command test's, as integers.
+    let row = vec![950, 200, 30, 500, 20, 100, 500, 900, 10, 300, 800];
+    std::fs::write(dir.path().join("s.npy"), npy([row].into_iter(), 11)).unwrap();
+    std::fs::write(dir.path().join("w.npy"), npy([vec![1; 12]].into_iter(), 12)).unwrap();
+    let goals = lemma_ingest::Names::from_lines(b"g1\n");
+    let lemmas = ev.premise_lemmas().unwrap();
+    let mut s = ev.session().unwrap();
+    let wide = lemma_ingest::Matrix::open(&dir.path().join("w.npy")).unwrap();
+    let err = (s.push_dense(&wide, &goals, &lemmas, &mut Vec::<GoalRow>::new()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("shape (1, 12): without --lemma-names FILE its columns are the premises of")
+            && err.contains("which has 11"),
+        "{err}"
+    );
+    let m = lemma_ingest::Matrix::open(&dir.path().join("s.npy")).unwrap();
+    let mut rows: Vec<GoalRow> = Vec::new();
+    s.push_dense(&m, &goals, &lemmas, &mut rows).unwrap();
+    let ap = rows[0].values[0].unwrap();
+    assert!((ap - (0.5 + 2.0 / 3.0 + 0.75) / 3.0).abs() < 1e-12, "{ap}");
+    let plain = Evaluator::builder()
+        .measure_names(["AP"])
+        .unwrap()
+        .build_from_path(&actual)
+        .unwrap();
+    let err = plain.premise_lemmas().unwrap_err().to_string();
+    assert!(err.contains("give the corpus (--corpus FILE)"), "{err}");
 }
