@@ -85,8 +85,11 @@ fn outputs_arrive_in_order_and_in_flight_stays_in_the_window() {
         assert_eq!(got, (0..300u64).map(|i| i * i).collect::<Vec<_>>());
         assert_eq!(done.len(), threads);
         assert_eq!(done.iter().sum::<u64>(), 300, "every unit ran once");
-        let bound = 4 * threads + 4;
-        assert!(j.peak.load(Ordering::SeqCst) <= bound, "threads {threads}");
+        // The default window, and the unit being consumed: the window moves on when an output is
+        // taken, before the consumer is done with it (and takes it out of `in_flight` here).
+        let bound = 4 * threads + 4 + 1;
+        let peak = j.peak.load(Ordering::SeqCst);
+        assert!(peak <= bound, "threads {threads}: {peak} in flight");
     }
     // A window of its own.
     let j = job(200, None);
