@@ -319,7 +319,9 @@ def evaluate(
     goals, in ``Result.strata`` (``{"gold-size=2-3": {"summary": {...}, "counts": {...}}}``):
     ``"gold-size"`` (R in ``1``, ``2-3``, ``4-7``, ``8-15``, ``16+``), ``"novelty"`` (``novel``
     when a relevant premise is not in ``train_premises``, a file of names one a line, else
-    ``seen``), or a record key as ``group_by`` reads it.
+    ``seen``), or a record key as ``group_by`` reads it. ``"origin"`` splits recall rather than
+    goals: each ``R@k`` is followed by ``R(origin=in-file)@k`` and ``R(origin=imported)@k``
+    (needs ``corpus``).
     """
     options = _options(locals())
     if isinstance(predicted, (set, frozenset)):

@@ -388,6 +388,45 @@ def test_recall_by_origin(tmp_path):
         ("R(origin=in-file)@2", 3 / 4, 2), ("R@3", r.summary["R@3"], 3)]
 
 
+def test_by_origin_splits_each_recall_at_k(tmp_path):
+    """``by="origin"`` follows each R@k with its two origin measures, valued as when asked for by
+    name (t1 masked ranks l2 m2 l1: in-file@2 1/2, imported@2 0; t2 in-file@2 1), in the summary,
+    per goal and per stratum; a Session alike; the command's values."""
+    a, run, corpus = _origin_library(tmp_path)
+    named = ["R@2", "R(origin=in-file)@2", "R(origin=imported)@2", "AP"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lemma_eval.LemmaEvalWarning)
+        split = lemma_eval.evaluate(a, run, ["R@2", "AP"], corpus=corpus, mask="accessible",
+                                    per_goal=True, by=["origin", "file"])
+        want = lemma_eval.evaluate(a, run, named, corpus=corpus, mask="accessible", per_goal=True,
+                                   by="file")
+    assert list(split.summary) == named
+    assert split.summary == want.summary
+    assert split.per_goal == want.per_goal
+    assert split.strata == want.strata
+    assert split.summary["R(origin=in-file)@2"] == (1 / 2 + 1) / 2
+    assert split.per_goal["t1"]["R(origin=in-file)@2"] == 1 / 2
+    assert split.per_goal["t2"]["R(origin=in-file)@2"] == 1
+    assert "R(origin=in-file)@2" not in split.per_goal["t3"]
+    assert split.strata["file=M.lean"]["summary"]["R(origin=in-file)@2"] == 1 / 2
+    cli = cli_json(a, run, "--corpus", str(corpus), "--mask", "accessible", "-m", "R@2",
+                   "--by", "origin")
+    assert cli["summary"]["R(origin=in-file)@2"]["mean"] == split.summary["R(origin=in-file)@2"]
+    assert cli["summary"]["R(origin=in-file)@2"]["coverage"] == 2 / 3
+    # A session pushed the same rankings.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lemma_eval.LemmaEvalWarning)
+        s = lemma_eval.Session(a, ["R@2"], corpus=corpus, mask="accessible", by="origin")
+        s.push("t1", ["m3", "l2", "m2", "ghost", "l1"])
+        s.push("t2", ["m1", "l1"])
+        r = s.result()
+    assert r.summary == {k: want.summary[k] for k in named[:3]}
+    with pytest.raises(ValueError, match=r'by="origin" splits recall by where the corpus defines each relevant premise: pass corpus='):
+        lemma_eval.evaluate(a, run, ["R@2"], by="origin")
+    with pytest.raises(ValueError, match=r'by="origin" splits R@k: ask for an R@k measure'):
+        lemma_eval.evaluate(a, run, ["AP"], by="origin", corpus=corpus)
+
+
 def _all_premises(corpus):
     """ReProver's ``corpus.all_premises`` names, written from its rules: files in order, each
     file's premises in order, skipping a null name, one with ``user__.n``, empty code, and a

@@ -521,8 +521,25 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
     check_leak_corpus(options)
 }
 
-/// An error when a leak measure is asked for without a corpus.
+/// An error when a premise measure (a leak, recall by origin) is asked for without a corpus, or
+/// `--by origin` without an `R@k` to split.
 pub(crate) fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> {
+    if options.strata.as_ref().is_some_and(|s| s.splits_origin()) {
+        if options.premises.is_none() {
+            return Err(EvalError::Options(
+                "--by origin splits recall by where the corpus defines each relevant premise: \
+                 pass --corpus FILE"
+                    .into(),
+            ));
+        }
+        if !(options.measures.iter()).any(|m| matches!(m, Measure::ROrigin { .. })) {
+            return Err(EvalError::Options(
+                "--by origin splits R@k: ask for an R@k measure (R@10, say), or for \
+                 R(origin=in-file)@k and R(origin=imported)@k by name"
+                    .into(),
+            ));
+        }
+    }
     if options.premises.is_none() {
         if let Some(m) = options.measures.iter().find(|m| {
             matches!(
@@ -817,6 +834,9 @@ impl EvaluatorBuilder {
                 (self.options.measures)
                     .retain(|m| m.aggregation() != lemma_accum::Aggregation::Depth);
             }
+        }
+        if let Some(s) = &self.options.strata {
+            s.split_measures(&mut self.options.measures);
         }
         let plan = crate::plan_for(&self.options);
         (self.options, plan)

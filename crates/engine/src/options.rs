@@ -179,7 +179,7 @@ impl EvalOptions {
         !self.judged_only
             && self.collection_size == 0
             && self.group_by.is_none()
-            && self.strata.is_none()
+            && !self.strata.as_ref().is_some_and(|s| s.stratifies())
     }
 }
 
@@ -209,8 +209,8 @@ pub fn plan_for(opts: &EvalOptions) -> Arc<Plan> {
         None => plan,
     };
     Arc::new(match &opts.strata {
-        Some(s) => plan.with_strata(s.clone()),
-        None => plan,
+        Some(s) if s.stratifies() => plan.with_strata(s.clone()),
+        _ => plan,
     })
 }
 

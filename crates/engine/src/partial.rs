@@ -502,7 +502,7 @@ pub(crate) fn refuse_unheld(opts: &EvalOptions) -> Result<(), EvalError> {
             g.by()
         )));
     }
-    if let Some(s) = &opts.strata {
+    if let Some(s) = opts.strata.as_ref().filter(|s| s.stratifies()) {
         return Err(EvalError::Options(format!(
             "--by {}: a summary that travels (--shard, --summary-out, a session's summary \
              bytes) does not hold strata yet; take the whole evaluation's summary",

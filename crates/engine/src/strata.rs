@@ -10,6 +10,11 @@
 //! - any other key (`theorem`, `file`, or a record key): the goal's attribute in the actual sets'
 //!   JSONL records and `--goals FILE`, as `--group-by` reads it. A goal without one is in no
 //!   stratum of that key: counted, and named in a warning (an error under `--strict`).
+//! - `origin` splits recall rather than goals (a goal's relevant premises lie in its own file
+//!   and in others at once): each `R@k` asked for is followed by `R(origin=in-file)@k` and
+//!   `R(origin=imported)@k`, measures of the summary and of every stratum
+//!   ([`EvaluatorBuilder`](crate::EvaluatorBuilder) adds them). It needs the corpus and an
+//!   `R@k`.
 
 use lemma_accum::{Placed, Stratifier, Summary};
 use lemma_ingest::{show, ErrorKind, GoalGroups, InputError, Interner};
@@ -48,6 +53,8 @@ struct ByKey {
 #[derive(Debug)]
 pub struct Strata {
     keys: Vec<ByKey>,
+    /// `origin` was given: recall is split by origin (no strata of goals).
+    origin: bool,
     strict: bool,
     /// The files the attributes were read from, for messages.
     sources: Vec<String>,
@@ -86,24 +93,22 @@ impl Strata {
         }
         let mut sources = Vec::new();
         let mut out: Vec<ByKey> = Vec::new();
-        for name in keys {
+        let mut origin = false;
+        for (i, name) in keys.iter().enumerate() {
             if name.is_empty() {
                 return Err(opt(
                     "--by: expected gold-size, novelty, origin or a record key".into(),
                 ));
             }
-            if out.iter().any(|k| &k.name == name) {
+            if keys[..i].contains(name) {
                 return Err(opt(format!("--by {name} is given twice")));
             }
             let key = match name.as_str() {
                 "gold-size" => Key::GoldSize,
                 "novelty" => novelty(from)?,
                 "origin" => {
-                    return Err(opt(
-                        "--by origin: recall by origin is not available yet; ask for \
-                         R@k and stratify by another key"
-                            .into(),
-                    ))
+                    origin = true;
+                    continue;
                 }
                 attr => {
                     let mut groups = GoalGroups::new(attr);
@@ -129,14 +134,52 @@ impl Strata {
         sources.dedup();
         Ok(Strata {
             keys: out,
+            origin,
             strict: from.strict,
             sources,
         })
     }
 
-    /// The keys, as given.
+    /// The keys that make strata of goals, as given (`origin` is not one: see
+    /// [`Strata::splits_origin`]).
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.keys.iter().map(|k| k.name.as_str())
+    }
+
+    /// Whether there are strata of goals (a key besides `origin`).
+    pub fn stratifies(&self) -> bool {
+        !self.keys.is_empty()
+    }
+
+    /// Whether `origin` was given: each `R@k` is split by origin.
+    pub fn splits_origin(&self) -> bool {
+        self.origin
+    }
+
+    /// `measures` with `R(origin=in-file)@k` and `R(origin=imported)@k` after each `R@k` (those
+    /// not there already) when `origin` was given.
+    pub(crate) fn split_measures(&self, measures: &mut Vec<lemma_accum::Measure>) {
+        use lemma_accum::{Measure, Origin, RecallNorm};
+        if !self.origin {
+            return;
+        }
+        let mut out = Vec::with_capacity(measures.len() * 3);
+        for &m in measures.iter() {
+            out.push(m);
+            if let Measure::R {
+                k,
+                norm: RecallNorm::Rel,
+            } = m
+            {
+                for origin in Origin::ALL {
+                    let split = Measure::ROrigin { k, origin };
+                    if !measures.contains(&split) && !out.contains(&split) {
+                        out.push(split);
+                    }
+                }
+            }
+        }
+        *measures = out;
     }
 
     /// After an evaluation: the goals in no stratum of a key (from `summary`, the

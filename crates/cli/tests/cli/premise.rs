@@ -1054,6 +1054,147 @@ fn recall_by_origin_in_json_table_and_compare() {
     assert!(e.contains("`in-file` or `imported`"), "{e}");
 }
 
+/// `--by origin` splits each `R@k` asked for: the two origin measures follow it, with the values
+/// of asking for them by name (t1's and t2's masked rankings as above), in the summary, per goal
+/// and per stratum; what travels in a summary file and what `compare` compares alike.
+#[test]
+fn by_origin_splits_each_recall_at_k() {
+    let dir = tempfile::tempdir().unwrap();
+    let [a, r, c, _] = origin_library(dir.path());
+    let mask = ["--corpus", c.as_str(), "--mask", "accessible"];
+    let with = |extra: &[&str]| {
+        let mut args = vec!["eval", a.as_str(), r.as_str(), "--format", "tsv"];
+        args.extend_from_slice(&mask);
+        args.extend_from_slice(extra);
+        common::ok(&args)
+    };
+    let split = with(&["-m", "R@2", "-m", "AP", "--by", "origin", "--per-goal"]);
+    let named = with(&[
+        "-m",
+        "R@2",
+        "-m",
+        "R(origin=in-file)@2",
+        "-m",
+        "R(origin=imported)@2",
+        "-m",
+        "AP",
+        "--per-goal",
+    ]);
+    assert_eq!(split, named);
+    check(
+        &values(&split),
+        &[
+            ("t1", "R(origin=in-file)@2", Some(0.5)), // l2 m2: m2 of {m2, m3}
+            ("t1", "R(origin=imported)@2", Some(0.0)), // l1 third
+            ("t2", "R(origin=in-file)@2", Some(1.0)),
+            ("t3", "R(origin=in-file)@2", None),
+            ("all", "R(origin=in-file)@2", Some((0.5 + 1.0) / 2.0)),
+            ("all", "R(origin=in-file)@2:coverage", Some(2.0 / 3.0)),
+            ("all", "R(origin=imported)@2", Some(0.0)),
+        ],
+    );
+    // In the given order, after each R@k; one asked for by name is not repeated.
+    let names = |out: &str| -> Vec<String> {
+        (out.lines())
+            .filter(|l| l.starts_with("all\t") && !l.contains(":coverage"))
+            .map(|l| l.split('\t').nth(1).unwrap().to_string())
+            .collect()
+    };
+    let out = with(&[
+        "-m",
+        "R@1",
+        "-m",
+        "R(origin=imported)@3",
+        "-m",
+        "R@3",
+        "--by",
+        "origin",
+    ]);
+    assert_eq!(
+        names(&out),
+        [
+            "R@1",
+            "R(origin=in-file)@1",
+            "R(origin=imported)@1",
+            "R(origin=imported)@3",
+            "R@3",
+            "R(origin=in-file)@3"
+        ]
+    );
+    // With strata of goals: each stratum split too (M.lean holds t1 and t3).
+    let out = with(&["-m", "R@2", "--by", "origin", "--by", "file"]);
+    check(
+        &values(&out),
+        &[
+            ("file=M.lean", "R(origin=in-file)@2", Some(0.5)),
+            ("file=M.lean", "R(origin=in-file)@2:coverage", Some(0.5)),
+            ("file=L.lean", "R(origin=in-file)@2", Some(1.0)),
+        ],
+    );
+    // Alone it makes no strata of goals: its summary travels, and merges to the same numbers.
+    let sum = dir.path().join("o.sum").to_string_lossy().into_owned();
+    let mut args = vec![
+        "eval",
+        a.as_str(),
+        r.as_str(),
+        "-m",
+        "R@2",
+        "--by",
+        "origin",
+    ];
+    args.extend_from_slice(&mask);
+    args.extend_from_slice(&["--summary-out", &sum, "--format", "tsv"]);
+    let whole = common::ok(&args);
+    let merged = common::ok(&["merge", &sum, "--format", "tsv"]);
+    assert_eq!(merged, whole);
+    assert!(
+        merged.contains("all\tR(origin=imported)@2\t0\n"),
+        "{merged}"
+    );
+    // compare compares the split measures.
+    let mut args = vec!["compare", a.as_str(), r.as_str(), r.as_str()];
+    args.extend_from_slice(&mask);
+    args.extend_from_slice(&["-m", "R@2", "--by", "origin", "--format", "tsv"]);
+    let out = common::ok(&args);
+    assert!(
+        out.lines().any(|l| l.starts_with("R(origin=in-file)@2\t")),
+        "{out}"
+    );
+    // Refused: without the corpus, without an R@k, twice, and under --group-by (the origin
+    // measures have no mean over groups).
+    let e = fails(&["eval", &a, &r, "-m", "R@2", "--by", "origin"]);
+    assert!(
+        e.contains("--by origin splits recall by where the corpus defines"),
+        "{e}"
+    );
+    let e = fails(&["eval", &a, &r, "-m", "AP", "--by", "origin", "--corpus", &c]);
+    assert!(
+        e.contains("--by origin splits R@k: ask for an R@k measure"),
+        "{e}"
+    );
+    let e = fails(&[
+        "eval", &a, &r, "-m", "R@2", "--by", "origin", "--by", "origin", "--corpus", &c,
+    ]);
+    assert!(e.contains("--by origin is given twice"), "{e}");
+    let e = fails(&[
+        "eval",
+        &a,
+        &r,
+        "-m",
+        "R@2",
+        "--by",
+        "origin",
+        "--group-by",
+        "file",
+        "--corpus",
+        &c,
+    ]);
+    assert!(
+        e.contains("R(origin=in-file)@2 has no mean over groups"),
+        "{e}"
+    );
+}
+
 /// A goal evaluated without predictions needs its place too.
 #[test]
 fn recall_by_origin_needs_every_goal_s_place() {
