@@ -250,6 +250,19 @@ def test_session_values_and_summaries():
     assert s.counts["evaluated"] == 2
 
 
+def test_a_relevant_lemma_outside_the_columns_is_named():
+    """A row ranks every column: a relevant lemma that is none of them is named, and refused as
+    by the command (the columns are the universe); the session goes on without the goal."""
+    s = lemma_eval.Session({"g1": {"a": 1, "zz": 1}, "g2": {"b": 1}}, ["R@2"],
+                           lemma_names=["a", "b", "c"])
+    rows = np.array([[0.9, 0.1, 0.5], [0.2, 0.3, 0.4]], dtype=np.float32)
+    with pytest.raises(ValueError, match=r"goal `g1`: relevant lemma `zz` is not among the 3 "
+                                         r"lemmas of the matrix's columns \(1 of the goal's"):
+        s.push_scores(["g1"], rows[:1])
+    # g2's row ranks c b a: b second.
+    assert s.push_scores(["g2"], rows[1:]) == [{"R@2": 1.0}]
+
+
 def test_a_failed_push_leaves_the_session_as_it_was():
     s = lemma_eval.Session(TRUTH, ["AP", "RR"], lemma_names=LEMMAS, duplicates="error")
     before = (s.summary(), s.counts)

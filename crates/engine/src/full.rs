@@ -332,8 +332,52 @@ impl<'a> Worker<'a> {
                 self.first_leak,
             )
         };
+        if let Err(lemma_accum::GoalError::UniverseTooSmall { universe, .. }) = values {
+            return Err(self.outside_universe(name, truth, n, universe));
+        }
         let rows = want_rows.then_some(&mut chunk.rows);
         record_goal(summary, rows, name, values)
+    }
+
+    /// The error of goal `name` (actual set `truth`), `n` of the source's `universe` lemmas
+    /// ranked, whose relevant lemmas that are none of them (never found) are too many for the
+    /// rest: the universe holds the ranked and relevant lemmas (docs/METRICS.md, `AUC`). Names
+    /// the least such lemma by name.
+    fn outside_universe(
+        &self,
+        name: &[u8],
+        truth: lemma_ingest::GoalTruth<'_>,
+        n: u64,
+        universe: u64,
+    ) -> EvalError {
+        let lemmas = &self.actual.lemmas;
+        let outside: Vec<&[u8]> = (truth.entries())
+            .filter(|&(id, g)| {
+                g >= self.opts.relevance_level && self.to_source[id as usize] == u32::MAX
+            })
+            .map(|(id, _)| lemmas.name(id))
+            .collect();
+        let where_ = match self.source {
+            Source::Store(_) => "the store's lemma table",
+            Source::Dense { .. } => "the matrix's columns",
+        };
+        let Some(least) = outside.iter().min() else {
+            return goal_error(
+                name,
+                format!("{universe} lemmas in {where_}: fewer than it ranks and judges"),
+            );
+        };
+        goal_error(
+            name,
+            format!(
+                "relevant lemma `{}` is not among the {universe} lemmas of {where_} ({} of the \
+                 goal's relevant lemmas are not): with the {n} it ranks, the goal counts more \
+                 lemmas than they hold, and they are the universe its measures count in (AUC's); \
+                 add the lemmas to them, or rank fewer (--depth N)",
+                show(least),
+                outside.len()
+            ),
+        )
     }
 
     /// One pass over a store ranking: the ranks of the judged ids. Blocks of 16 ids: their

@@ -591,6 +591,54 @@ fn write_npy(path: &std::path::Path, rows: &[&[f32]]) {
     std::fs::write(path, b).unwrap();
 }
 
+/// A matrix ranks every one of its columns: a relevant lemma that is none of them cannot be
+/// counted in its universe, an error naming the goal and the lemma. Ranking fewer (`--depth`)
+/// leaves room for it: never found, in `R`.
+#[test]
+fn a_relevant_lemma_outside_the_matrix_s_columns_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("m.npy");
+    write_npy(&m, &[&[0.9, 0.1, 0.5], &[0.2, 0.3, 0.4]]);
+    let path = |n: &str, text: &str| {
+        let p = dir.path().join(n);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let lemmas = path("lemmas.txt", "a\nb\nc\n");
+    let goals = path("goals.txt", "g1\ng2\n");
+    let qrels = path("qrels.txt", "g1 0 a 1\ng1 0 zz 1\ng1 0 yy 1\ng2 0 b 1\n");
+    let m = m.to_string_lossy().into_owned();
+    let args = [
+        "eval",
+        &qrels,
+        &m,
+        "--goal-names",
+        &goals,
+        "--lemma-names",
+        &lemmas,
+        "-m",
+        "R@2",
+    ];
+    let e = fails(&args);
+    assert!(
+        e.contains(
+            "goal `g1`: relevant lemma `yy` is not among the 3 lemmas of the matrix's columns (2 \
+             of the goal's relevant lemmas are not): with the 3 it ranks, the goal counts more \
+             lemmas than they hold"
+        ),
+        "{e}"
+    );
+    // Two ranked and two never found are one more than the three columns, too.
+    let mut a = args.to_vec();
+    a.extend_from_slice(&["--depth", "2"]);
+    assert!(fails(&a).contains("with the 2 it ranks"));
+    // g1 ranks a: found, of {a, yy, zz}; g2 ranks c: b not found.
+    a.truncate(args.len());
+    a.extend_from_slice(&["--depth", "1", "--format", "tsv"]);
+    let out = ok(&a);
+    assert_eq!(out, format!("all\tR@2\t{}\n", (1.0 / 3.0 + 0.0) / 2.0));
+}
+
 /// A one-row matrix by hand. Goal g1 stands in A.lean at (10, 5), relevant {a2, c2, b1}; A
 /// imports B, which imports C. Columns and scores:
 ///
