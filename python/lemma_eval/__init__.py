@@ -406,6 +406,7 @@ def compare(
     names: Optional[PathLike] = None,
     mmap: bool = False,
     group_by: Optional[str] = None,
+    by: Union[None, str, Sequence[str]] = None,
     systems: Optional[Mapping[str, Sequence[PathLike]]] = None,
     corpus: Optional[PathLike] = None,
     mask: str = "none",
@@ -435,7 +436,8 @@ def compare(
     other options are :func:`evaluate`'s, the premise protocol's (``corpus``, ``mask``,
     ``goals``, ``strict``, ``strict_gold``) included; with ``group_by`` (:func:`evaluate`'s, ``--group-by``)
     the tests' units are the groups of goals, each run's value of a group the mean of its goals',
-    and the means are means over groups. ``systems`` (``--system NAME=RUN1,RUN2``) maps a name to
+    and the means are means over groups. ``by="origin"`` compares each ``R@k``'s split by origin
+    too (strata of goals are refused: the tests are over all the goals). ``systems`` (``--system NAME=RUN1,RUN2``) maps a name to
     several runs of one system (seeds, folds), compared after ``runs`` as one run whose value of
     a goal is the mean of its runs'. Warnings (goals a run lacks, fewer than two goals) are
     raised as :class:`LemmaEvalWarning`.
@@ -766,6 +768,11 @@ class Session:
         origins alike. Needs ``corpus=``; a number past the corpus's premises raises
         ``ValueError`` and leaves the session as it was."""
         if hasattr(ids, "tolist") and not isinstance(ids, (list, tuple)):
+            if getattr(ids, "ndim", 1) > 1:
+                raise ValueError(
+                    f"predicted: goal `{goal}`: expected premise numbers in rank order (a list, a "
+                    f"tuple or a 1-D array of int), got a {ids.ndim}-D array of shape "
+                    f"{tuple(ids.shape)}")
             ids = ids.tolist()
         v = self._native.push_premise_ids(goal, ids)
         self.values = _values(self._keys, v) if v is not None else None

@@ -63,6 +63,14 @@ const NEEDS_NAMES: &str = "a score matrix needs its names: goal_names= and lemma
                            names= (with corpus=, goal_names= alone: its columns are the corpus's \
                            premises)";
 
+/// Words that go on a sentence after a flag rather than give its value (`--universe is`,
+/// `leave --universe out`).
+const PROSE: &[&str] = &[
+    "alone", "and", "applies", "are", "as", "at", "but", "by", "cannot", "counts", "does", "for",
+    "from", "given", "has", "in", "is", "makes", "needs", "not", "of", "on", "only", "or", "out",
+    "reads", "takes", "to", "was", "with", "without",
+];
+
 /// `message` with the command's flags written as this package's arguments.
 fn pythonic(message: &str) -> String {
     let mut out = String::with_capacity(message.len());
@@ -79,9 +87,8 @@ fn pythonic(message: &str) -> String {
                 continue;
             }
             out.push_str(arg);
-            out.push('=');
             if boolean {
-                out.push_str("True");
+                out.push_str("=True");
                 rest = after;
                 continue 'scan;
             }
@@ -93,6 +100,12 @@ fn pythonic(message: &str) -> String {
             // A word ends before a closing `-` (`--x a-`): no hyphen ends a value.
             let len = value[..len].trim_end_matches('-').len();
             let word = &value[..len];
+            if PROSE.contains(&word) {
+                // The sentence goes on (`--train-premises is read by ...`): the name alone.
+                rest = after;
+                continue 'scan;
+            }
+            out.push('=');
             if word.is_empty() || word == "FILE" || word == "STORE" {
                 // A placeholder for a path reads as nothing after the `=`.
                 rest = if word.is_empty() {

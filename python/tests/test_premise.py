@@ -425,6 +425,15 @@ def test_by_origin_splits_each_recall_at_k(tmp_path):
         lemma_eval.evaluate(a, run, ["R@2"], by="origin")
     with pytest.raises(ValueError, match=r'by="origin" splits R@k: ask for an R@k measure'):
         lemma_eval.evaluate(a, run, ["AP"], by="origin", corpus=corpus)
+    # compare compares the split measures, and refuses strata of goals rather than ignore them.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", lemma_eval.LemmaEvalWarning)
+        rows = lemma_eval.compare(a, [run, run], ["R@2"], corpus=corpus, mask="accessible",
+                                  by="origin")
+        assert [x["measure"] for x in rows] == named[:3]
+        assert rows[1]["mean_a"] == split.summary["R(origin=in-file)@2"]
+        with pytest.raises(ValueError, match=r'by="file": compare tests the runs over all'):
+            lemma_eval.compare(a, [run, run], ["R@2"], corpus=corpus, by=["origin", "file"])
 
 
 def _all_premises(corpus):
@@ -476,7 +485,8 @@ def test_premise_numbers_are_reprovers_indices():
                                  r"got -1"),
                        ([6.0], "at position 0: expected a premise number"),
                        ([True], "at position 0: expected a premise number"),
-                       ("a2", "expected premise numbers in rank order")]:
+                       ("a2", "expected premise numbers in rank order"),
+                       (np.array([[6, 2], [3, 4]]), r"got a 2-D array of shape \(2, 2\)")]:
         with pytest.raises(ValueError, match=match):
             s.push_premise_ids("g1", bad)
     for bad, match in [({6}, "got a set: a set's order is its hash order"),

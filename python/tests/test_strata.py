@@ -93,6 +93,9 @@ def test_refusals(files):
     actual, run, train = files
     with pytest.raises(Exception, match='by="novelty" needs train_premises='):
         lemma_eval.evaluate(actual, run, ["AP"], by="novelty")
+    # A flag the sentence goes on after is the argument's name alone, not `name="is"`.
+    with pytest.raises(ValueError, match='^train_premises is read by by="novelty" only$'):
+        lemma_eval.evaluate(actual, run, ["AP"], train_premises=train)
     with pytest.raises(Exception, match="goal `g5` has no `theorem` or `full_name`"):
         lemma_eval.evaluate(actual, run, ["AP"], by="theorem", strict=True)
     with pytest.raises(Exception, match="given twice"):

@@ -101,6 +101,13 @@ pub enum Aggregation {
 }
 
 impl Measure {
+    /// Whether the smaller value is the better one: `Leak@k` (a share of inaccessible premises)
+    /// and `Depth(recall=r)` (a rank). Every other measure is better larger (`LeakRank` too: the
+    /// first inaccessible premise ranked later).
+    pub fn lower_is_better(&self) -> bool {
+        matches!(self, Measure::Leak { .. } | Measure::Depth { .. })
+    }
+
     /// Parses one name in either grammar. trec_eval names with parameter lists expand to several
     /// measures (`P.5,10` is `P@5` and `P@10`; bare `P` is trec_eval's nine default cutoffs), under
     /// trec_eval's rules ([`crate::trec`]: cutoffs sorted, duplicates refused). The names

@@ -44,8 +44,9 @@
 //!
 //! Measures must be means of per-goal values (`AP`, `P@k`, `nDCG@k`, `RR`, ...): a sum (`NumRel`),
 //! a geometric mean (`GMAP`) or a depth (`Depth(recall=r)`, undefined for goals that never reach
-//! it) is refused. Higher is better for every such measure: the best run on a measure is the one
-//! with the highest mean.
+//! it) is refused. Higher is better for every such measure but `Leak@k`, a share of inaccessible
+//! premises ([`Measure::lower_is_better`]): the best run on a measure is the one with the highest
+//! mean, or the lowest.
 
 use crate::values::{is_values_file, Values};
 use crate::{ActualInput, EvalError, EvaluatorBuilder, Job, MatrixNames, PredictedInput, RowFn};
@@ -317,13 +318,21 @@ impl Comparison {
         }
     }
 
+    /// Whether mean `x` is better than mean `y` on measure `m`.
+    fn better(&self, m: usize, x: f64, y: f64) -> bool {
+        match self.measures[m].lower_is_better() {
+            true => x < y,
+            false => x > y,
+        }
+    }
+
     /// The runs each run beats significantly on measure `m`, by index: `beats[run]`.
     pub fn beaten(&self, m: usize) -> Vec<Vec<usize>> {
         let mut beats = vec![Vec::new(); self.runs.len()];
         for r in self.rows.iter().filter(|r| r.measure == m && r.significant) {
-            if r.mean_b > r.mean_a {
+            if self.better(m, r.mean_b, r.mean_a) {
                 beats[r.b].push(r.a);
-            } else if r.mean_a > r.mean_b {
+            } else if self.better(m, r.mean_a, r.mean_b) {
                 beats[r.a].push(r.b);
             }
         }
@@ -333,15 +342,15 @@ impl Comparison {
         beats
     }
 
-    /// The run with the highest mean on measure `m` (the first of equal ones); `None` when no
-    /// mean is defined.
+    /// The run with the best mean on measure `m`, the highest or the lowest
+    /// ([`Measure::lower_is_better`]; the first of equal ones); `None` when no mean is defined.
     pub fn best(&self, m: usize) -> Option<usize> {
         let mut best: Option<usize> = None;
         for (i, means) in self.means.iter().enumerate() {
             if means[m].is_nan() {
                 continue;
             }
-            if best.is_none_or(|b| means[m] > self.means[b][m]) {
+            if best.is_none_or(|b| self.better(m, means[m], self.means[b][m])) {
                 best = Some(i);
             }
         }
@@ -460,6 +469,14 @@ impl Compare {
         let measures = self.measures()?;
         // The plan's measures are these, in this order: rows' values line up with them.
         let builder = self.builder.measures(measures);
+        if let Some(s) = (builder.settings().strata.as_ref()).filter(|s| s.stratifies()) {
+            return Err(EvalError::Options(format!(
+                "--by {}: compare tests the runs over all their goals and does not compare \
+                 strata of goals yet (--by origin, which splits R@k, it does); compare each \
+                 stratum's goals on their own",
+                s.keys().collect::<Vec<_>>().join(" --by ")
+            )));
+        }
         let measures = builder.plan().measures().to_vec();
         // Read once, when a run is first evaluated: values files alone need no actual sets.
         let mut actual = Some(self.actual);

@@ -814,6 +814,19 @@ impl EvaluatorBuilder {
         self
     }
 
+    /// These options without strata of goals: the measures named as the plan has them (`--by
+    /// origin`'s split ones among them; none named, none), no `--by`. What a comparison of runs
+    /// over all their goals takes (`report`'s; `compare` itself refuses strata).
+    pub fn unstratified(mut self) -> Self {
+        if self.options.strata.is_some() {
+            if !self.options.measures.is_empty() {
+                self.options.measures = self.plan().measures().to_vec();
+            }
+            self.options.strata = None;
+        }
+        self
+    }
+
     /// The options as set so far.
     pub fn settings(&self) -> &EvalOptions {
         &self.options

@@ -512,7 +512,7 @@ impl<'w> Writer<'w> {
                     writeln!(self.out, "all\t{}\t{}", lacking_name(l), l.missing_count())?;
                 }
                 for (label, sub) in &strata {
-                    tsv_summary(self.out, label, sub)?;
+                    tsv_summary(self.out, &escape_field(label), sub)?;
                 }
             }
             OutFormat::Trec => {
@@ -525,7 +525,7 @@ impl<'w> Writer<'w> {
                     lines.extend_from_slice(format!("{name}{:pad$}\tall\t{n}\n", "").as_bytes());
                 }
                 for (label, sub) in &strata {
-                    trec_summary(&mut lines, label, sub);
+                    trec_summary(&mut lines, &escape_field(label), sub);
                 }
                 self.out.write_all(&lines)?;
             }
@@ -609,6 +609,25 @@ fn tsv_summary(out: &mut dyn Write, goal: &str, summary: &Summary) -> io::Result
         }
     }
     Ok(())
+}
+
+/// A stratum's label as one field of a tab-separated line: its backslashes, tabs, newlines and
+/// carriage returns written `\\`, `\t`, `\n` and `\r` (a record attribute may hold any of them).
+fn escape_field(label: &str) -> std::borrow::Cow<'_, str> {
+    if !label.contains(['\\', '\t', '\n', '\r']) {
+        return label.into();
+    }
+    let mut out = String::with_capacity(label.len() + 4);
+    for c in label.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            c => out.push(c),
+        }
+    }
+    out.into()
 }
 
 /// A summary's trec lines, `goal` in the goal column.

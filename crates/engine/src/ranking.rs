@@ -201,6 +201,23 @@ impl<C: Ranked> Tail<C> {
     fn admit(&mut self, data: &[u8], it: Item) -> Result<(), Box<Dup>> {
         if !self.consumer.admit(data, &it) {
             self.stats.masked += 1;
+            // Removed by the mask, yet a line of the ranking: under `--duplicates error` its
+            // repeat is refused as any other (after the repeats of the items held back).
+            if self.duplicates == DuplicateMode::Error
+                && !self.distinct
+                && self.emitted < self.depth
+            {
+                while let Some(held) = self.ahead.pop_front() {
+                    self.rank(data, held)?;
+                }
+                if let Some(first) = self.dedup.insert(data, it.hash, it.start, it.end()) {
+                    return Err(Box::new(Dup {
+                        first,
+                        second: it.start,
+                        end: it.end(),
+                    }));
+                }
+            }
             return Ok(());
         }
         if self.emitted >= self.depth {

@@ -588,7 +588,7 @@ impl Corpus {
                 let other_line = self.file_line[other as usize];
                 let other = String::from_utf8_lossy(self.files.name(other)).into_owned();
                 return Err(bad(format!(
-                    "premise `{name}` is defined in `{path}` and again in `{other}` (line \
+                    "premise `{name}` is defined again in `{path}`, first in `{other}` (line \
                      {other_line}): a premise name must name one premise"
                 )));
             }
@@ -1043,7 +1043,7 @@ mod tests {
         ));
         let twice = line("A.lean", &[], &[("p", (1, 1))]) + &line("B.lean", &[], &[("p", (1, 1))]);
         assert!(err(&twice).contains(
-            "corpus.jsonl:2: premise `p` is defined in `B.lean` and again in `A.lean` (line 1)"
+            "corpus.jsonl:2: premise `p` is defined again in `B.lean`, first in `A.lean` (line 1)"
         ));
         let path_twice = line("A.lean", &[], &[]) + &line("A.lean", &[], &[]);
         assert!(err(&path_twice).contains("file `A.lean` is listed twice (first at line 1)"));
@@ -1098,7 +1098,7 @@ mod tests {
         let e = corpus(&bad.concat()).unwrap_err().to_string();
         assert!(
             e.starts_with(
-                "corpus.jsonl:300: premise `F3.p1` is defined in `F299.lean` and again in \
+                "corpus.jsonl:300: premise `F3.p1` is defined again in `F299.lean`, first in \
                  `F3.lean` (line 4)"
             ),
             "{e}"

@@ -75,11 +75,15 @@ impl InputError {
 
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.path.display())?;
-        if let Some(l) = self.line {
-            write!(f, ":{l}")?;
+        // An error of no file (a goal's, found after every file was read) is its message alone.
+        if !self.path.as_os_str().is_empty() || self.line.is_some() {
+            write!(f, "{}", self.path.display())?;
+            if let Some(l) = self.line {
+                write!(f, ":{l}")?;
+            }
+            f.write_str(": ")?;
         }
-        write!(f, ": {}", self.message)?;
+        f.write_str(&self.message)?;
         if let Some(l) = self.first_line {
             write!(f, " (first at line {l})")?;
         }

@@ -360,7 +360,8 @@ pub fn compare_runs(
     let runs = (runs.into_iter())
         .map(|(label, predicted)| Run { label, predicted })
         .collect();
-    Compare::new(builder, actual, runs)
+    // The comparison is of all the goals; the strata are the page's sections.
+    Compare::new(builder.unstratified(), actual, runs)
         .run(&CompareOptions::default())
         .map(Some)
 }

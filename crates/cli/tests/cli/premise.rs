@@ -1208,6 +1208,15 @@ fn by_origin_splits_each_recall_at_k() {
         out.lines().any(|l| l.starts_with("R(origin=in-file)@2\t")),
         "{out}"
     );
+    // Strata of goals it does not compare: refused, not ignored.
+    let mut args = vec!["compare", a.as_str(), r.as_str(), r.as_str(), "-m", "R@2"];
+    args.extend_from_slice(&mask);
+    args.extend_from_slice(&["--by", "origin", "--by", "file"]);
+    let e = fails(&args);
+    assert!(
+        e.contains("--by file: compare tests the runs over all their goals"),
+        "{e}"
+    );
     // Refused: without the corpus, without an R@k, twice, and under --group-by (the origin
     // measures have no mean over groups).
     let e = fails(&["eval", &a, &r, "-m", "R@2", "--by", "origin"]);
@@ -1243,6 +1252,119 @@ fn by_origin_splits_each_recall_at_k() {
     );
 }
 
+/// `Leak@k` is better lower: `compare` marks the run that leaks less as the best and as the one
+/// that beats the other, as it marks the higher AP. Eight goals at A.lean's end (a1..a4
+/// accessible; B.lean, not imported, inaccessible), a1 relevant. Run x ranks `i % 3 + 1` of
+/// b1..b3 first, then a1 a2 a3: Leak@3 1/3, 2/3 or 1, AP 1/2, 1/3 or 1/4. Run y ranks a1 a2 a3
+/// then b1: Leak@3 0, AP 1.
+#[test]
+fn compare_takes_the_lower_leak_as_the_better() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str, line: u32| {
+        format!(r#"{{"full_name": "{n}", "code": "c", "start": [{line}, 1], "end": [{line}, 5]}}"#)
+    };
+    let corpus = format!(
+        "{{\"path\": \"A.lean\", \"imports\": [], \"premises\": [{}]}}\n\
+         {{\"path\": \"B.lean\", \"imports\": [], \"premises\": [{}]}}\n",
+        (1..=4)
+            .map(|i| p(&format!("a{i}"), i))
+            .collect::<Vec<_>>()
+            .join(", "),
+        (1..=4)
+            .map(|i| p(&format!("b{i}"), i))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let (mut actual, mut x, mut y) = (String::new(), String::new(), String::new());
+    for g in 0..8 {
+        actual += &format!(
+            "{{\"goal_id\": \"g{g}\", \"file_path\": \"A.lean\", \"theorem_pos\": [100, 0], \
+             \"premises\": [\"a1\"]}}\n"
+        );
+        let leaks = g % 3 + 1;
+        let xs: Vec<String> = (1..=leaks)
+            .map(|i| format!("b{i}"))
+            .chain((1..=3).map(|i| format!("a{i}")))
+            .collect();
+        for (r, n) in xs.iter().enumerate() {
+            x += &format!("g{g} Q0 {n} {} {} x\n", r + 1, 10 - r);
+        }
+        for (r, n) in ["a1", "a2", "a3", "b1"].iter().enumerate() {
+            y += &format!("g{g} Q0 {n} {} {} y\n", r + 1, 10 - r);
+        }
+    }
+    let path = |n: &str, text: &str| {
+        let f = dir.path().join(n);
+        std::fs::write(&f, text).unwrap();
+        f.to_string_lossy().into_owned()
+    };
+    let (c, a) = (path("corpus.jsonl", &corpus), path("actual.jsonl", &actual));
+    let (x, y) = (path("x.txt", &x), path("y.txt", &y));
+    let table = ok(&[
+        "compare", &a, &x, &y, "--corpus", &c, "-m", "Leak@3", "-m", "AP", "--quiet",
+    ]);
+    let row = |r: &str| -> Vec<String> {
+        let line = (table.lines())
+            .find(|l| l.starts_with(&format!("{r} ")))
+            .unwrap_or_else(|| panic!("{table}"));
+        line.split_whitespace()
+            .skip(2)
+            .map(str::to_string)
+            .collect()
+    };
+    // x's means: Leak@3 (3 × 1/3 + 3 × 2/3 + 2 × 1) / 8 = 5/8, AP (3 × 1/2 + 3 × 1/3 + 2 × 1/4)
+    // / 8 = 3/8.
+    assert_eq!(row("a"), ["0.6250", "0.3750"], "{table}");
+    assert_eq!(row("b"), ["0.0000*a", "1.0000*a"], "{table}");
+    assert!(
+        table.contains("*: the best mean of the measure (the lowest for Leak@3)"),
+        "{table}"
+    );
+}
+
+/// `--duplicates error` refuses a repeated premise the mask removes, as it refuses any repeat:
+/// the line is the ranking's, masked or not (d1 is not accessible at g1).
+#[test]
+fn a_repeat_the_mask_removes_is_still_a_repeat() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, c) = (fixture("actual.jsonl"), fixture("corpus.jsonl"));
+    let run = dir.path().join("dup.txt");
+    std::fs::write(
+        &run,
+        "g1 Q0 d1 1 0.9 x\ng1 Q0 a2 2 0.8 x\ng1 Q0 d1 3 0.7 x\ng1 Q0 c2 4 0.6 x\n",
+    )
+    .unwrap();
+    let jsonl = dir.path().join("dup.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"goal_id\": \"g1\", \"retrieved_premises\": [\"d1\", \"a2\", \"d1\", \"c2\"]}\n",
+    )
+    .unwrap();
+    for (p, at) in [(&run, "dup.txt:3: "), (&jsonl, "dup.jsonl:1: ")] {
+        let p = p.to_string_lossy();
+        let args = [
+            "eval",
+            &a,
+            &p,
+            "--corpus",
+            &c,
+            "--mask",
+            "accessible",
+            "-m",
+            "AP",
+        ];
+        let mut strict = args.to_vec();
+        strict.extend_from_slice(&["--duplicates", "error"]);
+        let e = fails(&strict);
+        assert!(
+            e.contains(&format!("{at}lemma `d1` appears twice in goal `g1`")),
+            "{e}"
+        );
+        // The default keeps the first: g1 masks to a2 c2.
+        ok(&args);
+    }
+}
+
 /// A goal evaluated without predictions needs its place too.
 #[test]
 fn recall_by_origin_needs_every_goal_s_place() {
@@ -1268,7 +1390,11 @@ fn recall_by_origin_needs_every_goal_s_place() {
         "-m",
         "R(origin=imported)@2",
     ]);
-    assert!(e.contains("goal `t3`") && e.contains("file_path"), "{e}");
+    // The message alone: no empty file name before it.
+    assert!(
+        e.contains("lemma-eval: error: goal `t3` has no record giving its `file_path`"),
+        "{e}"
+    );
 }
 
 /// `report` takes the premise options as `eval` does: the leak rate and recall by origin (the

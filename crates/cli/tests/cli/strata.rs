@@ -288,3 +288,36 @@ fn goals_without_the_attribute_and_refusals() {
     ]);
     assert!(e.contains("none.txt"), "{e}");
 }
+
+/// A stratum's label is one field of tsv and trec, whatever the attribute holds: its tab, newline
+/// and backslash written `\t`, `\n` and `\\` (a space stays: the fields are tab-separated).
+#[test]
+fn labels_stay_one_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let actual = dir.path().join("actual.jsonl");
+    std::fs::write(
+        &actual,
+        "{\"goal_id\": \"g1\", \"k\": \"a b\", \"premises\": [\"p\"]}\n\
+         {\"goal_id\": \"g2\", \"k\": \"x\\ty\", \"premises\": [\"p\"]}\n\
+         {\"goal_id\": \"g3\", \"k\": \"line\\nbreak\\\\\", \"premises\": [\"p\"]}\n",
+    )
+    .unwrap();
+    let run = dir.path().join("run.txt");
+    std::fs::write(&run, "g1 Q0 p 1 1 r\ng2 Q0 q 1 1 r\ng3 Q0 p 1 1 r\n").unwrap();
+    let (a, r) = (actual.to_string_lossy(), run.to_string_lossy());
+    let tsv = ok(&["eval", &a, &r, "-m", "P@1", "--by", "k", "--format", "tsv"]).0;
+    assert_eq!(
+        tsv,
+        "all\tP@1\t0.6666666666666666\nk=a b\tP@1\t1\nk=x\\ty\tP@1\t0\n\
+         k=line\\nbreak\\\\\tP@1\t1\n"
+    );
+    let trec = ok(&["eval", &a, &r, "-m", "P@1", "--by", "k", "--format", "trec"]).0;
+    assert_eq!(trec.lines().count(), 4, "{trec}");
+    assert!(trec.contains("\tk=line\\nbreak\\\\\t1.0000\n"), "{trec}");
+    // json keeps the value as it is.
+    let json: serde_json::Value = serde_json::from_str(
+        &ok(&["eval", &a, &r, "-m", "P@1", "--by", "k", "--format", "json"]).0,
+    )
+    .unwrap();
+    assert_eq!(json["strata"][1]["stratum"], "k=x\ty");
+}

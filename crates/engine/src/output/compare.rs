@@ -211,13 +211,21 @@ fn pvalue(p: f64) -> String {
 /// What the marks mean, in words.
 fn legend(c: &Comparison, best: &str, letters: &str) -> String {
     let o = &c.options;
+    let lower: Vec<String> = (c.measures.iter())
+        .filter(|m| m.lower_is_better())
+        .map(|m| m.to_string())
+        .collect();
+    let lowest = match lower.is_empty() {
+        true => String::new(),
+        false => format!(" (the lowest for {})", lower.join(", ")),
+    };
     let test = match o.test {
         Test::T => "paired t-test",
         Test::Randomization => "randomization test",
         Test::Bootstrap => "bootstrap test",
         Test::Tukey => {
             return format!(
-                "{best}: the best mean of the measure; {letters}: the runs it beats (Tukey's HSD \
+                "{best}: the best mean of the measure{lowest}; {letters}: the runs it beats (Tukey's HSD \
                  over the {} runs, p < {}); {}",
                 c.runs.len(),
                 o.alpha,
@@ -226,7 +234,7 @@ fn legend(c: &Comparison, best: &str, letters: &str) -> String {
         }
     };
     format!(
-        "{best}: the best mean of the measure; {letters}: the runs it beats ({test}, {} \
+        "{best}: the best mean of the measure{lowest}; {letters}: the runs it beats ({test}, {} \
          correction over {} comparisons, adjusted p < {}); {}",
         o.correction.word(),
         c.rows.len(),
