@@ -175,10 +175,39 @@ def evaluate(
     with tempfile.TemporaryDirectory() as d:
         actual_path = os.path.join(d, "actual.jsonl")
         predicted_path = os.path.join(d, "predictions.jsonl")
+        # The record of each line of actual.jsonl (those with positives); predictions.jsonl's
+        # line i is record i - 1.
+        actual_records: List[int] = []
         with open(actual_path, "w", encoding="utf-8") as a, \
                 open(predicted_path, "w", encoding="utf-8") as p:
-            for gid, positives, retrieved, place in _goals(name, records):
+            for i, (gid, positives, retrieved, place) in enumerate(_goals(name, records)):
                 if positives:
                     a.write(json.dumps({"goal_id": gid, **place, "premises": positives}) + "\n")
+                    actual_records.append(i)
                 p.write(json.dumps({"goal_id": gid, "retrieved_premises": retrieved}) + "\n")
-        return lemma_eval.evaluate(actual_path, predicted_path, list(measures), **options)
+        try:
+            return lemma_eval.evaluate(actual_path, predicted_path, list(measures), **options)
+        except (ValueError, OSError) as e:
+            message = _in_pickle(str(e), d, name, actual_records)
+            if message == str(e):
+                raise
+            raise type(e)(message) from None
+
+
+def _in_pickle(message: str, d: str, name: str, actual_records: List[int]) -> str:
+    """``message`` of an evaluation of the JSONL files written in ``d`` from the pickle ``name``:
+    each ``FILE:LINE`` of them as the pickle's record (numbered from 0, as the errors reading it
+    are), without the byte offsets of the files that no longer exist."""
+    pattern = re.escape(os.path.join(d, "")) + r"(predictions|actual)\.jsonl(?::(\d+))?"
+    if not re.search(pattern, message):
+        return message
+
+    def record(m: "re.Match[str]") -> str:
+        if m.group(2) is None:
+            return name
+        line = int(m.group(2))
+        rec = line - 1 if m.group(1) == "predictions" else (
+            actual_records[line - 1] if 0 < line <= len(actual_records) else None)
+        return name if rec is None else f"{name}: record {rec}"
+
+    return re.sub(r" \(byte \d+\)", "", re.sub(pattern, record, message))

@@ -436,6 +436,12 @@ def test_by_origin_splits_each_recall_at_k(tmp_path):
             lemma_eval.compare(a, [run, run], ["R@2"], corpus=corpus, by=["origin", "file"])
 
 
+def test_leaks_are_refused_under_tie_groups():
+    with pytest.raises(ValueError, match=r'Leak@1 under ties="group": the leak measures read'):
+        lemma_eval.evaluate(F / "actual.jsonl", F / "run.txt", ["Leak@1"], corpus=CORPUS,
+                            ties="group")
+
+
 def _all_premises(corpus):
     """ReProver's ``corpus.all_premises`` names, written from its rules: files in order, each
     file's premises in order, skipping a null name, one with ``user__.n``, empty code, and a

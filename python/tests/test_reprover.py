@@ -5,6 +5,7 @@ import dataclasses
 import json
 import pathlib
 import pickle
+import re
 import subprocess
 import sys
 import time
@@ -248,3 +249,14 @@ def test_masked_with_a_corpus(tmp_path):
     assert o.summary == {"R(origin=imported)@10": r.summary["R@10"], "R(origin=in-file)@10": None}
     # Without the corpus, the dict path as before.
     assert reprover.evaluate(path, ["R@10"]).summary == {"R@10": (1 / 2 + 2 / 3) / 2}
+    # An error names the pickle's record, not the files written from it (gone by then).
+    corpus.write_text("\n".join([
+        file("Mathlib/X.lean", [], [f"L{i}" for i in range(10)]),
+        file("Mathlib/Y.lean", [], [f"L{i}" for i in range(10, 14)]),
+        file("Mathlib/A.lean", ["Mathlib/X.lean"], []),
+    ]) + "\n")
+    with pytest.raises(ValueError) as e:
+        reprover.evaluate(path, ["R@10"], corpus=corpus, mask="accessible", strict=True)
+    msg = str(e.value)
+    assert re.search(r"predictions\.pickle: record [01]: .*premise `L1[4-9]`", msg), msg
+    assert "predictions.jsonl" not in msg and "(byte" not in msg, msg

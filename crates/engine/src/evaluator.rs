@@ -540,6 +540,19 @@ pub(crate) fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> 
             ));
         }
     }
+    // The leak measures read the unmasked ranking premise by premise, in an order a tie group
+    // does not have.
+    if options.ranking.ties == TieMode::Group {
+        if let Some(m) = (options.measures.iter())
+            .find(|m| matches!(m, Measure::Leak { .. } | Measure::LeakRank))
+        {
+            return Err(EvalError::Options(format!(
+                "{m} under --ties group: the leak measures read the unmasked ranking premise by \
+                 premise, and a tie group has no order (its value would be its lines' order's); \
+                 evaluate them under --ties trec or file"
+            )));
+        }
+    }
     if options.premises.is_none() {
         if let Some(m) = options.measures.iter().find(|m| {
             matches!(

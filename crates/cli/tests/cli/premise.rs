@@ -1464,18 +1464,28 @@ fn report_with_the_premise_protocol() {
 /// c2 with probability 1/2; g1's a2 ranks first alone.
 #[test]
 fn recall_by_origin_under_tie_groups() {
-    let (out, _) = eval(
-        "actual.jsonl",
-        "run.txt",
-        &[
-            "--mask",
-            "accessible",
-            "--ties",
-            "group",
-            "-m",
-            "R(origin=in-file)@1",
-        ],
+    // The leak measures (in `eval`'s MEASURES) are refused under tie groups: asked alone.
+    let (a, r, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("corpus.jsonl"),
     );
+    let out = ok(&[
+        "eval",
+        &a,
+        &r,
+        "--corpus",
+        &c,
+        "--per-goal",
+        "--format",
+        "tsv",
+        "--mask",
+        "accessible",
+        "--ties",
+        "group",
+        "-m",
+        "R(origin=in-file)@1",
+    ]);
     check(
         &values(&out),
         &[
@@ -1485,6 +1495,25 @@ fn recall_by_origin_under_tie_groups() {
             ("all", "R(origin=in-file)@1", Some((1.0 + 0.5) / 2.0)),
         ],
     );
+}
+
+/// The leak measures read the unmasked ranking premise by premise: under `--ties group`, where
+/// a tie group has no order, they are refused (their value would be the lines' order's).
+#[test]
+fn leaks_are_refused_under_tie_groups() {
+    let (a, r, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("corpus.jsonl"),
+    );
+    for m in ["Leak@1", "LeakRank"] {
+        let e = fails(&["eval", &a, &r, "--corpus", &c, "--ties", "group", "-m", m]);
+        assert!(
+            e.contains(&format!("{m} under --ties group: the leak measures read")),
+            "{e}"
+        );
+        ok(&["eval", &a, &r, "--corpus", &c, "--ties", "file", "-m", m]);
+    }
 }
 
 /// `convert --corpus` writes the corpus in binary form; `--corpus` reads it with the numbers,
