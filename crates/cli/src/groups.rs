@@ -157,7 +157,8 @@ pub(crate) struct GroupArgs {
     /// `4-7`, `8-15`, `16+`), `novelty` (`novel` when a relevant premise is not in
     /// --train-premises, else `seen`), or a record key as --group-by reads it (`theorem`,
     /// `file`, any key); labelled KEY=VALUE. `origin` splits recall instead: each R@k is
-    /// followed by R(origin=in-file)@k and R(origin=imported)@k (needs --corpus).
+    /// followed by R(origin=in-file)@k and R(origin=imported)@k (needs --corpus). compare takes
+    /// `origin` alone.
     #[arg(long = "by", value_name = "gold-size|novelty|origin|ATTR")]
     pub(crate) by: Vec<String>,
     /// The premises used in training, one name a line (plain, gzip or zstd): what --by novelty

@@ -521,9 +521,22 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
     check_leak_corpus(options)
 }
 
+/// An error for `--by origin` under `--group-by`: its measures have no mean over groups.
+pub(crate) fn check_origin_groups(options: &EvalOptions) -> Result<(), EvalError> {
+    match (&options.strata, &options.group_by) {
+        (Some(s), Some(g)) if s.splits_origin() => Err(EvalError::Options(format!(
+            "--by origin with --group-by {}: recall by origin is a mean over the goals that have \
+             premises of each origin, with no mean over groups; leave out one of them",
+            g.by()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// An error when a premise measure (a leak, recall by origin) is asked for without a corpus, or
 /// `--by origin` without an `R@k` to split.
 pub(crate) fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> {
+    check_origin_groups(options)?;
     if options.strata.as_ref().is_some_and(|s| s.splits_origin()) {
         if options.premises.is_none() {
             return Err(EvalError::Options(
@@ -549,7 +562,7 @@ pub(crate) fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> 
             return Err(EvalError::Options(format!(
                 "{m} under --ties group: the leak measures read the unmasked ranking premise by \
                  premise, and a tie group has no order (its value would be its lines' order's); \
-                 evaluate them under --ties trec or file"
+                 evaluate them under --ties trec or --ties file"
             )));
         }
     }
@@ -670,6 +683,8 @@ impl Evaluator {
 #[derive(Clone, Debug, Default)]
 pub struct EvaluatorBuilder {
     options: EvalOptions,
+    /// The measures exactly as named: `--by origin` adds none ([`EvaluatorBuilder::as_named`]).
+    as_named: bool,
 }
 
 impl EvaluatorBuilder {
@@ -827,6 +842,13 @@ impl EvaluatorBuilder {
         self
     }
 
+    /// The measures exactly as named, in that order: `--by origin` adds no split measures (a
+    /// caller that lays out its own, `report`'s page, which has recall by origin at 10).
+    pub fn as_named(mut self) -> Self {
+        self.as_named = true;
+        self
+    }
+
     /// These options without strata of goals: the measures named as the plan has them (`--by
     /// origin`'s split ones among them; none named, none), no `--by`. What a comparison of runs
     /// over all their goals takes (`report`'s; `compare` itself refuses strata).
@@ -861,7 +883,7 @@ impl EvaluatorBuilder {
                     .retain(|m| m.aggregation() != lemma_accum::Aggregation::Depth);
             }
         }
-        if let Some(s) = &self.options.strata {
+        if let Some(s) = self.options.strata.as_ref().filter(|_| !self.as_named) {
             s.split_measures(&mut self.options.measures);
         }
         let plan = crate::plan_for(&self.options);

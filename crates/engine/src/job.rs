@@ -586,6 +586,7 @@ enum Actual {
 /// `--group-by` with measures whose aggregate is no mean (`Depth`, `LeakRank`, `R(origin=...)@k`):
 /// an error naming them.
 fn check_group_by(builder: &EvaluatorBuilder) -> Result<(), EvalError> {
+    crate::evaluator::check_origin_groups(builder.settings())?;
     let Some(g) = &builder.settings().group_by else {
         return Ok(());
     };

@@ -131,8 +131,10 @@ fn evaluate_recorded(
     let levels = recall_levels(11);
     let settings = builder.settings();
     let masked = settings.premises.as_ref().map(|p| p.masks());
-    // Under --group-by, only the measures with a mean over groups.
+    // Under --group-by, only the measures with a mean over groups; under --ties group, no leak
+    // measure (they read the unmasked ranking premise by premise).
     let grouped = settings.group_by.is_some();
+    let tie_groups = settings.ranking.ties == lemma_eval::TieMode::Group;
     let parse = |names: &[&str]| -> Result<Vec<Measure>, EvalError> {
         let ms = Measure::parse_all(names.iter().copied())
             .map_err(|e| EvalError::Options(e.to_string()))?;
@@ -140,6 +142,7 @@ fn evaluate_recorded(
             .filter(|m| {
                 !grouped || !matches!(m.aggregation(), Aggregation::Depth | Aggregation::Covered)
             })
+            .filter(|m| !tie_groups || !matches!(m, Measure::Leak { .. } | Measure::LeakRank))
             .collect())
     };
     let mut measures = parse(&DEFAULT_MEASURES)?;
@@ -168,7 +171,11 @@ fn evaluate_recorded(
             }
         });
     }
-    let builder = builder.measures(measures.clone()).pooled(pooled.spec());
+    // The page's measures as laid out here: `--by origin` adds none (recall by origin at 10 is
+    // among them with a corpus).
+    let builder = (builder.measures(measures.clone()))
+        .pooled(pooled.spec())
+        .as_named();
     let mut recorder = record.map(|r| ValuesRecorder::new(builder.settings(), r));
     let mut ap_hist = [0u64; AP_BINS];
     let mut depth_hist: Vec<u64> = Vec::new();
@@ -793,24 +800,31 @@ fn premise_section(h: &mut String, runs: &[RunReport], header: &Header<'_>) {
         }
         h.push_str("</tr>\n");
     }
-    let _ = write!(
-        h,
-        "</tbody>\n</table>\n<p class=\"note\">{} Leak@k: the share of the first k premises of \
-         the unmasked ranking that are not accessible at the goal's theorem (over k).{}</p>\n",
-        if first.masked {
-            "Ranks count accessible premises only (<code>--mask accessible</code>)."
-        } else {
-            "Rankings are not masked."
-        },
-        if first.table.len() > 2 {
-            " LeakRank: the rank of the first, over the goals that have one. \
-             R(origin=in-file)@10 and R(origin=imported)@10: recall at 10 of the relevant \
+    // A note for each kind of measure the table holds (under --group-by and --ties group, some
+    // are left out).
+    let has = |f: fn(&Measure) -> bool| first.table.iter().any(|(m, _)| f(m));
+    let mut note = String::from(if first.masked {
+        "Ranks count accessible premises only (<code>--mask accessible</code>)."
+    } else {
+        "Rankings are not masked."
+    });
+    if has(|m| matches!(m, Measure::Leak { .. })) {
+        note.push_str(
+            " Leak@k: the share of the first k premises of the unmasked ranking that are not \
+             accessible at the goal's theorem (over k).",
+        );
+    }
+    if has(|m| matches!(m, Measure::LeakRank)) {
+        note.push_str(" LeakRank: the rank of the first, over the goals that have one.");
+    }
+    if has(|m| matches!(m, Measure::ROrigin { .. })) {
+        note.push_str(
+            " R(origin=in-file)@10 and R(origin=imported)@10: recall at 10 of the relevant \
              premises defined in the goal's own file, or in another, over the goals that have \
-             some (docs/METRICS.md §9)."
-        } else {
-            ""
-        }
-    );
+             some (docs/METRICS.md §9).",
+        );
+    }
+    let _ = write!(h, "</tbody>\n</table>\n<p class=\"note\">{note}</p>\n");
 }
 
 /// A section per stratum (`--by`): the summary of its goals alone, in the summary's order.

@@ -1247,7 +1247,10 @@ fn by_origin_splits_each_recall_at_k() {
         &c,
     ]);
     assert!(
-        e.contains("R(origin=in-file)@2 has no mean over groups"),
+        e.contains(
+            "--by origin with --group-by file: recall by origin is a mean over the goals that \
+             have premises of each origin, with no mean over groups"
+        ),
         "{e}"
     );
 }
@@ -1495,6 +1498,41 @@ fn recall_by_origin_under_tie_groups() {
             ("all", "R(origin=in-file)@1", Some((1.0 + 0.5) / 2.0)),
         ],
     );
+}
+
+/// `report` lays out its own measures: `--by origin` changes nothing on its page (recall by
+/// origin at 10 is there with a corpus), and under `--ties group` the leak measures are left out
+/// rather than refused.
+#[test]
+fn report_with_by_origin_and_tie_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, r, p, c) = (
+        fixture("actual.jsonl"),
+        fixture("run.txt"),
+        fixture("predictions.jsonl"),
+        fixture("corpus.jsonl"),
+    );
+    let page = |extra: &[&str], name: &str| {
+        let out = dir.path().join(name).to_string_lossy().into_owned();
+        let mut args = vec!["report", a.as_str(), r.as_str(), p.as_str(), "--corpus", &c];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["-o", &out]);
+        ok(&args);
+        // Without the command line and the timings.
+        let html = std::fs::read_to_string(&out).unwrap();
+        (html.lines())
+            .filter(|l| !l.contains("lemma-eval report") && !l.contains(" s<"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(page(&["--by", "origin"], "o.html"), page(&[], "plain.html"));
+    let tied = page(&["--ties", "group"], "tied.html");
+    assert!(
+        !tied.contains("<td>Leak@") && !tied.contains("<td>LeakRank"),
+        "{tied}"
+    );
+    assert!(tied.contains("<td>R(origin=in-file)@10</td>"), "{tied}");
+    assert!(!tied.contains("Leak@k: the share"), "{tied}");
 }
 
 /// The leak measures read the unmasked ranking premise by premise: under `--ties group`, where
