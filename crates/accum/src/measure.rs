@@ -108,6 +108,17 @@ impl Measure {
         matches!(self, Measure::Leak { .. } | Measure::Depth { .. })
     }
 
+    /// Whether the measure reads the unmasked ranking premise by premise (`Leak@k`, `LeakRank`).
+    pub fn reads_leaks(&self) -> bool {
+        matches!(self, Measure::Leak { .. } | Measure::LeakRank)
+    }
+
+    /// Whether the measure needs a corpus: the leak measures and recall by origin
+    /// (`R(origin=o)@k`).
+    pub fn needs_corpus(&self) -> bool {
+        self.reads_leaks() || matches!(self, Measure::ROrigin { .. })
+    }
+
     /// Parses one name in either grammar. trec_eval names with parameter lists expand to several
     /// measures (`P.5,10` is `P@5` and `P@10`; bare `P` is trec_eval's nine default cutoffs), under
     /// trec_eval's rules ([`crate::trec`]: cutoffs sorted, duplicates refused). The names

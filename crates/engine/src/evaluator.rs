@@ -461,7 +461,7 @@ impl Evaluator {
                 crate::text::predict(&self.actual, input, &self.options, sink, progress)
             }
             Predictions::Store(store) => {
-                check_leak_corpus(&self.options)?;
+                check_premise_measures(&self.options)?;
                 let source = Source::Store(&store);
                 check_known_universe(&self.options, &source)?;
                 check_store_ties(&self.options, &store)?;
@@ -472,7 +472,7 @@ impl Evaluator {
                 goals,
                 lemmas,
             } => {
-                check_leak_corpus(&self.options)?;
+                check_premise_measures(&self.options)?;
                 let source = Source::Dense {
                     matrix: &matrix,
                     goals: &goals,
@@ -518,7 +518,7 @@ fn check_text_options(options: &EvalOptions) -> Result<(), EvalError> {
             "AUC needs the universe size: pass --universe N".into(),
         ));
     }
-    check_leak_corpus(options)
+    check_premise_measures(options)
 }
 
 /// An error for `--by origin` under `--group-by`: its measures have no mean over groups.
@@ -535,7 +535,7 @@ pub(crate) fn check_origin_groups(options: &EvalOptions) -> Result<(), EvalError
 
 /// An error when a premise measure (a leak, recall by origin) is asked for without a corpus, or
 /// `--by origin` without an `R@k` to split.
-pub(crate) fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> {
+pub(crate) fn check_premise_measures(options: &EvalOptions) -> Result<(), EvalError> {
     check_origin_groups(options)?;
     if options.strata.as_ref().is_some_and(|s| s.splits_origin()) {
         if options.premises.is_none() {
@@ -556,9 +556,7 @@ pub(crate) fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> 
     // The leak measures read the unmasked ranking premise by premise, in an order a tie group
     // does not have.
     if options.ranking.ties == TieMode::Group {
-        if let Some(m) = (options.measures.iter())
-            .find(|m| matches!(m, Measure::Leak { .. } | Measure::LeakRank))
-        {
+        if let Some(m) = options.measures.iter().find(|m| m.reads_leaks()) {
             return Err(EvalError::Options(format!(
                 "{m} under --ties group: the leak measures read the unmasked ranking premise by \
                  premise, and a tie group has no order (its value would be its lines' order's); \
@@ -567,12 +565,7 @@ pub(crate) fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> 
         }
     }
     if options.premises.is_none() {
-        if let Some(m) = options.measures.iter().find(|m| {
-            matches!(
-                m,
-                Measure::Leak { .. } | Measure::LeakRank | Measure::ROrigin { .. }
-            )
-        }) {
+        if let Some(m) = options.measures.iter().find(|m| m.needs_corpus()) {
             return Err(EvalError::Options(format!(
                 "{m} needs the corpus: pass --corpus FILE"
             )));
@@ -584,12 +577,7 @@ pub(crate) fn check_leak_corpus(options: &EvalOptions) -> Result<(), EvalError> 
 /// An error when the premise protocol (a corpus, the Leak measures) meets predictions it does
 /// not mask yet (`what`: "lemma ids pushed", "score rows pushed").
 pub(crate) fn check_unmasked(options: &EvalOptions, what: &str) -> Result<(), EvalError> {
-    let leaks = options.measures.iter().any(|m| {
-        matches!(
-            m,
-            Measure::Leak { .. } | Measure::LeakRank | Measure::ROrigin { .. }
-        )
-    });
+    let leaks = options.measures.iter().any(|m| m.needs_corpus());
     if options.premises.is_some() || leaks {
         return Err(EvalError::Options(format!(
             "--corpus (--mask, Leak@k, LeakRank) applies to TREC runs, JSONL predictions, \

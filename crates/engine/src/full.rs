@@ -351,17 +351,20 @@ impl<'a> Worker<'a> {
         universe: u64,
     ) -> EvalError {
         let lemmas = &self.actual.lemmas;
-        let outside: Vec<&[u8]> = (truth.entries())
+        // How many, and the least by name, in one pass.
+        let (count, least) = (truth.entries())
             .filter(|&(id, g)| {
                 g >= self.opts.relevance_level && self.to_source[id as usize] == u32::MAX
             })
             .map(|(id, _)| lemmas.name(id))
-            .collect();
+            .fold((0usize, None::<&[u8]>), |(n, least), name| {
+                (n + 1, Some(least.map_or(name, |l| l.min(name))))
+            });
         let where_ = match self.source {
             Source::Store(_) => "the store's lemma table",
             Source::Dense { .. } => "the matrix's columns",
         };
-        let Some(least) = outside.iter().min() else {
+        let Some(least) = least else {
             return goal_error(
                 name,
                 format!("{universe} lemmas in {where_}: fewer than it ranks and judges"),
@@ -375,7 +378,7 @@ impl<'a> Worker<'a> {
                  lemmas than they hold, and they are the universe its measures count in (AUC's); \
                  add the lemmas to them, or rank fewer (--depth N)",
                 show(least),
-                outside.len()
+                count
             ),
         )
     }

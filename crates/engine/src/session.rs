@@ -127,7 +127,7 @@ impl Evaluator {
     /// rankings (AUC without [`EvaluatorBuilder::universe`](crate::EvaluatorBuilder::universe)).
     pub fn session(&self) -> Result<Session, EvalError> {
         self.check_text_options()?;
-        crate::evaluator::check_leak_corpus(self.options())?;
+        crate::evaluator::check_premise_measures(self.options())?;
         let plan = self.plan().clone();
         let opts = self.options();
         Ok(Session {

@@ -142,7 +142,7 @@ fn evaluate_recorded(
             .filter(|m| {
                 !grouped || !matches!(m.aggregation(), Aggregation::Depth | Aggregation::Covered)
             })
-            .filter(|m| !tie_groups || !matches!(m, Measure::Leak { .. } | Measure::LeakRank))
+            .filter(|m| !tie_groups || !m.reads_leaks())
             .collect())
     };
     let mut measures = parse(&DEFAULT_MEASURES)?;
@@ -444,16 +444,17 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// Whether a larger value of `m` is better (all but `Depth`, which counts ranks).
-fn higher_is_better(m: &Measure) -> bool {
-    !m.to_string().starts_with("Depth")
+/// Whether `m` is a `Depth(recall=r)`: a mean rank over the goals that reach the level, printed
+/// to one decimal and not compared between runs (each covers its own goals).
+fn is_depth(m: &Measure) -> bool {
+    matches!(m, Measure::Depth { .. })
 }
 
 /// A table cell's number: 4 decimals, `Depth` (mean ranks) 1.
 fn cell(m: &Measure, v: Option<f64>) -> String {
     match v {
         None => "–".into(),
-        Some(v) if !higher_is_better(m) => format!("{v:.1}"),
+        Some(v) if is_depth(m) => format!("{v:.1}"),
         Some(v) => format!("{v:.4}"),
     }
 }
@@ -571,7 +572,7 @@ pub fn html(page: &Page) -> Result<String, String> {
             })
             .collect();
         // Depth means cover each run's own goals (those reaching the level): not compared.
-        let higher = higher_is_better(&m).then_some(true);
+        let higher = (!is_depth(&m)).then_some(true);
         row(&mut h, &m.to_string(), values, higher);
     }
     let pooled_ap = (runs.iter())
@@ -591,7 +592,7 @@ pub fn html(page: &Page) -> Result<String, String> {
         })
         .collect();
     row(&mut h, "pooled best F1", f1, Some(true));
-    let depth = (runs.first()).is_some_and(|r| r.table.iter().any(|(m, _)| !higher_is_better(m)));
+    let depth = (runs.first()).is_some_and(|r| r.table.iter().any(|(m, _)| is_depth(m)));
     let _ = write!(
         h,
         "</tbody>\n</table>\n<p class=\"note\">Means over the evaluated goals{}. In bold: the \

@@ -692,5 +692,46 @@ fn every_door_masks_as_the_command() {
             &done.summary,
             &done.report.premises,
         );
+        // `--by origin` in place of the origin measures named: the same summary from the
+        // command, a session and the Pool (json's summary is an object: the order aside).
+        let split: Vec<&str> = PM
+            .into_iter()
+            .filter(|m| !m.starts_with("R(origin"))
+            .collect();
+        let mut cmd = Command::new(bin);
+        cmd.arg("eval").arg(&a).arg(&r).arg("--corpus").arg(&c);
+        cmd.arg("--goals").arg(&late);
+        cmd.args([
+            "--mask",
+            "accessible",
+            "--format",
+            "json",
+            "--quiet",
+            "--by",
+            "origin",
+        ]);
+        for m in &split {
+            cmd.args(["-m", m]);
+        }
+        let doc: serde_json::Value = serde_json::from_slice(&succeeded(&mut cmd)).unwrap();
+        assert_eq!(doc["summary"], want, "--by origin, seed {seed}");
+        let origin = lemma_eval::Strata::load(&["origin".into()], &Default::default()).unwrap();
+        let ev = (Evaluator::builder()
+            .measure_names(&split)
+            .unwrap()
+            .threads(2))
+        .premises(premises.clone())
+        .strata(std::sync::Arc::new(origin))
+        .build_from_path(&a)
+        .unwrap();
+        let split_measures = ev.plan().measures().to_vec();
+        let session = merged_sessions(&ev, &gs, 1)
+            .finish(&mut SummaryOnly)
+            .unwrap()
+            .summary;
+        for (door, s) in [("Session", session), ("Pool", pooled(&ev, &gs).summary)] {
+            let got: serde_json::Value = serde_json::from_str(&json(&split_measures, &s)).unwrap();
+            assert_eq!(got["summary"], want, "{door} --by origin, seed {seed}");
+        }
     }
 }
